@@ -1,0 +1,66 @@
+/**
+ * Every failure the product reports is an AppError with a code. The code alone decides the HTTP status
+ * and the process exit code, here and nowhere else.
+ */
+export const errorCodes = {
+  // Client input (HTTP 4xx, exit 2 for usage problems).
+  invalid_header: { http: 400, exit: 2 },
+  invalid_request_id: { http: 400, exit: 2 },
+  duplicate_request_id: { http: 400, exit: 2 },
+  invalid_body: { http: 400, exit: 2 },
+  unsupported_method: { http: 400, exit: 2 },
+  invalid_redaction: { http: 400, exit: 2 },
+  invalid_query: { http: 400, exit: 2 },
+  session_too_large: { http: 400, exit: 2 },
+  unauthorized: { http: 401, exit: 2 },
+  forbidden: { http: 403, exit: 2 },
+  target_forbidden: { http: 403, exit: 2 },
+  not_found: { http: 404, exit: 2 },
+  target_unresolvable: { http: 404, exit: 1 },
+  target_unreachable: { http: 404, exit: 1 },
+  payload_too_large: { http: 413, exit: 2 },
+  over_capacity: { http: 503, exit: 1 },
+  shutting_down: { http: 503, exit: 1 },
+  // Failures while proving (HTTP 5xx).
+  target_request_failed: { http: 502, exit: 1 },
+  target_timeout: { http: 504, exit: 1 },
+  response_too_large: { http: 500, exit: 1 },
+  tls_unsupported: { http: 500, exit: 1 },
+  notary_unavailable: { http: 500, exit: 1 },
+  session_failed: { http: 500, exit: 1 },
+  storage_failed: { http: 500, exit: 1 },
+  internal: { http: 500, exit: 1 },
+  // Command line only.
+  usage: { http: 400, exit: 2 },
+  config_invalid: { http: 400, exit: 2 },
+  file_unreadable: { http: 400, exit: 2 },
+  proof_invalid: { http: 400, exit: 1 },
+} as const satisfies Record<string, { http: number; exit: number }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields for the JSON body (never secrets). */
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
+}
+
+export const httpStatusOf = (code: ErrorCode): number => errorCodes[code].http;
+export const exitCodeOf = (code: ErrorCode): number => errorCodes[code].exit;
+
+/** Any thrown value as an AppError; unknown failures become `internal` with a generic message. */
+export function toAppError(error: unknown, fallback: ErrorCode = "internal"): AppError {
+  if (error instanceof AppError) return error;
+  return new AppError(fallback, fallback === "internal" ? "internal error" : String((error as Error)?.message ?? error));
+}
+
+/** The JSON body of an HTTP error: `{"error": {"code", "message"}}`. */
+export function errorBody(error: AppError): { error: { code: ErrorCode; message: string } & Record<string, unknown> } {
+  return { error: { code: error.code, message: error.message, ...error.details } };
+}
