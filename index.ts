@@ -1,0 +1,16 @@
+#!/usr/bin/env bun
+import { defineCommand } from "citty";
+import { runCli } from "./src/cli/run.ts";
+import { VERSION_TEXT } from "./src/version.ts";
+
+// Sub-commands load lazily: `cli verify` must not pay for the engine or the servers.
+const main = defineCommand({
+  meta: { name: "cli", version: VERSION_TEXT, description: "tlsproof: a proving proxy over MPC-TLS" },
+  subCommands: {
+    prover: () => import("./src/cli/prover.ts").then((m) => m.default),
+    notary: () => import("./src/cli/notary.ts").then((m) => m.default),
+    verify: () => import("./src/cli/verify.ts").then((m) => m.default),
+  },
+});
+
+await runCli(main, process.argv.slice(2));

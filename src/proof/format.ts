@@ -1,0 +1,71 @@
+/**
+ * The proof wire format, version "tlsproof/1". Written down in README.md ("Proof format").
+ *
+ * A proof is JSON: `{ version, body, signature }`. The notary signs `body` only, over the canonical
+ * encoding in canonical.ts. Everything a verifier needs is inside: no network, no wasm.
+ *
+ * Hidden bytes are absent: each direction lists only the ranges the prover revealed, with their bytes.
+ */
+
+export const PROOF_VERSION = "tlsproof/1";
+
+export type Direction = "sent" | "recv";
+export type SignatureAlgorithm = "secp256k1" | "secp256r1";
+
+/** Half-open byte range [start, end) in one direction of the transcript. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** One revealed range of a transcript direction and its bytes (base64). */
+export interface RevealedRange extends ByteRange {
+  data: string;
+}
+
+export interface TranscriptDirection {
+  /** Total length of this direction of the TLS transcript, hidden bytes included. */
+  length: number;
+  /** Revealed ranges, sorted by start, non-overlapping, non-adjacent merged. */
+  revealed: RevealedRange[];
+}
+
+export interface RedactionSpan extends ByteRange {
+  direction: Direction;
+}
+
+/** A redaction pattern as declared by the prover, in its public form (a `search:` value never appears). */
+export interface DeclaredRedaction {
+  pattern: string;
+  spans: RedactionSpan[];
+  matched: boolean;
+}
+
+export interface ProofBody {
+  requestId: string;
+  notary: {
+    /** SPKI PEM of the key that signed this proof. */
+    publicKey: string;
+    algorithm: SignatureAlgorithm;
+  };
+  /** Server name proven by the TLS certificate chain (the notary checked the chain). */
+  serverName: string;
+  /** TLS connection time, seconds since the Unix epoch, as the MPC session recorded it. */
+  connectionTime: number;
+  tlsVersion: "TLS1.2" | "TLS1.3";
+  /** When the notary signed, milliseconds since the Unix epoch. */
+  notarizedAt: number;
+  transcript: { sent: TranscriptDirection; recv: TranscriptDirection };
+  redactions: DeclaredRedaction[];
+  /** True when the session trusted a test CA instead of only the built-in Mozilla roots. */
+  testTrustAnchor: boolean;
+  /** tlsproof version of the notary that signed. */
+  notaryVersion: string;
+}
+
+export interface Proof {
+  version: typeof PROOF_VERSION;
+  body: ProofBody;
+  /** Signature over canonicalEncoding(body): 64-byte compact r||s (low-s), hex. */
+  signature: string;
+}
