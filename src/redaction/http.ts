@@ -1,0 +1,165 @@
+/**
+ * HTTP/1.1 message structure from raw transcript bytes, as offsets. Lenient by design: truncated or odd
+ * input still yields whatever structure is there, and never throws. Where framing cannot be followed, the
+ * remaining bytes count as body, so hiding "the whole body" errs towards hiding more.
+ */
+import type { ByteRange } from "../proof/format.ts";
+
+export interface HeaderField {
+  name: ByteRange;
+  /** The value without surrounding whitespace; empty (start === end) when there is none. */
+  value: ByteRange;
+}
+
+export interface HttpMessage {
+  /** The request or status line, without its line break. */
+  startLine: ByteRange;
+  /** Field lines of the head, of interim 1xx responses before it, and of chunked trailers. */
+  headers: HeaderField[];
+  /** Body data in order: one piece, or one per chunk. */
+  body: ByteRange[];
+  /** Chunk-size lines and the line breaks closing chunk data: not part of the message's content. */
+  framing: ByteRange[];
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+const SP = 0x20;
+const HTAB = 0x09;
+const COLON = 0x3a;
+const latin1 = new TextDecoder("latin1");
+
+interface Line {
+  start: number;
+  /** End of the content, before CR LF (or a bare LF). */
+  end: number;
+  /** Start of the next line. */
+  next: number;
+}
+
+function readLine(bytes: Uint8Array, pos: number): Line {
+  const lf = bytes.indexOf(LF, pos);
+  const next = lf < 0 ? bytes.length : lf + 1;
+  let end = lf < 0 ? bytes.length : lf;
+  if (end > pos && bytes[end - 1] === CR) end--;
+  return { start: pos, end, next };
+}
+
+const isBlank = (b: number | undefined) => b === SP || b === HTAB;
+
+function trimmed(bytes: Uint8Array, start: number, end: number): ByteRange {
+  while (start < end && isBlank(bytes[start])) start++;
+  while (end > start && isBlank(bytes[end - 1])) end--;
+  return { start, end };
+}
+
+/** Field lines up to and including the empty line that ends them (or the end of input). */
+function readFields(bytes: Uint8Array, pos: number): { fields: HeaderField[]; next: number } {
+  const fields: HeaderField[] = [];
+  while (pos < bytes.length) {
+    const line = readLine(bytes, pos);
+    pos = line.next;
+    if (line.end === line.start) break;
+    const previous = fields.at(-1);
+    if (isBlank(bytes[line.start]) && previous) {
+      // Obsolete line folding: the line continues the previous value, which then spans both lines.
+      const more = trimmed(bytes, line.start, line.end);
+      if (more.end > more.start) {
+        if (previous.value.end === previous.value.start) previous.value = more;
+        else previous.value = { start: previous.value.start, end: more.end };
+      }
+      continue;
+    }
+    const colon = bytes.subarray(line.start, line.end).indexOf(COLON);
+    if (colon < 0) continue; // not a field line: nothing names it
+    fields.push({
+      name: trimmed(bytes, line.start, line.start + colon),
+      value: trimmed(bytes, line.start + colon + 1, line.end),
+    });
+  }
+  return { fields, next: pos };
+}
+
+const text = (bytes: Uint8Array, range: ByteRange) => latin1.decode(bytes.subarray(range.start, range.end));
+
+/** Comma-separated list items of every field with this (lower-case) name, trimmed and lower-cased. */
+function listValues(bytes: Uint8Array, fields: readonly HeaderField[], name: string): string[] {
+  return fields
+    .filter((field) => text(bytes, field.name).toLowerCase() === name)
+    .flatMap((field) => text(bytes, field.value).split(","))
+    .map((item) => item.trim().toLowerCase());
+}
+
+type Framing = { kind: "chunked" } | { kind: "length"; length: number } | { kind: "close" };
+
+function framingOf(bytes: Uint8Array, fields: readonly HeaderField[]): Framing {
+  const codings = listValues(bytes, fields, "transfer-encoding").filter((c) => c !== "");
+  if (codings.length > 0) return codings.at(-1) === "chunked" ? { kind: "chunked" } : { kind: "close" };
+  const lengths = listValues(bytes, fields, "content-length");
+  // Conflicting or malformed lengths: read until close rather than guess.
+  if (lengths.length === 0 || lengths.some((l) => !/^[0-9]+$/.test(l) || l !== lengths[0])) return { kind: "close" };
+  return { kind: "length", length: Number(lengths[0]) };
+}
+
+/** A chunk-size line's size, or null when the line is not one (hex digits, then nothing or extensions). */
+function chunkSize(bytes: Uint8Array, line: Line): number | null {
+  const match = /^([0-9a-fA-F]+)[ \t]*(;.*)?$/.exec(text(bytes, line));
+  return match ? Number.parseInt(match[1]!, 16) : null;
+}
+
+function lineBreakEnd(bytes: Uint8Array, pos: number): number {
+  if (bytes[pos] === CR) return bytes[pos + 1] === LF ? pos + 2 : pos + 1;
+  return bytes[pos] === LF ? pos + 1 : pos;
+}
+
+function readChunked(bytes: Uint8Array, pos: number): Pick<HttpMessage, "body" | "framing"> & { trailers: HeaderField[] } {
+  const body: ByteRange[] = [];
+  const framing: ByteRange[] = [];
+  let trailers: HeaderField[] = [];
+  while (pos < bytes.length) {
+    const line = readLine(bytes, pos);
+    const size = chunkSize(bytes, line);
+    if (size === null) {
+      body.push({ start: pos, end: bytes.length });
+      break;
+    }
+    framing.push({ start: pos, end: line.next });
+    if (size === 0) {
+      trailers = readFields(bytes, line.next).fields;
+      break;
+    }
+    const dataEnd = Math.min(line.next + size, bytes.length);
+    body.push({ start: line.next, end: dataEnd });
+    pos = lineBreakEnd(bytes, dataEnd);
+    if (pos > dataEnd) framing.push({ start: dataEnd, end: pos });
+  }
+  return { body: body.filter((r) => r.end > r.start), framing, trailers };
+}
+
+/** Interim responses (1xx except 101 Switching Protocols) are followed by another head. */
+const isInterimStatus = (line: string) => /^HTTP\/\d\.\d 1\d\d(?: |$)/.test(line) && !line.startsWith("101", 9);
+
+export function parseHttpMessage(bytes: Uint8Array): HttpMessage {
+  let pos = 0;
+  while (pos < bytes.length && lineBreakEnd(bytes, pos) > pos) pos = lineBreakEnd(bytes, pos); // stray leading CRLFs
+  const first = readLine(bytes, pos);
+  const startLine = { start: first.start, end: first.end };
+  const headers: HeaderField[] = [];
+  let line = first;
+  let finalHead: HeaderField[];
+  for (;;) {
+    const head = readFields(bytes, line.next);
+    headers.push(...head.fields);
+    finalHead = head.fields;
+    pos = head.next;
+    if (!isInterimStatus(text(bytes, line)) || pos >= bytes.length) break;
+    line = readLine(bytes, pos);
+  }
+  const framing = framingOf(bytes, finalHead);
+  if (framing.kind === "chunked") {
+    const { body, framing: chunkFraming, trailers } = readChunked(bytes, pos);
+    return { startLine, headers: [...headers, ...trailers], body, framing: chunkFraming };
+  }
+  const end = framing.kind === "length" ? Math.min(pos + framing.length, bytes.length) : bytes.length;
+  return { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] };
+}
