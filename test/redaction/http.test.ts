@@ -1,0 +1,126 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { parseHttpMessage } from "../../src/redaction/http.ts";
+import { pathSegments, queryParameters, requestTarget } from "../../src/redaction/target.ts";
+import { chunked, concat, texts, utf8 } from "./fixtures/transcript.ts";
+
+function parsed(bytes: Uint8Array) {
+  const message = parseHttpMessage(bytes);
+  return {
+    startLine: texts(bytes, [message.startLine])[0],
+    headers: message.headers.map((h) => [...texts(bytes, [h.name, h.value])]),
+    body: texts(bytes, message.body),
+    framing: texts(bytes, message.framing),
+  };
+}
+
+describe("parseHttpMessage", () => {
+  test("request line, headers with trimmed values, Content-Length body", () => {
+    const m = parsed(utf8("POST /x HTTP/1.1\r\nHost: a.example\r\nX-Empty:\r\nX-Pad: \t v w \t\r\nContent-Length: 4\r\n\r\nbodyEXTRA"));
+    expect(m.startLine).toBe("POST /x HTTP/1.1");
+    expect(m.headers).toEqual([["Host", "a.example"], ["X-Empty", ""], ["X-Pad", "v w"], ["Content-Length", "4"]]);
+    expect(m.body).toEqual(["body"]);
+  });
+
+  test("no framing headers: the body runs until the end (connection close)", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nA: b\r\n\r\nall of it")).body).toEqual(["all of it"]);
+  });
+
+  test("chunked: data pieces, framing kept apart, trailers become headers", () => {
+    const bytes = concat("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n", chunked("hello world", [3, 5], "X-Trailer: tv\r\n"));
+    const m = parsed(bytes);
+    expect(m.body).toEqual(["hel", "lo wo", "rld"]);
+    expect(m.framing).toEqual(["3\r\n", "\r\n", "5\r\n", "\r\n", "3\r\n", "\r\n", "0\r\n"]);
+    expect(m.headers).toEqual([["Transfer-Encoding", "gzip, Chunked"], ["X-Trailer", "tv"]]);
+  });
+
+  test("chunk extensions and upper-case hex", () => {
+    const m = parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA;name=val\r\n0123456789\r\n0\r\n\r\n"));
+    expect(m.body).toEqual(["0123456789"]);
+    expect(m.framing).toEqual(["A;name=val\r\n", "\r\n", "0\r\n"]);
+  });
+
+  test("truncated chunk: the data present; unreadable chunk framing: the rest is body", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nshort")).body).toEqual(["short"]);
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\nzz\r\nrest")).body).toEqual(["ab", "zz\r\nrest"]);
+  });
+
+  test("conflicting Content-Length: until close", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabcdef")).body).toEqual(["abcdef"]);
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nabcdef")).body).toEqual(["ab"]);
+  });
+
+  test("interim 100 Continue: its headers count, the final head frames the body", () => {
+    const m = parsed(utf8("HTTP/1.1 100 Continue\r\nX-A: 1\r\n\r\nHTTP/1.1 200 OK\r\nX-A: 2\r\nContent-Length: 2\r\n\r\nokNO"));
+    expect(m.startLine).toBe("HTTP/1.1 100 Continue");
+    expect(m.headers).toEqual([["X-A", "1"], ["X-A", "2"], ["Content-Length", "2"]]);
+    expect(m.body).toEqual(["ok"]);
+  });
+
+  test("obsolete line folding extends the value over the continuation lines", () => {
+    const m = parsed(utf8("GET / HTTP/1.1\r\nX-Fold: first\r\n  second \r\nX-Empty:\r\n\tlater\r\n\r\n"));
+    expect(m.headers).toEqual([["X-Fold", "first\r\n  second"], ["X-Empty", "later"]]);
+  });
+
+  test("bare LF line endings and lines without a colon", () => {
+    const m = parsed(utf8("GET / HTTP/1.1\nA: 1\ngarbage line\nB : 2\n\nbody"));
+    expect(m.headers).toEqual([["A", "1"], ["B", "2"]]);
+    expect(m.body).toEqual(["body"]);
+  });
+
+  test("truncated head: whatever headers are there, no body", () => {
+    const m = parsed(utf8("HTTP/1.1 200 OK\r\nA: 1\r\nB: tru"));
+    expect(m.headers).toEqual([["A", "1"], ["B", "tru"]]);
+    expect(m.body).toEqual([]);
+  });
+
+  test("never throws, and every range stays inside the input", () => {
+    const piece = fc.constantFrom("\r\n", "\n", "\r", ":", " ", "HTTP/1.1 100 x", "Transfer-Encoding: chunked", "Content-Length: 3", "0", "a", ";", "\r\n\r\n");
+    fc.assert(
+      fc.property(fc.oneof(fc.uint8Array({ maxLength: 80 }), fc.array(piece, { maxLength: 30 }).map((p) => utf8(p.join("")))), (bytes) => {
+        const m = parseHttpMessage(bytes);
+        for (const r of [m.startLine, ...m.headers.flatMap((h) => [h.name, h.value]), ...m.body, ...m.framing]) {
+          expect(0 <= r.start && r.start <= r.end && r.end <= bytes.length).toBe(true);
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe("request target", () => {
+  function target(line: string) {
+    const bytes = utf8(line);
+    const t = requestTarget(bytes, { start: 0, end: bytes.length });
+    return t && { target: texts(bytes, [t])[0], segments: texts(bytes, pathSegments(bytes, t)), query: queryParameters(bytes, t).map((q) => texts(bytes, [q.name, q.value])) };
+  }
+
+  test("origin-form: segments and query", () => {
+    expect(target("GET /a/b/c?x=1&y=&z&x=%20 HTTP/1.1")).toEqual({
+      target: "/a/b/c?x=1&y=&z&x=%20",
+      segments: ["a", "b", "c"],
+      query: [["x", "1"], ["y", ""], ["z", ""], ["x", "%20"]],
+    });
+  });
+
+  test("trailing slash gives an empty last segment; empty segments count", () => {
+    expect(target("GET /a/b/ HTTP/1.1")?.segments).toEqual(["a", "b", ""]);
+    expect(target("GET /a//b?q=/x/y HTTP/1.1")?.segments).toEqual(["a", "", "b"]);
+    expect(target("GET / HTTP/1.1")?.segments).toEqual([""]);
+  });
+
+  test("absolute-form skips the authority; fragments end the query", () => {
+    expect(target("GET https://h.example:443/p/q?k=v#frag HTTP/1.1")).toEqual({
+      target: "https://h.example:443/p/q?k=v#frag",
+      segments: ["p", "q"],
+      query: [["k", "v"]],
+    });
+    expect(target("GET https://h.example?k=/v HTTP/1.1")?.segments).toEqual([]);
+  });
+
+  test("no path: asterisk and authority forms; no target at all", () => {
+    expect(target("OPTIONS * HTTP/1.1")?.segments).toEqual([]);
+    expect(target("CONNECT h.example:443 HTTP/1.1")?.segments).toEqual([]);
+    expect(target("GARBAGE")).toBeNull();
+  });
+});

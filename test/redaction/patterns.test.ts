@@ -1,0 +1,165 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { AppError } from "../../src/errors.ts";
+import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
+
+function parseError(header: string): AppError {
+  try {
+    parseRedactions(header);
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error("expected parseRedactions to throw");
+}
+
+describe("parseRedactions", () => {
+  test("absent or blank header: no patterns", () => {
+    expect(parseRedactions(undefined)).toEqual([]);
+    expect(parseRedactions("")).toEqual([]);
+    expect(parseRedactions("  \t ")).toEqual([]);
+  });
+
+  test("every kind, in order, whitespace around entries ignored", () => {
+    expect(
+      parseRedactions(
+        " req:header:Authorization ,req:body:user.tokens.0,res:header:set-cookie,  res:body:,res:body:items.3.price," +
+          "res:query:api_key,res:path:2,search:hello world",
+      ),
+    ).toEqual([
+      { kind: "req:header", name: "Authorization" },
+      { kind: "req:body", path: ["user", "tokens", "0"] },
+      { kind: "res:header", name: "set-cookie" },
+      { kind: "res:body", path: [] },
+      { kind: "res:body", path: ["items", "3", "price"] },
+      { kind: "res:query", name: "api_key" },
+      { kind: "res:path", segment: 2 },
+      { kind: "search", text: "hello world" },
+    ]);
+  });
+
+  test("search text keeps colons and inner spaces", () => {
+    expect(parseRedactions("search:a:b c")).toEqual([{ kind: "search", text: "a:b c" }]);
+  });
+
+  test("query names are kept as raw bytes, percent-encoding included", () => {
+    expect(parseRedactions("res:query:a%20b")).toEqual([{ kind: "res:query", name: "a%20b" }]);
+  });
+
+  const malformed: [string, string, number, RegExp][] = [
+    ["unknown prefix", "req:headers:x", 1, /unknown kind/],
+    ["prefix without colon", "search", 1, /unknown kind/],
+    ["upper-case prefix", "REQ:HEADER:x", 1, /unknown kind/],
+    ["missing header name", "res:header:", 1, /missing header name/],
+    ["header name with a space", "req:header:x y", 1, /header name/],
+    ["missing query name", "res:query:", 1, /missing query/],
+    ["query name with =", "res:query:a=b", 1, /query parameter name/],
+    ["path 0", "res:path:0", 1, /whole number/],
+    ["path x", "res:path:x", 1, /whole number/],
+    ["path with leading zero", "res:path:01", 1, /whole number/],
+    ["negative path", "res:path:-1", 1, /whole number/],
+    ["empty path number", "res:path:", 1, /whole number/],
+    ["huge path", "res:path:99999999999999999999", 1, /too large/],
+    ["empty search", "search:", 1, /empty search/],
+    ["empty entry between commas", "req:header:a,,search:x", 2, /empty entry/],
+    ["trailing comma", "req:header:a,", 2, /empty entry/],
+    ["blank entry", "req:header:a, ,search:x", 2, /empty entry/],
+    ["empty body path segment", "res:body:a..b", 1, /empty segment/],
+    ["leading dot in body path", "req:body:.a", 1, /empty segment/],
+    ["trailing dot in body path", "res:body:a.", 1, /empty segment/],
+    ["error in third entry", "res:path:1,search:ok,res:paht:2", 3, /unknown kind/],
+  ];
+  for (const [name, header, position, problem] of malformed) {
+    test(`rejects: ${name}`, () => {
+      const error = parseError(header);
+      expect(error.code).toBe("invalid_redaction");
+      expect(error.message).toMatch(new RegExp(`entry ${position}:`));
+      expect(error.message).toMatch(problem);
+      expect(error.details).toEqual({ entry: position });
+    });
+  }
+
+  test("error messages never echo the entry's text", () => {
+    for (const header of [
+      "Bearer-sk_live_abcdef123",
+      "req:header:sk_live abcdef123",
+      "res:query:sk_live=abcdef123",
+      "res:path:sk_live_abcdef123",
+      "res:body:sk_live..abcdef123",
+      "search:ok,,Bearer-sk_live_abcdef123",
+    ]) {
+      const error = parseError(header);
+      expect(error.message).not.toContain("sk_live");
+      expect(error.message).not.toContain("abcdef123");
+    }
+  });
+});
+
+describe("publicPattern", () => {
+  test("the entry as given, except search text", () => {
+    const header = "req:header:X-Key,req:body:,res:body:a.0.b,res:header:Set-Cookie,res:query:k%41,res:path:12,search:my secret";
+    expect(parseRedactions(header).map(publicPattern)).toEqual([
+      "req:header:X-Key",
+      "req:body:",
+      "res:body:a.0.b",
+      "res:header:Set-Cookie",
+      "res:query:k%41",
+      "res:path:12",
+      "search:*",
+    ]);
+  });
+});
+
+/** Entries near the grammar: valid and invalid prefixes followed by random text. */
+const nearEntry = fc
+  .tuple(
+    fc.constantFrom("req:header:", "res:header:", "req:body:", "res:body:", "res:query:", "res:path:", "search:", "res:", "", " ", "req:hdr:"),
+    fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9a-z.=&%#?\- ]{0,8}$/), fc.constantFrom("0", "1", "12", "a.b", "a..b")),
+  )
+  .map(([prefix, rest]) => prefix + rest);
+
+describe("parser fuzz", () => {
+  test("any string: a list of patterns or AppError invalid_redaction, nothing else", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: "binary", maxLength: 40 }), fc.array(nearEntry, { maxLength: 5 }).map((e) => e.join(","))),
+        (header) => {
+          let patterns;
+          try {
+            patterns = parseRedactions(header);
+          } catch (error) {
+            expect(error).toBeInstanceOf(AppError);
+            expect((error as AppError).code).toBe("invalid_redaction");
+            return;
+          }
+          expect(Array.isArray(patterns)).toBe(true);
+          // Whatever parses round-trips through its public text (search text aside).
+          for (const pattern of patterns) {
+            const text = publicPattern(pattern);
+            if (pattern.kind === "search") expect(text).toBe("search:*");
+            else expect(parseRedactions(text)).toEqual([pattern]);
+          }
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test("a secret in a rejected entry never appears in the message", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("req:header:", "res:query:", "res:path:", "res:body:a..", "bogus:", "", "search:,"),
+        fc.stringMatching(/^[A-Za-z0-9]{8,16}$/),
+        fc.constantFrom(" x", "=1", "", "#", ".."),
+        (prefix, secret, suffix) => {
+          try {
+            parseRedactions(prefix + secret + suffix);
+          } catch (error) {
+            expect((error as AppError).message).not.toContain(secret);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+});
