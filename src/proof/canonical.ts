@@ -1,0 +1,43 @@
+/**
+ * The bytes a notary signs: the canonical encoding of a proof body.
+ *
+ * canonicalEncoding(body) = UTF-8( "tlsproof/1\n" + canonicalJson(body) ), where canonicalJson is
+ * JSON in the style of RFC 8785 (JCS), restricted to the values a proof body holds:
+ * - objects: members sorted by key, comparing keys as sequences of UTF-16 code units (JavaScript's
+ *   default string order); written `{"k":v,...}` with no whitespace; a member whose value is
+ *   `undefined` is an error, not omitted;
+ * - arrays: elements in order, `[a,b,...]`, no whitespace;
+ * - strings: exactly as ECMAScript JSON.stringify writes them (`"` and `\` escaped, U+0000..U+001F
+ *   as \b \t \n \f \r or \u00XX with lowercase hex, lone surrogates as \uDXXX, everything else
+ *   as the character itself);
+ * - numbers: integers in [-(2^53-1), 2^53-1] only, in decimal with no sign for zero, no exponent,
+ *   no fraction (JSON.stringify of a safe integer); any other number is an error;
+ * - true, false, null as themselves.
+ * The signature is ECDSA (secp256k1 or P-256) over SHA-256 of these bytes.
+ */
+import type { ProofBody } from "./format.ts";
+
+/** Domain separation: a signature over a proof body can never be replayed as another message. */
+export const CANONICAL_PREFIX = "tlsproof/1\n";
+
+/** Canonical JSON text of a JSON value; throws TypeError naming the path of anything not encodable. */
+export function canonicalJson(value: unknown, path = "$"): string {
+  if (value === null || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value)) throw new TypeError(`canonical JSON: ${path} is not a safe integer: ${value}`);
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map((item, i) => canonicalJson(item, `${path}[${i}]`)).join(",")}]`;
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const members = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key], `${path}.${key}`)}`);
+    return `{${members.join(",")}}`;
+  }
+  throw new TypeError(`canonical JSON: ${path} cannot be encoded (${typeof value})`);
+}
+
+export function canonicalEncoding(body: ProofBody): Uint8Array {
+  return new TextEncoder().encode(CANONICAL_PREFIX + canonicalJson(body));
+}

@@ -1,0 +1,291 @@
+/**
+ * Notary keys: generation and the PEM forms openssl uses, so operators can make, inspect and convert
+ * keys with standard tools. Private keys: PKCS#8 "PRIVATE KEY" (written and read) or SEC1
+ * "EC PRIVATE KEY" (read). Public keys: SPKI "PUBLIC KEY". Only named curves secp256k1 and
+ * secp256r1 (P-256). The DER reader is strict (definite, minimal lengths) and throws AppError, never
+ * a crash, on anything it does not understand.
+ */
+import { readFileSync } from "node:fs";
+import { p256 } from "@noble/curves/nist.js";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { AppError } from "../errors.ts";
+import type { SignatureAlgorithm } from "./format.ts";
+
+export interface NotaryKey {
+  algorithm: SignatureAlgorithm;
+  /** 32-byte secret scalar. */
+  privateKey: Uint8Array;
+  /** SPKI PEM of the matching public key. */
+  publicKeyPem: string;
+}
+
+export interface PublicKey {
+  algorithm: SignatureAlgorithm;
+  /** Uncompressed SEC1 point (0x04 || x || y): one encoding per key, so keys compare byte-wise. */
+  point: Uint8Array;
+}
+
+const curves = { secp256k1, secp256r1: p256 } as const;
+export const curveOf = (algorithm: SignatureAlgorithm) => curves[algorithm];
+
+const OID_EC_PUBLIC_KEY = "1.2.840.10045.2.1";
+const curveOids: Record<SignatureAlgorithm, string> = {
+  secp256k1: "1.3.132.0.10",
+  secp256r1: "1.2.840.10045.3.1.7",
+};
+const SECRET_LENGTH = 32;
+
+const TAG = { integer: 0x02, bitString: 0x03, octetString: 0x04, oid: 0x06, sequence: 0x30, explicit0: 0xa0, explicit1: 0xa1 };
+
+const invalid = (reason: string): AppError => new AppError("config_invalid", reason);
+
+// ---- DER ----
+
+interface Tlv {
+  tag: number;
+  content: Uint8Array;
+}
+
+/** Reads one TLV at `offset`; returns it and the offset after it. */
+function readTlv(bytes: Uint8Array, offset: number): [Tlv, number] {
+  const tag = bytes[offset];
+  let length = bytes[offset + 1];
+  if (tag === undefined || length === undefined) throw invalid("malformed DER: truncated");
+  if ((tag & 0x1f) === 0x1f) throw invalid("malformed DER: unsupported tag");
+  let position = offset + 2;
+  if (length & 0x80) {
+    const lengthBytes = length & 0x7f;
+    if (lengthBytes === 0 || lengthBytes > 3 || position + lengthBytes > bytes.length) throw invalid("malformed DER: bad length");
+    length = 0;
+    for (let i = 0; i < lengthBytes; i++) length = length * 256 + (bytes[position++] as number);
+    if (length < 0x80 || bytes[offset + 2] === 0) throw invalid("malformed DER: non-minimal length");
+  }
+  if (position + length > bytes.length) throw invalid("malformed DER: truncated");
+  return [{ tag, content: bytes.subarray(position, position + length) }, position + length];
+}
+
+/** The TLVs that exactly fill `bytes`. */
+function readAll(bytes: Uint8Array): Tlv[] {
+  const items: Tlv[] = [];
+  for (let offset = 0; offset < bytes.length; ) {
+    const [item, next] = readTlv(bytes, offset);
+    items.push(item);
+    offset = next;
+  }
+  return items;
+}
+
+function expectTag(item: Tlv | undefined, tag: number, what: string): Uint8Array {
+  if (!item || item.tag !== tag) throw invalid(`malformed key: expected ${what}`);
+  return item.content;
+}
+
+/** The elements of the single SEQUENCE that makes up `der`. */
+function readSequence(der: Uint8Array, what: string): Tlv[] {
+  const [outer, ...rest] = readAll(der);
+  if (rest.length > 0) throw invalid(`malformed ${what}: trailing data`);
+  return readAll(expectTag(outer, TAG.sequence, `${what} SEQUENCE`));
+}
+
+function tlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
+  const content = Buffer.concat(parts);
+  const n = content.length;
+  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
+  return new Uint8Array(Buffer.concat([Uint8Array.of(tag, ...length), content]));
+}
+
+function encodeOid(oid: string): Uint8Array {
+  const [first = 0, second = 0, ...rest] = oid.split(".").map(Number);
+  const out: number[] = [];
+  for (const arc of [first * 40 + second, ...rest]) {
+    const base128: number[] = [];
+    for (let value = arc; ; value = Math.floor(value / 128)) {
+      base128.unshift((value % 128) | (base128.length > 0 ? 0x80 : 0));
+      if (value < 128) break;
+    }
+    out.push(...base128);
+  }
+  return tlv(TAG.oid, Uint8Array.from(out));
+}
+
+function decodeOid(content: Uint8Array): string {
+  const arcs: number[] = [];
+  let value = 0;
+  for (const byte of content) {
+    value = value * 128 + (byte & 0x7f);
+    if (!(byte & 0x80)) {
+      arcs.push(value);
+      value = 0;
+    }
+  }
+  const [head = 0, ...rest] = arcs;
+  const first = Math.min(2, Math.floor(head / 40));
+  return [first, head - first * 40, ...rest].join(".");
+}
+
+function algorithmOfCurveOid(content: Uint8Array): SignatureAlgorithm {
+  const oid = decodeOid(content);
+  const algorithm = (Object.keys(curveOids) as SignatureAlgorithm[]).find((name) => curveOids[name] === oid);
+  if (!algorithm) throw invalid(`unsupported curve ${oid} (expected secp256k1 or secp256r1)`);
+  return algorithm;
+}
+
+/** AlgorithmIdentifier { id-ecPublicKey, namedCurve } → the curve. */
+function readEcAlgorithm(item: Tlv | undefined): SignatureAlgorithm {
+  const [kind, curve] = readAll(expectTag(item, TAG.sequence, "an AlgorithmIdentifier"));
+  if (decodeOid(expectTag(kind, TAG.oid, "an algorithm OID")) !== OID_EC_PUBLIC_KEY) throw invalid("not an EC key");
+  return algorithmOfCurveOid(expectTag(curve, TAG.oid, "a named curve"));
+}
+
+const ecAlgorithm = (algorithm: SignatureAlgorithm) =>
+  tlv(TAG.sequence, encodeOid(OID_EC_PUBLIC_KEY), encodeOid(curveOids[algorithm]));
+
+// ---- PEM ----
+
+function pemBlocks(text: string): Map<string, Uint8Array> {
+  const blocks = new Map<string, Uint8Array>();
+  for (const [, label = "", body = ""] of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END \1-----/g)) {
+    const base64 = body.replace(/\s+/g, "");
+    if (/^[A-Za-z0-9+/]*={0,2}$/.test(base64) && base64.length % 4 === 0 && !blocks.has(label)) {
+      blocks.set(label, new Uint8Array(Buffer.from(base64, "base64")));
+    }
+  }
+  return blocks;
+}
+
+function pem(label: string, der: Uint8Array): string {
+  const lines = Buffer.from(der).toString("base64").match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
+}
+
+// ---- keys ----
+
+/** A curve point in any SEC1 form, validated, as the uncompressed encoding. */
+function normalizePoint(algorithm: SignatureAlgorithm, bytes: Uint8Array): Uint8Array {
+  try {
+    return curveOf(algorithm).Point.fromBytes(bytes).toBytes(false);
+  } catch {
+    throw invalid(`not a valid ${algorithm} public key point`);
+  }
+}
+
+function spkiDer(key: PublicKey): Uint8Array {
+  return tlv(TAG.sequence, ecAlgorithm(key.algorithm), tlv(TAG.bitString, Uint8Array.of(0), key.point));
+}
+
+export function encodePublicKeyPem(key: PublicKey): string {
+  return pem("PUBLIC KEY", spkiDer(key));
+}
+
+function notaryKeyFromSecret(algorithm: SignatureAlgorithm, secret: Uint8Array): NotaryKey {
+  if (secret.length > SECRET_LENGTH) throw invalid("private key is longer than 32 bytes");
+  const privateKey = new Uint8Array(SECRET_LENGTH);
+  privateKey.set(secret, SECRET_LENGTH - secret.length);
+  const curve = curveOf(algorithm);
+  if (!curve.utils.isValidSecretKey(privateKey)) throw invalid(`private key is out of range for ${algorithm}`);
+  return { algorithm, privateKey, publicKeyPem: encodePublicKeyPem({ algorithm, point: curve.getPublicKey(privateKey, false) }) };
+}
+
+export function generateKey(algorithm: SignatureAlgorithm): NotaryKey {
+  return notaryKeyFromSecret(algorithm, curveOf(algorithm).utils.randomSecretKey());
+}
+
+/** PKCS#8 PEM, holding an RFC 5915 ECPrivateKey with the public key, as openssl writes it. */
+export function encodePrivateKeyPem(key: NotaryKey): string {
+  const point = curveOf(key.algorithm).getPublicKey(key.privateKey, false);
+  const ecPrivateKey = tlv(
+    TAG.sequence,
+    tlv(TAG.integer, Uint8Array.of(1)),
+    tlv(TAG.octetString, key.privateKey),
+    tlv(TAG.explicit1, tlv(TAG.bitString, Uint8Array.of(0), point)),
+  );
+  return pem("PRIVATE KEY", tlv(TAG.sequence, tlv(TAG.integer, Uint8Array.of(0)), ecAlgorithm(key.algorithm), tlv(TAG.octetString, ecPrivateKey)));
+}
+
+/** Bit string content with no unused bits → its bytes. */
+function bitStringBytes(content: Uint8Array): Uint8Array {
+  if (content[0] !== 0) throw invalid("malformed key: bad BIT STRING");
+  return content.subarray(1);
+}
+
+/**
+ * RFC 5915 ECPrivateKey. `outerAlgorithm` comes from PKCS#8; SEC1 files carry the curve inside.
+ * An embedded public key must match the secret (catches corrupted files).
+ */
+function readEcPrivateKey(der: Uint8Array, outerAlgorithm?: SignatureAlgorithm): NotaryKey {
+  const [version, secret, ...optional] = readSequence(der, "EC private key");
+  if (expectTag(version, TAG.integer, "a version")[0] !== 1) throw invalid("unsupported EC private key version");
+  const secretBytes = expectTag(secret, TAG.octetString, "the private key bytes");
+  const params = optional.find((item) => item.tag === TAG.explicit0);
+  const innerAlgorithm = params ? algorithmOfCurveOid(expectTag(readAll(params.content)[0], TAG.oid, "a named curve")) : undefined;
+  if (outerAlgorithm && innerAlgorithm && outerAlgorithm !== innerAlgorithm) throw invalid("private key names two different curves");
+  const algorithm = outerAlgorithm ?? innerAlgorithm;
+  if (!algorithm) throw invalid("EC private key does not name its curve");
+  const key = notaryKeyFromSecret(algorithm, secretBytes);
+  const embedded = optional.find((item) => item.tag === TAG.explicit1);
+  if (embedded) {
+    const point = normalizePoint(algorithm, bitStringBytes(expectTag(readAll(embedded.content)[0], TAG.bitString, "a public key")));
+    if (!Buffer.from(point).equals(curveOf(algorithm).getPublicKey(key.privateKey, false))) {
+      throw invalid("embedded public key does not match the private key");
+    }
+  }
+  return key;
+}
+
+/** A PKCS#8 "PRIVATE KEY" or SEC1 "EC PRIVATE KEY" PEM. Throws AppError("config_invalid") with the reason. */
+export function decodePrivateKeyPem(text: string): NotaryKey {
+  const blocks = pemBlocks(text);
+  const pkcs8 = blocks.get("PRIVATE KEY");
+  if (pkcs8) {
+    const [version, algorithm, privateKey] = readSequence(pkcs8, "PKCS#8 private key");
+    const versionNumber = expectTag(version, TAG.integer, "a version")[0];
+    if (versionNumber !== 0 && versionNumber !== 1) throw invalid("unsupported PKCS#8 version");
+    return readEcPrivateKey(expectTag(privateKey, TAG.octetString, "the private key"), readEcAlgorithm(algorithm));
+  }
+  const sec1 = blocks.get("EC PRIVATE KEY");
+  if (sec1) return readEcPrivateKey(sec1);
+  if (blocks.has("ENCRYPTED PRIVATE KEY")) throw invalid("encrypted private keys are not supported");
+  throw invalid('not a PEM private key (expected "PRIVATE KEY" or "EC PRIVATE KEY")');
+}
+
+/** An SPKI "PUBLIC KEY" PEM. Throws AppError("config_invalid") with the reason. */
+export function decodePublicKeyPem(text: string): PublicKey {
+  const der = pemBlocks(text).get("PUBLIC KEY");
+  if (!der) throw invalid('not a PEM public key (expected "PUBLIC KEY")');
+  const [algorithmItem, keyItem, ...rest] = readSequence(der, "public key");
+  if (rest.length > 0) throw invalid("malformed public key: unexpected fields");
+  const algorithm = readEcAlgorithm(algorithmItem);
+  return { algorithm, point: normalizePoint(algorithm, bitStringBytes(expectTag(keyItem, TAG.bitString, "a public key BIT STRING"))) };
+}
+
+export function samePublicKey(a: PublicKey, b: PublicKey): boolean {
+  return a.algorithm === b.algorithm && Buffer.from(a.point).equals(b.point);
+}
+
+/** "sha256:<hex>" of the key's SPKI DER (uncompressed point), as `openssl pkey -pubin -outform DER | sha256sum`. */
+export function publicKeyFingerprint(key: PublicKey): string {
+  return `sha256:${bytesToHex(sha256(spkiDer(key)))}`;
+}
+
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot read key file ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Both readers name the file in the error, so one line tells the operator what to fix. */
+function decodeFile<T>(path: string, decode: (text: string) => T): T {
+  const text = readKeyFile(path);
+  try {
+    return decode(text);
+  } catch (error) {
+    throw error instanceof AppError ? new AppError(error.code, `key file ${path}: ${error.message}`) : error;
+  }
+}
+
+export const readPrivateKeyFile = (path: string): NotaryKey => decodeFile(path, decodePrivateKeyPem);
+export const readPublicKeyFile = (path: string): PublicKey => decodeFile(path, decodePublicKeyPem);

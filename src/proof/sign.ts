@@ -1,0 +1,32 @@
+/**
+ * Proof signatures: ECDSA over SHA-256(canonicalEncoding(body)), 64-byte compact r||s with low s,
+ * lowercase hex. Low s is required on verify too, so a signature has exactly one valid encoding.
+ */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
+import { canonicalEncoding } from "./canonical.ts";
+import { PROOF_VERSION, type Proof, type ProofBody } from "./format.ts";
+import { curveOf, decodePublicKeyPem, type NotaryKey, type PublicKey, samePublicKey } from "./keys.ts";
+
+const signedDigest = (body: ProofBody): Uint8Array => sha256(canonicalEncoding(body));
+const ECDSA_OPTIONS = { prehash: false, lowS: true, format: "compact" } as const;
+
+/** Signs `body`, which must already name this key in `body.notary` (a mismatch would never verify). */
+export function signProof(body: ProofBody, key: NotaryKey): Proof {
+  const own: PublicKey = decodePublicKeyPem(key.publicKeyPem);
+  const named = decodePublicKeyPem(body.notary.publicKey);
+  if (body.notary.algorithm !== key.algorithm || !samePublicKey(own, named)) {
+    throw new Error("signProof: body.notary does not describe the signing key");
+  }
+  const signature = curveOf(key.algorithm).sign(signedDigest(body), key.privateKey, ECDSA_OPTIONS);
+  return { version: PROOF_VERSION, body, signature: bytesToHex(signature) };
+}
+
+/** True when `signatureHex` (128 hex digits) is a valid low-s signature of `body` by `key`. */
+export function signatureMatches(body: ProofBody, signatureHex: string, key: PublicKey): boolean {
+  try {
+    return curveOf(key.algorithm).verify(hexToBytes(signatureHex), signedDigest(body), key.point, ECDSA_OPTIONS);
+  } catch {
+    return false;
+  }
+}

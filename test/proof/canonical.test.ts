@@ -1,0 +1,71 @@
+import { describe, expect, test } from "bun:test";
+import { CANONICAL_PREFIX, canonicalEncoding, canonicalJson } from "../../src/proof/canonical.ts";
+import type { ProofBody } from "../../src/proof/format.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { sampleBody } from "./fixtures.ts";
+
+/** The same value with every object's keys inserted in reverse order. */
+function reverseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reverseKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([key, item]) => [key, reverseKeys(item)]));
+}
+
+describe("canonicalJson", () => {
+  test("fixed vector: sorted keys by UTF-16 code units, no whitespace, JSON.stringify strings", () => {
+    const value = {
+      b: [1, "x\n\"q\"", true, null, -7, 0],
+      a: { é: -5, Z: "\u0001", aa: 0, "\uff61": 1, "\u{1f600}": 2 },
+      "": false,
+    };
+    // "\u{1f600}" is the surrogate pair D83D DE00, which sorts before U+FF61 by code unit
+    // (though after it by code point); é (U+00E9) sorts after "aa".
+    const expected = '{"":false,"a":{"Z":"\\u0001","aa":0,"é":-5,"\u{1f600}":2,"\uff61":1},"b":[1,"x\\n\\"q\\"",true,null,-7,0]}';
+    expect(canonicalJson(value)).toBe(expected);
+  });
+
+  test("negative zero is written 0 and safe integer bounds are accepted", () => {
+    expect(canonicalJson([-0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER])).toBe("[0,9007199254740991,-9007199254740991]");
+  });
+
+  test.each([
+    ["fraction", { a: 1.5 }, "$.a"],
+    ["unsafe integer", { a: [2 ** 53] }, "$.a[0]"],
+    ["NaN", { n: Number.NaN }, "$.n"],
+    ["Infinity", { n: Number.POSITIVE_INFINITY }, "$.n"],
+    ["undefined member", { u: undefined }, "$.u"],
+    ["bigint", { b: 1n }, "$.b"],
+    ["Date", { d: new Date(0) }, "$.d"],
+  ])("rejects %s, naming the path", (_, value, path) => {
+    expect(() => canonicalJson(value)).toThrow(path);
+  });
+});
+
+describe("canonicalEncoding", () => {
+  const body = sampleBody(generateKey("secp256k1"));
+
+  test("is the prefix then the canonical JSON, as UTF-8", () => {
+    const text = new TextDecoder().decode(canonicalEncoding(body));
+    expect(CANONICAL_PREFIX).toBe("tlsproof/1\n");
+    expect(text.startsWith('tlsproof/1\n{"connectionTime":1717171717,"notarizedAt":1717171720123,"notary":{"algorithm":"secp256k1","publicKey":"-----BEGIN PUBLIC KEY-----\\n')).toBe(true);
+    expect(text).toContain('"notaryVersion":"0.1.0","redactions":[{"matched":true,"pattern":"header:authorization","spans":[{"direction":"sent","end":91,"start":71}]}');
+    const json = text.slice(CANONICAL_PREFIX.length);
+    // No whitespace between tokens: re-serialising the parsed text gives it back unchanged.
+    expect(JSON.stringify(JSON.parse(json))).toBe(json);
+    expect(Object.keys(JSON.parse(json))).toEqual([
+      "connectionTime", "notarizedAt", "notary", "notaryVersion", "redactions",
+      "requestId", "serverName", "testTrustAnchor", "tlsVersion", "transcript",
+    ]);
+  });
+
+  test("does not depend on key insertion order", () => {
+    const reordered = reverseKeys(body) as ProofBody;
+    expect(Object.keys(reordered)[0]).toBe("notaryVersion");
+    expect(canonicalEncoding(reordered)).toEqual(canonicalEncoding(body));
+  });
+
+  test("any changed field changes the bytes", () => {
+    const changed = { ...body, serverName: "api.example.org" };
+    expect(canonicalEncoding(changed)).not.toEqual(canonicalEncoding(body));
+  });
+});
