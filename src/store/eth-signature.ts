@@ -1,0 +1,49 @@
+/**
+ * Ethereum personal-message signatures (EIP-191) over secp256k1, the scheme Streamr v32 messages use:
+ * keccak256("\x19Ethereum Signed Message:\n" + byteLength + message), signed as r ‖ s ‖ v with v = 27 + recovery.
+ */
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+
+export type Address = `0x${string}`;
+
+const SIGNATURE_HEX = /^0x[0-9a-fA-F]{130}$/;
+
+export function personalMessageHash(message: string | Uint8Array): Uint8Array {
+  const bytes = typeof message === "string" ? utf8ToBytes(message) : message;
+  return keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${bytes.length}`), bytes));
+}
+
+/** Lower-case 0x address of an uncompressed (65-byte) or compressed public key. */
+export function addressOfPublicKey(publicKey: Uint8Array): Address {
+  const uncompressed = publicKey.length === 65 ? publicKey : secp256k1.Point.fromBytes(publicKey).toBytes(false);
+  return `0x${bytesToHex(keccak_256(uncompressed.subarray(1)).subarray(12))}`;
+}
+
+export function addressOfSecretKey(secretKey: Uint8Array): Address {
+  return addressOfPublicKey(secp256k1.getPublicKey(secretKey, false));
+}
+
+/** 0x-prefixed 65-byte hex signature, as Ethereum wallets produce it. */
+export function signPersonalMessage(message: string | Uint8Array, secretKey: Uint8Array): string {
+  const recovered = secp256k1.sign(personalMessageHash(message), secretKey, { prehash: false, format: "recovered" });
+  // noble's "recovered" layout is recovery ‖ r ‖ s; Ethereum's is r ‖ s ‖ (27 + recovery).
+  const recovery = recovered[0] ?? 0;
+  return `0x${bytesToHex(recovered.subarray(1))}${(27 + recovery).toString(16)}`;
+}
+
+/** The address that signed `message`, or undefined when the signature is malformed or recovers nothing. */
+export function recoverPersonalMessageSigner(message: string | Uint8Array, signature: string): Address | undefined {
+  if (!SIGNATURE_HEX.test(signature)) return undefined;
+  const bytes = hexToBytes(signature.slice(2));
+  const v = bytes[64] ?? 0;
+  const recovery = v >= 27 ? v - 27 : v;
+  if (recovery !== 0 && recovery !== 1) return undefined;
+  try {
+    const sig = secp256k1.Signature.fromBytes(concatBytes(Uint8Array.of(recovery), bytes.subarray(0, 64)), "recovered");
+    return addressOfPublicKey(sig.recoverPublicKey(personalMessageHash(message)).toBytes(false));
+  } catch {
+    return undefined;
+  }
+}

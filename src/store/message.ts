@@ -1,0 +1,169 @@
+/**
+ * Streamr messages, protocol version 32: the RawMessage array, its signing payload, and the object form.
+ * A stored message is its RawMessage serialized with JSON.stringify; that text is what raw answers return
+ * verbatim and what response digests cover.
+ */
+import * as v from "valibot";
+import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "./eth-signature.ts";
+
+export const PROTOCOL_VERSION = 32;
+export const MESSAGE_TYPE_MESSAGE = 27;
+export const CONTENT_TYPE_JSON = 0;
+export const ENCRYPTION_NONE = 0;
+export const SIGNATURE_TYPE_ETH = 2;
+
+export interface MessageRef {
+  timestamp: number;
+  sequenceNumber: number;
+}
+
+export interface MessageId extends MessageRef {
+  streamId: string;
+  streamPartition: number;
+  publisherId: string;
+  msgChainId: string;
+}
+
+export type RawMessage = [
+  version: 32,
+  id: [streamId: string, streamPartition: number, timestamp: number, sequenceNumber: number, publisherId: string, msgChainId: string],
+  prevMsgRef: [timestamp: number, sequenceNumber: number] | null,
+  messageType: number,
+  contentType: number,
+  encryptionType: number,
+  groupKeyId: string | null,
+  serializedContent: string,
+  newGroupKey: string | null,
+  signatureType: number,
+  signature: string,
+];
+
+const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+/** Shape of a RawMessage as received from a client; signature and JSON content are checked separately. */
+export const rawMessageSchema = v.tuple([
+  v.literal(PROTOCOL_VERSION),
+  v.tuple([
+    v.pipe(v.string(), v.minLength(1)),
+    nonNegativeInt,
+    nonNegativeInt,
+    nonNegativeInt,
+    // Publisher ids are lower-case addresses: filters compare them as exact strings.
+    v.pipe(v.string(), v.regex(/^0x[0-9a-f]{40}$/, "publisherId must be a lower-case 0x address")),
+    v.pipe(v.string(), v.minLength(1)),
+  ]),
+  v.nullable(v.tuple([nonNegativeInt, nonNegativeInt])),
+  v.picklist([27, 28, 29]),
+  nonNegativeInt,
+  v.picklist([0, 1, 2]),
+  v.nullable(v.string()),
+  v.string(),
+  v.nullable(v.string()),
+  v.literal(SIGNATURE_TYPE_ETH),
+  v.string(),
+]);
+
+export const messageIdOf = (raw: RawMessage): MessageId => {
+  const [streamId, streamPartition, timestamp, sequenceNumber, publisherId, msgChainId] = raw[1];
+  return { streamId, streamPartition, timestamp, sequenceNumber, publisherId, msgChainId };
+};
+
+/** The string Streamr v32 signs: id fields, previous reference, content and new group key, concatenated. */
+export function signingPayload(raw: RawMessage): string {
+  const [streamId, partition, timestamp, sequenceNumber, publisherId, msgChainId] = raw[1];
+  const prev = raw[2] ? `${raw[2][0]}${raw[2][1]}` : "";
+  return `${streamId}${partition}${timestamp}${sequenceNumber}${publisherId}${msgChainId}${prev}${raw[7]}${raw[8] ?? ""}`;
+}
+
+/** A plain, unencrypted JSON message signed by `secretKey`, whose address must be `id.publisherId`. */
+export function createSignedMessage(id: MessageId, prevMsgRef: MessageRef | null, serializedContent: string, secretKey: Uint8Array): RawMessage {
+  const raw: RawMessage = [
+    PROTOCOL_VERSION,
+    [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId],
+    prevMsgRef ? [prevMsgRef.timestamp, prevMsgRef.sequenceNumber] : null,
+    MESSAGE_TYPE_MESSAGE,
+    CONTENT_TYPE_JSON,
+    ENCRYPTION_NONE,
+    null,
+    serializedContent,
+    null,
+    SIGNATURE_TYPE_ETH,
+    "",
+  ];
+  raw[10] = signPersonalMessage(signingPayload(raw), secretKey);
+  return raw;
+}
+
+export function isSignatureValid(raw: RawMessage): boolean {
+  return recoverPersonalMessageSigner(signingPayload(raw), raw[10]) === (raw[1][4] as Address);
+}
+
+const hasJsonContent = (raw: RawMessage): boolean => raw[4] === CONTENT_TYPE_JSON && raw[5] === ENCRYPTION_NONE;
+
+/** Unencrypted JSON content must parse, or the object form could not be produced later. */
+export function isContentReadable(raw: RawMessage): boolean {
+  if (!hasJsonContent(raw)) return true;
+  try {
+    JSON.parse(raw[7]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The object form of a stored message as JSON text:
+ * `{"metadata":{"id":{…},"prevMsgRef":{timestamp,sequenceNumber}|null,"messageType","contentType","encryptionType",
+ * "groupKeyId","newGroupKey","signature"},"content":…}`. Unencrypted JSON content is spliced in as stored
+ * (it was checked to parse on the way in); other content stays a string.
+ */
+export function objectFormJson(storedRaw: string): string {
+  const raw = JSON.parse(storedRaw) as RawMessage;
+  const metadata = {
+    id: messageIdOf(raw),
+    prevMsgRef: raw[2] ? { timestamp: raw[2][0], sequenceNumber: raw[2][1] } : null,
+    messageType: raw[3],
+    contentType: raw[4],
+    encryptionType: raw[5],
+    groupKeyId: raw[6],
+    newGroupKey: raw[8],
+    signature: raw[10],
+  };
+  const content = hasJsonContent(raw) ? raw[7] : JSON.stringify(raw[7]);
+  return `{"metadata":${JSON.stringify(metadata)},"content":${content}}`;
+}
+
+export interface MessageObject {
+  metadata: {
+    id: MessageId;
+    prevMsgRef: MessageRef | null;
+    messageType: number;
+    contentType: number;
+    encryptionType: number;
+    groupKeyId: string | null;
+    newGroupKey: string | null;
+    signature: string;
+  };
+  content: unknown;
+}
+
+/**
+ * Back from the object form to the RawMessage. Exact when the stored content was compact JSON
+ * (JSON.stringify output), which holds for everything this node signs.
+ */
+export function rawFromObject({ metadata: m, content }: MessageObject): RawMessage {
+  const unencryptedJson = m.contentType === CONTENT_TYPE_JSON && m.encryptionType === ENCRYPTION_NONE;
+  return [
+    PROTOCOL_VERSION,
+    [m.id.streamId, m.id.streamPartition, m.id.timestamp, m.id.sequenceNumber, m.id.publisherId, m.id.msgChainId],
+    m.prevMsgRef ? [m.prevMsgRef.timestamp, m.prevMsgRef.sequenceNumber] : null,
+    m.messageType,
+    m.contentType,
+    m.encryptionType,
+    m.groupKeyId,
+    unencryptedJson ? JSON.stringify(content) : String(content),
+    m.newGroupKey,
+    SIGNATURE_TYPE_ETH,
+    m.signature,
+  ];
+}

@@ -1,0 +1,150 @@
+/**
+ * Putting messages in: content the node signs itself, or complete RawMessages signed by anyone.
+ * Node-signed messages extend the node's chain per (stream, partition, msgChainId): (timestamp, sequenceNumber)
+ * only ever grows, and prevMsgRef names the chain's previous message. One process per node key is assumed
+ * (the key lives in its data folder); within the process, publishes to one store run one at a time.
+ */
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import {
+  createSignedMessage,
+  isContentReadable,
+  isSignatureValid,
+  messageIdOf,
+  rawMessageSchema,
+  type MessageId,
+  type MessageRef,
+  type RawMessage,
+} from "./message.ts";
+import type { NodeKey } from "./node-key.ts";
+import type { MessageStore, StoredMessage } from "./store.ts";
+
+export const DEFAULT_PROOF_STREAM = "proofs";
+/** The node's chain when an entry names none; fixed, so the chain continues across restarts. */
+export const NODE_MSG_CHAIN_ID = "main";
+export const MAX_ENTRIES_PER_PUBLISH = 5000;
+
+const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+const contentEntrySchema = v.strictObject({
+  content: v.unknown(),
+  timestamp: v.optional(nonNegativeInt),
+  sequenceNumber: v.optional(nonNegativeInt),
+  msgChainId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
+});
+
+export type ContentEntry = v.InferOutput<typeof contentEntrySchema>;
+export type PublishEntry = ContentEntry | RawMessage;
+
+/** A body is one entry or an array of entries; a RawMessage is itself an array that starts with 32. */
+const isSingleRawMessage = (body: unknown): boolean => Array.isArray(body) && body[0] === 32;
+
+export function parsePublishBody(body: unknown): PublishEntry[] {
+  const items = Array.isArray(body) && !isSingleRawMessage(body) ? body : [body];
+  if (items.length === 0) throw new AppError("invalid_body", "no entries to publish");
+  if (items.length > MAX_ENTRIES_PER_PUBLISH) throw new AppError("invalid_body", `at most ${MAX_ENTRIES_PER_PUBLISH} entries per request`);
+  return items.map((item, index) => {
+    const schema = Array.isArray(item) ? rawMessageSchema : contentEntrySchema;
+    const result = v.safeParse(schema, item);
+    if (!result.success) {
+      const issue = result.issues[0];
+      const path = v.getDotPath(issue);
+      throw new AppError("invalid_body", `entry ${index}${path ? ` at ${path}` : ""}: ${issue.message}`);
+    }
+    return result.output as PublishEntry;
+  });
+}
+
+export interface PublishResult {
+  id: MessageId;
+  /** True when a message with this id was already stored; it is kept as it was. */
+  duplicate: boolean;
+}
+
+const locks = new WeakMap<MessageStore, Promise<unknown>>();
+
+function serialized<T>(store: MessageStore, task: () => Promise<T>): Promise<T> {
+  const run = (locks.get(store) ?? Promise.resolve()).then(task, task);
+  locks.set(store, run.catch(() => undefined));
+  return run;
+}
+
+/** Signs, checks and stores the entries in one transaction; answers one result per entry, in order. */
+export function publishEntries(store: MessageStore, key: NodeKey, streamId: string, partition: number, entries: readonly PublishEntry[]): Promise<PublishResult[]> {
+  return serialized(store, async () => {
+    const heads = new Map<string, MessageRef | undefined>();
+    const results: (PublishResult | StoredMessage)[] = [];
+    for (const [index, entry] of entries.entries()) {
+      results.push(Array.isArray(entry) ? checkRawMessage(entry, streamId, partition, index) : await signEntry(store, key, streamId, partition, entry, heads, index));
+    }
+    const toStore = results.filter((r): r is StoredMessage => "payload" in r);
+    const written = toStore.length > 0 ? await store.insert(toStore) : [];
+    let next = 0;
+    return results.map((r) => ("payload" in r ? { id: r.id, duplicate: !written[next++] } : r));
+  });
+}
+
+export async function publishContent(store: MessageStore, key: NodeKey, streamId: string, partition: number, content: unknown): Promise<MessageId> {
+  const [result] = await publishEntries(store, key, streamId, partition, [{ content }]);
+  if (!result) throw new AppError("internal", "publish returned nothing");
+  return result.id;
+}
+
+function checkRawMessage(raw: RawMessage, streamId: string, partition: number, index: number): StoredMessage {
+  const id = messageIdOf(raw);
+  if (id.streamId !== streamId || id.streamPartition !== partition) {
+    throw new AppError("invalid_body", `entry ${index}: message is for ${id.streamId}/${id.streamPartition}, not ${streamId}/${partition}`);
+  }
+  if (!isContentReadable(raw)) throw new AppError("invalid_body", `entry ${index}: content is not valid JSON`);
+  if (!isSignatureValid(raw)) throw new AppError("invalid_body", `entry ${index}: signature does not verify for publisher ${id.publisherId}`);
+  return { id, payload: JSON.stringify(raw) };
+}
+
+const after = (a: MessageRef, b: MessageRef): boolean => a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.sequenceNumber > b.sequenceNumber);
+
+async function signEntry(
+  store: MessageStore,
+  key: NodeKey,
+  streamId: string,
+  partition: number,
+  entry: ContentEntry,
+  heads: Map<string, MessageRef | undefined>,
+  index: number,
+): Promise<StoredMessage | PublishResult> {
+  const msgChainId = entry.msgChainId ?? NODE_MSG_CHAIN_ID;
+  const head = heads.has(msgChainId) ? heads.get(msgChainId) : await store.chainHead(streamId, partition, key.address, msgChainId);
+  const timestamp = entry.timestamp ?? Math.max(Date.now(), head?.timestamp ?? 0);
+  const sequenceNumber = entry.sequenceNumber ?? (head?.timestamp === timestamp ? head.sequenceNumber + 1 : 0);
+  const id: MessageId = { streamId, streamPartition: partition, timestamp, sequenceNumber, publisherId: key.address, msgChainId };
+  if (head && !after(id, head)) {
+    // Not after the chain head: only a replay of a stored message (same id) is accepted, and answered as duplicate.
+    if (entry.sequenceNumber !== undefined && (await exists(store, id))) return { id, duplicate: true };
+    throw new AppError("invalid_body", `entry ${index}: (${timestamp}, ${sequenceNumber}) is not after the last message (${head.timestamp}, ${head.sequenceNumber}) of chain ${msgChainId}`);
+  }
+  const serializedContent = serializeContent(entry.content, index);
+  heads.set(msgChainId, id);
+  return { id, payload: JSON.stringify(createSignedMessage(id, head ?? null, serializedContent, key.secretKey)) };
+}
+
+function serializeContent(content: unknown, index: number): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(content);
+  } catch {
+    // Cycles and BigInts land here; they can only come from in-process callers.
+  }
+  if (typeof text !== "string") throw new AppError("invalid_body", `entry ${index}: content is not JSON`);
+  return text;
+}
+
+async function exists(store: MessageStore, id: MessageId): Promise<boolean> {
+  const [row] = await store.read({
+    streamId: id.streamId,
+    partition: id.streamPartition,
+    after: { key: id, inclusive: true },
+    publisherId: id.publisherId,
+    msgChainId: id.msgChainId,
+    limit: 1,
+  });
+  return row !== undefined && row.timestamp === id.timestamp && row.sequenceNumber === id.sequenceNumber;
+}

@@ -1,0 +1,110 @@
+/**
+ * Parameters of `GET /stores/:id/data/partitions/:partition/:queryType`, validated strictly with the
+ * reference's message texts where it has one. Nothing is replaced by a default when it was given but malformed.
+ */
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import { PROTOCOL_VERSION, type MessageRef } from "./message.ts";
+
+export const QUERY_TYPES = ["last", "from", "range"] as const;
+export const FORMATS = ["object", "raw"] as const;
+/** Largest sequence number an absent `toSequenceNumber` stands for. */
+const MAX_SEQUENCE_NUMBER = Number.MAX_SAFE_INTEGER;
+
+export type QueryType = (typeof QUERY_TYPES)[number];
+export type Format = (typeof FORMATS)[number];
+
+interface Common {
+  format: Format;
+  verifyNetworkResponses: boolean;
+  /** Chosen by the client for `verifyNetworkResponses` (binds the signed answer to its own request); else fresh. */
+  requestId?: string;
+}
+
+export type StoreQuery = Common &
+  (
+    | { type: "last"; count: number }
+    | { type: "from"; from: MessageRef; publisherId?: string; msgChainId?: string }
+    | { type: "range"; from: MessageRef; to: MessageRef; publisherId?: string; msgChainId?: string }
+  );
+
+const integerText = (message: (input: string) => string) =>
+  v.pipe(
+    v.string(),
+    v.check((text) => /^-?\d+$/.test(text) && Number.isSafeInteger(Number(text)), (issue) => message(String(issue.input))),
+    v.transform(Number),
+  );
+
+const queryNumber = (name: string) => v.optional(integerText((input) => `Query parameter "${name}" not a number: ${input}`));
+const nonEmpty = (name: string) => v.optional(v.pipe(v.string(), v.minLength(1, `Query parameter "${name}" is empty`)));
+
+const partitionSchema = v.pipe(
+  integerText((input) => `Path parameter "partition" not a number: ${input}`),
+  v.minValue(0, (issue) => `Path parameter "partition" must not be negative: ${issue.input}`),
+);
+
+const querySchema = v.object({
+  count: queryNumber("count"),
+  fromTimestamp: queryNumber("fromTimestamp"),
+  fromSequenceNumber: queryNumber("fromSequenceNumber"),
+  toTimestamp: queryNumber("toTimestamp"),
+  toSequenceNumber: queryNumber("toSequenceNumber"),
+  publisherId: nonEmpty("publisherId"),
+  msgChainId: nonEmpty("msgChainId"),
+  format: v.optional(v.picklist(FORMATS, (issue) => `Query parameter "format" is invalid: ${issue.input}`), "object"),
+  version: v.optional(v.literal(String(PROTOCOL_VERSION), (issue) => `Query parameter "version" is not supported: ${issue.input}`)),
+  verifyNetworkResponses: v.optional(
+    v.picklist(["true", "false"], (issue) => `Query parameter "verifyNetworkResponses" is invalid: ${issue.input}`),
+    "false",
+  ),
+  requestId: v.optional(v.pipe(v.string(), v.uuid((issue) => `Query parameter "requestId" is not a UUID: ${issue.input}`))),
+});
+
+function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (!result.success) throw new AppError("invalid_query", result.issues[0].message);
+  return result.output;
+}
+
+export const parsePartition = (text: string): number => parseOrThrow(partitionSchema, text);
+
+/** A parameter given twice arrives as an array; that is malformed, not "take one of them". */
+function singleValues(query: Record<string, string | string[] | undefined>): Record<string, string | undefined> {
+  const single: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (Array.isArray(value)) throw new AppError("invalid_query", `Query parameter "${name}" given more than once`);
+    single[name] = value;
+  }
+  return single;
+}
+
+export function parseStoreQuery(queryType: string, rawQuery: Record<string, string | string[] | undefined>): StoreQuery {
+  if (!(QUERY_TYPES as readonly string[]).includes(queryType)) {
+    throw new AppError("invalid_query", `Unknown query type: ${queryType} (expected one of ${QUERY_TYPES.join(", ")})`);
+  }
+  const q = parseOrThrow(querySchema, singleValues(rawQuery));
+  const common: Common = { format: q.format, verifyNetworkResponses: q.verifyNetworkResponses === "true", requestId: q.requestId };
+  if (q.msgChainId !== undefined && q.publisherId === undefined) throw new AppError("invalid_query", 'Invalid combination of "publisherId" and "msgChainId"');
+  switch (queryType as QueryType) {
+    case "last":
+      return { ...common, type: "last", count: q.count ?? 1 };
+    case "from": {
+      if (q.fromTimestamp === undefined) throw new AppError("invalid_query", 'Query parameter "fromTimestamp" required.');
+      const from = { timestamp: q.fromTimestamp, sequenceNumber: q.fromSequenceNumber ?? 0 };
+      return { ...common, type: "from", from, publisherId: q.publisherId, msgChainId: q.msgChainId };
+    }
+    case "range": {
+      if (q.fromTimestamp === undefined) throw new AppError("invalid_query", 'Query parameter "fromTimestamp" required.');
+      if (q.toTimestamp === undefined) {
+        throw new AppError(
+          "invalid_query",
+          'Query parameter "toTimestamp" required as well. To request all messages since a timestamp, use the endpoint /stores/:id/data/partitions/:partition/from',
+        );
+      }
+      if (q.publisherId !== undefined && q.msgChainId === undefined) throw new AppError("invalid_query", 'Invalid combination of "publisherId" and "msgChainId"');
+      const from = { timestamp: q.fromTimestamp, sequenceNumber: q.fromSequenceNumber ?? 0 };
+      const to = { timestamp: q.toTimestamp, sequenceNumber: q.toSequenceNumber ?? MAX_SEQUENCE_NUMBER };
+      return { ...common, type: "range", from, to, publisherId: q.publisherId, msgChainId: q.msgChainId };
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The SQL both backends run, as text with $1… placeholders (SQLite reads `$1` as a parameter named "1" and binds
+ * it by position of first use, which every statement here keeps in order). Only SQL that SQLite, PostgreSQL and
+ * the PostgreSQL-compatible distributed engines share: row-value comparisons, ON CONFLICT DO NOTHING, RETURNING.
+ */
+import { AppError } from "../errors.ts";
+import type { MessageKey, ReadRequest } from "./store.ts";
+
+export type SqlValue = string | number;
+
+export interface SqlStatement {
+  text: string;
+  params: SqlValue[];
+}
+
+export const DEFAULT_TABLE = "messages";
+
+export function checkTableName(table: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(table)) throw new AppError("config_invalid", `invalid table name: ${table}`);
+  return table;
+}
+
+const KEY_COLUMNS = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
+const ORDER_COLUMNS = ["ts", "sequence_no", "publisher_id", "msg_chain_id"];
+const ascending = ORDER_COLUMNS.join(", ");
+const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
+
+/**
+ * The primary key serves `last`, `from` and `range` scans in order; the chain index serves publisher-filtered
+ * scans and the chain-head lookup of sequence assignment. `tableSuffix` is "WITHOUT ROWID" on SQLite.
+ */
+export function schemaStatements(table: string, tableSuffix = ""): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${table} (
+      stream_id TEXT NOT NULL,
+      partition INTEGER NOT NULL,
+      ts BIGINT NOT NULL,
+      sequence_no BIGINT NOT NULL,
+      publisher_id TEXT NOT NULL,
+      msg_chain_id TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      PRIMARY KEY (${KEY_COLUMNS})
+    ) ${tableSuffix}`,
+    `CREATE INDEX IF NOT EXISTS ${table}_chain ON ${table} (stream_id, partition, publisher_id, msg_chain_id, ts, sequence_no)`,
+  ];
+}
+
+/** Placeholders for `rows` rows of the seven columns; with `returning`, the key columns of the rows written. */
+export function insertSql(table: string, rows: number, returning: boolean): string {
+  const tuples = Array.from({ length: rows }, (_, r) => `(${Array.from({ length: 7 }, (_, c) => `$${r * 7 + c + 1}`).join(", ")})`);
+  return `INSERT INTO ${table} (${KEY_COLUMNS}, payload) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING${
+    returning ? ` RETURNING ${KEY_COLUMNS}` : ""
+  }`;
+}
+
+/** One page of a keyset scan. Filters are fixed by the request's shape, so each shape is one prepared text. */
+export function readSql(table: string, request: ReadRequest): SqlStatement {
+  const params: SqlValue[] = [];
+  const p = (value: SqlValue): string => `$${params.push(value)}`;
+  let where = `stream_id = ${p(request.streamId)} AND partition = ${p(request.partition)}`;
+  if (request.after) {
+    const { key, inclusive } = request.after;
+    where += ` AND (${ascending}) ${inclusive ? ">=" : ">"} (${p(key.timestamp)}, ${p(key.sequenceNumber)}, ${p(key.publisherId)}, ${p(key.msgChainId)})`;
+  }
+  if (request.upTo) where += ` AND (ts, sequence_no) <= (${p(request.upTo.timestamp)}, ${p(request.upTo.sequenceNumber)})`;
+  if (request.publisherId !== undefined) where += ` AND publisher_id = ${p(request.publisherId)}`;
+  if (request.msgChainId !== undefined) where += ` AND msg_chain_id = ${p(request.msgChainId)}`;
+  return { text: `SELECT ${ascending}, payload FROM ${table} WHERE ${where} ORDER BY ${ascending} LIMIT ${p(request.limit)}`, params };
+}
+
+export function nthNewestKeySql(table: string, streamId: string, partition: number, n: number): SqlStatement {
+  return {
+    text: `SELECT ${ascending} FROM ${table} WHERE stream_id = $1 AND partition = $2 ORDER BY ${descending} LIMIT 1 OFFSET $3`,
+    params: [streamId, partition, n - 1],
+  };
+}
+
+export function chainHeadSql(table: string, streamId: string, partition: number, publisherId: string, msgChainId: string): SqlStatement {
+  return {
+    text: `SELECT ts, sequence_no FROM ${table} WHERE stream_id = $1 AND partition = $2 AND publisher_id = $3 AND msg_chain_id = $4 ORDER BY ts DESC, sequence_no DESC LIMIT 1`,
+    params: [streamId, partition, publisherId, msgChainId],
+  };
+}
+
+/** A row as the drivers return it: PostgreSQL hands BIGINT back as text, hence Number(). */
+export interface KeyRow {
+  ts: number | string;
+  sequence_no: number | string;
+  publisher_id: string;
+  msg_chain_id: string;
+}
+
+export const keyOfRow = (row: KeyRow): MessageKey => ({
+  timestamp: Number(row.ts),
+  sequenceNumber: Number(row.sequence_no),
+  publisherId: row.publisher_id,
+  msgChainId: row.msg_chain_id,
+});
+
+export const idKey = (id: { streamId: string; streamPartition: number } & MessageKey): string =>
+  JSON.stringify([id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId]);

@@ -1,0 +1,43 @@
+/** What every storage backend provides. Both backends run the SQL of `sql.ts`; only the drivers differ. */
+import type { MessageId, MessageRef } from "./message.ts";
+
+/** Sort key of a message within one stream partition: messages are ordered by these four, ascending. */
+export interface MessageKey extends MessageRef {
+  publisherId: string;
+  msgChainId: string;
+}
+
+export interface StoredMessage {
+  id: MessageId;
+  /** The RawMessage serialized with JSON.stringify. */
+  payload: string;
+}
+
+export interface StoredRow extends MessageKey {
+  payload: string;
+}
+
+/** One page of a keyset scan, ascending. */
+export interface ReadRequest {
+  streamId: string;
+  partition: number;
+  /** Start after (or at, when inclusive) this key. */
+  after?: { key: MessageKey; inclusive: boolean };
+  /** Stop after this (timestamp, sequenceNumber), inclusive. */
+  upTo?: MessageRef;
+  publisherId?: string;
+  msgChainId?: string;
+  limit: number;
+}
+
+export interface MessageStore {
+  readonly backend: "sqlite" | "postgres";
+  /** Stores all messages in one durable transaction; per message, true when new, false for an existing id. */
+  insert(messages: readonly StoredMessage[]): Promise<boolean[]>;
+  read(request: ReadRequest): Promise<StoredRow[]>;
+  /** Key of the n-th newest message (n ≥ 1) of the partition, undefined when it holds fewer. */
+  nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined>;
+  /** Newest (timestamp, sequenceNumber) of one publisher's message chain. */
+  chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined>;
+  close(): Promise<void>;
+}
