@@ -1,0 +1,134 @@
+/**
+ * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
+ */
+import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgorithm } from "./format.ts";
+import { encodePublicKeyPem } from "./keys.ts";
+import { HIDDEN_BYTE_MARKER, type TranscriptView, type VerifiedProof } from "./verify.ts";
+
+export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+
+export interface TranscriptJson {
+  length: number;
+  revealedBytes: number;
+  hiddenBytes: number;
+  /** TranscriptView.text: one "█" per hidden byte. */
+  text: string;
+  /** Revealed ranges with their exact bytes (base64), for scripts that need bytes rather than text. */
+  revealed: { start: number; end: number; data: string }[];
+}
+
+export interface VerifiedProofJson {
+  valid: true;
+  requestId: string;
+  serverName: string;
+  connectionTime: { unix: number; iso: string };
+  tlsVersion: ProofBody["tlsVersion"];
+  notarizedAt: { unixMs: number; iso: string };
+  testTrustAnchor: boolean;
+  notary: { algorithm: SignatureAlgorithm; publicKey: string; fingerprint: string; version: string };
+  hiddenByteMarker: string;
+  sent: TranscriptJson;
+  recv: TranscriptJson;
+  redactions: DeclaredRedaction[];
+}
+
+const isoOfMs = (ms: number): string => {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? "invalid date" : date.toISOString();
+};
+
+const transcriptJson = (view: TranscriptView): TranscriptJson => ({
+  length: view.length,
+  revealedBytes: view.revealedBytes,
+  hiddenBytes: view.length - view.revealedBytes,
+  text: view.text,
+  revealed: view.revealed.map(({ start, end, data }) => ({ start, end, data })),
+});
+
+export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
+  const { body } = proof;
+  return {
+    valid: true,
+    requestId: body.requestId,
+    serverName: body.serverName,
+    connectionTime: { unix: body.connectionTime, iso: isoOfMs(body.connectionTime * 1000) },
+    tlsVersion: body.tlsVersion,
+    notarizedAt: { unixMs: body.notarizedAt, iso: isoOfMs(body.notarizedAt) },
+    testTrustAnchor: body.testTrustAnchor,
+    notary: {
+      algorithm: proof.notaryKey.algorithm,
+      publicKey: encodePublicKeyPem(proof.notaryKey),
+      fingerprint: proof.notaryFingerprint,
+      version: body.notaryVersion,
+    },
+    hiddenByteMarker: HIDDEN_BYTE_MARKER,
+    sent: transcriptJson(proof.sent),
+    recv: transcriptJson(proof.recv),
+    redactions: body.redactions,
+  };
+}
+
+/**
+ * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters and
+ * bidirectional overrides (which could forge or reorder what the reader sees) become `\xNN`/`\uNNNN`.
+ */
+function terminalSafe(text: string): string {
+  return text
+    .replaceAll("\r\n", "\n")
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => {
+      const code = char.charCodeAt(0);
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
+    });
+}
+
+const spanText = ({ start, end }: ByteRange): string => `${start}..${end}`;
+const directionTitle: Record<Direction, string> = { sent: "Request (sent)", recv: "Response (received)" };
+
+function transcriptSection(direction: Direction, view: TranscriptView): string[] {
+  const hidden = view.length - view.revealedBytes;
+  return [
+    `${directionTitle[direction]}: ${view.length} bytes, ${hidden} hidden`,
+    "----",
+    view.text,
+    "----",
+  ];
+}
+
+function redactionLines(redactions: DeclaredRedaction[]): string[] {
+  if (redactions.length === 0) return ["Redactions: none declared"];
+  return [
+    "Redactions:",
+    ...redactions.map(({ pattern, matched, spans }) => {
+      const where = matched ? spans.map((span) => `${span.direction} ${spanText(span)}`).join(", ") : "no match";
+      return `  ${JSON.stringify(pattern)}: ${where}`;
+    }),
+  ];
+}
+
+/**
+ * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text).
+ * The trust-anchor warning opens and closes it so it cannot be scrolled past.
+ */
+export function renderVerifiedProof(proof: VerifiedProof): string {
+  const { body } = proof;
+  const warning = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
+  const lines = [
+    ...warning,
+    `Proof valid: signed by notary key ${proof.notaryFingerprint} (${proof.notaryKey.algorithm}, tlsproof ${body.notaryVersion})`,
+    `Server:       ${body.serverName}`,
+    `Connected at: ${isoOfMs(body.connectionTime * 1000)} (unix ${body.connectionTime})`,
+    `TLS version:  ${body.tlsVersion}`,
+    `Request id:   ${body.requestId}`,
+    `Notarized at: ${isoOfMs(body.notarizedAt)}`,
+    `Hidden bytes are shown as ${HIDDEN_BYTE_MARKER}, one per byte.`,
+    "",
+    ...transcriptSection("sent", proof.sent),
+    "",
+    ...transcriptSection("recv", proof.recv),
+    "",
+    ...redactionLines(body.redactions),
+    ...warning,
+    "",
+  ];
+  return terminalSafe(lines.join("\n"));
+}

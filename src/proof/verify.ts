@@ -1,0 +1,260 @@
+/**
+ * Offline proof verification against a pinned notary key. Order: JSON → version → schema →
+ * transcript and redaction consistency → notary key → signature. Every failure is
+ * AppError("proof_invalid") with one readable reason naming the field at fault.
+ */
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import {
+  type Direction,
+  PROOF_VERSION,
+  type Proof,
+  type ProofBody,
+  type RevealedRange,
+  type TranscriptDirection,
+} from "./format.ts";
+import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
+import { signatureMatches } from "./sign.ts";
+
+/** One hidden transcript byte in `TranscriptView.text`. */
+export const HIDDEN_BYTE_MARKER = "█";
+/** A transcript direction longer than this is refused before any text is built from it. */
+export const MAX_TRANSCRIPT_LENGTH = 64 * 1024 * 1024;
+
+export interface TranscriptView {
+  length: number;
+  revealed: RevealedRange[];
+  revealedBytes: number;
+  /**
+   * The whole direction as text: each hidden byte is one HIDDEN_BYTE_MARKER; revealed bytes are
+   * decoded as UTF-8 range by range (a character cut by a hidden range is not guessed), a byte that
+   * is not valid UTF-8 is written `\xNN`, and a revealed "█" is written `\u2588` so every marker
+   * stands for exactly one hidden byte.
+   */
+  text: string;
+}
+
+export interface VerifiedProof {
+  body: ProofBody;
+  notaryKey: PublicKey;
+  /** publicKeyFingerprint(notaryKey). */
+  notaryFingerprint: string;
+  sent: TranscriptView;
+  recv: TranscriptView;
+}
+
+// ---- schema ----
+
+const nonNegativeInteger = (max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.number("expected a non-negative integer"),
+    v.safeInteger("expected a non-negative integer"),
+    v.minValue(0, "expected a non-negative integer"),
+    v.maxValue(max, `expected at most ${max}`),
+  );
+const text = v.string("expected a string");
+const nonEmptyText = v.pipe(text, v.minLength(1, "expected a non-empty string"));
+const flag = v.boolean("expected true or false");
+const list = <T extends v.GenericSchema>(item: T) => v.array(item, "expected an array");
+const oneOf = <const T extends string[]>(options: T) =>
+  v.picklist(options, `expected one of ${options.map((option) => `"${option}"`).join(", ")}`);
+const strict = <T extends v.ObjectEntries>(entries: T) => v.strictObject(entries, "expected an object");
+
+const byteRangeEntries = { start: nonNegativeInteger(), end: nonNegativeInteger() };
+const transcriptDirectionSchema = strict({
+  length: nonNegativeInteger(MAX_TRANSCRIPT_LENGTH),
+  revealed: list(strict({ ...byteRangeEntries, data: text })),
+});
+
+const proofSchema = strict({
+  version: v.literal(PROOF_VERSION, `expected "${PROOF_VERSION}"`),
+  body: strict({
+    requestId: nonEmptyText,
+    notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]) }),
+    serverName: nonEmptyText,
+    connectionTime: nonNegativeInteger(),
+    tlsVersion: oneOf(["TLS1.2", "TLS1.3"]),
+    notarizedAt: nonNegativeInteger(),
+    transcript: strict({ sent: transcriptDirectionSchema, recv: transcriptDirectionSchema }),
+    redactions: list(
+      strict({
+        pattern: text,
+        spans: list(strict({ direction: oneOf(["sent", "recv"]), ...byteRangeEntries })),
+        matched: flag,
+      }),
+    ),
+    testTrustAnchor: flag,
+    notaryVersion: text,
+  }),
+  signature: v.pipe(text, v.regex(/^[0-9a-f]{128}$/, "expected 128 lowercase hex digits")),
+}) satisfies v.GenericSchema<Proof>;
+
+/** `a.b[0].c` for an issue's path. */
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? [])
+    .map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`))
+    .join("")
+    .replace(/^\./, "");
+}
+
+/**
+ * One line for a schema issue: `unknown key "a.b"`, `missing key "a.b"` or `a.b: <message>, got <value>`.
+ * Schemas using this set their own messages ("expected ...").
+ */
+export function describeSchemaIssue(issue: v.BaseIssue<unknown>): string {
+  const path = issuePath(issue);
+  if (issue.type.startsWith("strict_") && issue.expected === "never") return `unknown key "${path}"`;
+  if (issue.received === "undefined" && path) return `missing key "${path}"`;
+  return `${path || "value"}: ${issue.message}, got ${issue.received}`;
+}
+
+// ---- checks ----
+
+const fail = (reason: string): never => {
+  throw new AppError("proof_invalid", `invalid proof: ${reason}`);
+};
+
+/** Strict base64: canonical padding and alphabet, so each byte string has one encoding. */
+function decodeBase64(data: string, at: string): Uint8Array {
+  const bytes = Buffer.from(data, "base64");
+  if (bytes.toString("base64") !== data) fail(`${at}.data: not valid base64`);
+  return new Uint8Array(bytes);
+}
+
+function checkDirection(direction: Direction, transcript: TranscriptDirection): void {
+  let previousEnd = -1;
+  transcript.revealed.forEach(({ start, end, data }, i) => {
+    const at = `body.transcript.${direction}.revealed[${i}]`;
+    if (start >= end) fail(`${at}: empty or reversed range ${start}..${end}`);
+    if (end > transcript.length) fail(`${at}: range ${start}..${end} exceeds the ${direction} length ${transcript.length}`);
+    if (start < previousEnd) fail(`${at}: ranges not sorted or overlapping (starts at ${start}, previous ends at ${previousEnd})`);
+    if (start === previousEnd) fail(`${at}: adjacent to the previous range (adjacent ranges must be merged)`);
+    const size = decodeBase64(data, at).length;
+    if (size !== end - start) fail(`${at}.data: holds ${size} bytes, but the range ${start}..${end} spans ${end - start}`);
+    previousEnd = end;
+  });
+}
+
+/** Declared redactions must be consistent and really hidden: a span overlapping revealed bytes is a leak. */
+function checkRedactions(body: ProofBody): void {
+  body.redactions.forEach(({ spans, matched }, i) => {
+    if (matched !== spans.length > 0) fail(`body.redactions[${i}]: "matched" is ${matched} but it has ${spans.length} spans`);
+    spans.forEach(({ direction, start, end }, j) => {
+      const at = `body.redactions[${i}].spans[${j}]`;
+      const transcript = body.transcript[direction];
+      if (start >= end) fail(`${at}: empty or reversed span ${start}..${end}`);
+      if (end > transcript.length) fail(`${at}: span ${start}..${end} exceeds the ${direction} length ${transcript.length}`);
+      const leak = transcript.revealed.find((range) => range.start < end && start < range.end);
+      if (leak) {
+        fail(`${at}: declared hidden, but ${direction} bytes ${Math.max(start, leak.start)}..${Math.min(end, leak.end)} are revealed`);
+      }
+    });
+  });
+}
+
+function proofKey(body: ProofBody): PublicKey {
+  let key: PublicKey;
+  try {
+    key = decodePublicKeyPem(body.notary.publicKey);
+  } catch (error) {
+    return fail(`body.notary.publicKey: ${(error as Error).message}`);
+  }
+  if (key.algorithm !== body.notary.algorithm) fail(`body.notary.algorithm is ${body.notary.algorithm} but the key is ${key.algorithm}`);
+  return key;
+}
+
+// ---- view ----
+
+/** Length of the valid UTF-8 sequence at `i`, or 0 when the byte there does not start one (RFC 3629 table). */
+function utf8SequenceLength(bytes: Uint8Array, i: number): number {
+  const lead = bytes[i] as number;
+  if (lead < 0x80) return 1;
+  const [length, low, high] =
+    lead >= 0xc2 && lead <= 0xdf ? [2, 0x80, 0xbf]
+    : lead === 0xe0 ? [3, 0xa0, 0xbf]
+    : lead === 0xed ? [3, 0x80, 0x9f]
+    : lead >= 0xe1 && lead <= 0xef ? [3, 0x80, 0xbf]
+    : lead === 0xf0 ? [4, 0x90, 0xbf]
+    : lead >= 0xf1 && lead <= 0xf3 ? [4, 0x80, 0xbf]
+    : lead === 0xf4 ? [4, 0x80, 0x8f]
+    : [0, 0, 0];
+  if (length === 0 || i + length > bytes.length) return 0;
+  for (let k = 1; k < length; k++) {
+    const byte = bytes[i + k] as number;
+    const [min, max] = k === 1 ? [low, high] : [0x80, 0xbf];
+    if (byte < min || byte > max) return 0;
+  }
+  return length;
+}
+
+function revealedText(bytes: Uint8Array): string {
+  const decoder = new TextDecoder();
+  let out = "";
+  let runStart = 0;
+  for (let i = 0; i < bytes.length; ) {
+    const length = utf8SequenceLength(bytes, i);
+    if (length > 0) {
+      i += length;
+      continue;
+    }
+    out += decoder.decode(bytes.subarray(runStart, i)) + `\\x${(bytes[i] as number).toString(16).padStart(2, "0")}`;
+    runStart = ++i;
+  }
+  return (out + decoder.decode(bytes.subarray(runStart))).replaceAll(HIDDEN_BYTE_MARKER, "\\u2588");
+}
+
+function transcriptView(transcript: TranscriptDirection): TranscriptView {
+  let text = "";
+  let position = 0;
+  let revealedBytes = 0;
+  for (const range of transcript.revealed) {
+    text += HIDDEN_BYTE_MARKER.repeat(range.start - position) + revealedText(new Uint8Array(Buffer.from(range.data, "base64")));
+    revealedBytes += range.end - range.start;
+    position = range.end;
+  }
+  text += HIDDEN_BYTE_MARKER.repeat(transcript.length - position);
+  return { length: transcript.length, revealed: transcript.revealed, revealedBytes, text };
+}
+
+// ---- entry ----
+
+/**
+ * Verifies a proof (parsed JSON, or its JSON text) against the pinned notary key (PEM text or decoded).
+ * A pinned PEM that does not decode throws AppError("config_invalid"): that is the caller's input, not the proof.
+ */
+export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey): VerifiedProof {
+  const pinned = typeof pinnedPublicKey === "string" ? decodePublicKeyPem(pinnedPublicKey) : pinnedPublicKey;
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch (error) {
+      fail(`not JSON (${(error as Error).message})`);
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object");
+  const { version } = value as { version?: unknown };
+  if (version === undefined) fail('missing key "version"');
+  if (version !== PROOF_VERSION) fail(`unsupported version ${JSON.stringify(version)} (expected "${PROOF_VERSION}")`);
+
+  const parsed = v.safeParse(proofSchema, value);
+  if (!parsed.success) return fail(describeSchemaIssue(parsed.issues[0]));
+  const { body, signature } = parsed.output;
+  checkDirection("sent", body.transcript.sent);
+  checkDirection("recv", body.transcript.recv);
+  checkRedactions(body);
+
+  const notaryKey = proofKey(body);
+  if (!samePublicKey(notaryKey, pinned)) {
+    fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${publicKeyFingerprint(pinned)})`);
+  }
+  if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
+
+  return {
+    body,
+    notaryKey,
+    notaryFingerprint: publicKeyFingerprint(notaryKey),
+    sent: transcriptView(body.transcript.sent),
+    recv: transcriptView(body.transcript.recv),
+  };
+}

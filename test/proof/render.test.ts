@@ -1,0 +1,89 @@
+import { describe, expect, test } from "bun:test";
+import { decodePublicKeyPem, publicKeyFingerprint } from "../../src/proof/keys.ts";
+import { renderVerifiedProof, TEST_TRUST_ANCHOR_WARNING, verifiedProofJson } from "../../src/proof/render.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { verifyProof } from "../../src/proof/verify.ts";
+import { directionHiding, REQUEST, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
+
+const { key, proof } = signedSample();
+const verified = verifyProof(proof, key.publicKeyPem);
+const fingerprint = publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem));
+
+describe("human report", () => {
+  const report = renderVerifiedProof(verified);
+
+  test("states what was proven and by which key", () => {
+    expect(report).toContain(`Proof valid: signed by notary key ${fingerprint} (secp256k1, tlsproof 0.1.0)`);
+    expect(report).toContain("Server:       api.example.com");
+    expect(report).toContain("Connected at: 2024-05-31T16:08:37.000Z (unix 1717171717)");
+    expect(report).toContain("TLS version:  TLS1.2");
+    expect(report).toContain("Request id:   3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01");
+    expect(report).toContain("Notarized at: 2024-05-31T16:08:40.123Z");
+    expect(report).not.toContain("WARNING");
+  });
+
+  test("shows the transcripts with hidden bytes marked and without the secrets", () => {
+    expect(report).toContain("Request (sent): 108 bytes, 20 hidden");
+    expect(report).toContain(`Authorization: Bearer ${"█".repeat(20)}\nAccept: */*\n`);
+    expect(report).toContain(`"token":"${"█".repeat(17)}"}`);
+    expect(report).not.toContain(SECRET_API_KEY);
+    expect(report).not.toContain(SECRET_TOKEN);
+    expect(report).not.toContain("\r");
+  });
+
+  test("lists the declared redactions", () => {
+    expect(report).toContain('Redactions:\n  "header:authorization": sent 71..91\n  "json:token": recv 113..130\n  "header:x-absent": no match');
+  });
+
+  test("a test trust anchor is announced loudly, first and last", () => {
+    const body = { ...sampleBody(key), testTrustAnchor: true };
+    const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem)).trimEnd().split("\n");
+    expect(lines[0]).toBe(TEST_TRUST_ANCHOR_WARNING);
+    expect(lines.at(-1)).toBe("WARNING: signed under a TEST trust anchor, not the public web PKI");
+  });
+
+  test("terminal control sequences and bidi overrides from the server are escaped", () => {
+    const body = sampleBody(key);
+    const hostile = "HTTP/1.1 200 OK\r\n\r\n\u001b[2J\u001b]0;pwned\u0007\u202edlrow";
+    body.transcript.recv = directionHiding(hostile, []);
+    body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "sent"));
+    body.requestId = "id\u001b[31m";
+    const report = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem));
+    expect(report).toContain("\\x1b[2J\\x1b]0;pwned\\x07\\u202edlrow");
+    expect(report).toContain("Request id:   id\\x1b[31m");
+    expect(report).not.toMatch(/[\u001b\u0007\u202e]/);
+  });
+});
+
+describe("JSON for scripts", () => {
+  const json = JSON.parse(JSON.stringify(verifiedProofJson(verified)));
+
+  test("has the documented shape and values", () => {
+    expect(json).toMatchObject({
+      valid: true,
+      requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01",
+      serverName: "api.example.com",
+      connectionTime: { unix: 1717171717, iso: "2024-05-31T16:08:37.000Z" },
+      tlsVersion: "TLS1.2",
+      notarizedAt: { unixMs: 1717171720123, iso: "2024-05-31T16:08:40.123Z" },
+      testTrustAnchor: false,
+      notary: { algorithm: "secp256k1", publicKey: key.publicKeyPem, fingerprint, version: "0.1.0" },
+      hiddenByteMarker: "█",
+      sent: { length: 108, revealedBytes: 88, hiddenBytes: 20 },
+      recv: { length: 132, revealedBytes: 115, hiddenBytes: 17 },
+      redactions: proof.body.redactions,
+    });
+    expect(Object.keys(json).sort()).toEqual(
+      ["connectionTime", "hiddenByteMarker", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent", "serverName", "testTrustAnchor", "tlsVersion", "valid"],
+    );
+  });
+
+  test("text keeps the exact transcript (CRLF included) and revealed ranges carry their bytes", () => {
+    expect(json.sent.text).toBe(REQUEST.replace(SECRET_API_KEY, "█".repeat(SECRET_API_KEY.length)));
+    expect(json.sent.revealed).toEqual([
+      { start: 0, end: 71, data: Buffer.from(REQUEST.slice(0, 71)).toString("base64") },
+      { start: 91, end: 108, data: Buffer.from(REQUEST.slice(91)).toString("base64") },
+    ]);
+    expect(JSON.stringify(json)).not.toContain(SECRET_TOKEN);
+  });
+});

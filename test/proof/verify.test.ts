@@ -1,0 +1,201 @@
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../../src/errors.ts";
+import type { Proof, ProofBody } from "../../src/proof/format.ts";
+import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { HIDDEN_BYTE_MARKER, verifyProof } from "../../src/proof/verify.ts";
+import { directionHiding, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
+
+const { key, proof } = signedSample();
+const clone = <T>(value: T): T => structuredClone(value);
+
+function rejection(input: unknown, pinned = key.publicKeyPem): string {
+  try {
+    verifyProof(input, pinned);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("proof_invalid");
+    return (error as AppError).message;
+  }
+  throw new Error("expected the proof to be rejected");
+}
+
+/** A body changed by `edit` and properly signed: only the consistency checks can catch it. */
+function signedWith(edit: (body: ProofBody) => void): Proof {
+  const body = sampleBody(key);
+  edit(body);
+  return signProof(body, key);
+}
+
+const SIGNATURE_MISMATCH = "invalid proof: signature does not match: the proof was altered or not signed by this key";
+
+describe("a valid proof", () => {
+  test.each(["secp256k1", "secp256r1"] as const)("verifies (%s), from an object or JSON text", (algorithm) => {
+    const sample = signedSample(algorithm);
+    const verified = verifyProof(JSON.stringify(sample.proof), sample.key.publicKeyPem);
+    expect(verified.body).toEqual(sample.proof.body);
+    expect(verified.notaryKey.algorithm).toBe(algorithm);
+    expect(verified.notaryFingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(verifyProof(sample.proof, decodePublicKeyPem(sample.key.publicKeyPem)).body.requestId).toBe(sample.proof.body.requestId);
+  });
+
+  test("views: hidden bytes are markers, one per byte, and the secrets are absent", () => {
+    const verified = verifyProof(proof, key.publicKeyPem);
+    expect(verified.sent.text).toBe(REQUEST.replace(SECRET_API_KEY, HIDDEN_BYTE_MARKER.repeat(SECRET_API_KEY.length)));
+    expect(verified.recv.text).toBe(RESPONSE.replace(SECRET_TOKEN, HIDDEN_BYTE_MARKER.repeat(SECRET_TOKEN.length)));
+    expect(verified.sent.text).not.toContain(SECRET_API_KEY);
+    expect(verified.recv.text).not.toContain(SECRET_TOKEN);
+    expect(verified.sent.revealedBytes).toBe(REQUEST.length - SECRET_API_KEY.length);
+    expect(verified.recv.length).toBe(RESPONSE.length);
+  });
+
+  test("views: a character cut by a hidden range, invalid UTF-8 and a revealed marker are all unambiguous", () => {
+    const text = "héllo █ wörld";
+    const body = sampleBody(key);
+    const bytes = Buffer.from(text);
+    // Hide the second byte of "é" (bytes 1..3 are C3 A9) and the "ö" (two bytes) entirely.
+    const oStart = bytes.indexOf(Buffer.from("ö"));
+    body.transcript.sent = directionHiding(text, [{ start: 2, end: 3 }, { start: oStart, end: oStart + 2 }]);
+    const invalid = Buffer.from([0x61, 0xff, 0x62, 0xe2, 0x82]);
+    body.transcript.recv = { length: 5, revealed: [{ start: 0, end: 5, data: invalid.toString("base64") }] };
+    body.redactions = [];
+    const verified = verifyProof(signProof(body, key), key.publicKeyPem);
+    expect(verified.sent.text).toBe("h\\xc3█llo \\u2588 w██rld");
+    expect(verified.recv.text).toBe("a\\xffb\\xe2\\x82");
+  });
+});
+
+describe("tampering is rejected", () => {
+  const tampered: [string, (proof: Proof) => void][] = [
+    ["revealed data byte", (p) => {
+      const data = Buffer.from(p.body.transcript.recv.revealed[1]!.data, "base64");
+      data[0] = (data[0] as number) ^ 1;
+      p.body.transcript.recv.revealed[1]!.data = data.toString("base64");
+    }],
+    ["server name", (p) => void (p.body.serverName = "api.example.org")],
+    ["request id", (p) => void (p.body.requestId = p.body.requestId.replace(/.$/, "2"))],
+    ["connection time", (p) => void (p.body.connectionTime += 1)],
+    ["notarization time", (p) => void (p.body.notarizedAt -= 1)],
+    ["TLS version", (p) => void (p.body.tlsVersion = "TLS1.3")],
+    ["test trust anchor flag", (p) => void (p.body.testTrustAnchor = true)],
+    ["notary version", (p) => void (p.body.notaryVersion = "0.1.1")],
+    ["redaction pattern", (p) => void (p.body.redactions[0]!.pattern = "header:cookie")],
+    ["dropped redaction", (p) => void p.body.redactions.pop()],
+    ["a range moved with its data", (p) => {
+      // Revealing one byte less at the end of the first recv range keeps the proof consistent.
+      const range = p.body.transcript.recv.revealed[0]!;
+      range.end -= 1;
+      range.data = Buffer.from(range.data, "base64").subarray(0, -1).toString("base64");
+    }],
+    ["signature byte", (p) => void (p.signature = (p.signature[0] === "0" ? "1" : "0") + p.signature.slice(1))],
+  ];
+
+  test.each(tampered)("%s → signature mismatch", (_, edit) => {
+    const copy = clone(proof);
+    edit(copy);
+    expect(rejection(copy)).toBe(SIGNATURE_MISMATCH);
+  });
+
+  test("every single-character change of the proof file is rejected", () => {
+    const text = JSON.stringify(proof);
+    const bodyStart = text.indexOf('"body"');
+    let checked = 0;
+    for (let i = bodyStart; i < text.length; i++) {
+      const char = text.charCodeAt(i);
+      const changed = text.slice(0, i) + String.fromCharCode(char === 0x7e ? 0x7d : char ^ 1) + text.slice(i + 1);
+      rejection(changed);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+
+  test("a high-s twin of the signature is rejected (one valid encoding per signature)", () => {
+    const curve = curveOf("secp256k1");
+    const signature = curve.Signature.fromHex(proof.signature, "compact");
+    const highS = new curve.Signature(signature.r, curve.Point.CURVE().n - signature.s);
+    expect(rejection({ ...proof, signature: highS.toHex("compact") })).toBe(SIGNATURE_MISMATCH);
+  });
+
+  test("a proof by another notary key is rejected as foreign", () => {
+    const other = signedSample();
+    expect(rejection(other.proof)).toMatch(/^invalid proof: signed by a different notary key \(sha256:[0-9a-f]{64}, expected sha256:[0-9a-f]{64}\)$/);
+  });
+
+  test("a proof naming the pinned key but signed by another key is a signature mismatch", () => {
+    const forger = generateKey("secp256k1");
+    const forged = clone(proof);
+    forged.signature = signProof({ ...sampleBody(forger), serverName: "evil.example" }, forger).signature;
+    forged.body.serverName = "evil.example";
+    expect(rejection(forged)).toBe(SIGNATURE_MISMATCH);
+  });
+});
+
+describe("malformed proofs are rejected with the field at fault", () => {
+  test.each([
+    ["truncated JSON", JSON.stringify(proof).slice(0, 200), /^invalid proof: not JSON \(/],
+    ["a JSON array", "[]", /^invalid proof: not a JSON object$/],
+    ["null", null, /^invalid proof: not a JSON object$/],
+    ["missing version", { body: proof.body, signature: proof.signature }, /^invalid proof: missing key "version"$/],
+    ["another version", { ...proof, version: "tlsproof/2" }, /^invalid proof: unsupported version "tlsproof\/2" \(expected "tlsproof\/1"\)$/],
+    ["unknown top-level key", { ...proof, extra: 1 }, /^invalid proof: unknown key "extra"$/],
+    ["unknown nested key", { ...proof, body: { ...proof.body, transcript: { ...proof.body.transcript, sent: { ...proof.body.transcript.sent, note: "x" } } } }, /unknown key "body\.transcript\.sent\.note"$/],
+    ["missing body key", { ...proof, body: { ...proof.body, serverName: undefined } }, /missing key "body\.serverName"$/],
+    ["negative start", (() => { const p = clone(proof); p.body.transcript.sent.revealed[0]!.start = -1; return p; })(), /body\.transcript\.sent\.revealed\[0\]\.start: expected a non-negative integer, got -1$/],
+    ["fractional time", { ...proof, body: { ...proof.body, connectionTime: 1.5 } }, /body\.connectionTime: expected a non-negative integer, got 1\.5$/],
+    ["string length", (() => { const p = clone(proof); (p.body.transcript.recv as { length: unknown }).length = "132"; return p; })(), /body\.transcript\.recv\.length: expected a non-negative integer, got "132"$/],
+    ["unknown TLS version", { ...proof, body: { ...proof.body, tlsVersion: "SSL3" } }, /body\.tlsVersion: expected one of "TLS1\.2", "TLS1\.3", got "SSL3"$/],
+    ["uppercase hex signature", { ...proof, signature: proof.signature.toUpperCase() }, /signature: expected 128 lowercase hex digits/],
+    ["short signature", { ...proof, signature: proof.signature.slice(2) }, /signature: expected 128 lowercase hex digits/],
+  ])("%s", (_, input, reason) => {
+    expect(rejection(input)).toMatch(reason);
+  });
+
+  test.each<[string, (body: ProofBody) => void, RegExp]>([
+    ["overlapping ranges", (b) => {
+      b.transcript.sent = { length: 6, revealed: [{ start: 0, end: 3, data: "YWJj" }, { start: 2, end: 5, data: "Y2Rl" }] };
+      b.redactions = [];
+    }, /body\.transcript\.sent\.revealed\[1\]: ranges not sorted or overlapping \(starts at 2, previous ends at 3\)/],
+    ["unsorted ranges", (b) => void b.transcript.recv.revealed.reverse(), /body\.transcript\.recv\.revealed\[1\]: ranges not sorted or overlapping/],
+    ["adjacent ranges", (b) => {
+      b.transcript.sent = { length: 4, revealed: [{ start: 0, end: 2, data: "YWI=" }, { start: 2, end: 4, data: "Y2Q=" }] };
+      b.redactions = [];
+    }, /body\.transcript\.sent\.revealed\[1\]: adjacent to the previous range/],
+    ["empty range", (b) => {
+      b.transcript.sent = { length: 4, revealed: [{ start: 1, end: 1, data: "" }] };
+      b.redactions = [];
+    }, /body\.transcript\.sent\.revealed\[0\]: empty or reversed range 1\.\.1/],
+    ["range beyond the length", (b) => void (b.transcript.recv.length = 120), /body\.transcript\.recv\.revealed\[1\]: range 130\.\.132 exceeds the recv length 120/],
+    ["data shorter than its range", (b) => {
+      const range = b.transcript.sent.revealed[0]!;
+      range.data = Buffer.from(range.data, "base64").subarray(1).toString("base64");
+    }, /body\.transcript\.sent\.revealed\[0\]\.data: holds 70 bytes, but the range 0\.\.71 spans 71/],
+    ["bad base64", (b) => void (b.transcript.sent.revealed[0]!.data = "@@@@"), /body\.transcript\.sent\.revealed\[0\]\.data: not valid base64/],
+    ["non-canonical base64", (b) => {
+      b.transcript.sent = { length: 1, revealed: [{ start: 0, end: 1, data: "YR==" }] };
+      b.redactions = [];
+    }, /body\.transcript\.sent\.revealed\[0\]\.data: not valid base64/],
+    ["declared hidden span that is revealed", (b) => {
+      b.redactions[0]!.spans[0]!.start -= 5;
+    }, /body\.redactions\[0\]\.spans\[0\]: declared hidden, but sent bytes 66\.\.71 are revealed/],
+    ["span beyond the length", (b) => void (b.redactions[1]!.spans[0]!.end = 500), /body\.redactions\[1\]\.spans\[0\]: span 113\.\.500 exceeds the recv length 132/],
+    ["matched without spans", (b) => void (b.redactions[2]!.matched = true), /body\.redactions\[2\]: "matched" is true but it has 0 spans/],
+  ])("%s, even when signed", (_, edit, reason) => {
+    expect(rejection(signedWith(edit))).toMatch(reason);
+  });
+
+  test("a notary algorithm that is not the key's is named", () => {
+    const bad = clone(proof);
+    bad.body.notary.algorithm = "secp256r1";
+    expect(rejection(bad)).toBe("invalid proof: body.notary.algorithm is secp256r1 but the key is secp256k1");
+  });
+
+  test("a garbage public key inside the proof is named", () => {
+    const bad = clone(proof);
+    bad.body.notary.publicKey = "not a key";
+    expect(rejection(bad)).toMatch(/^invalid proof: body\.notary\.publicKey: not a PEM public key/);
+  });
+
+  test("a garbage pinned key is the caller's config error, not a proof error", () => {
+    expect(() => verifyProof(proof, "nonsense")).toThrow(expect.objectContaining({ code: "config_invalid" }));
+  });
+});
