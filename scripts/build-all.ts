@@ -1,7 +1,7 @@
 /**
  * Cross-compiles `cli` for every release platform into dist/ and writes dist/SHA256SUMS.
  *
- *   bun scripts/build-all.ts [--targets linux-x64,linux-arm64,...]
+ *   bun scripts/build-all.ts [--targets linux-x64,linux-arm64,...] [--outdir dist] [--build-script scripts/build.ts]
  *
  * Each target is one run of scripts/build.ts (which embeds the wasm, defines the version and
  * disables .env/bunfig autoload); this script only loops, checks each output is an executable of
@@ -90,47 +90,67 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** Parses `--targets a,b` (or `--targets=a,b`); all targets when absent. */
-export function selectTargets(argv: readonly string[]): Target[] {
-  let names: string[] | undefined;
+export interface BuildAllOptions {
+  targets: readonly Target[];
+  /** Folder for the binaries and SHA256SUMS (dist/). */
+  outdir: string;
+  /** The single-target build: `bun <buildScript> --target <bun-target> --outfile <path>`. */
+  buildScript: string;
+  cwd: string;
+  log?: (line: string) => void;
+}
+
+/** Parses `--targets a,b`, `--outdir dir`, `--build-script path` (each also as `--flag=value`). */
+export function parseArgs(argv: readonly string[], root: string): BuildAllOptions {
+  const values = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
-    if (arg === "--targets") names = (argv[++i] ?? "").split(",");
-    else if (arg.startsWith("--targets=")) names = arg.slice("--targets=".length).split(",");
-    else throw new Error(`unknown argument: ${arg} (usage: bun scripts/build-all.ts [--targets ${TARGETS.map((t) => t.name).join(",")}])`);
+    const eq = arg.indexOf("=");
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (!["--targets", "--outdir", "--build-script"].includes(flag)) {
+      throw new Error(`unknown argument: ${arg} (usage: bun scripts/build-all.ts [--targets ${TARGETS.map((t) => t.name).join(",")}] [--outdir dist] [--build-script scripts/build.ts])`);
+    }
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === "") throw new Error(`${flag} needs a value`);
+    values.set(flag, value);
   }
-  if (names === undefined) return [...TARGETS];
-  return names.map((name) => {
+  const names = values.get("--targets")?.split(",");
+  const targets = names === undefined ? [...TARGETS] : names.map((name) => {
     const target = TARGETS.find((t) => t.name === name.trim());
     if (!target) throw new Error(`unknown target: ${name} (known: ${TARGETS.map((t) => t.name).join(", ")})`);
     return target;
   });
+  return {
+    targets,
+    outdir: resolve(root, values.get("--outdir") ?? "dist"),
+    buildScript: resolve(root, values.get("--build-script") ?? join("scripts", "build.ts")),
+    cwd: root,
+  };
 }
 
-async function main(): Promise<void> {
-  const root = resolve(import.meta.dir, "..");
-  const dist = join(root, "dist");
-  const buildScript = join(root, "scripts", "build.ts");
-  const targets = selectTargets(Bun.argv.slice(2));
+/** Builds each target in turn, checks it, and writes SHA256SUMS; returns its entries. */
+export async function buildAll(opts: BuildAllOptions): Promise<{ name: string; sha256: string }[]> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const { outdir, buildScript } = opts;
   if (!(await Bun.file(buildScript).exists())) throw new Error(`${buildScript} is missing: it compiles one target`);
-  await mkdir(dist, { recursive: true });
+  await mkdir(outdir, { recursive: true });
   // A stale list must not outlive a failed build.
-  await rm(join(dist, "SHA256SUMS"), { force: true });
+  await rm(join(outdir, "SHA256SUMS"), { force: true });
 
   const entries: { name: string; sha256: string }[] = [];
-  for (const target of targets) {
-    const outfile = join(dist, fileNameOf(target));
+  for (const target of opts.targets) {
+    const outfile = join(outdir, fileNameOf(target));
     await rm(outfile, { force: true });
-    console.log(`build-all: ${target.bunTarget} -> dist/${basename(outfile)}`);
+    log(`build-all: ${target.bunTarget} -> ${outfile}`);
     const started = performance.now();
     // Sequential on purpose: each compile is memory- and CPU-heavy.
     const proc = Bun.spawn([process.execPath, buildScript, "--target", target.bunTarget, "--outfile", outfile], {
-      cwd: root,
+      cwd: opts.cwd,
       stdio: ["ignore", "inherit", "inherit"],
     });
     const code = await proc.exited;
-    if (code !== 0) throw new Error(`scripts/build.ts --target ${target.bunTarget} exited with ${code}`);
-    if (!(await Bun.file(outfile).exists())) throw new Error(`scripts/build.ts did not write ${outfile}`);
+    if (code !== 0) throw new Error(`${basename(buildScript)} --target ${target.bunTarget} exited with ${code}`);
+    if (!(await Bun.file(outfile).exists())) throw new Error(`${basename(buildScript)} did not write ${outfile}`);
 
     const format = executableFormat(await readHeader(outfile));
     if (format !== target.format) {
@@ -138,7 +158,7 @@ async function main(): Promise<void> {
     }
     if (target.platform === process.platform && target.arch === process.arch) {
       // Runs here: the compiled-in version must be package.json's.
-      const run = Bun.spawnSync([outfile, "--version"], { cwd: dist, stdout: "pipe", stderr: "pipe" });
+      const run = Bun.spawnSync([outfile, "--version"], { cwd: outdir, stdout: "pipe", stderr: "pipe" });
       const printed = run.stdout.toString().trim();
       if (run.exitCode !== 0 || !(printed === pkg.version || printed.startsWith(`${pkg.version} (`))) {
         throw new Error(`${basename(outfile)} --version printed ${JSON.stringify(printed)} (exit ${run.exitCode}), expected ${pkg.version}`);
@@ -146,16 +166,20 @@ async function main(): Promise<void> {
     }
     const sha256 = await sha256File(outfile);
     entries.push({ name: basename(outfile), sha256 });
-    console.log(`build-all: ${basename(outfile)} ${format} ${sha256} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    log(`build-all: ${basename(outfile)} ${format} ${sha256} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
   }
 
-  await Bun.write(join(dist, "SHA256SUMS"), formatSha256Sums(entries));
-  console.log(`build-all: wrote dist/SHA256SUMS (${entries.length} files)`);
+  await Bun.write(join(outdir, "SHA256SUMS"), formatSha256Sums(entries));
+  log(`build-all: wrote ${join(outdir, "SHA256SUMS")} (${entries.length} files)`);
+  return entries;
 }
 
 if (import.meta.main) {
-  main().catch((error: unknown) => {
+  const root = resolve(import.meta.dir, "..");
+  try {
+    await buildAll(parseArgs(Bun.argv.slice(2), root));
+  } catch (error: unknown) {
     console.error(`build-all: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
-  });
+  }
 }

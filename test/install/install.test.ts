@@ -16,7 +16,8 @@ import {
   executableFormat,
   fileNameOf,
   formatSha256Sums,
-  selectTargets,
+  buildAll,
+  parseArgs,
 } from "../../scripts/build-all.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -540,11 +541,15 @@ describe("build-all helpers", () => {
       "bun-darwin-x64",
       "bun-darwin-arm64",
     ]);
-    expect(selectTargets([]).length).toBe(5);
-    expect(selectTargets(["--targets", "linux-arm64,darwin-x64"]).map(fileNameOf)).toEqual(["cli-linux-arm64", "cli-darwin-x64"]);
-    expect(selectTargets(["--targets=linux-x64"]).map(fileNameOf)).toEqual(["cli-linux-x64"]);
-    expect(() => selectTargets(["--targets", "windows-x64"])).toThrow(/unknown target/);
-    expect(() => selectTargets(["--fast"])).toThrow(/unknown argument/);
+    const all = parseArgs([], ROOT);
+    expect(all.targets).toEqual([...TARGETS]);
+    expect(all.outdir).toBe(DIST);
+    expect(all.buildScript).toBe(join(ROOT, "scripts", "build.ts"));
+    expect(parseArgs(["--targets", "linux-arm64,darwin-x64"], ROOT).targets.map(fileNameOf)).toEqual(["cli-linux-arm64", "cli-darwin-x64"]);
+    expect(parseArgs(["--targets=linux-x64", "--outdir=/tmp/x"], ROOT)).toMatchObject({ outdir: "/tmp/x", targets: [TARGETS[0]] });
+    expect(() => parseArgs(["--targets", "windows-x64"], ROOT)).toThrow(/unknown target/);
+    expect(() => parseArgs(["--fast"], ROOT)).toThrow(/unknown argument/);
+    expect(() => parseArgs(["--outdir"], ROOT)).toThrow(/needs a value/);
   });
 
   test("executableFormat rejects what is not one of our executables", () => {
@@ -557,6 +562,49 @@ describe("build-all helpers", () => {
     elfObject.set([3, 0], 16);
     expect(executableFormat(elfObject)).toBe("ELF x86-64");
   });
+
+  test(
+    "buildAll runs the single-target build per target, checks formats, writes SHA256SUMS",
+    async () => {
+      // Stand-in for scripts/build.ts with the same contract: a real cross-compile of a tiny probe.
+      const dir = join(tmp, "build-all");
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "probe.ts"), `console.log(process.argv.includes("--version") ? ${JSON.stringify(pkg.version)} : "probe");\n`);
+      const fakeBuild = (ignoreTarget: boolean) => `
+        const argv = Bun.argv.slice(2);
+        const target = argv[argv.indexOf("--target") + 1];
+        const outfile = argv[argv.indexOf("--outfile") + 1];
+        const cmd = [process.execPath, "build", "--compile", ${JSON.stringify(join(dir, "probe.ts"))}, "--outfile", outfile];
+        if (!${ignoreTarget}) cmd.push("--target=" + target);
+        process.exit(Bun.spawnSync(cmd, { stdout: "ignore", stderr: "inherit" }).exitCode ?? 1);
+      `;
+      await writeFile(join(dir, "build.ts"), fakeBuild(false));
+      await writeFile(join(dir, "build-host-only.ts"), fakeBuild(true));
+      const lines: string[] = [];
+      const outdir = join(dir, "dist");
+      const targets = parseArgs(["--targets", "linux-x64,darwin-arm64"], ROOT).targets;
+      const entries = await buildAll({ targets, outdir, buildScript: join(dir, "build.ts"), cwd: dir, log: (l) => lines.push(l) });
+      expect(entries.map((e) => e.name)).toEqual(["cli-linux-x64", "cli-darwin-arm64"]);
+      expect((await listDir(outdir)).sort()).toEqual(["SHA256SUMS", "cli-darwin-arm64", "cli-linux-x64"]);
+      const check = run(["sha256sum", "-c", "--strict", "SHA256SUMS"], outdir);
+      expect(check.stdout).toBe("cli-darwin-arm64: OK\ncli-linux-x64: OK\n");
+      expect(check.code).toBe(0);
+      expect(lines.some((l) => l.includes("cli-darwin-arm64 Mach-O arm64"))).toBe(true);
+
+      // A build that ignores --target yields a host binary: refused, and no SHA256SUMS is left.
+      const bad = buildAll({
+        targets: parseArgs(["--targets", "linux-arm64"], ROOT).targets,
+        outdir,
+        buildScript: join(dir, "build-host-only.ts"),
+        cwd: dir,
+        log: () => {},
+      });
+      await expect(bad).rejects.toThrow("cli-linux-arm64 is ELF x86-64, expected ELF aarch64");
+      expect(await Bun.file(join(outdir, "SHA256SUMS")).exists()).toBe(false);
+      await rm(outdir, { recursive: true });
+    },
+    300_000,
+  );
 
   test(
     "executableFormat agrees with `file` on real bun cross-compiled executables of every target",
