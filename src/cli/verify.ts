@@ -1,0 +1,38 @@
+/**
+ * `cli verify`: checks a proof offline against a pinned notary key. No network, no wasm: nothing
+ * here may import src/engine. Exit 0 valid, 1 invalid proof, 2 usage or unreadable input.
+ */
+import { readFileSync } from "node:fs";
+import { defineCommand } from "citty";
+import { AppError } from "../errors.ts";
+import { readPublicKeyFile } from "../proof/keys.ts";
+import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
+import { verifyProof } from "../proof/verify.ts";
+
+async function readProofText(path: string): Promise<string> {
+  try {
+    return path === "-" ? await Bun.stdin.text() : readFileSync(path, "utf8");
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot read proof ${path === "-" ? "from stdin" : `file ${path}`}: ${(error as Error).message}`);
+  }
+}
+
+/** citty leaves a flag given without a value as "" or true; both are usage errors here. */
+function requiredPath(value: unknown, flag: string): string {
+  if (typeof value !== "string" || value === "") throw new AppError("usage", `--${flag} needs a file path`);
+  return value;
+}
+
+export default defineCommand({
+  meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
+  args: {
+    "notary-pub-key": { type: "string", required: true, description: "The notary's public key (PEM file, from `cli notary keygen`)" },
+    proof: { type: "string", required: true, description: "The proof file, or - for stdin" },
+    json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
+  },
+  async run({ args }) {
+    const pinned = readPublicKeyFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
+    const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned);
+    process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
+  },
+});

@@ -1,0 +1,121 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { generateKey } from "../../src/proof/keys.ts";
+import { REPO, runCommandModule, SECRET_API_KEY, SECRET_TOKEN, signedSample, tempDir } from "../proof/fixtures.ts";
+
+const VERIFY = "src/cli/verify.ts";
+const dir = tempDir();
+const { key, proof } = signedSample();
+const pubPath = join(dir, "notary.pub");
+const proofPath = join(dir, "proof.json");
+writeFileSync(pubPath, key.publicKeyPem);
+writeFileSync(proofPath, JSON.stringify(proof, null, 2));
+
+const verify = (...args: string[]) => runCommandModule(VERIFY, args);
+
+/** AppErrors print exactly one line, and no stack trace. */
+function expectOneErrorLine(stderr: string, message: string | RegExp): void {
+  const lines = stderr.trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(message);
+  expect(stderr).not.toContain("    at ");
+}
+
+describe("cli verify", () => {
+  test("a valid proof: exit 0 and what was proven", async () => {
+    const { exitCode, stdout, stderr } = await verify("--notary-pub-key", pubPath, "--proof", proofPath);
+    expect(stderr).toBe("");
+    expect(exitCode).toBe(0);
+    expect(stdout).toContain("Proof valid: signed by notary key sha256:");
+    expect(stdout).toContain("Server:       api.example.com");
+    expect(stdout).toContain(`Authorization: Bearer ${"█".repeat(SECRET_API_KEY.length)}`);
+    expect(stdout).not.toContain(SECRET_API_KEY);
+    expect(stdout).not.toContain(SECRET_TOKEN);
+  });
+
+  test("--json prints the verified content for scripts", async () => {
+    const { exitCode, stdout } = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--json");
+    expect(exitCode).toBe(0);
+    const json = JSON.parse(stdout);
+    expect(json.valid).toBe(true);
+    expect(json.serverName).toBe("api.example.com");
+    expect(json.connectionTime).toEqual({ unix: 1717171717, iso: "2024-05-31T16:08:37.000Z" });
+    expect(json.notary.publicKey).toBe(key.publicKeyPem);
+    expect(json.recv.text).toEndWith(`"token":"${"█".repeat(SECRET_TOKEN.length)}"}`);
+    expect(stdout).not.toContain(SECRET_TOKEN);
+  });
+
+  test("--proof - reads stdin", async () => {
+    const { exitCode, stdout } = await runCommandModule(VERIFY, ["--notary-pub-key", pubPath, "--proof", "-", "--json"], JSON.stringify(proof));
+    expect(exitCode).toBe(0);
+    expect(JSON.parse(stdout).requestId).toBe(proof.body.requestId);
+  });
+
+  test("a tampered proof: exit 1 with the reason", async () => {
+    const tampered = join(dir, "tampered.json");
+    writeFileSync(tampered, JSON.stringify({ ...proof, body: { ...proof.body, serverName: "api.example.org" } }));
+    const { exitCode, stdout, stderr } = await verify("--notary-pub-key", pubPath, "--proof", tampered);
+    expect(exitCode).toBe(1);
+    expect(stdout).toBe("");
+    expectOneErrorLine(stderr, "error: invalid proof: signature does not match: the proof was altered or not signed by this key");
+  });
+
+  test("a proof checked against another notary's key: exit 1, foreign key", async () => {
+    const otherPub = join(dir, "other.pub");
+    writeFileSync(otherPub, generateKey("secp256k1").publicKeyPem);
+    const { exitCode, stderr } = await verify("--notary-pub-key", otherPub, "--proof", proofPath);
+    expect(exitCode).toBe(1);
+    expectOneErrorLine(stderr, /^error: invalid proof: signed by a different notary key \(sha256:/);
+  });
+
+  test("a truncated proof file: exit 1, not JSON", async () => {
+    const truncated = join(dir, "truncated.json");
+    writeFileSync(truncated, readFileSync(proofPath, "utf8").slice(0, 300));
+    const { exitCode, stderr } = await verify("--notary-pub-key", pubPath, "--proof", truncated);
+    expect(exitCode).toBe(1);
+    expectOneErrorLine(stderr, /^error: invalid proof: not JSON \(/);
+  });
+
+  test("a missing proof file: exit 2, naming it", async () => {
+    const { exitCode, stderr } = await verify("--notary-pub-key", pubPath, "--proof", join(dir, "absent.json"));
+    expect(exitCode).toBe(2);
+    expectOneErrorLine(stderr, `error: cannot read proof file ${join(dir, "absent.json")}: ENOENT: no such file or directory, open '${join(dir, "absent.json")}'`);
+  });
+
+  test("a missing or garbage key file: exit 2", async () => {
+    const missing = await verify("--notary-pub-key", join(dir, "absent.pub"), "--proof", proofPath);
+    expect(missing.exitCode).toBe(2);
+    expectOneErrorLine(missing.stderr, /^error: cannot read key file .*absent\.pub: ENOENT/);
+    const garbage = await verify("--notary-pub-key", proofPath, "--proof", proofPath);
+    expect(garbage.exitCode).toBe(2);
+    expectOneErrorLine(garbage.stderr, /^error: key file .*proof\.json: not a PEM public key/);
+  });
+
+  test("missing flags are usage errors: exit 2", async () => {
+    const noKey = await verify("--proof", proofPath);
+    expect(noKey.exitCode).toBe(2);
+    expect(noKey.stderr).toContain("error: Missing required argument: --notary-pub-key");
+    const noProof = await verify("--notary-pub-key", pubPath);
+    expect(noProof.exitCode).toBe(2);
+    expect(noProof.stderr).toContain("error: Missing required argument: --proof");
+    const empty = await verify("--notary-pub-key", pubPath, "--proof", "");
+    expect(empty.exitCode).toBe(2);
+    expectOneErrorLine(empty.stderr, "error: --proof needs a file path");
+  });
+
+  test("needs neither the engine nor wasm: no import path leads there", () => {
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [, specifier = ""] of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
+        expect(specifier).not.toContain("tlsn-wasm");
+        if (specifier.startsWith(".")) visit(resolve(dirname(file), specifier));
+      }
+    };
+    visit(join(REPO, VERIFY));
+    expect(seen.size).toBeGreaterThan(5);
+    expect([...seen].filter((file) => file.includes("/src/engine/"))).toEqual([]);
+  });
+});
