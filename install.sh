@@ -32,15 +32,6 @@ The binary is checked against SHA256SUMS (sha256sum or shasum) before it is inst
 EOF
 }
 
-quiet=0
-for arg in "$@"; do
-  case $arg in
-    -q | --quiet) quiet=1 ;;
-    -h | --help) usage; exit 0 ;;
-    *) printf 'error: unknown option: %s (see --help)\n' "$arg" >&2; exit 1 ;;
-  esac
-done
-
 # Colours only on a terminal: bold for stdout, red for stderr.
 bold='' unbold='' red='' unred=''
 if [ -t 1 ]; then bold=$(printf '\033[1m') unbold=$(printf '\033[0m'); fi
@@ -48,6 +39,15 @@ if [ -t 2 ]; then red=$(printf '\033[31m') unred=$(printf '\033[0m'); fi
 
 say() { if [ "$quiet" = 0 ]; then printf '%s\n' "$*"; fi; }
 die() { printf '%serror:%s %s\n' "$red" "$unred" "$*" >&2; exit 1; }
+
+quiet=0
+for arg in "$@"; do
+  case $arg in
+    -q | --quiet) quiet=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option: $arg (see --help)" ;;
+  esac
+done
 
 # --- platform -------------------------------------------------------------------------------
 os=$(uname -s)

@@ -380,6 +380,20 @@ describe("install.sh checks what it downloads", () => {
 });
 
 describe("install.sh tools and options", () => {
+  test("runs piped into sh, as in curl ... | sh and curl ... | sh -s -- -q", async () => {
+    const script = await readFile(INSTALL_SH);
+    for (const args of [[], ["-s", "--", "-q"]]) {
+      const { env, dir, caseDir } = await prepare({ uname: ["Linux", "aarch64"] });
+      const proc = Bun.spawn(["/bin/sh", ...args], { cwd: caseDir, env, stdin: script, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      if (args.length) expect(stdout).toBe("");
+      else expect(stdout).toContain("Installed cli linux-arm64 latest");
+      expect(await installedVersion(dir)).toBe("linux-arm64 latest");
+    }
+  });
+
   test("downloads with curl when present", async () => {
     const before = requests.length;
     const r = await install({ tools: "curl" });
