@@ -1,0 +1,79 @@
+/**
+ * The backends every shared store test runs against. PostgreSQL comes from PROVER_TEST_PG_URL; each test run uses
+ * its own table names (pid + random) and drops them afterwards. Without a reachable PostgreSQL its tests are
+ * skipped with the reason printed, except in CI (CI=true), where that is a failure.
+ */
+import { SQL } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, type MessageStore } from "../../src/store/index.ts";
+
+export const PG_URL = process.env.PROVER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+async function postgresProblem(): Promise<string | undefined> {
+  const sql = new SQL(PG_URL, { connectionTimeout: 3, max: 1 });
+  try {
+    await sql`SELECT 1`;
+    return undefined;
+  } catch (error) {
+    return `PostgreSQL at ${PG_URL} unreachable: ${(error as Error).message}`;
+  } finally {
+    await sql.close();
+  }
+}
+
+export const postgresSkipReason = await postgresProblem();
+if (postgresSkipReason) {
+  if (process.env.CI === "true") throw new Error(`${postgresSkipReason} (CI=true: PostgreSQL tests must run)`);
+  console.warn(`SKIPPING PostgreSQL store tests: ${postgresSkipReason}`);
+}
+
+const runId = `t${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+let tables = 0;
+
+export interface OpenedStore {
+  store: MessageStore;
+  dataDir: string;
+  /** Passing these to openStore opens the same data again. */
+  options: { url?: string; dataDir: string; table: string };
+  cleanup(): Promise<void>;
+}
+
+export interface Backend {
+  name: "sqlite" | "postgres";
+  skipReason: string | undefined;
+  open(): Promise<OpenedStore>;
+}
+
+export const tempDir = (): string => mkdtempSync(join(tmpdir(), "tlsproof-store-"));
+
+async function open(url: string | undefined): Promise<OpenedStore> {
+  const dataDir = tempDir();
+  const options = { url, dataDir, table: `${runId}_${tables++}` };
+  const store = await openStore(options);
+  return {
+    store,
+    dataDir,
+    options,
+    async cleanup() {
+      await store.close().catch(() => undefined);
+      if (url) await dropTable(options.table);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function dropTable(table: string): Promise<void> {
+  const sql = new SQL(PG_URL, { max: 1 });
+  try {
+    await sql.unsafe(`DROP TABLE IF EXISTS ${table}`);
+  } finally {
+    await sql.close();
+  }
+}
+
+export const backends: Backend[] = [
+  { name: "sqlite", skipReason: undefined, open: () => open(undefined) },
+  { name: "postgres", skipReason: postgresSkipReason, open: () => open(PG_URL) },
+];

@@ -1,0 +1,269 @@
+/** The HTTP routes over a real store on each backend, through a real listening server. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { addressOfSecretKey } from "../../src/store/eth-signature.ts";
+import { DEFAULT_PROOF_STREAM, loadNodeKey, publishContent, verifyStoreResponse, type MessageObject, type NodeKey, type RawMessage, type ResponseMetadata } from "../../src/store/index.ts";
+import { createSignedMessage, type MessageId } from "../../src/store/message.ts";
+import { storeRoutes } from "../../src/store/routes.ts";
+import { backends, type OpenedStore } from "./backends.ts";
+
+interface PublishAnswer {
+  messages: { id: MessageId; duplicate: boolean }[];
+}
+interface ObjectAnswer {
+  messages: MessageObject[];
+  metadata: ResponseMetadata;
+}
+
+/** Messages with placeholder signatures, written straight to the store: fast bulk data for reading tests. */
+function bulkMessages(streamId: string, count: number, startTimestamp: number) {
+  return Array.from({ length: count }, (_, i) => {
+    const id: MessageId = { streamId, streamPartition: 0, timestamp: startTimestamp + Math.floor(i / 2), sequenceNumber: i % 2, publisherId: "0x" + "ab".repeat(20), msgChainId: "bulk" };
+    const raw: RawMessage = [32, [streamId, 0, id.timestamp, id.sequenceNumber, id.publisherId, "bulk"], null, 27, 0, 0, null, JSON.stringify({ i }), null, 2, "0x00"];
+    return { id, payload: JSON.stringify(raw) };
+  });
+}
+
+/** SSE events as [event name, data] pairs; also checks the framing (every event ends with a blank line). */
+function parseSse(text: string): [string, string][] {
+  expect(text.endsWith("\n\n")).toBe(true);
+  return text
+    .slice(0, -2)
+    .split("\n\n")
+    .map((block) => {
+      let event = "message";
+      const data: string[] = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+        else throw new Error(`unexpected SSE line: ${line}`);
+      }
+      return [event, data.join("\n")];
+    });
+}
+
+for (const backend of backends) {
+  describe.skipIf(backend.skipReason !== undefined)(`store routes on ${backend.name}`, () => {
+    let opened: OpenedStore;
+    let nodeKey: NodeKey;
+    let base: string;
+    let stop: () => void;
+
+    beforeAll(async () => {
+      opened = await backend.open();
+      nodeKey = loadNodeKey(opened.dataDir);
+      const app = new Elysia().use(storeRoutes({ store: opened.store, nodeKey })).listen(0);
+      base = `http://127.0.0.1:${app.server?.port}`;
+      stop = () => void app.stop(true);
+    });
+    afterAll(async () => {
+      stop();
+      await opened.cleanup();
+    });
+
+    const url = (stream: string, rest: string) => `${base}/stores/${encodeURIComponent(stream)}/data/partitions/${rest}`;
+    const publish = (stream: string, body: unknown, partition = 0) =>
+      fetch(url(stream, String(partition)), { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+    const getJson = async <T>(stream: string, rest: string, init?: RequestInit): Promise<{ status: number; body: T }> => {
+      const response = await fetch(url(stream, rest), init);
+      return { status: response.status, body: (await response.json()) as T };
+    };
+
+    test("publishes node-signed content: ids, sequence numbers per chain, prevMsgRef chaining, signatures", async () => {
+      const response = await publish("a/chain", [{ content: { n: 1 }, timestamp: 1000 }, { content: { n: 2 }, timestamp: 1000 }, { content: [3], timestamp: 2000 }, { content: "x", msgChainId: "other", timestamp: 1000 }]);
+      expect(response.status).toBe(200);
+      const { messages } = (await response.json()) as PublishAnswer;
+      expect(messages.map((m) => [m.id.timestamp, m.id.sequenceNumber, m.id.msgChainId, m.id.publisherId, m.duplicate])).toEqual([
+        [1000, 0, "main", nodeKey.address, false],
+        [1000, 1, "main", nodeKey.address, false],
+        [2000, 0, "main", nodeKey.address, false],
+        [1000, 0, "other", nodeKey.address, false],
+      ]);
+      const later = (await (await publish("a/chain", { content: 4 })).json()) as PublishAnswer;
+      expect(later.messages[0]?.id.timestamp).toBeGreaterThanOrEqual(2000);
+
+      const raw = await fetch(url("a/chain", "0/range?fromTimestamp=0&toTimestamp=3000&publisherId=" + nodeKey.address + "&msgChainId=main&format=raw"));
+      const lines = (await raw.text()).split("\n");
+      const stored = lines.slice(0, -1).map((line) => JSON.parse(line) as RawMessage);
+      expect(stored.map((m) => [m[1][2], m[1][3], m[2], m[7]])).toEqual([
+        [1000, 0, null, '{"n":1}'],
+        [1000, 1, [1000, 0], '{"n":2}'],
+        [2000, 0, [1000, 1], "[3]"],
+      ]);
+      const { isSignatureValid } = await import("../../src/store/message.ts");
+      expect(stored.every(isSignatureValid)).toBe(true);
+      expect(JSON.parse(lines.at(-1) ?? "")).toEqual({ hasNext: false, totalMessages: 3 });
+    });
+
+    test("a chain never goes backwards; replaying a stored id is answered as a duplicate and stored once", async () => {
+      expect((await publish("b", { content: 1, timestamp: 500, sequenceNumber: 4 })).status).toBe(200);
+      const replay = (await (await publish("b", { content: "changed", timestamp: 500, sequenceNumber: 4 })).json()) as PublishAnswer;
+      expect(replay.messages[0]).toMatchObject({ id: { timestamp: 500, sequenceNumber: 4 }, duplicate: true });
+      const backwards = await publish("b", { content: 1, timestamp: 499 });
+      expect(backwards.status).toBe(400);
+      expect(((await backwards.json()) as { error: string }).error).toContain("is not after the last message (500, 4)");
+      const { body } = await getJson<ObjectAnswer>("b", "0/last?count=10");
+      expect(body.messages.map((m) => m.content)).toEqual([1]);
+    });
+
+    test("accepts RawMessages signed by anyone, refuses bad signatures, other streams and malformed input", async () => {
+      const secretKey = secp256k1.utils.randomSecretKey();
+      const publisherId = addressOfSecretKey(secretKey);
+      const id: MessageId = { streamId: "c", streamPartition: 2, timestamp: 77, sequenceNumber: 0, publisherId, msgChainId: "x" };
+      const signed = createSignedMessage(id, null, '{"hello":"world"}', secretKey);
+      const ok = (await (await publish("c", signed, 2)).json()) as PublishAnswer;
+      expect(ok.messages).toEqual([{ id, duplicate: false }]);
+      const dup = (await (await publish("c", [signed, signed], 2)).json()) as PublishAnswer;
+      expect(dup.messages.map((m) => m.duplicate)).toEqual([true, true]);
+
+      const forged = [...signed] as RawMessage;
+      forged[7] = '{"hello":"mallory"}';
+      const refusals: [unknown, number, string][] = [
+        [forged, 2, "signature does not verify"],
+        [signed, 3, "message is for c/2, not c/3"],
+        [{ content: 1, extra: true }, 2, "entry 0 at extra"],
+        [{ timestamp: 5 }, 2, 'Expected "content"'],
+        [{ content: 1, timestamp: -5 }, 2, "entry 0 at timestamp"],
+        [[], 2, "no entries"],
+        [[32, "nonsense"], 2, "entry 0"],
+        [Array.from({ length: 5001 }, () => ({ content: 1 })), 2, "at most 5000 entries"],
+      ];
+      for (const [body, partition, message] of refusals) {
+        const response = await publish("c", body, partition);
+        expect(response.status).toBe(400);
+        expect(((await response.json()) as { error: string }).error).toContain(message);
+      }
+      const notJson = await fetch(url("c", "2"), { method: "POST", body: "{nope" });
+      expect(notJson.status).toBe(400);
+      expect(await notJson.json()).toEqual({ error: "Body is not valid JSON" });
+      const badPartition = await publish("c", { content: 1 }, -1);
+      expect(badPartition.status).toBe(400);
+
+      const { body } = await getJson<ObjectAnswer>("c", "2/last?count=5");
+      expect(body.messages).toHaveLength(1);
+      expect(body.messages[0]?.content).toEqual({ hello: "world" });
+    });
+
+    test("publishContent puts a proof on the proofs stream", async () => {
+      const id = await publishContent(opened.store, nodeKey, DEFAULT_PROOF_STREAM, 0, { proof: "p1" });
+      expect(id).toMatchObject({ streamId: "proofs", streamPartition: 0, publisherId: nodeKey.address, msgChainId: "main" });
+      const { body } = await getJson<ObjectAnswer>("proofs", "0/last");
+      expect(body.messages[0]?.content).toEqual({ proof: "p1" });
+      expect(body.messages[0]?.metadata.id).toEqual(id);
+    });
+
+    describe("queries over 5003 messages", () => {
+      const stream = "bulk";
+      beforeAll(async () => {
+        await opened.store.insert(bulkMessages(stream, 5003, 10_000));
+      });
+      const contents = (answer: ObjectAnswer) => answer.messages.map((m) => (m.content as { i: number }).i);
+
+      test("last: newest count, oldest first; negative count gives the first |count|; count=0 gives none", async () => {
+        expect(contents((await getJson<ObjectAnswer>(stream, "0/last?count=3")).body)).toEqual([5000, 5001, 5002]);
+        expect(contents((await getJson<ObjectAnswer>(stream, "0/last")).body)).toEqual([5002]);
+        expect(contents((await getJson<ObjectAnswer>(stream, "0/last?count=-2")).body)).toEqual([0, 1]);
+        expect((await getJson<ObjectAnswer>(stream, "0/last?count=0")).body).toEqual({ messages: [], metadata: { hasNext: false, totalMessages: 0 } });
+      });
+
+      test("plain HTTP stops at 5000 and names the first message not returned", async () => {
+        const { body } = await getJson<ObjectAnswer>(stream, "0/from?fromTimestamp=0");
+        expect(body.messages).toHaveLength(5000);
+        expect(body.metadata).toEqual({ hasNext: true, nextTimestamp: 12_500, nextSequenceNumber: 0, totalMessages: 5000 });
+        const rest = await getJson<ObjectAnswer>(stream, `0/from?fromTimestamp=${body.metadata.nextTimestamp}&fromSequenceNumber=${body.metadata.nextSequenceNumber}`);
+        expect(contents(rest.body)).toEqual([5000, 5001, 5002]);
+        expect(rest.body.metadata).toEqual({ hasNext: false, totalMessages: 3 });
+        const last = await getJson<ObjectAnswer>(stream, "0/last?count=5002");
+        expect(contents(last.body).slice(0, 2)).toEqual([1, 2]);
+        expect(last.body.metadata).toMatchObject({ hasNext: true, nextTimestamp: 12_500, nextSequenceNumber: 1 });
+      });
+
+      test("range is inclusive on (timestamp, sequenceNumber) at both ends; toSequenceNumber=0 means 0", async () => {
+        const q = (params: string) => getJson<ObjectAnswer>(stream, `0/range?${params}`).then(({ body }) => contents(body));
+        expect(await q("fromTimestamp=10001&fromSequenceNumber=1&toTimestamp=10003&toSequenceNumber=0")).toEqual([3, 4, 5, 6]);
+        expect(await q("fromTimestamp=10001&toTimestamp=10002")).toEqual([2, 3, 4, 5]);
+        expect(await q(`fromTimestamp=10000&toTimestamp=10000&publisherId=0x${"ab".repeat(20)}&msgChainId=bulk`)).toEqual([0, 1]);
+        expect(await q(`fromTimestamp=10000&toTimestamp=10000&publisherId=0x${"cd".repeat(20)}&msgChainId=bulk`)).toEqual([]);
+        expect(contents((await getJson<ObjectAnswer>(stream, `0/from?fromTimestamp=12501&publisherId=0x${"ab".repeat(20)}`)).body)).toEqual([5002]);
+      });
+
+      test("SSE: proper framing, one data event per message, no limit, metadata last", async () => {
+        const response = await fetch(url(stream, "0/from?fromTimestamp=0&format=raw"), { headers: { accept: "application/json, text/event-stream" } });
+        expect(response.headers.get("content-type")).toStartWith("text/event-stream");
+        const events = parseSse(await response.text());
+        expect(events).toHaveLength(5004);
+        expect(events.slice(0, -1).every(([event]) => event === "message")).toBe(true);
+        expect((JSON.parse(events[5002]?.[1] ?? "") as RawMessage)[7]).toBe('{"i":5002}');
+        expect(events.at(-1)).toEqual(["metadata", JSON.stringify({ hasNext: false, totalMessages: 5003 })]);
+        const objects = parseSse(await (await fetch(url(stream, "0/last?count=2"), { headers: { accept: "text/event-stream" } })).text());
+        expect(objects.slice(0, 2).map(([, data]) => (JSON.parse(data) as MessageObject).content)).toEqual([{ i: 5001 }, { i: 5002 }]);
+      });
+
+      test("verifyNetworkResponses: the node's signature checks for raw, object and SSE answers, and fails when tampered", async () => {
+        const rawText = await (await fetch(url(stream, "0/last?count=4&format=raw&verifyNetworkResponses=true"))).text();
+        const lines = rawText.split("\n");
+        const metadata = JSON.parse(lines.at(-1) ?? "") as ResponseMetadata;
+        const messages = lines.slice(0, -1).map((l) => JSON.parse(l) as RawMessage);
+        expect(metadata.participatingNodesAddress).toEqual([nodeKey.address]);
+        expect(metadata.requestId).toMatch(/^[0-9a-f-]{36}$/);
+        expect(verifyStoreResponse({ messages, metadata }, nodeKey.address)).toBe(true);
+        expect(verifyStoreResponse({ messages: messages.slice(1), metadata: { ...metadata, totalMessages: 3 } }, nodeKey.address)).toBe(false);
+        expect(verifyStoreResponse({ messages: [...messages].reverse(), metadata }, nodeKey.address)).toBe(false);
+        expect(verifyStoreResponse({ messages, metadata: { ...metadata, hasNext: true } }, nodeKey.address)).toBe(false);
+        expect(verifyStoreResponse({ messages, metadata }, "0x" + "11".repeat(20))).toBe(false);
+
+        const object = (await getJson<ObjectAnswer>(stream, "0/from?fromTimestamp=0&verifyNetworkResponses=true")).body;
+        expect(object.metadata.hasNext).toBe(true);
+        expect(verifyStoreResponse(object, nodeKey.address)).toBe(true);
+        const changed = structuredClone(object);
+        (changed.messages[10] as MessageObject).content = { i: -1 };
+        expect(verifyStoreResponse(changed, nodeKey.address)).toBe(false);
+
+        const requestId = crypto.randomUUID();
+        const sse = parseSse(await (await fetch(url(stream, `0/last?count=7000&verifyNetworkResponses=true&requestId=${requestId}`), { headers: { accept: "text/event-stream" } })).text());
+        const sseMetadata = JSON.parse(sse.at(-1)?.[1] ?? "") as ResponseMetadata;
+        expect(sseMetadata.requestId).toBe(requestId);
+        expect(verifyStoreResponse({ messages: sse.slice(0, -1).map(([, d]) => JSON.parse(d) as MessageObject), metadata: sseMetadata }, nodeKey.address)).toBe(true);
+      });
+    });
+
+    test("bad queries are 400 JSON before any byte of an answer, with the reference texts", async () => {
+      const cases: [string, string][] = [
+        ["x/last", 'Path parameter "partition" not a number: x'],
+        ["0/last?count=ten", 'Query parameter "count" not a number: ten'],
+        ["0/last?version=31", 'Query parameter "version" is not supported: 31'],
+        ["0/last?format=xml", 'Query parameter "format" is invalid: xml'],
+        ["0/newest", "Unknown query type: newest (expected one of last, from, range)"],
+        ["0/from", 'Query parameter "fromTimestamp" required.'],
+        ["0/range?fromTimestamp=1&toTimestamp=2&fromSequenceNumber=a", 'Query parameter "fromSequenceNumber" not a number: a'],
+      ];
+      for (const [rest, error] of cases) {
+        for (const accept of ["application/json", "text/event-stream"]) {
+          const response = await fetch(url("any", rest), { headers: { accept } });
+          expect(response.status).toBe(400);
+          expect(response.headers.get("content-type")).toStartWith("application/json");
+          expect(await response.json()).toEqual({ error });
+        }
+      }
+    });
+  });
+}
+
+describe.skipIf(backends[0]?.skipReason !== undefined)("storage failure", () => {
+  test("is 500 {error: Failed to fetch data!} without details", async () => {
+    const opened = await backends[0]!.open();
+    const app = new Elysia().use(storeRoutes({ store: opened.store, nodeKey: loadNodeKey(opened.dataDir) }));
+    await opened.store.close();
+    const originalError = console.error;
+    console.error = () => undefined;
+    try {
+      const response = await app.handle(new Request("http://localhost/stores/s/data/partitions/0/last"));
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ error: "Failed to fetch data!" });
+    } finally {
+      console.error = originalError;
+      await opened.cleanup();
+    }
+  });
+});
