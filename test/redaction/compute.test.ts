@@ -1,0 +1,278 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { computeRedactions, parseRedactions, revealedRanges } from "../../src/redaction/index.ts";
+import { chunked, concat, masked, texts, utf8 } from "./fixtures/transcript.ts";
+
+interface Transcript {
+  sent: Uint8Array;
+  recv: Uint8Array;
+}
+
+function redact(transcript: Transcript, header: string) {
+  const result = computeRedactions(transcript, parseRedactions(header));
+  return {
+    result,
+    sent: masked(transcript.sent, result.hidden.sent),
+    recv: masked(transcript.recv, result.hidden.recv),
+    /** Per pattern: its public text, whether it matched, and the text of its spans. */
+    declared: result.declared.map((d) => [
+      d.pattern,
+      d.matched,
+      d.spans.map((s) => `${s.direction}:${texts(transcript[s.direction], [s])[0]}`),
+    ]),
+  };
+}
+
+const request = (head: string, body = "") => utf8(`${head}\r\n\r\n${body}`);
+const emptyResponse = utf8("HTTP/1.1 204 No Content\r\n\r\n");
+const plainResponse = (headers: string, body: string) =>
+  utf8(`HTTP/1.1 200 OK\r\n${headers}Content-Length: ${utf8(body).length}\r\n\r\n${body}`);
+const chunkedResponse = (headers: string, body: string, sizes: number[], trailer = "") =>
+  concat(`HTTP/1.1 200 OK\r\n${headers}Transfer-Encoding: chunked\r\n\r\n`, chunked(body, sizes, trailer));
+
+describe("headers", () => {
+  const sent = request("GET /x HTTP/1.1\r\nHost: api.example\r\nauthorization:  Bearer tok \r\nX-Key: k1\r\nX-KEY: k2\r\nX-None:");
+
+  test("req:header hides every value of that name, any case; names stay visible", () => {
+    const r = redact({ sent, recv: emptyResponse }, "req:header:x-key,req:header:AUTHORIZATION");
+    expect(r.sent).toBe("GET /x HTTP/1.1\r\nHost: api.example\r\nauthorization:  ********** \r\nX-Key: **\r\nX-KEY: **\r\nX-None:\r\n\r\n");
+    expect(r.declared).toEqual([
+      ["req:header:x-key", true, ["sent:k1", "sent:k2"]],
+      ["req:header:AUTHORIZATION", true, ["sent:Bearer tok"]],
+    ]);
+    expect(r.recv).toBe("HTTP/1.1 204 No Content\r\n\r\n");
+  });
+
+  test("an empty value has nothing to hide: matched false; an absent header: matched false", () => {
+    const r = redact({ sent, recv: emptyResponse }, "req:header:x-none,req:header:cookie");
+    expect(r.declared).toEqual([
+      ["req:header:x-none", false, []],
+      ["req:header:cookie", false, []],
+    ]);
+    expect(r.result.hidden).toEqual({ sent: [], recv: [] });
+  });
+
+  test("res:header covers trailers and interim responses, never the request", () => {
+    const recv = concat(
+      "HTTP/1.1 100 Continue\r\nSet-Cookie: early\r\n\r\n",
+      chunkedResponse("Set-Cookie: a=1; Secure\r\n", "{}", [], "set-cookie: late\r\n"),
+    );
+    const r = redact({ sent: request("GET / HTTP/1.1\r\nSet-Cookie: req"), recv }, "res:header:Set-Cookie");
+    expect(r.declared).toEqual([["res:header:Set-Cookie", true, ["recv:early", "recv:a=1; Secure", "recv:late"]]]);
+    expect(r.sent).toContain("Set-Cookie: req");
+  });
+});
+
+describe("bodies", () => {
+  const json = `{"user":{"name":"Zoë \\"Z\\"","age":41,"tags":["a","b"],"ok":true,"none":null},"items":[{"price":9.5},{"price":-1e3}]}`;
+  const sent = request(`POST /api HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${utf8(json).length}`, json);
+
+  test("req:body: strings with quotes, numbers, literals, arrays and objects whole; keys visible", () => {
+    const r = redact({ sent, recv: emptyResponse }, "req:body:user.name,req:body:items.1.price,req:body:user.tags,req:body:user.ok,req:body:user.none");
+    expect(r.declared.map((d) => d[2])).toEqual([
+      [`sent:"Zoë \\"Z\\""`],
+      ["sent:-1e3"],
+      [`sent:["a","b"]`],
+      ["sent:true"],
+      ["sent:null"],
+    ]);
+    expect(r.sent.endsWith(`{"user":{"name":************,"age":41,"tags":*********,"ok":****,"none":****},"items":[{"price":9.5},{"price":****}]}`)).toBe(true);
+  });
+
+  test("res:body on a chunked body: a value split across chunks is hidden piece by piece, framing visible", () => {
+    const body = `{"token":"abcdefgh","n":1}`;
+    const recv = chunkedResponse("", body, [12, 3]);
+    const r = redact({ sent, recv }, "res:body:token");
+    expect(r.declared).toEqual([["res:body:token", true, ['recv:"ab', "recv:cde", 'recv:fgh"']]]);
+    expect(r.recv).toBe(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n{"token":***\r\n3\r\n***\r\nb\r\n****,"n":1}\r\n0\r\n\r\n`);
+  });
+
+  test("a chunk boundary inside a key still finds the key", () => {
+    const recv = chunkedResponse("", `{"secret":1}`, [4]);
+    expect(redact({ sent, recv }, "res:body:secret").declared).toEqual([["res:body:secret", true, ["recv:1"]]]);
+  });
+
+  test("empty path hides the whole body: plain, and every data piece of a chunked one", () => {
+    const plain = redact({ sent, recv: plainResponse("", "not json at all") }, "res:body:,req:body:");
+    expect(plain.declared).toEqual([
+      ["res:body:", true, ["recv:not json at all"]],
+      ["req:body:", true, [`sent:${json}`]],
+    ]);
+    const recv = chunkedResponse("", "hello world", [5]);
+    expect(redact({ sent, recv }, "res:body:").recv).toBe(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n*****\r\n6\r\n******\r\n0\r\n\r\n",
+    );
+  });
+
+  test("a non-JSON body: a non-empty path matches nothing", () => {
+    const r = redact({ sent, recv: plainResponse("", `{"a":1} trailing`) }, "res:body:a");
+    expect(r.declared).toEqual([["res:body:a", false, []]]);
+  });
+
+  test("an empty body: even the empty path has nothing to hide", () => {
+    expect(redact({ sent, recv: emptyResponse }, "res:body:").declared).toEqual([["res:body:", false, []]]);
+  });
+});
+
+describe("request target", () => {
+  const recv = plainResponse("", "{}");
+
+  test("res:query: every parameter of that name, raw bytes, names visible", () => {
+    const sent = request("GET /v1/q?key=one&a%20b=enc&other=x&key=two%2Fthree&key&keys=no#key=frag HTTP/1.1\r\nHost: h");
+    const r = redact({ sent, recv }, "res:query:key,res:query:a%20b,res:query:KEY");
+    expect(r.declared).toEqual([
+      ["res:query:key", true, ["sent:one", "sent:two%2Fthree"]],
+      ["res:query:a%20b", true, ["sent:enc"]],
+      ["res:query:KEY", false, []],
+    ]);
+    expect(r.sent.startsWith("GET /v1/q?key=***&a%20b=***&other=x&key=***********&key&keys=no#key=frag HTTP/1.1")).toBe(true);
+  });
+
+  test("res:path: 1-based segments; trailing slash and query do not shift them", () => {
+    const hide = (target: string, header: string) => redact({ sent: request(`GET ${target} HTTP/1.1`), recv }, header).declared;
+    expect(hide("/a/b/c", "res:path:2")).toEqual([["res:path:2", true, ["sent:b"]]]);
+    expect(hide("/users/42/?x=1", "res:path:2,res:path:3")).toEqual([
+      ["res:path:2", true, ["sent:42"]],
+      ["res:path:3", false, []],
+    ]);
+    expect(hide("/a/b?c=/d/e", "res:path:3")).toEqual([["res:path:3", false, []]]);
+    expect(hide("https://h.example/x/y", "res:path:1")).toEqual([["res:path:1", true, ["sent:x"]]]);
+  });
+});
+
+describe("search", () => {
+  test("every occurrence in status line, headers and body; never in the request", () => {
+    const sent = request("GET /?q=needle HTTP/1.1");
+    const recv = plainResponse("X-Echo: needle\r\n", `{"a":"needle","b":"needleneedle"}`);
+    const r = redact({ sent, recv }, "search:needle");
+    // Adjacent occurrences merge into one span.
+    expect(r.declared[0]?.[2]).toEqual(["recv:needle", "recv:needle", "recv:needleneedle"]);
+    expect(r.recv).not.toContain("needle");
+    expect(r.sent).toContain("needle");
+    expect(redact({ sent, recv }, "search:200 OK").recv.startsWith("HTTP/1.1 ******\r\n")).toBe(true);
+  });
+
+  test("overlapping occurrences are all hidden", () => {
+    const r = redact({ sent: request("GET / HTTP/1.1"), recv: plainResponse("", "xaaay") }, "search:aa");
+    expect(r.recv.endsWith("x***y")).toBe(true);
+  });
+
+  test("finds text split by chunk boundaries, hides each piece, leaves framing visible", () => {
+    const recv = chunkedResponse("", "say hello world", [6, 1, 3]);
+    const r = redact({ sent: request("GET / HTTP/1.1"), recv }, "search:hello w");
+    expect(r.declared).toEqual([["search:*", true, ["recv:he", "recv:l", "recv:lo ", "recv:w"]]]);
+    expect(r.recv).toBe("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nsay **\r\n1\r\n*\r\n3\r\n***\r\n5\r\n*orld\r\n0\r\n\r\n");
+  });
+
+  test("chunk framing is not searchable", () => {
+    const recv = chunkedResponse("", "ab", [1]);
+    expect(redact({ sent: request("GET / HTTP/1.1"), recv }, "search:a\r\n1").declared).toEqual([["search:*", false, []]]);
+  });
+
+  test("byte-wise UTF-8", () => {
+    const recv = plainResponse("", `{"city":"Zürich","emoji":"😀"}`);
+    const r = redact({ sent: request("GET / HTTP/1.1"), recv }, "search:ürich,search:😀");
+    expect(r.declared.map((d) => d[2])).toEqual([["recv:ürich"], ["recv:😀"]]);
+  });
+
+  test("the search text appears nowhere in the result", () => {
+    const recv = plainResponse("", "has sk_live_123 inside");
+    const r = redact({ sent: request("GET / HTTP/1.1"), recv }, "search:sk_live_123,search:sk_absent_456");
+    const published = JSON.stringify(r.result.declared);
+    expect(published).not.toContain("sk_live_123");
+    expect(published).not.toContain("sk_absent_456");
+    expect(r.declared.map((d) => [d[0], d[1]])).toEqual([["search:*", true], ["search:*", false]]);
+  });
+});
+
+describe("order: each pattern sees what the earlier ones left", () => {
+  const sent = request("GET /a HTTP/1.1");
+  const recv = plainResponse("X-Secret: v\r\n", `{"secret":"value","other":"secret"}`);
+
+  test("an earlier search can hide a key, so a later body path no longer finds it", () => {
+    const first = redact({ sent, recv }, "search:secret,res:body:secret");
+    expect(first.declared).toEqual([
+      ["search:*", true, ["recv:secret", "recv:secret"]],
+      ["res:body:secret", false, []],
+    ]);
+    expect(first.recv.endsWith(`{"******":"value","other":"******"}`)).toBe(true);
+    // The other way round the key is still visible when the body path looks for it.
+    const second = redact({ sent, recv }, "res:body:secret,search:secret");
+    expect(second.recv.endsWith(`{"******":*******,"other":"******"}`)).toBe(true);
+  });
+
+  test("search is case-sensitive; a hidden header name cannot be found again", () => {
+    const r = redact({ sent, recv }, "search:Secret,res:header:x-secret");
+    expect(r.declared[1]).toEqual(["res:header:x-secret", false, []]);
+    expect(r.recv).toContain("X-******: v\r\n");
+  });
+
+  test("a value may overlap bytes already hidden: a later longer match is hidden whole", () => {
+    const r = redact({ sent, recv }, "search:alu,res:body:secret");
+    expect(r.declared).toEqual([
+      ["search:*", true, ["recv:alu"]],
+      ["res:body:secret", true, ['recv:"value"']],
+    ]);
+    expect(r.recv.endsWith(`{"secret":*******,"other":"secret"}`)).toBe(true);
+  });
+
+  test("search text partly hidden already is not found", () => {
+    const r = redact({ sent, recv }, "res:body:secret,search:value");
+    expect(r.declared[1]).toEqual(["search:*", false, []]);
+  });
+});
+
+describe("overlapping and nested spans never un-hide anything", () => {
+  const sent = request("GET / HTTP/1.1");
+  const recv = plainResponse("", `{"outer":{"inner":"xyz","tail":"0123456789"}}`);
+  const outer = `{"inner":"xyz","tail":"0123456789"}`;
+  const start = utf8(`HTTP/1.1 200 OK\r\nContent-Length: 46\r\n\r\n{"outer":`).length;
+
+  test("nested body paths, both orders: the outer value stays hidden whole", () => {
+    for (const header of ["res:body:outer,res:body:outer.inner", "res:body:outer.inner,res:body:outer"]) {
+      const r = redact({ sent, recv }, header);
+      expect(r.result.hidden.recv).toEqual([{ start, end: start + utf8(outer).length }]);
+    }
+  });
+
+  test("a short span starting inside a long one (the last_end bug) does not shorten it", () => {
+    // search:234 comes first, so its span is found; the outer value then contains it. Sorted by start the long
+    // span comes first and the short one ends earlier: merging with `last_end = r.end` would reveal "789"}.
+    const r = redact({ sent, recv }, "search:234,res:body:outer");
+    expect(r.result.hidden.recv).toEqual([{ start, end: start + utf8(outer).length }]);
+    expect(r.recv.endsWith(`{"outer":${"*".repeat(utf8(outer).length)}}`)).toBe(true);
+    expect(revealedRanges(recv.length, r.result.hidden.recv)).toEqual([
+      { start: 0, end: start },
+      { start: start + utf8(outer).length, end: recv.length },
+    ]);
+  });
+});
+
+describe("robustness", () => {
+  test("garbage and truncated transcripts never throw; hidden stays inside the transcript", () => {
+    const patterns = parseRedactions("req:header:a,req:body:,req:body:a.0,res:header:b,res:body:,res:body:x.y,res:query:q,res:path:1,search:a");
+    const full = {
+      sent: request("POST /a/b?q=1 HTTP/1.1\r\nA: 1\r\nContent-Length: 9", `{"a":[1]}`),
+      recv: chunkedResponse("B: 2\r\n", `{"x":{"y":"aaa"}}`, [3, 4]),
+    };
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.record({ sent: fc.uint8Array({ maxLength: 60 }), recv: fc.uint8Array({ maxLength: 60 }) }),
+          fc.record({ cutSent: fc.nat(full.sent.length), cutRecv: fc.nat(full.recv.length) }).map(({ cutSent, cutRecv }) => ({
+            sent: full.sent.subarray(0, cutSent),
+            recv: full.recv.subarray(0, cutRecv),
+          })),
+        ),
+        (transcript) => {
+          const { hidden, declared } = computeRedactions(transcript, patterns);
+          expect(declared).toHaveLength(patterns.length);
+          for (const direction of ["sent", "recv"] as const) {
+            for (const r of hidden[direction]) expect(0 <= r.start && r.start < r.end && r.end <= transcript[direction].length).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+});
