@@ -45,6 +45,40 @@ export interface VerifiedProof {
 
 // ---- schema ----
 
+/** A strict object schema that also refuses arrays, which valibot's object schemas accept. */
+export const strictMapping = <T extends v.ObjectEntries, M extends string>(entries: T, message: M) =>
+  v.pipe(
+    v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), message),
+    v.strictObject(entries, message),
+  );
+
+/** An offending value for a one-line message: short, and never a whole document. */
+function shown(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) return "an object";
+  const text = typeof value === "string" ? JSON.stringify(value) : String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** `a.b[0].c` for an issue's path. */
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? [])
+    .map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`))
+    .join("")
+    .replace(/^\./, "");
+}
+
+/**
+ * One line for a schema issue: `unknown key "a.b"`, `missing key "a.b"` or `a.b: <message>, got <value>`.
+ * Schemas using this set their own messages ("expected ...").
+ */
+export function describeSchemaIssue(issue: v.BaseIssue<unknown>): string {
+  const path = issuePath(issue);
+  if (issue.type.startsWith("strict_") && issue.expected === "never") return `unknown key "${path}"`;
+  if (issue.received === "undefined" && path) return `missing key "${path}"`;
+  return `${path || "value"}: ${issue.message}, got ${shown(issue.input)}`;
+}
+
 const nonNegativeInteger = (max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
     v.number("expected a non-negative integer"),
@@ -58,7 +92,7 @@ const flag = v.boolean("expected true or false");
 const list = <T extends v.GenericSchema>(item: T) => v.array(item, "expected an array");
 const oneOf = <const T extends string[]>(options: T) =>
   v.picklist(options, `expected one of ${options.map((option) => `"${option}"`).join(", ")}`);
-const strict = <T extends v.ObjectEntries>(entries: T) => v.strictObject(entries, "expected an object");
+const strict = <T extends v.ObjectEntries>(entries: T) => strictMapping(entries, "expected an object");
 
 const byteRangeEntries = { start: nonNegativeInteger(), end: nonNegativeInteger() };
 const transcriptDirectionSchema = strict({
@@ -87,26 +121,7 @@ const proofSchema = strict({
     notaryVersion: text,
   }),
   signature: v.pipe(text, v.regex(/^[0-9a-f]{128}$/, "expected 128 lowercase hex digits")),
-}) satisfies v.GenericSchema<Proof>;
-
-/** `a.b[0].c` for an issue's path. */
-function issuePath(issue: v.BaseIssue<unknown>): string {
-  return (issue.path ?? [])
-    .map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`))
-    .join("")
-    .replace(/^\./, "");
-}
-
-/**
- * One line for a schema issue: `unknown key "a.b"`, `missing key "a.b"` or `a.b: <message>, got <value>`.
- * Schemas using this set their own messages ("expected ...").
- */
-export function describeSchemaIssue(issue: v.BaseIssue<unknown>): string {
-  const path = issuePath(issue);
-  if (issue.type.startsWith("strict_") && issue.expected === "never") return `unknown key "${path}"`;
-  if (issue.received === "undefined" && path) return `missing key "${path}"`;
-  return `${path || "value"}: ${issue.message}, got ${issue.received}`;
-}
+}) satisfies v.GenericSchema<unknown, Proof>;
 
 // ---- checks ----
 

@@ -139,6 +139,8 @@ describe("malformed proofs are rejected with the field at fault", () => {
     ["another version", { ...proof, version: "tlsproof/2" }, /^invalid proof: unsupported version "tlsproof\/2" \(expected "tlsproof\/1"\)$/],
     ["unknown top-level key", { ...proof, extra: 1 }, /^invalid proof: unknown key "extra"$/],
     ["unknown nested key", { ...proof, body: { ...proof.body, transcript: { ...proof.body.transcript, sent: { ...proof.body.transcript.sent, note: "x" } } } }, /unknown key "body\.transcript\.sent\.note"$/],
+    ["an array for the body", { ...proof, body: [] }, /^invalid proof: body: expected an object, got an array$/],
+    ["missing notary object", { ...proof, body: { ...proof.body, notary: undefined } }, /^invalid proof: missing key "body\.notary"$/],
     ["missing body key", { ...proof, body: { ...proof.body, serverName: undefined } }, /missing key "body\.serverName"$/],
     ["negative start", (() => { const p = clone(proof); p.body.transcript.sent.revealed[0]!.start = -1; return p; })(), /body\.transcript\.sent\.revealed\[0\]\.start: expected a non-negative integer, got -1$/],
     ["fractional time", { ...proof, body: { ...proof.body, connectionTime: 1.5 } }, /body\.connectionTime: expected a non-negative integer, got 1\.5$/],

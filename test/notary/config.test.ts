@@ -1,0 +1,161 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { AppError } from "../../src/errors.ts";
+import { loadNotaryConfig, loadWhitelist, type NotaryConfig, parseNotaryConfig } from "../../src/notary/config.ts";
+import { tempDir } from "../proof/fixtures.ts";
+
+function writeConfig(yaml: string): string {
+  const dir = join(tempDir(), "etc");
+  mkdirSync(dir);
+  const path = join(dir, "notary.yaml");
+  writeFileSync(path, yaml);
+  return path;
+}
+
+function failure(run: () => unknown): AppError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error("expected an AppError");
+}
+
+describe("notary config", () => {
+  test("an empty file means every notary-server default; relative defaults anchor at the config's folder", () => {
+    const path = writeConfig("");
+    const folder = join(path, "..");
+    const expected: NotaryConfig = {
+      host: "0.0.0.0",
+      port: 7047,
+      concurrency: 32,
+      notarization: { maxSentData: 4096, maxRecvData: 16384, timeoutSeconds: 1800, privateKeyPath: null, signatureAlgorithm: "secp256k1" },
+      tls: { enabled: false, privateKeyPath: null, certificatePath: null },
+      log: { level: "DEBUG", format: "COMPACT" },
+      auth: { enabled: false, whitelistPath: join(folder, "whitelist.csv") },
+    };
+    expect(loadNotaryConfig(path)).toEqual(expected);
+    const emptyMapping = writeConfig("{}\n");
+    expect(loadNotaryConfig(emptyMapping)).toEqual({ ...expected, auth: { enabled: false, whitelistPath: join(emptyMapping, "..", "whitelist.csv") } });
+    expect(parseNotaryConfig({ tls: null, log: null }, "/srv")).toEqual({ ...expected, auth: { enabled: false, whitelistPath: "/srv/whitelist.csv" } });
+  });
+
+  test("a full config, in notary-server's own layout", () => {
+    const path = writeConfig(`
+host: "127.0.0.1"
+port: 8047
+concurrency: 4
+notarization:
+  max_sent_data: 8192
+  max_recv_data: 65536
+  timeout: 60
+  private_key_path: "./keys/notary.key"
+  signature_algorithm: secp256r1
+tls:
+  enabled: true
+  private_key_path: /etc/tls/key.pem
+  certificate_path: ../tls/cert.pem
+log:
+  level: info
+  format: json
+auth:
+  enabled: true
+  whitelist: lists/keys.csv
+`);
+    const folder = join(path, "..");
+    expect(loadNotaryConfig(path)).toEqual({
+      host: "127.0.0.1",
+      port: 8047,
+      concurrency: 4,
+      notarization: { maxSentData: 8192, maxRecvData: 65536, timeoutSeconds: 60, privateKeyPath: join(folder, "keys/notary.key"), signatureAlgorithm: "secp256r1" },
+      tls: { enabled: true, privateKeyPath: "/etc/tls/key.pem", certificatePath: join(folder, "../tls/cert.pem") },
+      log: { level: "INFO", format: "JSON" },
+      auth: { enabled: true, whitelistPath: join(folder, "lists/keys.csv") },
+    });
+  });
+
+  test.each([
+    ["port: abc", 'notary config: port: expected a port number, got "abc"'],
+    ["port: 70000", "notary config: port: expected a port number (0-65535), got 70000"],
+    ["concurrency: 0", "notary config: concurrency: expected a positive integer, got 0"],
+    ["notarization:\n  max_sent_data: abc", 'notary config: notarization.max_sent_data: expected a positive integer, got "abc"'],
+    ["notarization:\n  max_recv_data: 1.5", "notary config: notarization.max_recv_data: expected a positive integer, got 1.5"],
+    ["notarization:\n  timeout: -1", "notary config: notarization.timeout: expected a positive integer, got -1"],
+    ["notarization:\n  foo: 1", 'notary config: unknown key "notarization.foo"'],
+    ["notarization:\n  signature_algorithm: ed25519", 'notary config: notarization.signature_algorithm: expected secp256k1 or secp256r1, got "ed25519"'],
+    ["notarization:\n  private_key_path: 5", "notary config: notarization.private_key_path: expected a file path, got 5"],
+    ["tls:\n  enabled: yes", 'notary config: tls.enabled: expected true or false, got "yes"'],
+    ["log:\n  level: verbose", 'notary config: log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, got "verbose"'],
+    ["log:\n  format: xml", 'notary config: log.format: expected one of COMPACT, JSON, got "xml"'],
+    ["auth:\n  whitelist: ''", 'notary config: auth.whitelist: expected a file path, got ""'],
+    ["notarisation:\n  timeout: 5", 'notary config: unknown key "notarisation"'],
+    ["notarization: 5", "notary config: notarization: expected a mapping, got 5"],
+    ["notarization: [1]", "notary config: notarization: expected a mapping, got an array"],
+    ["- a\n- b", 'notary config: value: expected a mapping, got an array'],
+    ["tls:\n  enabled: true\n  private_key_path: k.pem", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required"],
+  ])("%j is refused, naming the key", (yaml, message) => {
+    const error = failure(() => loadNotaryConfig(writeConfig(yaml)));
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toBe(message);
+  });
+
+  test("bad YAML is one line naming the file and position", () => {
+    const path = writeConfig("port: [1, 2\nhost: x\n");
+    const error = failure(() => loadNotaryConfig(path));
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toStartWith(`notary config ${path}: not valid YAML: `);
+    expect(error.message).toMatch(/line \d+/);
+    expect(error.message).not.toContain("\n");
+  });
+
+  test("duplicate keys are bad YAML", () => {
+    expect(failure(() => loadNotaryConfig(writeConfig("port: 1\nport: 2\n"))).message).toContain("not valid YAML");
+  });
+
+  test("a missing file is file_unreadable", () => {
+    const error = failure(() => loadNotaryConfig("/nonexistent/notary.yaml"));
+    expect(error.code).toBe("file_unreadable");
+    expect(error.message).toStartWith("cannot read notary config /nonexistent/notary.yaml: ENOENT");
+  });
+});
+
+describe("whitelist", () => {
+  function writeWhitelist(csv: string): string {
+    const path = join(tempDir(), "whitelist.csv");
+    writeFileSync(path, csv);
+    return path;
+  }
+
+  test("reads notary-server's CSV: quoted fields, commas and quotes inside, CRLF, blank lines", () => {
+    const path = writeWhitelist(
+      '"Name","ApiKey","CreatedAt"\r\n"Alice, Inc.","key-alice","2024-01-01T00:00:00Z"\r\n\r\n"Bob ""B"" Jones",key-bob,2024-02-02\n',
+    );
+    expect(loadWhitelist(path)).toEqual(new Map([["key-alice", "Alice, Inc."], ["key-bob", 'Bob "B" Jones']]));
+  });
+
+  test("columns are found by header name", () => {
+    expect(loadWhitelist(writeWhitelist('"ApiKey","CreatedAt","Name"\n"k1","2024","Carol"\n'))).toEqual(new Map([["k1", "Carol"]]));
+  });
+
+  test.each([
+    ["no header", '"Alice","key-alice","2024"\n', 'whitelist PATH: expected a header row "Name","ApiKey","CreatedAt"'],
+    ["empty file", "", 'whitelist PATH: expected a header row "Name","ApiKey","CreatedAt"'],
+    ["short row", '"Name","ApiKey","CreatedAt"\n"Alice","key-alice","2024"\n"Bob","key-bob"\n', "whitelist PATH line 3: expected 3 fields, got 2"],
+    ["empty key", '"Name","ApiKey","CreatedAt"\n"Alice","","2024"\n', "whitelist PATH line 2: empty ApiKey"],
+    ["duplicate key", '"Name","ApiKey","CreatedAt"\n"A","k","1"\n"B","k","2"\n', "whitelist PATH line 3: duplicate ApiKey"],
+    ["unterminated quote", '"Name","ApiKey","CreatedAt"\n"A,"k","1"\n', "whitelist PATH line 2: text after a closing quote"],
+    ["open quote at end", '"Name","ApiKey","CreatedAt"\n"A","k","1\n', "whitelist PATH line 2: unterminated quoted field"],
+    ["stray quote", '"Name","ApiKey","CreatedAt"\nA"x,"k","1"\n', 'whitelist PATH line 2: stray quote inside a field'],
+  ])("%s is a config error naming the line", (_, csv, message) => {
+    const path = writeWhitelist(csv);
+    const error = failure(() => loadWhitelist(path));
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toBe(message.replace("PATH", path));
+  });
+
+  test("a missing whitelist is file_unreadable", () => {
+    expect(failure(() => loadWhitelist("/nonexistent/whitelist.csv")).code).toBe("file_unreadable");
+  });
+});
