@@ -118,19 +118,14 @@ export function isContentReadable(raw: RawMessage): boolean {
  * (it was checked to parse on the way in); other content stays a string.
  */
 export function objectFormJson(storedRaw: string): string {
+  // Written out by hand rather than building an object to stringify: this runs once per message served.
   const raw = JSON.parse(storedRaw) as RawMessage;
-  const metadata = {
-    id: messageIdOf(raw),
-    prevMsgRef: raw[2] ? { timestamp: raw[2][0], sequenceNumber: raw[2][1] } : null,
-    messageType: raw[3],
-    contentType: raw[4],
-    encryptionType: raw[5],
-    groupKeyId: raw[6],
-    newGroupKey: raw[8],
-    signature: raw[10],
-  };
-  const content = hasJsonContent(raw) ? raw[7] : JSON.stringify(raw[7]);
-  return `{"metadata":${JSON.stringify(metadata)},"content":${content}}`;
+  const [streamId, partition, timestamp, sequenceNumber, publisherId, msgChainId] = raw[1];
+  const text = JSON.stringify;
+  const id = `{"streamId":${text(streamId)},"streamPartition":${partition},"timestamp":${timestamp},"sequenceNumber":${sequenceNumber},"publisherId":${text(publisherId)},"msgChainId":${text(msgChainId)}}`;
+  const prev = raw[2] ? `{"timestamp":${raw[2][0]},"sequenceNumber":${raw[2][1]}}` : "null";
+  const content = hasJsonContent(raw) ? raw[7] : text(raw[7]);
+  return `{"metadata":{"id":${id},"prevMsgRef":${prev},"messageType":${raw[3]},"contentType":${raw[4]},"encryptionType":${raw[5]},"groupKeyId":${text(raw[6])},"newGroupKey":${text(raw[8])},"signature":${text(raw[10])}},"content":${content}}`;
 }
 
 export interface MessageObject {

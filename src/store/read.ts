@@ -10,11 +10,16 @@ export interface ScanPlan {
   total: number;
 }
 
-export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery): Promise<ScanPlan> {
+/**
+ * `oneReadUpTo`: a `last` of at most this many is read newest-first in one query and reversed, which spares the
+ * walk to its first key; larger ones find that key first and then read forwards page by page.
+ */
+export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery, oneReadUpTo: number): Promise<ScanPlan> {
   const base = { streamId, partition };
   switch (query.type) {
     case "last": {
       if (query.count <= 0) return { start: base, total: -query.count };
+      if (query.count <= oneReadUpTo) return { start: { ...base, newestFirst: true }, total: query.count };
       // Find where the last `count` begin, then read forwards: answers are always oldest first.
       const first = await store.nthNewestKey(streamId, partition, query.count);
       return { start: first ? { ...base, after: { key: first, inclusive: true } } : base, total: query.count };
@@ -29,8 +34,21 @@ export async function planScan(store: MessageStore, streamId: string, partition:
   }
 }
 
-/** Pages of at most `pageSize` rows, in order, until `total` rows or the end of the matching messages. */
+/** The first `limit` rows of the answer, oldest first. */
+export async function readFirst(store: MessageStore, plan: ScanPlan, limit: number): Promise<StoredRow[]> {
+  if (limit <= 0) return [];
+  const rows = await store.read({ ...plan.start, limit });
+  return plan.start.newestFirst ? rows.reverse() : rows;
+}
+
+/** Pages of at most `pageSize` rows, oldest first, until `total` rows or the end of the matching messages. */
 export async function* scanPages(store: MessageStore, plan: ScanPlan, pageSize: number): AsyncGenerator<StoredRow[]> {
+  if (plan.start.newestFirst) {
+    // Bounded by the planner's `oneReadUpTo`: one read.
+    const rows = await readFirst(store, plan, plan.total);
+    if (rows.length > 0) yield rows;
+    return;
+  }
   let remaining = plan.total;
   let request: ReadRequest = { ...plan.start, limit: 0 };
   while (remaining > 0) {

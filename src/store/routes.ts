@@ -18,7 +18,7 @@ import { objectFormJson } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { parsePublishBody, publishEntries } from "./publish.ts";
 import { parsePartition, parseStoreQuery, type Format } from "./query.ts";
-import { planScan, scanPages, type ScanPlan } from "./read.ts";
+import { planScan, readFirst, scanPages, type ScanPlan } from "./read.ts";
 import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata } from "./response-signature.ts";
 import type { MessageStore, StoredRow } from "./store.ts";
 
@@ -46,7 +46,7 @@ export function storeRoutes({ store, nodeKey }: Deps) {
     .get("/stores/:id/data/partitions/:partition/:queryType", async ({ params, request }) => {
       const partition = parsePartition(params.partition);
       const query = parseStoreQuery(params.queryType, searchParamsOf(request.url));
-      const plan = await orFail(planScan(store, params.id, partition, query), FETCH_FAILED);
+      const plan = await orFail(planScan(store, params.id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
       const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
       const answer = { store, nodeKey, plan, format: query.format, requestId };
       return acceptsEventStream(request.headers.get("accept")) ? eventStreamResponse(answer) : await pageResponse(answer);
@@ -125,7 +125,7 @@ function finishMetadata(answer: Answer, digest: ResponseDigest | undefined, page
 async function pageResponse(answer: Answer): Promise<Response> {
   // One row past the limit tells whether more exist and where a client continues.
   const limit = Math.min(answer.plan.total, MAX_HTTP_MESSAGES + 1);
-  const rows = limit > 0 ? await orFail(answer.store.read({ ...answer.plan.start, limit }), FETCH_FAILED) : [];
+  const rows = await orFail(readFirst(answer.store, answer.plan, limit), FETCH_FAILED);
   const next = rows[MAX_HTTP_MESSAGES];
   const returned = next ? rows.slice(0, MAX_HTTP_MESSAGES) : rows;
   const page: PageMetadata = next

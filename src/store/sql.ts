@@ -65,7 +65,8 @@ export function readSql(table: string, request: ReadRequest): SqlStatement {
   if (request.upTo) where += ` AND (ts, sequence_no) <= (${p(request.upTo.timestamp)}, ${p(request.upTo.sequenceNumber)})`;
   if (request.publisherId !== undefined) where += ` AND publisher_id = ${p(request.publisherId)}`;
   if (request.msgChainId !== undefined) where += ` AND msg_chain_id = ${p(request.msgChainId)}`;
-  return { text: `SELECT ${ascending}, payload FROM ${table} WHERE ${where} ORDER BY ${ascending} LIMIT ${p(request.limit)}`, params };
+  const order = request.newestFirst ? descending : ascending;
+  return { text: `SELECT ${ascending}, payload FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
 }
 
 export function nthNewestKeySql(table: string, streamId: string, partition: number, n: number): SqlStatement {

@@ -27,6 +27,8 @@ export interface ReadRequest {
   upTo?: MessageRef;
   publisherId?: string;
   msgChainId?: string;
+  /** Newest first (only without `after`): the newest `limit` rows in one index walk. */
+  newestFirst?: boolean;
   limit: number;
 }
 
