@@ -1,0 +1,31 @@
+import { AppError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+
+/** Starting a server: a port in use or a bad address is a configuration error, not a crash. */
+export async function listening<T>(what: string, start: () => Promise<T> | T): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const text = String((error as Error)?.message ?? error);
+    if (/EADDRINUSE|in use/i.test(text)) throw new AppError("config_invalid", `${what}: the port is already in use`);
+    if (/EADDRNOTAVAIL|EACCES/i.test(text)) throw new AppError("config_invalid", `${what}: cannot listen on that address (${text})`);
+    throw error;
+  }
+}
+
+/** Stops gracefully on SIGTERM or SIGINT, then exits 0. */
+export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down", { signal });
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+}

@@ -1,0 +1,203 @@
+import type { ServerWebSocket, Socket } from "bun";
+
+/**
+ * Both sides of tlsn-wasm are WebSocket *clients*: the prover dials a socket that must carry raw bytes to
+ * the target's TCP port, and a notary's Verifier dials a socket that must carry bytes to a prover whose
+ * socket the notary accepted. This loopback server provides both kinds of endpoint, each behind a
+ * single-use random token so that nothing else on the machine can use it as a relay.
+ */
+
+type Chunk = Uint8Array;
+
+interface TcpEndpoint {
+  kind: "tcp";
+  hostname: string;
+  port: number;
+  connectTimeoutMs: number;
+  state: TcpState;
+}
+
+/** What happened on a TCP endpoint, read by the caller to explain an engine failure. */
+export interface TcpState {
+  connected: boolean;
+  failure?: "refused" | "timeout" | "reset";
+  bytesFromTarget: number;
+}
+
+interface PeerEndpoint {
+  kind: "peer";
+  /** Bytes the wasm side sends go here. */
+  onData: (data: Chunk) => void;
+  onClose: () => void;
+  /** Bytes waiting until the wasm side is ready to read them. */
+  pending: Chunk[];
+  socket?: ServerWebSocket<SocketData>;
+  /** Set by the owner once the wasm side's connect() resolved: bytes sent before that are lost by the client. */
+  released: boolean;
+  closed: boolean;
+}
+
+type Endpoint = TcpEndpoint | PeerEndpoint;
+
+interface SocketData {
+  token: string;
+  endpoint?: Endpoint;
+  tcp?: Socket<undefined>;
+  queue?: Chunk[];
+}
+
+export interface PeerHandle {
+  /** The URL the wasm side dials. */
+  url: string;
+  /** Delivers bytes to the wasm side (queued until released). */
+  send(data: Chunk): void;
+  /** Call once the wasm side's connect() has resolved: queued bytes flow from then on. */
+  release(): void;
+  close(): void;
+}
+
+export interface TcpHandle {
+  url: string;
+  state: TcpState;
+}
+
+export interface LoopbackBridge {
+  openPeer(events: { onData: (data: Chunk) => void; onClose: () => void }): PeerHandle;
+  openTcp(target: { hostname: string; port: number; connectTimeoutMs: number }): TcpHandle;
+  stop(): void;
+}
+
+const toChunk = (message: string | Buffer): Chunk =>
+  typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
+
+export function startLoopbackBridge(): LoopbackBridge {
+  const endpoints = new Map<string, Endpoint>();
+
+  const server = Bun.serve<SocketData>({
+    hostname: "127.0.0.1",
+    port: 0,
+    // MPC sockets may be quiet for a long time while a warm session waits for its request.
+    idleTimeout: 0,
+    fetch(request, srv) {
+      const token = new URL(request.url).searchParams.get("token") ?? "";
+      const endpoint = endpoints.get(token);
+      if (!endpoint) return new Response("unknown endpoint", { status: 404 });
+      endpoints.delete(token); // single use
+      if (srv.upgrade(request, { data: { token, endpoint } })) return undefined;
+      return new Response("websocket expected", { status: 400 });
+    },
+    websocket: {
+      // MPC messages can be large; Bun's default per-message limit is 16 MiB.
+      maxPayloadLength: 256 * 1024 * 1024,
+      backpressureLimit: 64 * 1024 * 1024,
+      idleTimeout: 0,
+      open(ws) {
+        const endpoint = ws.data.endpoint;
+        if (endpoint?.kind === "peer") {
+          if (endpoint.closed) return ws.close();
+          endpoint.socket = ws;
+          flush(endpoint);
+        } else if (endpoint?.kind === "tcp") {
+          ws.data.queue = [];
+          connectTcp(ws, endpoint);
+        }
+      },
+      message(ws, message) {
+        const endpoint = ws.data.endpoint;
+        const chunk = toChunk(message);
+        if (endpoint?.kind === "peer") endpoint.onData(chunk);
+        else if (ws.data.tcp) ws.data.tcp.write(chunk);
+        else ws.data.queue?.push(chunk);
+      },
+      close(ws) {
+        const endpoint = ws.data.endpoint;
+        if (endpoint?.kind === "peer" && !endpoint.closed) {
+          endpoint.closed = true;
+          endpoint.onClose();
+        }
+        ws.data.tcp?.end();
+      },
+    },
+  });
+
+  function connectTcp(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint) {
+    const timer = setTimeout(() => {
+      endpoint.state.failure = "timeout";
+      ws.close();
+    }, endpoint.connectTimeoutMs);
+    Bun.connect({
+      hostname: endpoint.hostname,
+      port: endpoint.port,
+      socket: {
+        open(socket) {
+          clearTimeout(timer);
+          if (ws.readyState !== 1) return void socket.end();
+          endpoint.state.connected = true;
+          ws.data.tcp = socket;
+          for (const chunk of ws.data.queue ?? []) socket.write(chunk);
+          ws.data.queue = undefined;
+        },
+        data(_socket, data) {
+          endpoint.state.bytesFromTarget += data.length;
+          ws.sendBinary(data);
+        },
+        close() {
+          ws.close();
+        },
+        error() {
+          endpoint.state.failure ??= "reset";
+          ws.close();
+        },
+      },
+    }).catch(() => {
+      clearTimeout(timer);
+      endpoint.state.failure ??= "refused";
+      ws.close();
+    });
+  }
+
+  function flush(endpoint: PeerEndpoint) {
+    if (!endpoint.socket || !endpoint.released) return;
+    for (const chunk of endpoint.pending) endpoint.socket.sendBinary(chunk);
+    endpoint.pending = [];
+  }
+
+  const urlFor = (token: string) => `ws://127.0.0.1:${server.port}/?token=${token}`;
+  const newToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("hex");
+
+  return {
+    openPeer({ onData, onClose }) {
+      const token = newToken();
+      const endpoint: PeerEndpoint = { kind: "peer", onData, onClose, pending: [], released: false, closed: false };
+      endpoints.set(token, endpoint);
+      return {
+        url: urlFor(token),
+        send(data) {
+          if (endpoint.closed) return;
+          endpoint.pending.push(data);
+          flush(endpoint);
+        },
+        release() {
+          endpoint.released = true;
+          flush(endpoint);
+        },
+        close() {
+          endpoints.delete(token);
+          endpoint.closed = true;
+          endpoint.pending = [];
+          endpoint.socket?.close();
+        },
+      };
+    },
+    openTcp({ hostname, port, connectTimeoutMs }) {
+      const token = newToken();
+      const state: TcpState = { connected: false, bytesFromTarget: 0 };
+      endpoints.set(token, { kind: "tcp", hostname, port, connectTimeoutMs, state });
+      return { url: urlFor(token), state };
+    },
+    stop() {
+      endpoints.clear();
+      server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
+import { AppError } from "../errors.ts";
+import type { ByteRange } from "../proof/format.ts";
+import type { NotaryClient, SessionSizes } from "../prover/notary-client.ts";
+import type { TcpHandle } from "./bridge.ts";
+
+/** A prover whose MPC setup with the notary is done: it can make one request. */
+export interface ProverSession {
+  notarySessionId: string;
+  serverName: string;
+  sizes: SessionSizes;
+  prover: Prover;
+  /** Resolves when the session may no longer be used (used, failed or closed). */
+  closed: boolean;
+}
+
+export interface EngineRequest {
+  method: Method;
+  pathAndQuery: string;
+  headers: [string, string][];
+  /** Parsed JSON body; the engine serialises it. */
+  body: unknown;
+}
+
+export interface EngineExchange {
+  response: HttpResponse;
+  sent: Uint8Array;
+  recv: Uint8Array;
+}
+
+const errorText = (error: unknown) => String((error as Error)?.message ?? error);
+
+/** Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. */
+export async function setupProverSession(notary: NotaryClient, serverName: string, sizes: SessionSizes): Promise<ProverSession> {
+  const notarySessionId = await notary.createSession(sizes);
+  const prover = new Prover({
+    server_name: serverName,
+    max_sent_data: sizes.maxSentData,
+    max_sent_records: undefined,
+    max_recv_data_online: undefined,
+    max_recv_data: sizes.maxRecvData,
+    max_recv_records_online: undefined,
+    defer_decryption_from_start: undefined,
+    network: "Latency",
+    client_auth: undefined,
+  });
+  try {
+    await prover.setup(notary.notarizeUrl(notarySessionId));
+  } catch (error) {
+    prover.free();
+    throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${errorText(error)}`);
+  }
+  return { notarySessionId, serverName, sizes, prover, closed: false };
+}
+
+/** Explains an engine failure from what the TCP bridge saw and what the engine said. */
+function requestFailure(error: unknown, tcp: TcpHandle, sizes: SessionSizes): AppError {
+  const text = errorText(error).toLowerCase();
+  if (tcp.state.failure === "refused") return new AppError("target_unreachable", "the target refused the connection");
+  if (tcp.state.failure === "timeout") return new AppError("target_timeout", "connecting to the target timed out");
+  if (/exceed|too large|limit|max_(sent|recv)/.test(text)) {
+    return new AppError(
+      "response_too_large",
+      `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes)`,
+    );
+  }
+  if (!tcp.state.connected) return new AppError("target_unreachable", "the target could not be reached");
+  if (/handshake|alert|cipher|protocol version|certificate|tls|unsupported/.test(text)) {
+    return new AppError(
+      "tls_unsupported",
+      "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM and a certificate from a trusted root",
+    );
+  }
+  return new AppError("target_request_failed", "the exchange with the target failed");
+}
+
+/** MPC-TLS handshake and one HTTP/1.1 exchange. The session is used up afterwards. */
+export async function sendRequest(session: ProverSession, tcp: TcpHandle, request: EngineRequest): Promise<EngineExchange> {
+  const headers = new Map<string, number[]>();
+  for (const [name, value] of request.headers) headers.set(name, [...new TextEncoder().encode(value)]);
+  try {
+    const response = await session.prover.send_request(tcp.url, {
+      uri: request.pathAndQuery,
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : (request.body as never),
+    });
+    const transcript = session.prover.transcript();
+    return { response, sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
+  } catch (error) {
+    closeProverSession(session);
+    throw requestFailure(error, tcp, session.sizes);
+  }
+}
+
+/** Reveals everything but the hidden ranges, with the server identity, and ends the MPC session. */
+export async function revealTranscript(session: ProverSession, revealed: { sent: ByteRange[]; recv: ByteRange[] }): Promise<void> {
+  try {
+    await session.prover.reveal({ sent: revealed.sent, recv: revealed.recv, server_identity: true });
+  } catch (error) {
+    throw new AppError("session_failed", `revealing the transcript to the notary failed: ${errorText(error)}`);
+  } finally {
+    closeProverSession(session);
+  }
+}
+
+export function closeProverSession(session: ProverSession): void {
+  if (session.closed) return;
+  session.closed = true;
+  try {
+    session.prover.free();
+  } catch {
+    // Already released by the engine after a failure.
+  }
+}

@@ -1,0 +1,66 @@
+import type { VerifierOutput } from "tlsn-wasm";
+import { AppError } from "../errors.ts";
+import type { ByteRange, DeclaredRedaction, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
+
+export interface AttestationRequest {
+  requestId: string;
+  redactions: DeclaredRedaction[];
+}
+
+export interface AttestationContext {
+  publicKeyPem: string;
+  algorithm: ProofBody["notary"]["algorithm"];
+  testTrustAnchor: boolean;
+  notaryVersion: string;
+}
+
+const overlaps = (a: ByteRange, b: ByteRange) => a.start < b.end && b.start < a.end;
+
+function direction(bytes: number[], authed: ByteRange[], length: number): TranscriptDirection {
+  const sorted = [...authed].sort((a, b) => a.start - b.start);
+  const revealed: RevealedRange[] = [];
+  for (const range of sorted) {
+    const last = revealed.at(-1);
+    // The engine may report touching ranges separately; the format wants them merged.
+    if (last && range.start <= last.end) {
+      if (range.end > last.end) last.end = range.end;
+    } else revealed.push({ start: range.start, end: range.end, data: "" });
+  }
+  for (const range of revealed) range.data = Buffer.from(bytes.slice(range.start, range.end)).toString("base64");
+  return { length, revealed };
+}
+
+/**
+ * Builds the body the notary signs from what its Verifier verified, plus what the prover declared.
+ * Only verified bytes enter the proof; a declared hidden span that was in fact revealed is refused, so the
+ * signed redaction list never claims to hide something the proof shows.
+ */
+export function buildProofBody(output: VerifierOutput, declared: AttestationRequest, context: AttestationContext): ProofBody {
+  if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
+  if (!output.transcript) throw new AppError("session_failed", "the prover revealed no transcript");
+  const { sent, recv } = output.connection_info.transcript_length;
+  const transcript = {
+    sent: direction(output.transcript.sent, output.transcript.sent_authed, sent),
+    recv: direction(output.transcript.recv, output.transcript.recv_authed, recv),
+  };
+  for (const redaction of declared.redactions) {
+    for (const span of redaction.spans) {
+      const side = transcript[span.direction];
+      if (span.end > side.length || side.revealed.some((r) => overlaps(r, span))) {
+        throw new AppError("invalid_body", `declared redaction span ${span.direction} ${span.start}-${span.end} is not hidden`);
+      }
+    }
+  }
+  return {
+    requestId: declared.requestId,
+    notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm },
+    serverName: output.server_name,
+    connectionTime: output.connection_info.time,
+    tlsVersion: output.connection_info.version === "V1_3" ? "TLS1.3" : "TLS1.2",
+    notarizedAt: Date.now(),
+    transcript,
+    redactions: declared.redactions,
+    testTrustAnchor: context.testTrustAnchor,
+    notaryVersion: context.notaryVersion,
+  };
+}

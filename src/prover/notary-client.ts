@@ -1,0 +1,84 @@
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import type { AttestationRequest } from "../notary/attest.ts";
+import type { Proof } from "../proof/format.ts";
+
+export interface SessionSizes {
+  maxSentData: number;
+  maxRecvData: number;
+}
+
+export interface NotaryClient {
+  baseUrl: string;
+  /** Opens a session; returns its id. */
+  createSession(sizes: SessionSizes): Promise<string>;
+  /** The WebSocket URL the engine's prover dials for this session. */
+  notarizeUrl(sessionId: string): string;
+  /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
+  attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
+  info(): Promise<NotaryInfo>;
+}
+
+const NotaryInfo = v.object({
+  version: v.string(),
+  publicKey: v.string(),
+  signatureAlgorithm: v.picklist(["secp256k1", "secp256r1"]),
+  testTrustAnchor: v.boolean(),
+});
+export type NotaryInfo = v.InferOutput<typeof NotaryInfo>;
+
+const ErrorReply = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
+
+export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClient {
+  const base = baseUrl.replace(/\/+$/, "");
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+
+  async function call(path: string, init: RequestInit & { timeoutMs: number }): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
+    } catch {
+      throw new AppError("notary_unavailable", "the notary cannot be reached");
+    }
+    const body: unknown = await response.json().catch(() => null);
+    if (response.ok) return body;
+    const reply = v.safeParse(ErrorReply, body);
+    const reason = reply.success ? reply.output.error.message : `HTTP ${response.status}`;
+    if (response.status === 503) throw new AppError("over_capacity", `the notary is busy: ${reason}`);
+    if (response.status === 401 || response.status === 403) {
+      throw new AppError("notary_unavailable", `the notary refused this prover: ${reason}`);
+    }
+    throw new AppError(response.status >= 500 ? "notary_unavailable" : "session_failed", `the notary answered: ${reason}`);
+  }
+
+  return {
+    baseUrl: base,
+    async createSession(sizes) {
+      const body = await call("/session", {
+        method: "POST",
+        body: JSON.stringify({ clientType: "Websocket", ...sizes }),
+        timeoutMs: 10_000,
+      });
+      const parsed = v.safeParse(v.object({ sessionId: v.string() }), body);
+      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's session answer is malformed");
+      return parsed.output.sessionId;
+    },
+    notarizeUrl(sessionId) {
+      return `${base.replace(/^http/, "ws")}/notarize?sessionId=${encodeURIComponent(sessionId)}`;
+    },
+    async attest(sessionId, request) {
+      // The proof's shape is checked by whoever verifies it; here it is passed on as signed.
+      return (await call(`/session/${encodeURIComponent(sessionId)}/attestation`, {
+        method: "POST",
+        body: JSON.stringify(request),
+        timeoutMs: 60_000,
+      })) as Proof;
+    },
+    async info() {
+      const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
+      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's /info answer is malformed");
+      return parsed.output;
+    },
+  };
+}

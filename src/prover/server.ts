@@ -1,0 +1,125 @@
+import { readFileSync } from "node:fs";
+import { Elysia } from "elysia";
+import { startLoopbackBridge } from "../engine/bridge.ts";
+import { startEngine } from "../engine/wasm.ts";
+import { AppError } from "../errors.ts";
+import { errorHandling } from "../http.ts";
+import type { Logger } from "../log.ts";
+import { loadOrCreateKey } from "../notary/key-files.ts";
+import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
+import { loadNodeKey, openStore, publishContent } from "../store/index.ts";
+import { storeRoutes } from "../store/routes.ts";
+import { VERSION } from "../version.ts";
+import type { ProverConfig } from "./config.ts";
+import { createNotaryClient } from "./notary-client.ts";
+import { onDemandSessions } from "./pool.ts";
+import { createProofHub } from "./proof-hub.ts";
+import { proxyRoutes } from "./proxy.ts";
+import { proofRoutes } from "./sse.ts";
+
+export interface ProverServer {
+  url: string;
+  port: number;
+  /** The embedded notary, when the prover runs one. */
+  notary?: NotaryServer;
+  stop(graceMs?: number): Promise<void>;
+}
+
+function readTrustAnchor(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    throw new AppError("file_unreadable", `TLSN_TEST_TRUST_ANCHOR: cannot read ${path}`);
+  }
+}
+
+export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
+  const testTrustAnchorPem = readTrustAnchor(config.testTrustAnchorPath);
+  if (testTrustAnchorPem) {
+    log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; proofs made now are flagged as test proofs", {
+      path: config.testTrustAnchorPath,
+    });
+  }
+  const engine = await startEngine({ threads: config.threads, testTrustAnchorPem });
+  const sizes = { maxSentData: config.maxSentData, maxRecvData: config.maxRecvData };
+
+  let embedded: NotaryServer | undefined;
+  if (!config.notaryUrl) {
+    const key = loadOrCreateKey(config.dataDir);
+    embedded = startNotaryServer({
+      host: "127.0.0.1",
+      port: 0,
+      concurrency: 64,
+      ...sizes,
+      timeoutMs: 30 * 60 * 1000,
+      key,
+      testTrustAnchor: engine.testTrustAnchor,
+      log: log.child({ component: "notary" }),
+    });
+    log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
+  }
+  const notary = createNotaryClient(config.notaryUrl ?? embedded!.url, config.notaryApiKey);
+
+  const store = await openStore({ url: config.storeUrl, dataDir: config.dataDir });
+  const nodeKey = loadNodeKey(config.dataDir);
+  const bridge = startLoopbackBridge();
+  const hub = createProofHub({ retentionMs: 10 * 60 * 1000, pendingMs: 10 * 60 * 1000, maxEntries: 100_000 });
+
+  const app = new Elysia()
+    .use(errorHandling(log))
+    .get("/healthcheck", () => new Response("Ok"))
+    .get("/info", async () => {
+      const notaryInfo = await notary.info().catch(() => null);
+      return {
+        version: VERSION,
+        nodeAddress: nodeKey.address,
+        notary: notaryInfo && { url: config.notaryUrl ?? "embedded", ...notaryInfo },
+        sessionSizes: sizes,
+        testTrustAnchor: engine.testTrustAnchor,
+      };
+    })
+    .use(proofRoutes(hub, { perRequest: 16, total: 1024, heartbeatMs: 10_000 }))
+    .use(
+      proxyRoutes({
+        notary,
+        bridge,
+        hub,
+        sessions: onDemandSessions(notary, sizes),
+        policy: { allowPrivateTargets: config.allowPrivateTargets, resolve: config.resolve, allowedHosts: config.allowedHosts },
+        maxBodyBytes: config.maxBodyBytes,
+        connectTimeoutMs: config.connectTimeoutMs,
+        authorizationIsOurs: false,
+        onProof: async (proof) => {
+          await publishContent(store, nodeKey, config.proofStream, 0, proof);
+        },
+        log,
+      }),
+    )
+    .use(storeRoutes({ store, nodeKey }));
+
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    // SSE streams send a heartbeat every 10 s; the idle limit must be longer.
+    idleTimeout: 60,
+    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
+    fetch(request, srv) {
+      // A proof's MPC exchange is silent for tens of seconds: /proxy is exempt from the idle limit.
+      if (new URL(request.url).pathname === "/proxy") srv.timeout(request, 0);
+      return app.handle(request);
+    },
+  });
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  return {
+    url: `http://${host}:${server.port}`,
+    port: server.port ?? config.port,
+    notary: embedded,
+    async stop(graceMs = 0) {
+      await server.stop(graceMs === 0);
+      await embedded?.stop(graceMs);
+      bridge.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { Server } from "bun";
+import type { TlsFixture } from "./tls-fixture.ts";
+
+/**
+ * A real HTTPS server on loopback, TLS 1.2 capable, serving the test routes:
+ *   /data            JSON with a secret field, and a secret response header
+ *   /chunked         the same JSON as a chunked body, split inside the secret value
+ *   /echo            the request as JSON (method, path, headers, body)
+ *   /status/<code>   that status with a small JSON body
+ *   /big?bytes=N     a body of N bytes
+ */
+export const SECRET_VALUE = "s3cr3t-response-value";
+export const SECRET_HEADER = "x-secret-token";
+export const SECRET_HEADER_VALUE = "resp-header-secret-42";
+
+export function startTarget(tls: TlsFixture): Server<undefined> {
+  return Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: tls.chainPem, key: tls.leafKeyPem },
+    async fetch(request) {
+      const url = new URL(request.url);
+      const json = { user: { id: 1000, name: "alice" }, secret: SECRET_VALUE, items: [{ price: 42 }, { price: 7 }] };
+      if (url.pathname === "/data" || url.pathname.startsWith("/data/")) {
+        return Response.json(json, { headers: { [SECRET_HEADER]: SECRET_HEADER_VALUE } });
+      }
+      if (url.pathname === "/chunked") {
+        const text = JSON.stringify(json);
+        const cut = text.indexOf(SECRET_VALUE) + 4; // a chunk boundary inside the secret
+        const stream = new ReadableStream({
+          async start(controller) {
+            controller.enqueue(new TextEncoder().encode(text.slice(0, cut)));
+            await Bun.sleep(20);
+            controller.enqueue(new TextEncoder().encode(text.slice(cut)));
+            controller.close();
+          },
+        });
+        return new Response(stream, { headers: { "content-type": "application/json", [SECRET_HEADER]: SECRET_HEADER_VALUE } });
+      }
+      if (url.pathname === "/echo") {
+        return Response.json({
+          method: request.method,
+          path: `${url.pathname}${url.search}`,
+          headers: Object.fromEntries(request.headers),
+          body: await request.text(),
+        });
+      }
+      const status = /^\/status\/(\d{3})$/.exec(url.pathname);
+      if (status) return Response.json({ status: Number(status[1]) }, { status: Number(status[1]) });
+      if (url.pathname === "/big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
+      return new Response("not found", { status: 404 });
+    },
+  });
+}
