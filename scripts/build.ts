@@ -1,0 +1,50 @@
+/**
+ * Compiles one self-contained executable: `bun scripts/build.ts [--target bun-linux-x64] [--outfile dist/cli]`.
+ *
+ * The wasm is embedded as a file. tlsn-wasm's thread-spawn snippet cannot work inside a binary (it makes
+ * workers from files beside itself), so its import is redirected to src/engine/spawn.ts, which starts the
+ * binary's own worker entry, src/engine/worker.ts, built as a second entrypoint.
+ * The binary ignores any .env or bunfig.toml in the folder it runs from.
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+
+const root = join(import.meta.dir, "..");
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { target: { type: "string" }, outfile: { type: "string", default: "dist/cli" } },
+});
+
+function gitCommit(): string {
+  const result = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root, stdout: "pipe", stderr: "ignore" });
+  return result.exitCode === 0 ? result.stdout.toString().trim() : "";
+}
+
+const redirectSpawnSnippet: Bun.BunPlugin = {
+  name: "tlsn-spawn-snippet",
+  setup(build) {
+    build.onResolve({ filter: /snippets\/web-spawn-[^/]+\/js\/spawn\.js$/ }, () => ({
+      path: join(root, "src", "engine", "spawn.ts"),
+    }));
+  },
+};
+
+const outfile = join(root, values.outfile);
+const result = await Bun.build({
+  entrypoints: [join(root, "index.ts"), join(root, "src", "engine", "worker.ts")],
+  compile: {
+    ...(values.target ? { target: values.target as Bun.Build.CompileTarget } : {}),
+    outfile,
+    autoloadDotenv: false,
+    autoloadBunfig: false,
+  },
+  define: { TLSPROOF_COMMIT: JSON.stringify(gitCommit()) },
+  plugins: [redirectSpawnSnippet],
+  minify: true,
+  sourcemap: "none",
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+console.log(`built ${values.outfile}${values.target ? ` (${values.target})` : ""}`);
