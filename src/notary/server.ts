@@ -113,6 +113,11 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       log.info("session created", { sessionId, maxSentData: sizes.maxSentData, maxRecvData: sizes.maxRecvData });
       return { sessionId };
     })
+    .delete("/session/:id", ({ params }) => {
+      // The session id is the capability: only the prover that opened it knows it.
+      sessions.release(params.id);
+      return new Response(null, { status: 204 });
+    })
     .post("/session/:id/attestation", async ({ body, params }) => {
       const declared = parseInput(AttestationRequest, body, "invalid_body", "attestation request");
       const output = await sessions.takeVerified(params.id);

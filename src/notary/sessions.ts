@@ -44,6 +44,8 @@ export interface SessionRegistry {
   detach(socket: ServerWebSocket<ProverSocketData>): void;
   /** Waits for the session's verification; the session is gone afterwards. */
   takeVerified(id: string): Promise<VerifierOutput>;
+  /** Ends a session now (the prover made no proof); unknown ids are ignored. */
+  release(id: string): void;
   has(id: string): boolean;
   active(): number;
   closeAll(reason: string): void;
@@ -150,6 +152,10 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
       } finally {
         dispose(session);
       }
+    },
+    release(id) {
+      const session = sessions.get(id);
+      if (session) dispose(session, "released by the prover");
     },
     has: (id) => sessions.has(id),
     active: () => sessions.size,

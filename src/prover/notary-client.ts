@@ -16,6 +16,8 @@ export interface NotaryClient {
   notarizeUrl(sessionId: string): string;
   /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
   attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
+  /** Ends a session that will make no proof, so the notary frees its slot now. Never throws. */
+  release(sessionId: string): Promise<void>;
   info(): Promise<NotaryInfo>;
 }
 
@@ -74,6 +76,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
         body: JSON.stringify(request),
         timeoutMs: 60_000,
       })) as Proof;
+    },
+    async release(sessionId) {
+      await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },
     async info() {
       const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));

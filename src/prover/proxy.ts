@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
 import type { LoopbackBridge } from "../engine/bridge.ts";
-import { closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
+import { type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Proof } from "../proof/format.ts";
@@ -91,7 +91,7 @@ export function proxyRoutes(deps: ProxyDeps) {
   const { log } = deps;
 
   async function prove(
-    session: Parameters<typeof revealTranscript>[0],
+    session: ProverSession,
     requestId: string,
     exchange: { sent: Uint8Array; recv: Uint8Array },
     redaction: ReturnType<typeof computeRedactions>,
@@ -130,9 +130,10 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!deps.hub.claim(requestId)) throw new AppError("duplicate_request_id", "T-REQUEST-ID was used before");
     const reqLog = log.child({ requestId });
 
+    let session: ProverSession | undefined;
     try {
       const resolved = await resolveTarget(target, deps.policy);
-      const session = await deps.sessions.acquire(resolved.serverName);
+      session = await deps.sessions.acquire(resolved.serverName);
       const tcp = deps.bridge.openTcp({ hostname: resolved.address, port: resolved.port, connectTimeoutMs: deps.connectTimeoutMs });
       const host = resolved.port === 443 ? resolved.serverName : `${resolved.serverName}:${resolved.port}`;
       const exchange = await sendRequest(session, tcp, {
@@ -157,6 +158,7 @@ export function proxyRoutes(deps: ProxyDeps) {
         void prove(session, requestId, exchange, redaction);
       } else {
         closeProverSession(session);
+        void deps.notary.release(session.notarySessionId);
         deps.hub.settle(requestId, {
           event: "error",
           requestId,
@@ -166,6 +168,8 @@ export function proxyRoutes(deps: ProxyDeps) {
       }
       return new Response(responseBody(exchange.recv), { status, headers: responseHeaders });
     } catch (error) {
+      if (session && !session.closed) closeProverSession(session);
+      if (session) void deps.notary.release(session.notarySessionId);
       const failure = toAppError(error, "session_failed");
       reqLog.warn("proxy request failed", { code: failure.code, error: failure.message });
       deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
