@@ -10,8 +10,10 @@ export interface ProverSession {
   serverName: string;
   sizes: SessionSizes;
   prover: Prover;
-  /** Resolves when the session may no longer be used (used, failed or closed). */
+  /** True once the session may no longer be used (used, failed or closed). */
   closed: boolean;
+  /** Called once when the session closes (the warm pool counts sessions in use with it). */
+  onClose?: () => void;
 }
 
 export interface EngineRequest {
@@ -107,6 +109,7 @@ export async function revealTranscript(session: ProverSession, revealed: { sent:
 export function closeProverSession(session: ProverSession): void {
   if (session.closed) return;
   session.closed = true;
+  session.onClose?.();
   try {
     session.prover.free();
   } catch {

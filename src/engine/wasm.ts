@@ -17,6 +17,10 @@ export interface EngineInfo {
 }
 
 let started: Promise<EngineInfo> | undefined;
+let memory: WebAssembly.Memory | undefined;
+
+/** Bytes of the engine's linear memory (it only grows; a wasm32 instance cannot pass 4 GiB). 0 before start. */
+export const engineMemoryBytes = (): number => memory?.buffer.byteLength ?? 0;
 
 /**
  * Loads tlsn-wasm and starts its thread pool. One wasm instance per process: the prover and an
@@ -27,7 +31,7 @@ export function startEngine(options: EngineOptions): Promise<EngineInfo> {
     const original = new Uint8Array(await Bun.file(wasmPath).arrayBuffer());
     const bytes = options.testTrustAnchorPem ? patchTrustAnchor(original, options.testTrustAnchorPem) : original;
     const module = await WebAssembly.compile(bytes);
-    await init({ module_or_path: module });
+    memory = (await init({ module_or_path: module })).memory;
     await initialize({ level: "Warn", crate_filters: undefined, span_events: undefined }, options.threads);
     return { threads: options.threads, testTrustAnchor: Boolean(options.testTrustAnchorPem) };
   })();
