@@ -24,6 +24,7 @@ export const errorCodes = {
   // Failures while proving (HTTP 5xx).
   target_request_failed: { http: 502, exit: 1 },
   target_timeout: { http: 504, exit: 1 },
+  session_timeout: { http: 504, exit: 1 },
   response_too_large: { http: 500, exit: 1 },
   tls_unsupported: { http: 500, exit: 1 },
   notary_unavailable: { http: 500, exit: 1 },

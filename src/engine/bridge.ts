@@ -14,13 +14,15 @@ interface TcpEndpoint {
   hostname: string;
   port: number;
   connectTimeoutMs: number;
+  responseTimeoutMs: number;
   state: TcpState;
+  socket?: ServerWebSocket<SocketData>;
 }
 
 /** What happened on a TCP endpoint, read by the caller to explain an engine failure. */
 export interface TcpState {
   connected: boolean;
-  failure?: "refused" | "timeout" | "reset";
+  failure?: "refused" | "timeout" | "reset" | "response_timeout" | "closed";
   bytesFromTarget: number;
 }
 
@@ -44,6 +46,8 @@ interface SocketData {
   endpoint?: Endpoint;
   tcp?: Socket<undefined>;
   queue?: Chunk[];
+  /** Armed while the target owes an answer to bytes written to it. */
+  silence?: Timer;
 }
 
 export interface PeerHandle {
@@ -59,11 +63,13 @@ export interface PeerHandle {
 export interface TcpHandle {
   url: string;
   state: TcpState;
+  /** Cuts the connection (a session deadline passed); the engine then fails the exchange. */
+  close(): void;
 }
 
 export interface LoopbackBridge {
   openPeer(events: { onData: (data: Chunk) => void; onClose: () => void }): PeerHandle;
-  openTcp(target: { hostname: string; port: number; connectTimeoutMs: number }): TcpHandle;
+  openTcp(target: { hostname: string; port: number; connectTimeoutMs: number; responseTimeoutMs: number }): TcpHandle;
   stop(): void;
 }
 
@@ -98,7 +104,9 @@ export function startLoopbackBridge(): LoopbackBridge {
           endpoint.socket = ws;
           flush(endpoint);
         } else if (endpoint?.kind === "tcp") {
+          if (endpoint.state.failure) return ws.close();
           ws.data.queue = [];
+          endpoint.socket = ws;
           connectTcp(ws, endpoint);
         }
       },
@@ -106,10 +114,14 @@ export function startLoopbackBridge(): LoopbackBridge {
         const endpoint = ws.data.endpoint;
         const chunk = toChunk(message);
         if (endpoint?.kind === "peer") endpoint.onData(chunk);
-        else if (ws.data.tcp) ws.data.tcp.write(chunk);
-        else ws.data.queue?.push(chunk);
+        else if (endpoint?.kind === "tcp") {
+          awaitAnswer(ws, endpoint);
+          if (ws.data.tcp) ws.data.tcp.write(chunk);
+          else ws.data.queue?.push(chunk);
+        }
       },
       close(ws) {
+        clearTimeout(ws.data.silence);
         const endpoint = ws.data.endpoint;
         if (endpoint?.kind === "peer" && !endpoint.closed) {
           endpoint.closed = true;
@@ -138,6 +150,8 @@ export function startLoopbackBridge(): LoopbackBridge {
           ws.data.queue = undefined;
         },
         data(_socket, data) {
+          clearTimeout(ws.data.silence);
+          ws.data.silence = undefined;
           endpoint.state.bytesFromTarget += data.length;
           ws.sendBinary(data);
         },
@@ -154,6 +168,14 @@ export function startLoopbackBridge(): LoopbackBridge {
       endpoint.state.failure ??= "refused";
       ws.close();
     });
+  }
+
+  /** A target that accepts bytes and stays silent longer than its response timeout is cut off. */
+  function awaitAnswer(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint) {
+    ws.data.silence ??= setTimeout(() => {
+      endpoint.state.failure ??= "response_timeout";
+      ws.close();
+    }, endpoint.responseTimeoutMs);
   }
 
   function flush(endpoint: PeerEndpoint) {
@@ -189,11 +211,20 @@ export function startLoopbackBridge(): LoopbackBridge {
         },
       };
     },
-    openTcp({ hostname, port, connectTimeoutMs }) {
+    openTcp({ hostname, port, connectTimeoutMs, responseTimeoutMs }) {
       const token = newToken();
       const state: TcpState = { connected: false, bytesFromTarget: 0 };
-      endpoints.set(token, { kind: "tcp", hostname, port, connectTimeoutMs, state });
-      return { url: urlFor(token), state };
+      const endpoint: TcpEndpoint = { kind: "tcp", hostname, port, connectTimeoutMs, responseTimeoutMs, state };
+      endpoints.set(token, endpoint);
+      return {
+        url: urlFor(token),
+        state,
+        close() {
+          endpoints.delete(token);
+          state.failure ??= "closed";
+          endpoint.socket?.close();
+        },
+      };
     },
     stop() {
       endpoints.clear();

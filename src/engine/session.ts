@@ -60,6 +60,8 @@ function requestFailure(error: unknown, tcp: TcpHandle, sizes: SessionSizes): Ap
   const text = errorText(error).toLowerCase();
   if (tcp.state.failure === "refused") return new AppError("target_unreachable", "the target refused the connection");
   if (tcp.state.failure === "timeout") return new AppError("target_timeout", "connecting to the target timed out");
+  if (tcp.state.failure === "response_timeout") return new AppError("target_timeout", "the target stopped answering");
+  if (tcp.state.failure === "closed") return new AppError("session_timeout", "the session ran out of time");
   if (/exceed|too large|limit|max_(sent|recv)/.test(text)) {
     return new AppError(
       "response_too_large",

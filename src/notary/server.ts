@@ -103,7 +103,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
 
   const app = new Elysia()
     .use(errorHandling(log))
-    .get("/info", () => info)
+    // activeSessions lets operators (and tests) see that finished or failed sessions were released.
+    .get("/info", () => ({ ...info, activeSessions: sessions.active() }))
     .get("/healthcheck", () => new Response("Ok"))
     .post("/session", ({ body, request }) => {
       if (stopping) throw new AppError("shutting_down", "the notary is shutting down");

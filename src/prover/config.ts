@@ -2,6 +2,7 @@ import { cpus, homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
+import { type PoolConfig, loadPoolConfig } from "./pool-config.ts";
 import { parseResolveList } from "./target.ts";
 
 const integer = (name: string, min: number, max: number) =>
@@ -41,6 +42,12 @@ const ProverEnv = v.object({
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_MAX_BODY_BYTES: v.optional(integer("PROVER_MAX_BODY_BYTES", 0, 64 * 1024 * 1024), String(1024 * 1024)),
   PROVER_CONNECT_TIMEOUT_MS: v.optional(integer("PROVER_CONNECT_TIMEOUT_MS", 100, 600_000), "10000"),
+  PROVER_RESPONSE_TIMEOUT_MS: v.optional(integer("PROVER_RESPONSE_TIMEOUT_MS", 100, 600_000), "30000"),
+  PROVER_SESSION_TIMEOUT_MS: v.optional(integer("PROVER_SESSION_TIMEOUT_MS", 1000, 3_600_000), "300000"),
+  PROVER_MAX_SESSIONS: v.optional(integer("PROVER_MAX_SESSIONS", 1, 1024), "4"),
+  PROVER_SSE_PER_REQUEST: v.optional(integer("PROVER_SSE_PER_REQUEST", 1, 100_000), "16"),
+  PROVER_SSE_TOTAL: v.optional(integer("PROVER_SSE_TOTAL", 1, 1_000_000), "1024"),
+  PROVER_API_KEYS: v.optional(list, ""),
   PROVER_SHUTDOWN_GRACE_S: v.optional(integer("PROVER_SHUTDOWN_GRACE_S", 0, 3600), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   XDG_DATA_HOME: v.optional(v.string()),
@@ -62,8 +69,17 @@ export interface ProverConfig {
   proofStream: string;
   maxBodyBytes: number;
   connectTimeoutMs: number;
+  /** Longest silence from a target that owes an answer. */
+  responseTimeoutMs: number;
+  /** Longest a whole session (setup, exchange, proof) may take. */
+  sessionTimeoutMs: number;
+  maxSessions: number;
+  sse: { perRequest: number; total: number };
+  /** Keys for `Authorization: Bearer`; empty = no authentication. */
+  apiKeys: string[];
   shutdownGraceMs: number;
   testTrustAnchorPath?: string;
+  pool: PoolConfig;
 }
 
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
@@ -91,7 +107,13 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     proofStream: e.PROVER_PROOF_STREAM,
     maxBodyBytes: e.PROVER_MAX_BODY_BYTES,
     connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
+    responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
+    sessionTimeoutMs: e.PROVER_SESSION_TIMEOUT_MS,
+    maxSessions: e.PROVER_MAX_SESSIONS,
+    sse: { perRequest: e.PROVER_SSE_PER_REQUEST, total: e.PROVER_SSE_TOTAL },
+    apiKeys: e.PROVER_API_KEYS,
     shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
     testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    pool: loadPoolConfig(env, { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA }),
   };
 }

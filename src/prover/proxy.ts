@@ -1,12 +1,13 @@
 import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
-import type { LoopbackBridge } from "../engine/bridge.ts";
+import type { LoopbackBridge, TcpHandle } from "../engine/bridge.ts";
 import { type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Proof } from "../proof/format.ts";
 import { parseHttpMessage } from "../redaction/http.ts";
 import { computeRedactions, parseRedactions, revealedRanges } from "../redaction/index.ts";
+import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
 import type { ProofHub } from "./proof-hub.ts";
@@ -20,6 +21,9 @@ export interface ProxyDeps {
   policy: TargetPolicy;
   maxBodyBytes: number;
   connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  sessionTimeoutMs: number;
+  slots: SessionSlots;
   /** Called with every proof made (the message store keeps them). */
   onProof: (proof: Proof) => Promise<void>;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
@@ -86,12 +90,61 @@ function responseBody(recv: Uint8Array): Uint8Array {
   return out;
 }
 
+/** One session's slot and deadline, from acquiring an MPC session to the end of its proof. */
+interface SessionRun {
+  session?: ProverSession;
+  tcp?: TcpHandle;
+  expired: boolean;
+  /** Rejects when the deadline passes (for waits that nothing else can interrupt). */
+  deadline: Promise<never>;
+  end(): void;
+}
+
+/**
+ * Takes a slot (or throws over_capacity) and arms the session deadline. When it passes, the target
+ * connection and the notary session are cut, so whatever the engine is waiting for fails.
+ */
+function startRun(deps: ProxyDeps): SessionRun {
+  const releaseSlot = deps.slots.take();
+  let expire!: (error: AppError) => void;
+  const deadline = new Promise<never>((_, reject) => (expire = reject));
+  deadline.catch(() => {});
+  const timer = setTimeout(() => {
+    run.expired = true;
+    run.tcp?.close();
+    if (run.session) void deps.notary.release(run.session.notarySessionId);
+    expire(timeoutError(deps));
+  }, deps.sessionTimeoutMs);
+  const run: SessionRun = {
+    expired: false,
+    deadline,
+    end() {
+      clearTimeout(timer);
+      releaseSlot();
+    },
+  };
+  return run;
+}
+
+const timeoutError = (deps: ProxyDeps) => new AppError("session_timeout", `the session took longer than ${deps.sessionTimeoutMs} ms`);
+
+/** An MPC session, or the deadline's error; a session that arrives too late is closed at once. */
+async function acquireWithin(deps: ProxyDeps, run: SessionRun, serverName: string): Promise<ProverSession> {
+  const acquiring = deps.sessions.acquire(serverName);
+  acquiring.then(
+    (late) => run.expired && closeProverSession(late),
+    () => {},
+  );
+  return await Promise.race([acquiring, run.deadline]);
+}
+
 /** `ANY /proxy`: fetch the target over MPC-TLS, answer at once, and make the proof in the background. */
 export function proxyRoutes(deps: ProxyDeps) {
   const { log } = deps;
 
   async function prove(
     session: ProverSession,
+    run: SessionRun,
     requestId: string,
     exchange: { sent: Uint8Array; recv: Uint8Array },
     redaction: ReturnType<typeof computeRedactions>,
@@ -109,9 +162,11 @@ export function proxyRoutes(deps: ProxyDeps) {
         log.error("storing the proof failed", { requestId, error: toAppError(error).message }),
       );
     } catch (error) {
-      const failure = toAppError(error, "session_failed");
+      const failure = run.expired ? timeoutError(deps) : toAppError(error, "session_failed");
       log.warn("proof failed", { requestId, code: failure.code, error: failure.message });
       deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
+    } finally {
+      run.end();
     }
   }
 
@@ -127,14 +182,24 @@ export function proxyRoutes(deps: ProxyDeps) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
     const body = await readJsonBody(request, deps.maxBodyBytes);
-    if (!deps.hub.claim(requestId)) throw new AppError("duplicate_request_id", "T-REQUEST-ID was used before");
+    const run = startRun(deps);
+    if (!deps.hub.claim(requestId)) {
+      run.end();
+      throw new AppError("duplicate_request_id", "T-REQUEST-ID was used before");
+    }
     const reqLog = log.child({ requestId });
 
     let session: ProverSession | undefined;
+    let proving = false;
     try {
       const resolved = await resolveTarget(target, deps.policy);
-      session = await deps.sessions.acquire(resolved.serverName);
-      const tcp = deps.bridge.openTcp({ hostname: resolved.address, port: resolved.port, connectTimeoutMs: deps.connectTimeoutMs });
+      session = run.session = await acquireWithin(deps, run, resolved.serverName);
+      const tcp = (run.tcp = deps.bridge.openTcp({
+        hostname: resolved.address,
+        port: resolved.port,
+        connectTimeoutMs: deps.connectTimeoutMs,
+        responseTimeoutMs: deps.responseTimeoutMs,
+      }));
       const host = resolved.port === 443 ? resolved.serverName : `${resolved.serverName}:${resolved.port}`;
       const exchange = await sendRequest(session, tcp, {
         method: method as Method,
@@ -155,7 +220,8 @@ export function proxyRoutes(deps: ProxyDeps) {
       if (willProve) {
         responseHeaders.set("t-proof-id", requestId);
         const redaction = computeRedactions({ sent: exchange.sent, recv: exchange.recv }, patterns);
-        void prove(session, requestId, exchange, redaction);
+        proving = true;
+        void prove(session, run, requestId, exchange, redaction);
       } else {
         closeProverSession(session);
         void deps.notary.release(session.notarySessionId);
@@ -170,10 +236,12 @@ export function proxyRoutes(deps: ProxyDeps) {
     } catch (error) {
       if (session && !session.closed) closeProverSession(session);
       if (session) void deps.notary.release(session.notarySessionId);
-      const failure = toAppError(error, "session_failed");
+      const failure = run.expired ? timeoutError(deps) : toAppError(error, "session_failed");
       reqLog.warn("proxy request failed", { code: failure.code, error: failure.message });
       deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
       throw failure;
+    } finally {
+      if (!proving) run.end();
     }
   }
 

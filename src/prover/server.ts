@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
+import { closeProverSession, setupProverSession } from "../engine/session.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
-import { errorHandling } from "../http.ts";
+import { errorHandling, errorResponse } from "../http.ts";
 import type { Logger } from "../log.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
@@ -11,8 +12,11 @@ import { loadNodeKey, openStore, publishContent } from "../store/index.ts";
 import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
 import type { ProverConfig } from "./config.ts";
+import { apiKeyAuth } from "./auth.ts";
+import { createSessionSlots } from "./capacity.ts";
 import { createNotaryClient } from "./notary-client.ts";
-import { onDemandSessions } from "./pool.ts";
+import { createWarmPool } from "./pool.ts";
+import { poolRoutes } from "./pool-routes.ts";
 import { createProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
 import { proofRoutes } from "./sse.ts";
@@ -60,14 +64,28 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
   }
   const notary = createNotaryClient(config.notaryUrl ?? embedded!.url, config.notaryApiKey);
+  const pool = createWarmPool({
+    ...config.pool,
+    limits: sizes,
+    setup: (serverName, sessionSizes) => setupProverSession(notary, serverName, sessionSizes),
+    discard(session) {
+      closeProverSession(session);
+      void notary.release(session.notarySessionId);
+    },
+    log: log.child({ component: "pool" }),
+  });
+  log.info("warm pool", { size: config.pool.size, hosts: config.pool.hosts.join(",") || "learned", idleS: config.pool.idleMs / 1000 });
 
   const store = await openStore({ url: config.storeUrl, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
   const bridge = startLoopbackBridge();
   const hub = createProofHub({ retentionMs: 10 * 60 * 1000, pendingMs: 10 * 60 * 1000, maxEntries: 100_000 });
+  const slots = createSessionSlots(config.maxSessions);
+  let stopping = false;
 
   const app = new Elysia()
     .use(errorHandling(log))
+    .use(apiKeyAuth(config.apiKeys))
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
@@ -79,23 +97,28 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         testTrustAnchor: engine.testTrustAnchor,
       };
     })
-    .use(proofRoutes(hub, { perRequest: 16, total: 1024, heartbeatMs: 10_000 }))
+    .use(proofRoutes(hub, { ...config.sse, heartbeatMs: 10_000 }))
     .use(
       proxyRoutes({
         notary,
         bridge,
         hub,
-        sessions: onDemandSessions(notary, sizes),
+        sessions: pool,
         policy: { allowPrivateTargets: config.allowPrivateTargets, resolve: config.resolve, allowedHosts: config.allowedHosts },
         maxBodyBytes: config.maxBodyBytes,
         connectTimeoutMs: config.connectTimeoutMs,
-        authorizationIsOurs: false,
+        responseTimeoutMs: config.responseTimeoutMs,
+        sessionTimeoutMs: config.sessionTimeoutMs,
+        slots,
+        // With API keys on, Authorization carries the prover's key: it must never reach the target.
+        authorizationIsOurs: config.apiKeys.length > 0,
         onProof: async (proof) => {
           await publishContent(store, nodeKey, config.proofStream, 0, proof);
         },
         log,
       }),
     )
+    .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
     .use(storeRoutes({ store, nodeKey }));
 
   const server = Bun.serve({
@@ -105,6 +128,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     idleTimeout: 60,
     maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
     fetch(request, srv) {
+      if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { "retry-after": "5" });
       // A proof's MPC exchange is silent for tens of seconds: /proxy is exempt from the idle limit.
       if (new URL(request.url).pathname === "/proxy") srv.timeout(request, 0);
       return app.handle(request);
@@ -115,9 +139,20 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     url: `http://${host}:${server.port}`,
     port: server.port ?? config.port,
     notary: embedded,
+    /**
+     * Stops accepting, lets running sessions finish their proofs for up to graceMs, then ends every
+     * open proof stream with `shutting_down` and closes.
+     */
     async stop(graceMs = 0) {
-      await server.stop(graceMs === 0);
-      await embedded?.stop(graceMs);
+      stopping = true;
+      const idle = server.stop(false);
+      if (!(await slots.drained(graceMs))) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+      hub.closeAll((requestId) => ({ event: "error", requestId, code: "shutting_down", message: "the prover is shutting down" }));
+      // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
+      await Promise.race([idle, Bun.sleep(2000)]);
+      await server.stop(true);
+      pool.stop();
+      await embedded?.stop(0);
       bridge.stop();
       await store.close();
     },
