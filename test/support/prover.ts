@@ -1,5 +1,5 @@
 import type { Subprocess } from "bun";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_SESSION, scratchDir, tlsFixture } from "./env.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
@@ -70,7 +70,8 @@ export async function startProver(cli: CliCommand, targetPort: number, env: Reco
     url: url!,
     dataDir,
     notaryPubPath,
-    notaryPubPem: readFileSync(notaryPubPath, "utf8"),
+    // Only an embedded notary writes its key here; with PROVER_NOTARY_URL there is none.
+    notaryPubPem: existsSync(notaryPubPath) ? readFileSync(notaryPubPath, "utf8") : "",
     process: child,
     log,
     async stop() {
