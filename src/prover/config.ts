@@ -2,6 +2,7 @@ import { cpus, homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
+import { type PoolConfig, loadPoolConfig } from "./pool-config.ts";
 import { parseResolveList } from "./target.ts";
 
 const integer = (name: string, min: number, max: number) =>
@@ -78,6 +79,7 @@ export interface ProverConfig {
   apiKeys: string[];
   shutdownGraceMs: number;
   testTrustAnchorPath?: string;
+  pool: PoolConfig;
 }
 
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
@@ -112,5 +114,6 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     apiKeys: e.PROVER_API_KEYS,
     shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
     testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    pool: loadPoolConfig(env, { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA }),
   };
 }

@@ -1,0 +1,74 @@
+import type { SessionSizes } from "./notary-client.ts";
+
+/**
+ * Pure decisions of the warm pool: how many sessions the machine can hold, which hosts get them, how
+ * long to wait after a failure. No timers or engine here, so they are tested without MPC.
+ */
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/**
+ * Memory one set-up session holds, prover and embedded notary side together (one wasm instance), as
+ * measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): a fixed part plus a part growing
+ * with the transcript limits. Rounded up so the cap errs on the safe side.
+ */
+export function sessionMemoryBytes(sizes: SessionSizes): number {
+  return 160 * MiB + (sizes.maxSentData + sizes.maxRecvData) * 24 * 1024;
+}
+
+/** The engine's own memory before any session: code, thread stacks, buffers. */
+export const ENGINE_BASE_BYTES = 700 * MiB;
+/** A wasm32 instance cannot pass 4 GiB; a live request needs room above the warm sessions. */
+export const WASM_LIMIT_BYTES = 4 * GiB;
+
+export interface Machine {
+  cores: number;
+  totalMemoryBytes: number;
+}
+
+/**
+ * Default pool size: warm sessions plus one live on-demand session must fit in three quarters of the wasm
+ * limit and in half the machine's memory; at most one per core, because sessions in use are CPU-bound
+ * and more ready sessions than cores cannot be used at full speed anyway. At least 1.
+ */
+export function defaultPoolSize(machine: Machine, sizes: SessionSizes): number {
+  const perSession = sessionMemoryBytes(sizes);
+  const byWasm = Math.floor((WASM_LIMIT_BYTES * 0.75 - ENGINE_BASE_BYTES) / perSession) - 1;
+  const byMachine = Math.floor((machine.totalMemoryBytes * 0.5 - ENGINE_BASE_BYTES) / perSession) - 1;
+  return Math.max(1, Math.min(machine.cores, byWasm, byMachine));
+}
+
+/** The largest pool size accepted from the environment for these sizes: the wasm limit, hard. */
+export function maxPoolSize(sizes: SessionSizes): number {
+  return Math.max(1, Math.floor((WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES) / sessionMemoryBytes(sizes)) - 1);
+}
+
+/**
+ * How many warm sessions each host should have: slots dealt round-robin over the hosts in priority order
+ * (configured hosts first, then learned ones, most recent first). Hosts beyond the pool size get none.
+ */
+export function hostShares(poolSize: number, hosts: readonly string[]): Map<string, number> {
+  const shares = new Map<string, number>();
+  if (hosts.length === 0) return shares;
+  for (let slot = 0; slot < poolSize; slot++) {
+    const host = hosts[slot % hosts.length]!;
+    shares.set(host, (shares.get(host) ?? 0) + 1);
+  }
+  return shares;
+}
+
+/** Learned hosts, most recent first, without duplicates or configured hosts, at most `limit`. */
+export function rememberHost(learned: readonly string[], host: string, configured: readonly string[], limit: number): string[] {
+  if (limit <= 0 || configured.includes(host)) return [...learned];
+  return [host, ...learned.filter((h) => h !== host)].slice(0, limit);
+}
+
+/** Wait before the next refill after `failures` failures in a row: 1 s doubling to 60 s. */
+export function backoffMs(failures: number): number {
+  return failures <= 0 ? 0 : Math.min(60_000, 1000 * 2 ** (failures - 1));
+}
+
+/** True when a session of `sizes` can carry an exchange announced as `needed`. */
+export const fitsIn = (needed: SessionSizes, sizes: SessionSizes): boolean =>
+  needed.maxSentData <= sizes.maxSentData && needed.maxRecvData <= sizes.maxRecvData;

@@ -1,0 +1,242 @@
+import { describe, expect, test } from "bun:test";
+import type { Prover } from "tlsn-wasm";
+import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
+import { createLogger } from "../../src/log.ts";
+import { loadPoolConfig } from "../../src/prover/pool-config.ts";
+import {
+  backoffMs,
+  defaultPoolSize,
+  fitsIn,
+  hostShares,
+  maxPoolSize,
+  rememberHost,
+  sessionMemoryBytes,
+} from "../../src/prover/pool-policy.ts";
+import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
+
+const GiB = 1024 ** 3;
+const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
+const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
+
+describe("pool sizing", () => {
+  test("memory per session grows with the session sizes", () => {
+    expect(sessionMemoryBytes(LARGE)).toBeGreaterThan(sessionMemoryBytes(SMALL));
+  });
+
+  test("the default is bounded by cores, by the 4 GiB engine and by the machine's memory, and is at least 1", () => {
+    expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, SMALL)).toBe(2);
+    expect(defaultPoolSize({ cores: 1, totalMemoryBytes: 24 * GiB }, SMALL)).toBe(1);
+    const manyCores = defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE);
+    expect(manyCores).toBeLessThan(64);
+    // Warm sessions plus one live session stay within three quarters of the engine's 4 GiB.
+    expect(700 * 1024 ** 2 + (manyCores + 1) * sessionMemoryBytes(LARGE)).toBeLessThanOrEqual(3 * GiB);
+    expect(defaultPoolSize({ cores: 8, totalMemoryBytes: 1 * GiB }, LARGE)).toBe(1);
+  });
+
+  test("an explicit size above the engine's ceiling is refused; 0 turns the pool off", () => {
+    const limits = { maxSentData: 4096, maxRecvData: 16384 };
+    const ceiling = maxPoolSize(limits);
+    expect(() => loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits)).toThrow(`at most ${ceiling}`);
+    expect(loadPoolConfig({ PROVER_POOL_SIZE: "0" }, limits).size).toBe(0);
+  });
+
+  test("pool config: hosts lower-cased and deduplicated, pool sizes default to the limits and may not exceed them", () => {
+    const limits = { maxSentData: 4096, maxRecvData: 16384 };
+    const config = loadPoolConfig({ PROVER_POOL_HOSTS: "API.example.com, api.example.com,b.test", PROVER_POOL_IDLE_S: "30" }, limits);
+    expect(config.hosts).toEqual(["api.example.com", "b.test"]);
+    expect(config.sizes).toEqual(limits);
+    expect(config.idleMs).toBe(30_000);
+    expect(() => loadPoolConfig({ PROVER_POOL_MAX_RECV_DATA: "32768" }, limits)).toThrow("must not exceed");
+    expect(() => loadPoolConfig({ PROVER_POOL_IDLE_S: "ten" }, limits)).toThrow("PROVER_POOL_IDLE_S");
+    expect(() => loadPoolConfig({ PROVER_POOL_HOSTS: "https://a.test/" }, limits)).toThrow("host names");
+  });
+});
+
+describe("host shares and learning", () => {
+  test("slots are dealt round-robin in priority order", () => {
+    expect([...hostShares(3, ["a", "b"])]).toEqual([["a", 2], ["b", 1]]);
+    expect([...hostShares(1, ["a", "b", "c"])]).toEqual([["a", 1]]);
+    expect(hostShares(2, []).size).toBe(0);
+  });
+
+  test("learned hosts are most recent first, bounded, without configured hosts", () => {
+    let learned: string[] = [];
+    for (const host of ["a", "b", "a", "c", "conf", "d"]) learned = rememberHost(learned, host, ["conf"], 3);
+    expect(learned).toEqual(["d", "c", "a"]);
+    expect(rememberHost(["x"], "y", [], 0)).toEqual(["x"]);
+  });
+
+  test("backoff doubles from 1 s to a 60 s ceiling", () => {
+    expect([0, 1, 2, 3, 7, 20].map(backoffMs)).toEqual([0, 1000, 2000, 4000, 60_000, 60_000]);
+  });
+
+  test("sizes fit only when both directions fit", () => {
+    expect(fitsIn(SMALL, LARGE)).toBe(true);
+    expect(fitsIn({ maxSentData: 1024, maxRecvData: 20000 }, LARGE)).toBe(false);
+  });
+});
+
+/** A pool over fake sessions whose setups the test completes or fails by hand. */
+function fakePool(overrides: Partial<PoolOptions> = {}) {
+  const setups: { host: string; sizes: typeof SMALL; resolve: () => void; reject: (e: Error) => void }[] = [];
+  const discarded: string[] = [];
+  let counter = 0;
+  const pool = createWarmPool({
+    size: 1,
+    sizes: SMALL,
+    limits: LARGE,
+    hosts: ["a.test"],
+    learnHosts: 2,
+    idleMs: 60_000,
+    setup: (host, sizes) =>
+      new Promise<ProverSession>((resolve, reject) => {
+        const session: ProverSession = {
+          notarySessionId: `s${++counter}`,
+          serverName: host,
+          sizes,
+          prover: { free() {} } as unknown as Prover,
+          closed: false,
+        };
+        setups.push({ host, sizes, resolve: () => resolve(session), reject });
+      }),
+    discard(session) {
+      closeProverSession(session);
+      discarded.push(session.notarySessionId);
+    },
+    log: createLogger({ level: "error" }),
+    ...overrides,
+  });
+  const settle = () => Bun.sleep(5);
+  return { pool, setups, discarded, settle };
+}
+
+describe("warm pool", () => {
+  test("warms the configured host, hands the warm session out, and refills only after it closes", async () => {
+    const { pool, setups, settle } = fakePool();
+    await settle();
+    expect(setups.map((s) => s.host)).toEqual(["a.test"]);
+    expect(pool.status()).toMatchObject({ ready: 0, warming: 1 });
+    setups[0]!.resolve();
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 1, warming: 0, inUse: 0 });
+
+    const session = await pool.acquire("a.test");
+    expect(session.notarySessionId).toBe("s1");
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 0, inUse: 1, warming: 0, served: { ready: 1, warming: 0, onDemand: 0 } });
+    expect(setups).toHaveLength(1); // no refill while a request runs
+
+    closeProverSession(session);
+    await settle();
+    expect(setups).toHaveLength(2);
+    expect(pool.status()).toMatchObject({ inUse: 0, warming: 1 });
+    pool.stop();
+  });
+
+  test("a request for the host being warmed takes that setup instead of starting a second one", async () => {
+    const { pool, setups, settle } = fakePool();
+    await settle();
+    const acquiring = pool.acquire("a.test");
+    await settle();
+    expect(setups).toHaveLength(1);
+    setups[0]!.resolve();
+    expect((await acquiring).notarySessionId).toBe("s1");
+    expect(pool.status()).toMatchObject({ ready: 0, inUse: 1, served: { warming: 1 } });
+    pool.stop();
+  });
+
+  test("announced sizes above the pool's get an on-demand session of those sizes; the host is learned", async () => {
+    const { pool, setups, settle } = fakePool({ hosts: [], size: 1 });
+    await settle();
+    expect(setups).toHaveLength(0); // nothing to warm before traffic
+    const big = { maxSentData: 1024, maxRecvData: 16384 };
+    const acquiring = pool.acquire("b.test", big);
+    await settle();
+    expect(setups[0]).toMatchObject({ host: "b.test", sizes: big });
+    setups[0]!.resolve();
+    closeProverSession(await acquiring);
+    await settle();
+    // After serving b.test, the pool keeps a session of its own sizes warm for it.
+    expect(setups[1]).toMatchObject({ host: "b.test", sizes: SMALL });
+    expect(pool.status().hosts).toEqual([{ host: "b.test", learned: true, share: 1, ready: 0, warming: 1 }]);
+    expect(pool.status().served.onDemand).toBe(1);
+    pool.stop();
+  });
+
+  test("a newer learned host takes the slot: the older host's warm session is closed", async () => {
+    const { pool, setups, discarded, settle } = fakePool({ hosts: [], size: 1 });
+    const first = pool.acquire("b.test");
+    await settle();
+    setups[0]!.resolve();
+    closeProverSession(await first);
+    await settle();
+    setups[1]!.resolve(); // warm for b.test
+    await settle();
+    expect(pool.status().ready).toBe(1);
+
+    const second = pool.acquire("c.test");
+    await settle();
+    setups[2]!.resolve();
+    closeProverSession(await second);
+    await settle();
+    expect(discarded).toContain("s2");
+    expect(setups[3]?.host).toBe("c.test");
+    pool.stop();
+  });
+
+  test("a failing notary backs off and never reaches requests; on-demand errors are reported as they are", async () => {
+    const { pool, setups, settle } = fakePool();
+    await settle();
+    setups[0]!.reject(new Error("notary down"));
+    await settle();
+    const status = pool.status();
+    expect(status).toMatchObject({ warming: 0, failures: 1, lastError: "notary down" });
+    expect(status.retryInMs).toBeGreaterThan(500);
+
+    const acquiring = pool.acquire("a.test");
+    await settle();
+    expect(setups).toHaveLength(2); // on demand, not waiting for the backoff
+    setups[1]!.reject(new Error("still down"));
+    await expect(acquiring).rejects.toThrow("still down");
+
+    await Bun.sleep(1100);
+    expect(setups).toHaveLength(3); // the retry after the backoff
+    setups[2]!.resolve();
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 1, failures: 0, lastError: null });
+    pool.stop();
+  });
+
+  test("idle sessions are discarded (freeing the notary side) and replaced", async () => {
+    const { pool, setups, discarded, settle } = fakePool({ idleMs: 30 });
+    await settle();
+    setups[0]!.resolve();
+    await Bun.sleep(60);
+    expect(discarded).toEqual(["s1"]);
+    expect(pool.status()).toMatchObject({ expired: 1, warming: 1 });
+    expect(setups).toHaveLength(2);
+    pool.stop();
+  });
+
+  test("size 0: nothing is warmed or learned, every request sets its own session up", async () => {
+    const { pool, setups, settle } = fakePool({ size: 0 });
+    const acquiring = pool.acquire("a.test");
+    await settle();
+    setups[0]!.resolve();
+    closeProverSession(await acquiring);
+    await settle();
+    expect(setups).toHaveLength(1);
+    expect(pool.status()).toMatchObject({ ready: 0, warming: 0, served: { onDemand: 1 } });
+    pool.stop();
+  });
+
+  test("stop closes ready sessions and refuses new requests", async () => {
+    const { pool, setups, discarded, settle } = fakePool();
+    await settle();
+    setups[0]!.resolve();
+    await settle();
+    pool.stop();
+    expect(discarded).toEqual(["s1"]);
+    await expect(pool.acquire("a.test")).rejects.toThrow("shutting down");
+  });
+});
