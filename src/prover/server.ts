@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
+import { closeProverSession, setupProverSession } from "../engine/session.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
@@ -14,7 +15,8 @@ import type { ProverConfig } from "./config.ts";
 import { apiKeyAuth } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
 import { createNotaryClient } from "./notary-client.ts";
-import { onDemandSessions } from "./pool.ts";
+import { createWarmPool } from "./pool.ts";
+import { poolRoutes } from "./pool-routes.ts";
 import { createProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
 import { proofRoutes } from "./sse.ts";
@@ -62,6 +64,17 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
   }
   const notary = createNotaryClient(config.notaryUrl ?? embedded!.url, config.notaryApiKey);
+  const pool = createWarmPool({
+    ...config.pool,
+    limits: sizes,
+    setup: (serverName, sessionSizes) => setupProverSession(notary, serverName, sessionSizes),
+    discard(session) {
+      closeProverSession(session);
+      void notary.release(session.notarySessionId);
+    },
+    log: log.child({ component: "pool" }),
+  });
+  log.info("warm pool", { size: config.pool.size, hosts: config.pool.hosts.join(",") || "learned", idleS: config.pool.idleMs / 1000 });
 
   const store = await openStore({ url: config.storeUrl, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
@@ -90,7 +103,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         notary,
         bridge,
         hub,
-        sessions: onDemandSessions(notary, sizes),
+        sessions: pool,
         policy: { allowPrivateTargets: config.allowPrivateTargets, resolve: config.resolve, allowedHosts: config.allowedHosts },
         maxBodyBytes: config.maxBodyBytes,
         connectTimeoutMs: config.connectTimeoutMs,
@@ -105,6 +118,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         log,
       }),
     )
+    .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
     .use(storeRoutes({ store, nodeKey }));
 
   const server = Bun.serve({
@@ -137,6 +151,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
       await Promise.race([idle, Bun.sleep(2000)]);
       await server.stop(true);
+      pool.stop();
       await embedded?.stop(0);
       bridge.stop();
       await store.close();
