@@ -8,8 +8,9 @@ import type { Proof } from "../proof/format.ts";
 import { parseHttpMessage } from "../redaction/http.ts";
 import { computeRedactions, parseRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
-import type { NotaryClient } from "./notary-client.ts";
+import type { NotaryClient, SessionSizes } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
+import { requestedSizes } from "./requested-sizes.ts";
 import type { ProofHub } from "./proof-hub.ts";
 import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
 
@@ -129,8 +130,13 @@ function startRun(deps: ProxyDeps): SessionRun {
 const timeoutError = (deps: ProxyDeps) => new AppError("session_timeout", `the session took longer than ${deps.sessionTimeoutMs} ms`);
 
 /** An MPC session, or the deadline's error; a session that arrives too late is closed at once. */
-async function acquireWithin(deps: ProxyDeps, run: SessionRun, serverName: string): Promise<ProverSession> {
-  const acquiring = deps.sessions.acquire(serverName);
+async function acquireWithin(
+  deps: ProxyDeps,
+  run: SessionRun,
+  serverName: string,
+  needed: SessionSizes | undefined,
+): Promise<ProverSession> {
+  const acquiring = deps.sessions.acquire(serverName, needed);
   acquiring.then(
     (late) => run.expired && closeProverSession(late),
     () => {},
@@ -177,6 +183,7 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
     const patterns = parseRedactions(headers.get("t-redacted") ?? undefined);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
+    const needed = requestedSizes(headers, deps.sessions.sizes, deps.sessions.limits);
     const method = request.method.toUpperCase();
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
@@ -193,7 +200,7 @@ export function proxyRoutes(deps: ProxyDeps) {
     let proving = false;
     try {
       const resolved = await resolveTarget(target, deps.policy);
-      session = run.session = await acquireWithin(deps, run, resolved.serverName);
+      session = run.session = await acquireWithin(deps, run, resolved.serverName, needed);
       const tcp = (run.tcp = deps.bridge.openTcp({
         hostname: resolved.address,
         port: resolved.port,
