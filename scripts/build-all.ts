@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { mkdir, open, rm } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 
 export type ExecutableFormat = "ELF x86-64" | "ELF aarch64" | "Mach-O x86_64" | "Mach-O arm64";
@@ -144,7 +144,8 @@ export async function buildAll(opts: BuildAllOptions): Promise<{ name: string; s
     log(`build-all: ${target.bunTarget} -> ${outfile}`);
     const started = performance.now();
     // Sequential on purpose: each compile is memory- and CPU-heavy.
-    const proc = Bun.spawn([process.execPath, buildScript, "--target", target.bunTarget, "--outfile", outfile], {
+    // --outfile relative to cwd: scripts/build.ts joins it onto the project root, so an absolute path would break.
+    const proc = Bun.spawn([process.execPath, buildScript, "--target", target.bunTarget, "--outfile", relative(opts.cwd, outfile)], {
       cwd: opts.cwd,
       stdio: ["ignore", "inherit", "inherit"],
     });

@@ -645,6 +645,21 @@ describe("build-all helpers", () => {
   );
 });
 
+const hasRelease = await Bun.file(join(DIST, "SHA256SUMS")).exists();
+
+describe("dist/ after npm run build:all", () => {
+  test.skipIf(!hasRelease)("SHA256SUMS covers the five binaries, sha256sum -c passes, `file` shows each platform's format", () => {
+    const sums = run(["sha256sum", "-c", "--strict", "SHA256SUMS"], DIST);
+    expect(sums.stderr).toBe("");
+    expect(sums.code).toBe(0);
+    expect(sums.stdout).toBe([...ASSETS].sort().map((a) => `${a}: OK\n`).join(""));
+    const file = ensureDebianTool("file", "file");
+    for (const target of TARGETS) {
+      expect(run([file, "-b", join(DIST, fileNameOf(target))], DIST).stdout).toMatch(FILE_OUTPUT[target.format]);
+    }
+  });
+});
+
 /** The real linux-x64 build: from dist/, or built now with scripts/build.ts. */
 async function realLinuxBinary(): Promise<string> {
   for (const name of ["cli-linux-x64", "cli"]) {
