@@ -61,7 +61,8 @@ export async function startProver(cli: CliCommand, targetPort: number, env: Reco
   const deadline = Date.now() + 60_000;
   let url: string | undefined;
   while (!url) {
-    const match = /prover listening.* url=(\S+)/.exec(log());
+    // Compact (`url=…`) or JSON (`"url":"…"`) log lines.
+    const match = /prover listening.*?\burl"?[=:]"?([^\s"]+)/.exec(log());
     if (match) url = match[1];
     else if (child.exitCode !== null) throw new Error(`prover exited ${child.exitCode}: ${log()}`);
     else if (Date.now() > deadline) throw new Error(`prover did not start: ${log()}`);
