@@ -18,12 +18,17 @@ const encoder = new TextEncoder();
  * the connection alive while the proof is being made.
  */
 export function proofRoutes(hub: ProofHub, limits: SseLimits) {
-  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", async function* ({ params, set }) {
+  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", async function* ({ params, set, request }) {
     const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
     if (hub.subscribers(requestId) >= limits.perRequest || hub.totalSubscribers() >= limits.total) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
     const subscription = hub.subscribe(requestId);
+    // A client that goes away gives its place back at once, not at the next heartbeat's failed write.
+    const gone = new Promise<"gone">((resolve) => {
+      if (request.signal.aborted) resolve("gone");
+      request.signal.addEventListener("abort", () => resolve("gone"), { once: true });
+    });
     set.headers["content-type"] = "text/event-stream";
     set.headers["cache-control"] = "no-cache";
     try {
@@ -32,8 +37,10 @@ export function proofRoutes(hub: ProofHub, limits: SseLimits) {
       while (!outcome) {
         let timer: Timer | undefined;
         const tick = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, limits.heartbeatMs)));
-        outcome = await Promise.race([subscription.outcome, tick]);
+        const next = await Promise.race([subscription.outcome, tick, gone]);
         clearTimeout(timer);
+        if (next === "gone") return;
+        outcome = next;
         if (!outcome) yield encoder.encode(": heartbeat\n\n");
       }
       yield outcome.event === "proof"
