@@ -1,0 +1,101 @@
+import type { Subprocess } from "bun";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { scratchDir, tlsFixture } from "../support/env.ts";
+import { SOURCE_CLI } from "../support/prover.ts";
+
+export interface RunningNotary {
+  url: string;
+  port: number;
+  process: Subprocess;
+  log(): string;
+}
+
+/** Reads a child's stderr into a string while it runs. */
+export function collectStderr(child: Subprocess<"ignore", "pipe", "pipe">): () => string {
+  let text = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of child.stderr) text += decoder.decode(chunk, { stream: true });
+  })();
+  return () => text;
+}
+
+/** Waits until `pattern` appears in the log; fails when the process exits first or time runs out. */
+export async function waitForLog(child: Subprocess, log: () => string, pattern: RegExp, ms = 60_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const match = pattern.exec(log());
+    if (match) return match;
+    if (child.exitCode !== null) throw new Error(`process exited ${child.exitCode}: ${log()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}: ${log()}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** A free TCP port on loopback (bound, then released). */
+export function freePort(): number {
+  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = listener.port;
+  listener.stop(true);
+  return port;
+}
+
+/** Writes a notary.yaml into a fresh folder and returns its path. */
+export function notaryConfig(yaml: string, files: Record<string, string> = {}): string {
+  const dir = scratchDir("notary");
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const path = join(dir, "notary.yaml");
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** Runs `cli notary start --config <path>` as a real process trusting the test CA. */
+export async function startNotary(configPath: string, env: Record<string, string> = {}): Promise<RunningNotary> {
+  const child = Bun.spawn([...SOURCE_CLI, "notary", "start", "--config", configPath], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      TLSN_TEST_TRUST_ANCHOR: tlsFixture().caPath,
+      NOTARY_THREADS: "2",
+      ...env,
+    },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const log = collectStderr(child);
+  const match = await waitForLog(child, log, /notary listening.* url=(\S+)/);
+  const url = match[1]!;
+  return { url, port: Number(new URL(url).port), process: child, log };
+}
+
+/** Resident memory of a process, from /proc. */
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+/** The notary's count of open sessions, from its /info. */
+export async function notarySessions(url: string): Promise<number> {
+  const info = (await (await fetch(`${url}/info`)).json()) as { activeSessions: number };
+  return info.activeSessions;
+}
+
+/** Polls until `check` holds or time runs out; returns the last value seen. */
+export async function eventually<T>(read: () => Promise<T> | T, check: (value: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await read();
+  while (!check(value) && Date.now() < deadline) {
+    await Bun.sleep(100);
+    value = await read();
+  }
+  return value;
+}
+
+/** Headers of a /proxy call that fails validation or policy before any MPC session starts. */
+export const proxyHeaders = (url: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  "t-proxy-url": url,
+  "t-request-id": crypto.randomUUID(),
+  ...extra,
+});
