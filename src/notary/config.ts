@@ -120,7 +120,8 @@ export function loadNotaryConfig(path: string): NotaryConfig {
   const text = readText(path, "notary config");
   let document: unknown;
   try {
-    document = parseYaml(text);
+    // Warnings (an unknown tag, …) would print a multi-line frame; the schema judges the resulting values.
+    document = parseYaml(text, { logLevel: "error" });
   } catch (error) {
     // The yaml library appends a multi-line code frame; its first line has the reason and position.
     const reason = ((error as Error).message.split("\n")[0] ?? "").trim();
