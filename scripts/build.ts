@@ -6,7 +6,7 @@
  * binary's own worker entry, src/engine/worker.ts, built as a second entrypoint.
  * The binary ignores any .env or bunfig.toml in the folder it runs from.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 const root = join(import.meta.dir, "..");
@@ -29,7 +29,7 @@ const redirectSpawnSnippet: Bun.BunPlugin = {
   },
 };
 
-const outfile = join(root, values.outfile);
+const outfile = resolve(root, values.outfile);
 const result = await Bun.build({
   entrypoints: [join(root, "index.ts"), join(root, "src", "engine", "worker.ts")],
   compile: {

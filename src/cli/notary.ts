@@ -6,7 +6,7 @@ import { createLogger, type LogLevel } from "../log.ts";
 import { loadNotaryConfig, loadWhitelist } from "../notary/config.ts";
 import { startNotaryServer } from "../notary/server.ts";
 import { generateKey, readPrivateKeyFile } from "../proof/keys.ts";
-import { listening, stopOnSignals } from "./serve.ts";
+import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
 
 function readPem(path: string, what: string): string {
@@ -62,7 +62,7 @@ const start = defineCommand({
       }),
     );
     log.info("notary listening", { url: server.url, algorithm: key.algorithm });
-    stopOnSignals(log, () => server.stop(Number(process.env.NOTARY_SHUTDOWN_GRACE_S ?? 30) * 1000));
+    await untilSignalled(log, () => server.stop(Number(process.env.NOTARY_SHUTDOWN_GRACE_S ?? 30) * 1000));
   },
 });
 

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { createLogger } from "../log.ts";
 import { loadProverConfig } from "../prover/config.ts";
 import { startProverServer } from "../prover/server.ts";
-import { listening, stopOnSignals } from "./serve.ts";
+import { listening, untilSignalled } from "./serve.ts";
 
 const start = defineCommand({
   meta: {
@@ -15,7 +15,7 @@ const start = defineCommand({
     const log = createLogger({ fields: { component: "prover" } });
     const server = await listening(`prover on ${config.host}:${config.port}`, () => startProverServer(config, log));
     log.info("prover listening", { url: server.url, dataDir: config.dataDir });
-    stopOnSignals(log, () => server.stop(config.shutdownGraceMs));
+    await untilSignalled(log, () => server.stop(config.shutdownGraceMs));
   },
 });
 

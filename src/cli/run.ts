@@ -38,6 +38,9 @@ export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void>
     const [cmd] = await resolveTarget(main, rawArgs);
     if (!cmd.run && cmd.subCommands) throw Object.assign(new Error("missing sub-command"), { name: "CLIError" });
     await runCommand(main, { rawArgs });
+    // A command is done when its run resolves (servers resolve after a graceful stop). Exit explicitly:
+    // the engine's module keeps a message listener on the global scope, which would hold the process open.
+    process.exit(0);
   } catch (error) {
     if (error instanceof AppError) {
       console.error(`error: ${error.message}`);

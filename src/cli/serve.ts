@@ -14,18 +14,20 @@ export async function listening<T>(what: string, start: () => Promise<T> | T): P
   }
 }
 
-/** Stops gracefully on SIGTERM or SIGINT, then exits 0. */
-export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
-  let stopping = false;
-  const onSignal = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info("shutting down", { signal });
-    stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
+/**
+ * Resolves once the server has stopped gracefully after SIGTERM or SIGINT: a server command's run ends
+ * there, and the command line exits 0.
+ */
+export function untilSignalled(log: Logger, stop: () => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info("shutting down", { signal });
+      stop().then(resolve, reject);
+    };
+    process.on("SIGTERM", () => onSignal("SIGTERM"));
+    process.on("SIGINT", () => onSignal("SIGINT"));
+  });
 }
