@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TCPSocketListener } from "bun";
 import { utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SOURCE_CLI } from "../support/prover.ts";
@@ -123,7 +124,7 @@ function expectCleanConfigError(result: { exitCode: number; stderr: string }, me
 }
 
 describe("configuration errors exit 2 with one line", () => {
-  let busy: ReturnType<typeof Bun.listen>;
+  let busy: TCPSocketListener;
   beforeAll(() => {
     busy = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   });
