@@ -26,8 +26,9 @@ export interface RunningProver {
 /** Reads a child's stderr into a string while it runs. */
 function collect(stream: ReadableStream<Uint8Array>): () => string {
   let text = "";
+  const decoder = new TextDecoder();
   void (async () => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
   })();
   return () => text;
 }

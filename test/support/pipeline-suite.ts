@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { scratchDir, tlsFixture } from "./env.ts";
+import { type CliCommand, type RunningProver, runCli, startProver } from "./prover.ts";
+import { firstEvent } from "./sse.ts";
+import { SECRET_VALUE, startTarget } from "./target.ts";
+import { TARGET_HOST } from "./tls-fixture.ts";
+
+const CLIENT_API_KEY = "client-api-key-7781-do-not-leak";
+const CARD_NUMBER = "4111-2222-3333-4444";
+const HIDDEN = "█";
+
+interface VerifiedJson {
+  valid: boolean;
+  requestId: string;
+  serverName: string;
+  testTrustAnchor: boolean;
+  sent: { text: string; revealed: { start: number; end: number; data: string }[] };
+  recv: { text: string; revealed: { start: number; end: number; data: string }[] };
+  redactions: { pattern: string; matched: boolean; spans: { direction: string; start: number; end: number }[] }[];
+}
+
+/** Every revealed byte of a proof, decoded: what a reader of the proof can learn. */
+function revealedText(proof: { body: { transcript: Record<"sent" | "recv", { revealed: { data: string }[] }> } }): string {
+  return (["sent", "recv"] as const)
+    .flatMap((side) => proof.body.transcript[side].revealed.map((r) => Buffer.from(r.data, "base64").toString("latin1")))
+    .join("\n");
+}
+
+/**
+ * The proof pipeline end to end through a real `cli prover start` process (embedded notary, real MPC
+ * sessions, a real local TLS server), and `cli verify` on what it delivered. Run against source and binary.
+ */
+export function pipelineSuite(name: string, cli: CliCommand) {
+  describe(name, () => {
+    let target: Server<undefined>;
+    let prover: RunningProver;
+    let work: string;
+    let getProofText = "";
+
+    beforeAll(async () => {
+      work = scratchDir("pipeline");
+      target = startTarget(tlsFixture());
+      prover = await startProver(cli, target.port!);
+    }, 120_000);
+
+    afterAll(async () => {
+      const exitCode = await prover?.stop();
+      target?.stop(true);
+      expect(exitCode).toBe(0);
+    });
+
+    const verify = (proofPath: string, keyPath = prover.notaryPubPath, json = true) =>
+      runCli(cli, ["verify", "--notary-pub-key", keyPath, "--proof", proofPath, ...(json ? ["--json"] : [])]);
+
+    test("GET with redaction: a subscriber that came first gets a proof that verifies and hides the values", async () => {
+      const requestId = crypto.randomUUID();
+      const event = firstEvent(`${prover.url}/proof/${requestId}`, 240_000);
+      await Bun.sleep(100); // the subscription is open before the call
+      const response = await fetch(`${prover.url}/proxy`, {
+        headers: {
+          "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data?view=full`,
+          "T-REQUEST-ID": requestId,
+          "T-REDACTED": "req:header:x-api-key, res:body:secret",
+          "x-api-key": CLIENT_API_KEY,
+        },
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("t-proof-id")).toBe(requestId);
+      const answer = (await response.json()) as { secret: string; user: { name: string } };
+      expect(answer.secret).toBe(SECRET_VALUE); // the client sees the whole answer
+      expect(answer.user.name).toBe("alice");
+
+      const { event: kind, data } = await event;
+      expect(kind).toBe("proof");
+      getProofText = data;
+      const proof = JSON.parse(data);
+      expect(proof.body.requestId).toBe(requestId);
+      expect(data).not.toContain(CLIENT_API_KEY);
+      expect(data).not.toContain(SECRET_VALUE);
+      expect(revealedText(proof)).not.toContain(CLIENT_API_KEY);
+      expect(revealedText(proof)).not.toContain(SECRET_VALUE);
+
+      const proofPath = join(work, "get-proof.json");
+      writeFileSync(proofPath, data);
+      const result = await verify(proofPath);
+      expect(result.stderr).toBe("");
+      expect(result.exitCode).toBe(0);
+      const verified = JSON.parse(result.stdout) as VerifiedJson;
+      expect(verified.valid).toBe(true);
+      expect(verified.serverName).toBe(TARGET_HOST);
+      expect(verified.testTrustAnchor).toBe(true);
+      expect(verified.sent.text).toStartWith("GET /data?view=full HTTP/1.1\r\n");
+      expect(verified.sent.text).toContain(`x-api-key: ${HIDDEN.repeat(CLIENT_API_KEY.length)}\r\n`);
+      expect(verified.recv.text).toStartWith("HTTP/1.1 200 OK\r\n");
+      expect(verified.recv.text).toContain(`"secret":${HIDDEN.repeat(SECRET_VALUE.length + 2)},"items"`);
+      expect(verified.recv.text).toContain('"name":"alice"');
+      expect(verified.redactions.map((r) => [r.pattern, r.matched])).toEqual([
+        ["req:header:x-api-key", true],
+        ["res:body:secret", true],
+      ]);
+
+      const human = await verify(proofPath, prover.notaryPubPath, false);
+      expect(human.exitCode).toBe(0);
+      expect(human.stdout).toContain("TEST trust anchor");
+      expect(human.stdout).toContain(TARGET_HOST);
+      expect(human.stdout).not.toContain(CLIENT_API_KEY);
+    }, 240_000);
+
+    test("POST with a JSON body: a subscriber that comes after the proof was made still gets it", async () => {
+      const requestId = crypto.randomUUID();
+      const response = await fetch(`${prover.url}/proxy`, {
+        method: "POST",
+        headers: {
+          "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/echo`,
+          "T-REQUEST-ID": requestId,
+          "T-REDACTED": "req:body:card",
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ card: CARD_NUMBER, amount: 12 }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("t-proof-id")).toBe(requestId);
+      const echoed = (await response.json()) as { method: string; headers: Record<string, string> };
+      expect(echoed.method).toBe("POST");
+      expect(echoed.headers["accept-encoding"]).toBe("identity");
+      expect(echoed.headers.connection).toBe("close");
+      expect(echoed.headers["t-request-id"]).toBeUndefined();
+
+      await Bun.sleep(3000); // the proof is made meanwhile; this subscriber is late
+      const { event, data } = await firstEvent(`${prover.url}/proof/${requestId}`, 120_000);
+      expect(event).toBe("proof");
+      const proof = JSON.parse(data);
+      const sentText = proof.body.transcript.sent.revealed
+        .map((r: { data: string }) => Buffer.from(r.data, "base64").toString())
+        .join("");
+      expect(sentText).toContain('"amount":12');
+      expect(revealedText(proof).split(CARD_NUMBER).length).toBe(2); // only in the echoed response, never in the request
+      const proofPath = join(work, "post-proof.json");
+      writeFileSync(proofPath, data);
+      const verified = JSON.parse((await verify(proofPath)).stdout) as VerifiedJson;
+      expect(verified.sent.text).toStartWith("POST /echo HTTP/1.1\r\n");
+      // The engine serialises JSON bodies itself, with object keys in sorted order.
+      expect(verified.sent.text).toContain(`{"amount":12,"card":${HIDDEN.repeat(CARD_NUMBER.length + 2)}}`);
+    }, 240_000);
+
+    test("verify rejects a proof with one changed byte, a foreign key, a truncated file and a missing file", async () => {
+      expect(getProofText).not.toBe("");
+      const proof = JSON.parse(getProofText);
+      const revealed = proof.body.transcript.recv.revealed[0];
+      const bytes = Buffer.from(revealed.data, "base64");
+      bytes[bytes.indexOf("alice")] = "A".charCodeAt(0); // one byte of the proven answer
+      revealed.data = bytes.toString("base64");
+      const tampered = join(work, "tampered.json");
+      writeFileSync(tampered, JSON.stringify(proof));
+      const tamperedResult = await verify(tampered);
+      expect(tamperedResult.exitCode).toBe(1);
+      expect(tamperedResult.stderr).toMatch(/^error: .*signature/);
+      expect(tamperedResult.stderr.trim().split("\n")).toHaveLength(1);
+
+      const keyDir = join(work, "other-notary");
+      expect((await runCli(cli, ["notary", "keygen", "--out", keyDir])).exitCode).toBe(0);
+      const original = join(work, "original.json");
+      writeFileSync(original, getProofText);
+      const foreign = await verify(original, join(keyDir, "notary.pub"));
+      expect(foreign.exitCode).toBe(1);
+      expect(foreign.stderr).toContain("different notary key");
+
+      const truncated = join(work, "truncated.json");
+      writeFileSync(truncated, getProofText.slice(0, Math.floor(getProofText.length / 2)));
+      const truncatedResult = await verify(truncated);
+      expect(truncatedResult.exitCode).toBe(1);
+      expect(truncatedResult.stderr).toStartWith("error: ");
+
+      const missing = await verify(join(work, "no-such-proof.json"));
+      expect(missing.exitCode).toBe(2);
+
+      const fromStdin = await runCli(cli, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", "-"], getProofText);
+      expect(fromStdin.exitCode).toBe(0);
+    }, 60_000);
+
+    test("every proof is kept in the message store's proofs stream", async () => {
+      const response = await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=10`);
+      expect(response.status).toBe(200);
+      const { messages } = (await response.json()) as { messages: { content: { body: { requestId: string } } }[] };
+      const stored = messages.map((m) => m.content.body.requestId);
+      expect(stored).toContain(JSON.parse(getProofText).body.requestId);
+      expect(stored).toHaveLength(2);
+    });
+  });
+}
