@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
-import type { LoopbackBridge, TcpHandle } from "../engine/bridge.ts";
+import type { LoopbackBridge } from "../engine/bridge.ts";
 import { type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -8,10 +8,11 @@ import type { Proof } from "../proof/format.ts";
 import { parseHttpMessage } from "../redaction/http.ts";
 import { computeRedactions, parseRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
-import type { NotaryClient, SessionSizes } from "./notary-client.ts";
+import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import type { ProofHub } from "./proof-hub.ts";
+import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
 
 export interface ProxyDeps {
@@ -91,59 +92,6 @@ function responseBody(recv: Uint8Array): Uint8Array {
   return out;
 }
 
-/** One session's slot and deadline, from acquiring an MPC session to the end of its proof. */
-interface SessionRun {
-  session?: ProverSession;
-  tcp?: TcpHandle;
-  expired: boolean;
-  /** Rejects when the deadline passes (for waits that nothing else can interrupt). */
-  deadline: Promise<never>;
-  end(): void;
-}
-
-/**
- * Takes a slot (or throws over_capacity) and arms the session deadline. When it passes, the target
- * connection and the notary session are cut, so whatever the engine is waiting for fails.
- */
-function startRun(deps: ProxyDeps): SessionRun {
-  const releaseSlot = deps.slots.take();
-  let expire!: (error: AppError) => void;
-  const deadline = new Promise<never>((_, reject) => (expire = reject));
-  deadline.catch(() => {});
-  const timer = setTimeout(() => {
-    run.expired = true;
-    run.tcp?.close();
-    if (run.session) void deps.notary.release(run.session.notarySessionId);
-    expire(timeoutError(deps));
-  }, deps.sessionTimeoutMs);
-  const run: SessionRun = {
-    expired: false,
-    deadline,
-    end() {
-      clearTimeout(timer);
-      releaseSlot();
-    },
-  };
-  return run;
-}
-
-const timeoutError = (deps: ProxyDeps) => new AppError("session_timeout", `the session took longer than ${deps.sessionTimeoutMs} ms`);
-
-/** An MPC session, or the deadline's error; a session that arrives too late is closed at once. */
-async function acquireWithin(
-  deps: ProxyDeps,
-  run: SessionRun,
-  serverName: string,
-  needed: SessionSizes | undefined,
-): Promise<ProverSession> {
-  const acquiring = deps.sessions.acquire(serverName, needed);
-  acquiring.then(
-    (late) => run.expired && closeProverSession(late),
-    () => {},
-  );
-  return await Promise.race([acquiring, run.deadline]);
-}
-
 /** `ANY /proxy`: fetch the target over MPC-TLS, answer at once, and make the proof in the background. */
 export function proxyRoutes(deps: ProxyDeps) {
   const { log } = deps;
@@ -157,10 +105,13 @@ export function proxyRoutes(deps: ProxyDeps) {
   ) {
     const started = performance.now();
     try {
-      await revealTranscript(session, {
-        sent: revealedRanges(exchange.sent.length, redaction.hidden.sent),
-        recv: revealedRanges(exchange.recv.length, redaction.hidden.recv),
-      });
+      await within(
+        run,
+        revealTranscript(session, {
+          sent: revealedRanges(exchange.sent.length, redaction.hidden.sent),
+          recv: revealedRanges(exchange.recv.length, redaction.hidden.recv),
+        }),
+      );
       const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared });
       deps.hub.settle(requestId, { event: "proof", proof });
       log.info("proof made", { requestId, ms: Math.round(performance.now() - started) });
@@ -168,7 +119,7 @@ export function proxyRoutes(deps: ProxyDeps) {
         log.error("storing the proof failed", { requestId, error: toAppError(error).message }),
       );
     } catch (error) {
-      const failure = run.expired ? timeoutError(deps) : toAppError(error, "session_failed");
+      const failure = run.failure ?? toAppError(error, "session_failed");
       log.warn("proof failed", { requestId, code: failure.code, error: failure.message });
       deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
     } finally {
@@ -200,7 +151,10 @@ export function proxyRoutes(deps: ProxyDeps) {
     let proving = false;
     try {
       const resolved = await resolveTarget(target, deps.policy);
-      session = run.session = await acquireWithin(deps, run, resolved.serverName, needed);
+      session = run.session = await within(run, deps.sessions.acquire(resolved.serverName, needed), (late) => {
+        closeProverSession(late);
+        void deps.notary.release(late.notarySessionId);
+      });
       const tcp = (run.tcp = deps.bridge.openTcp({
         hostname: resolved.address,
         port: resolved.port,
@@ -208,12 +162,17 @@ export function proxyRoutes(deps: ProxyDeps) {
         responseTimeoutMs: deps.responseTimeoutMs,
       }));
       const host = resolved.port === 443 ? resolved.serverName : `${resolved.serverName}:${resolved.port}`;
-      const exchange = await sendRequest(session, tcp, {
-        method: method as Method,
-        pathAndQuery: resolved.pathAndQuery,
-        headers: forwardedHeaders(request, host, deps.authorizationIsOurs),
-        body,
-      });
+      // Abandoned mid-exchange, the session is closed by sendRequest's own failure path or else right here.
+      const exchange = await within(
+        run,
+        sendRequest(session, tcp, {
+          method: method as Method,
+          pathAndQuery: resolved.pathAndQuery,
+          headers: forwardedHeaders(request, host, deps.authorizationIsOurs),
+          body,
+        }),
+        () => closeProverSession(session!),
+      );
       const status = exchange.response.status;
       reqLog.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
 
@@ -241,9 +200,10 @@ export function proxyRoutes(deps: ProxyDeps) {
       }
       return new Response(responseBody(exchange.recv), { status, headers: responseHeaders });
     } catch (error) {
-      if (session && !session.closed) closeProverSession(session);
+      // An engine call still running on an abandoned session must not have it freed underneath; `within` closes it later.
+      if (session && !session.closed && !run.failure) closeProverSession(session);
       if (session) void deps.notary.release(session.notarySessionId);
-      const failure = run.expired ? timeoutError(deps) : toAppError(error, "session_failed");
+      const failure = run.failure ?? toAppError(error, "session_failed");
       reqLog.warn("proxy request failed", { code: failure.code, error: failure.message });
       deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
       throw failure;

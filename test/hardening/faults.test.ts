@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server, TCPSocketListener } from "bun";
+import { tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { firstEvent } from "../support/sse.ts";
+import { startTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "./support.ts";
+
+/**
+ * Faults around real MPC sessions: a standalone `cli notary start` process, a `cli prover start` process
+ * using it, and targets that refuse, hang, reset or cut a response short. Each case costs one MPC setup.
+ */
+const KEY = "fault-key-6b5a4c3d2e1f";
+const auth = { authorization: `Bearer ${KEY}` };
+const MPC_MS = 120_000;
+
+let notaryPort: number;
+let notaryConfigPath: string;
+let notary: RunningNotary;
+let prover: RunningProver;
+let target: Server<undefined>;
+let cutShort: Server<undefined>;
+let silent: TCPSocketListener;
+let resetting: TCPSocketListener;
+let refusingPort: number;
+
+/** Accepts connections and then never says anything. */
+const silentServer = () => Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+/** Cuts the connection as soon as the client speaks. */
+const resettingServer = () => Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: (socket) => socket.terminate() } });
+/** Sends a response's headers and part of its body, then breaks the connection. */
+function cutShortServer(): Server<undefined> {
+  const tls = tlsFixture();
+  return Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: tls.chainPem, key: tls.leafKeyPem },
+    fetch: () =>
+      new Response(
+        new ReadableStream({
+          async pull(controller) {
+            controller.enqueue(new TextEncoder().encode('{"partial":"'.padEnd(200, "x")));
+            await Bun.sleep(200);
+            controller.error(new Error("cut short"));
+          },
+        }),
+        { headers: { "content-type": "application/json", "content-length": "5000" } },
+      ),
+  });
+}
+
+const urlFor = (port: number, path = "/data") => `https://${TARGET_HOST}:${port}${path}`;
+
+async function proxy(url: string, requestId = crypto.randomUUID(), init: RequestInit = {}) {
+  const response = await fetch(`${prover.url}/proxy`, {
+    ...init,
+    headers: { "t-proxy-url": url, "t-request-id": requestId, ...auth, ...(init.headers as Record<string, string>) },
+  });
+  const text = await response.text();
+  const code = response.ok ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code;
+  return { status: response.status, text, code, requestId, response };
+}
+
+const proofEvent = (requestId: string, ms = MPC_MS) => firstEvent(`${prover.url}/proof/${requestId}`, ms, { headers: auth });
+
+beforeAll(async () => {
+  notaryPort = freePort();
+  notaryConfigPath = notaryConfig(`host: 127.0.0.1\nport: ${notaryPort}\nconcurrency: 4\nnotarization:\n  timeout: 300\n`);
+  notary = await startNotary(notaryConfigPath);
+  target = startTarget(tlsFixture());
+  cutShort = cutShortServer();
+  silent = silentServer();
+  resetting = resettingServer();
+  refusingPort = freePort();
+  const ports = [target.port!, cutShort.port!, silent.port, resetting.port, refusingPort];
+  prover = await startProver(SOURCE_CLI, target.port!, {
+    PROVER_NOTARY_URL: notary.url,
+    PROVER_RESOLVE: ports.map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(","),
+    PROVER_RESPONSE_TIMEOUT_MS: "3000",
+    PROVER_CONNECT_TIMEOUT_MS: "2000",
+    PROVER_SHUTDOWN_GRACE_S: "120",
+    PROVER_API_KEYS: KEY,
+    PROVER_POOL_SIZE: "0",
+    // Smaller sessions set up faster; the test responses fit.
+    PROVER_MAX_SENT_DATA: "512",
+    PROVER_MAX_RECV_DATA: "1024",
+  });
+}, 90_000);
+
+afterAll(() => {
+  prover?.process.kill("SIGKILL");
+  notary?.process.kill("SIGKILL");
+  target?.stop(true);
+  cutShort?.stop(true);
+  silent?.stop(true);
+  resetting?.stop(true);
+});
+
+describe("target faults: a clear code, the same code on the proof stream, no session left behind", () => {
+  test.each([
+    ["refuses the connection", () => urlFor(refusingPort), ["target_unreachable"]],
+    ["accepts and never answers", () => urlFor(silent.port), ["target_timeout"]],
+    ["resets the connection", () => urlFor(resetting.port), ["target_request_failed", "target_unreachable"]],
+    ["closes mid-response", () => urlFor(cutShort.port!), ["target_request_failed"]],
+  ])(
+    "the target %s",
+    async (_, url, codes) => {
+      const requestId = crypto.randomUUID();
+      const event = proofEvent(requestId);
+      const started = Date.now();
+      const answer = await proxy(url(), requestId);
+      expect(codes).toContain(answer.code!);
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      const outcome = await event;
+      expect(outcome.event).toBe("error");
+      expect(JSON.parse(outcome.data)).toMatchObject({ requestId, code: answer.code });
+      expect(Date.now() - started).toBeLessThan(MPC_MS);
+      expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
+    },
+    MPC_MS,
+  );
+});
+
+describe("client drops", () => {
+  test(
+    "a /proxy call dropped midway still makes its proof for late subscribers; the prover's key never reaches the target",
+    async () => {
+      const requestId = crypto.randomUUID();
+      const abort = new AbortController();
+      const call = fetch(`${prover.url}/proxy`, {
+        headers: { "t-proxy-url": urlFor(target.port!, "/echo"), "t-request-id": requestId, ...auth },
+        signal: abort.signal,
+      }).catch((error: unknown) => error);
+      await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000);
+      abort.abort();
+      expect(await call).toBeInstanceOf(Error);
+      const late = await proofEvent(requestId);
+      expect(late.event).toBe("proof");
+      const proof = JSON.parse(late.data) as { body: { transcript: { sent: { revealed: { data: string }[] } } } };
+      const sent = proof.body.transcript.sent.revealed.map((r) => Buffer.from(r.data, "base64").toString("latin1")).join("");
+      expect(sent).toContain("GET /echo");
+      expect(sent).not.toContain(KEY);
+      expect(sent.toLowerCase()).not.toContain("authorization");
+      // Kept: a second late subscriber gets the same proof.
+      expect((await proofEvent(requestId, 5_000)).data).toBe(late.data);
+      expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
+    },
+    MPC_MS,
+  );
+});
+
+describe("the notary dies mid-session", () => {
+  test(
+    "/proxy answers 500 notary_unavailable, subscribers get the error, and the prover keeps serving",
+    async () => {
+      const requestId = crypto.randomUUID();
+      const event = proofEvent(requestId);
+      const call = proxy(urlFor(target.port!), requestId);
+      await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000);
+      await Bun.sleep(1_000); // inside MPC setup
+      notary.process.kill("SIGKILL");
+      await notary.process.exited;
+      const answer = await call;
+      expect(answer).toMatchObject({ status: 500, code: "notary_unavailable" });
+      const outcome = await event;
+      expect(outcome.event).toBe("error");
+      expect(JSON.parse(outcome.data)).toMatchObject({ requestId, code: "notary_unavailable" });
+      // Still serving, and failing fast while the notary is gone.
+      expect((await fetch(`${prover.url}/healthcheck`)).status).toBe(200);
+      const meanwhile = await proxy(urlFor(target.port!));
+      expect(meanwhile).toMatchObject({ status: 500, code: "notary_unavailable" });
+    },
+    MPC_MS,
+  );
+
+  test(
+    "when the notary returns, proofs work again; SIGTERM then finishes the running proof, ends other streams and exits 0",
+    async () => {
+      notary = await startNotary(notaryConfigPath);
+      const requestId = crypto.randomUUID();
+      const waiting = crypto.randomUUID();
+      const proofOfRunning = proofEvent(requestId);
+      const otherStream = proofEvent(waiting);
+      const call = proxy(urlFor(target.port!), requestId);
+      await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000);
+      prover.process.kill("SIGTERM");
+      await Bun.sleep(500);
+      // Not accepting any more.
+      expect(await fetch(`${prover.url}/healthcheck`).then((r) => r.status, () => "refused")).not.toBe(200);
+      const answer = await call;
+      expect(answer.status).toBe(200);
+      expect(answer.response.headers.get("t-proof-id")).toBe(requestId);
+      expect((await proofOfRunning).event).toBe("proof");
+      const other = await otherStream;
+      expect(other.event).toBe("error");
+      expect(JSON.parse(other.data)).toMatchObject({ requestId: waiting, code: "shutting_down" });
+      expect(await prover.process.exited).toBe(0);
+      expect(await notarySessions(notary.url)).toBe(0);
+    },
+    MPC_MS * 2,
+  );
+});
