@@ -5,21 +5,25 @@ import type { SessionSizes } from "./notary-client.ts";
  * long to wait after a failure. No timers or engine here, so they are tested without MPC.
  */
 
-const MiB = 1024 * 1024;
+const KiB = 1024;
+const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 
 /**
- * Memory one set-up session holds, prover and embedded notary side together (one wasm instance), as
- * measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): a fixed part plus a part growing
- * with the transcript limits. Rounded up so the cap errs on the safe side.
+ * Engine (wasm) memory one set-up session holds, prover and embedded notary side together (one instance),
+ * as measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): 574 MB more per session at
+ * 1024/4096 bytes, 1281 MB at 4096/16384. Freed sessions' memory is reused, but the instance never shrinks.
  */
-export function sessionMemoryBytes(sizes: SessionSizes): number {
-  return 160 * MiB + (sizes.maxSentData + sizes.maxRecvData) * 24 * 1024;
+export function sessionEngineBytes(sizes: SessionSizes): number {
+  return 345 * MiB + (sizes.maxSentData + sizes.maxRecvData) * 47 * KiB;
 }
 
-/** The engine's own memory before any session: code, thread stacks, buffers. */
-export const ENGINE_BASE_BYTES = 700 * MiB;
-/** A wasm32 instance cannot pass 4 GiB; a live request needs room above the warm sessions. */
+/** Resident memory grows faster than the engine's (1.4 GB per 1024/4096 session, 2.0 GB per 4096/16384). */
+export const sessionResidentBytes = (sizes: SessionSizes): number => 2.5 * sessionEngineBytes(sizes);
+
+/** The engine's memory that stays after the first session: code, thread stacks, buffers. */
+export const ENGINE_BASE_BYTES = 320 * MiB;
+/** A wasm32 instance cannot pass 4 GiB. */
 export const WASM_LIMIT_BYTES = 4 * GiB;
 
 export interface Machine {
@@ -33,15 +37,14 @@ export interface Machine {
  * and more ready sessions than cores cannot be used at full speed anyway. At least 1.
  */
 export function defaultPoolSize(machine: Machine, sizes: SessionSizes): number {
-  const perSession = sessionMemoryBytes(sizes);
-  const byWasm = Math.floor((WASM_LIMIT_BYTES * 0.75 - ENGINE_BASE_BYTES) / perSession) - 1;
-  const byMachine = Math.floor((machine.totalMemoryBytes * 0.5 - ENGINE_BASE_BYTES) / perSession) - 1;
+  const byWasm = Math.floor((WASM_LIMIT_BYTES * 0.75 - ENGINE_BASE_BYTES) / sessionEngineBytes(sizes)) - 1;
+  const byMachine = Math.floor((machine.totalMemoryBytes * 0.5) / sessionResidentBytes(sizes)) - 1;
   return Math.max(1, Math.min(machine.cores, byWasm, byMachine));
 }
 
 /** The largest pool size accepted from the environment for these sizes: the wasm limit, hard. */
 export function maxPoolSize(sizes: SessionSizes): number {
-  return Math.max(1, Math.floor((WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES) / sessionMemoryBytes(sizes)) - 1);
+  return Math.max(1, Math.floor((WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES) / sessionEngineBytes(sizes)) - 1);
 }
 
 /**
