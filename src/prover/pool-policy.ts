@@ -11,14 +11,14 @@ const GiB = 1024 * MiB;
 
 /**
  * Engine (wasm) memory one set-up session holds, prover and embedded notary side together (one instance),
- * as measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): 574 MB more per session at
- * 1024/4096 bytes, 1281 MB at 4096/16384. Freed sessions' memory is reused, but the instance never shrinks.
+ * as measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): 574 MiB more per session at
+ * 1024/4096 bytes, 1281 MiB at 4096/16384. Freed sessions' memory is reused, but the instance never shrinks.
  */
 export function sessionEngineBytes(sizes: SessionSizes): number {
   return 345 * MiB + (sizes.maxSentData + sizes.maxRecvData) * 47 * KiB;
 }
 
-/** Resident memory grows faster than the engine's (1.4 GB per 1024/4096 session, 2.0 GB per 4096/16384). */
+/** Resident memory grows faster than the engine's (1.4 GiB per 1024/4096 session, 1.9 GiB per 4096/16384). */
 export const sessionResidentBytes = (sizes: SessionSizes): number => 2.5 * sessionEngineBytes(sizes);
 
 /** The engine's memory that stays after the first session: code, thread stacks, buffers. */

@@ -1,0 +1,42 @@
+/**
+ * Memory per warm session: sets up N sessions one after another in one process (prover and embedded
+ * notary share the wasm instance, as in `cli prover start`) and prints RSS and engine memory after each.
+ *   bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>
+ * The numbers feed sessionEngineBytes in src/prover/pool-policy.ts (see BENCHMARKS.md).
+ */
+import { type ProverSession, setupProverSession } from "../src/engine/session.ts";
+import { engineMemoryBytes, startEngine } from "../src/engine/wasm.ts";
+import { createLogger } from "../src/log.ts";
+import { loadOrCreateKey } from "../src/notary/key-files.ts";
+import { startNotaryServer } from "../src/notary/server.ts";
+import { createNotaryClient } from "../src/prover/notary-client.ts";
+import { scratchDir, tlsFixture } from "../test/support/env.ts";
+import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+
+const [maxSentData, maxRecvData, count] = process.argv.slice(2).map(Number);
+if (!maxSentData || !maxRecvData || !count) throw new Error("usage: bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>");
+const sizes = { maxSentData, maxRecvData };
+
+await startEngine({ threads: 2, testTrustAnchorPem: tlsFixture().caPem });
+const notaryServer = startNotaryServer({
+  host: "127.0.0.1",
+  port: 0,
+  concurrency: 64,
+  ...sizes,
+  timeoutMs: 3_600_000,
+  key: loadOrCreateKey(scratchDir("pool-memory")),
+  testTrustAnchor: true,
+  log: createLogger({ level: "warn" }),
+});
+const notary = createNotaryClient(notaryServer.url);
+const MiB = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+const held: ProverSession[] = [];
+for (let k = 0; k <= count; k++) {
+  const started = performance.now();
+  if (k > 0) held.push(await setupProverSession(notary, TARGET_HOST, sizes));
+  Bun.gc(true);
+  const setupS = k > 0 ? Number(((performance.now() - started) / 1000).toFixed(1)) : 0;
+  console.log(JSON.stringify({ ...sizes, sessions: k, setupS, rssMiB: MiB(process.memoryUsage.rss()), engineMiB: MiB(engineMemoryBytes()) }));
+}
+process.exit(0);
