@@ -1,10 +1,11 @@
 import type { Server } from "bun";
+import { type Server as TlsServer, createServer } from "node:tls";
 import type { TlsFixture } from "./tls-fixture.ts";
 
 /**
  * A real HTTPS server on loopback, TLS 1.2 capable, serving the test routes:
  *   /data            JSON with a secret field, and a secret response header
- *   /chunked         the same JSON as a chunked body, split inside the secret value
+ *   /chunked/...     the same JSON as a chunked body, split inside the secret value
  *   /echo            the request as JSON (method, path, headers, body)
  *   /status/<code>   that status with a small JSON body
  *   /big?bytes=N     a body of N bytes
@@ -24,7 +25,7 @@ export function startTarget(tls: TlsFixture): Server<undefined> {
       if (url.pathname === "/data" || url.pathname.startsWith("/data/")) {
         return Response.json(json, { headers: { [SECRET_HEADER]: SECRET_HEADER_VALUE } });
       }
-      if (url.pathname === "/chunked") {
+      if (url.pathname === "/chunked" || url.pathname.startsWith("/chunked/")) {
         const text = JSON.stringify(json);
         const cut = text.indexOf(SECRET_VALUE) + 4; // a chunk boundary inside the secret
         const stream = new ReadableStream({
@@ -51,4 +52,15 @@ export function startTarget(tls: TlsFixture): Server<undefined> {
       return new Response("not found", { status: 404 });
     },
   });
+}
+
+/** A TLS server that speaks only TLS 1.3, which the engine (TLS 1.2 only) cannot talk to. */
+export async function startTls13OnlyTarget(tls: TlsFixture): Promise<{ server: TlsServer; port: number }> {
+  const server = createServer({ cert: tls.chainPem, key: tls.leafKeyPem, minVersion: "TLSv1.3" }, (socket) => {
+    socket.end("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return { server, port: address.port };
 }
