@@ -12,6 +12,7 @@ import { Elysia } from "elysia";
 import { loadNodeKey, openStore, type RawMessage } from "../src/store/index.ts";
 import { storeRoutes } from "../src/store/routes.ts";
 import { SQLITE_FILE } from "../src/store/sqlite.ts";
+import { storedMessageOf } from "../src/store/message.ts";
 
 const STREAM = "bench";
 const READ_REPEATS = 20;
@@ -48,7 +49,7 @@ async function fill(dataDir: string, total: number): Promise<void> {
       const sequenceNumber = i % 4;
       const content = JSON.stringify({ i, url: "https://api.example.com/v1/prices?symbol=ETH", status: 200, price: 3000 + (i % 1000) / 10 });
       const raw: RawMessage = [32, [STREAM, 0, timestamp, sequenceNumber, publisherId, "bench"], i ? [1_700_000_000_000 + Math.floor((i - 1) / 4), (i - 1) % 4] : null, 27, 0, 0, null, content, null, 2, signature];
-      return { id: { streamId: STREAM, streamPartition: 0, timestamp, sequenceNumber, publisherId, msgChainId: "bench" }, payload: JSON.stringify(raw) };
+      return storedMessageOf(raw);
     });
     await store.insert(rows);
   }
@@ -86,8 +87,8 @@ async function main(): Promise<void> {
   const db = new Database(join(dataDir, SQLITE_FILE), { readonly: true });
   const server = await startServer(dataDir);
   try {
-    const lastSql = db.query<{ payload: string }, [string]>(
-      "SELECT payload FROM messages WHERE stream_id = ? AND partition = 0 ORDER BY ts DESC, sequence_no DESC, publisher_id DESC, msg_chain_id DESC LIMIT 5000",
+    const lastSql = db.query<{ raw_json: string }, [string]>(
+      "SELECT raw_json FROM messages WHERE stream_id = ? AND partition = 0 ORDER BY ts DESC, sequence_no DESC, publisher_id DESC, msg_chain_id DESC LIMIT 5000",
     );
     const rawLast = await median(READ_REPEATS, () => lastSql.all(STREAM).reverse().length);
     const httpLast = async (format: string) => median(READ_REPEATS, async () => (await fetch(`${server.base}/stores/${STREAM}/data/partitions/0/last?count=5000&format=${format}`)).text());
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
     console.log(`  HTTP format=raw    ${rawFormatLast.toFixed(2)} ms  ratio ${(rawFormatLast / rawLast).toFixed(2)}x (aim ≤ 5x)`);
     console.log(`  HTTP format=object ${objectLast.toFixed(2)} ms  ratio ${(objectLast / rawLast).toFixed(2)}x (aim ≤ 5x)`);
 
-    const scanSql = db.query<{ payload: string }, [string]>("SELECT payload FROM messages WHERE stream_id = ? AND partition = 0 ORDER BY ts, sequence_no, publisher_id, msg_chain_id");
+    const scanSql = db.query<{ raw_json: string }, [string]>("SELECT raw_json FROM messages WHERE stream_id = ? AND partition = 0 ORDER BY ts, sequence_no, publisher_id, msg_chain_id");
     const rawScan = await timed(() => {
       let count = 0;
       for (const _row of scanSql.iterate(STREAM)) count++;

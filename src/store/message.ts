@@ -1,10 +1,11 @@
 /**
  * Streamr messages, protocol version 32: the RawMessage array, its signing payload, and the object form.
- * A stored message is its RawMessage serialized with JSON.stringify; that text is what raw answers return
- * verbatim and what response digests cover.
+ * A message is stored as two texts: its RawMessage serialized with JSON.stringify (what raw answers return
+ * verbatim and what response digests cover) and its object form, so reads never re-parse either.
  */
 import * as v from "valibot";
 import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "./eth-signature.ts";
+import type { StoredMessage } from "./store.ts";
 
 export const PROTOCOL_VERSION = 32;
 export const MESSAGE_TYPE_MESSAGE = 27;
@@ -117,9 +118,7 @@ export function isContentReadable(raw: RawMessage): boolean {
  * "groupKeyId","newGroupKey","signature"},"content":…}`. Unencrypted JSON content is spliced in as stored
  * (it was checked to parse on the way in); other content stays a string.
  */
-export function objectFormJson(storedRaw: string): string {
-  // Written out by hand rather than building an object to stringify: this runs once per message served.
-  const raw = JSON.parse(storedRaw) as RawMessage;
+export function objectFormJson(raw: RawMessage): string {
   const [streamId, partition, timestamp, sequenceNumber, publisherId, msgChainId] = raw[1];
   const text = JSON.stringify;
   const id = `{"streamId":${text(streamId)},"streamPartition":${partition},"timestamp":${timestamp},"sequenceNumber":${sequenceNumber},"publisherId":${text(publisherId)},"msgChainId":${text(msgChainId)}}`;
@@ -127,6 +126,9 @@ export function objectFormJson(storedRaw: string): string {
   const content = hasJsonContent(raw) ? raw[7] : text(raw[7]);
   return `{"metadata":{"id":${id},"prevMsgRef":${prev},"messageType":${raw[3]},"contentType":${raw[4]},"encryptionType":${raw[5]},"groupKeyId":${text(raw[6])},"newGroupKey":${text(raw[8])},"signature":${text(raw[10])}},"content":${content}}`;
 }
+
+/** Both stored texts of a message, computed once when it is stored. */
+export const storedMessageOf = (raw: RawMessage): StoredMessage => ({ id: messageIdOf(raw), raw: JSON.stringify(raw), object: objectFormJson(raw) });
 
 export interface MessageObject {
   metadata: {

@@ -1,9 +1,26 @@
 /** The server backend: PostgreSQL (or a PostgreSQL-compatible engine) through Bun's built-in SQL client. */
 import { SQL } from "bun";
 import type { MessageStore, StoredMessage } from "./store.ts";
-import { chainHeadSql, checkTableName, DEFAULT_TABLE, idKey, insertSql, keyOfRow, nthNewestKeySql, readSql, schemaStatements, type KeyRow, type SqlStatement } from "./sql.ts";
+import {
+  chainHeadSql,
+  checkTableName,
+  DEFAULT_TABLE,
+  idKey,
+  insertParams,
+  insertSql,
+  keyOfRow,
+  layoutCheckSql,
+  layoutError,
+  nthNewestKeySql,
+  readSql,
+  schemaStatements,
+  storedRowOf,
+  type KeyRow,
+  type ReadRow,
+  type SqlStatement,
+} from "./sql.ts";
 
-/** 1000 rows × 7 parameters stays far below PostgreSQL's 65535-parameter limit. */
+/** 1000 rows × 8 parameters stays far below PostgreSQL's 65535-parameter limit. */
 const INSERT_CHUNK = 1000;
 
 export async function openPostgresStore(url: string, table = DEFAULT_TABLE): Promise<MessageStore> {
@@ -16,13 +33,19 @@ export async function openPostgresStore(url: string, table = DEFAULT_TABLE): Pro
     await sql.close();
     throw error;
   }
+  try {
+    await sql.unsafe(layoutCheckSql(table));
+  } catch {
+    await sql.close();
+    throw layoutError(table);
+  }
 
   async function insert(messages: readonly StoredMessage[]): Promise<boolean[]> {
     const written = new Set<string>();
     await sql.begin(async (tx) => {
       for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
         const chunk = messages.slice(start, start + INSERT_CHUNK);
-        const params = chunk.flatMap(({ id, payload }) => [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, payload]);
+        const params = chunk.flatMap(insertParams);
         const rows = await run<KeyRow & { stream_id: string; partition: number }>(tx, { text: insertSql(table, chunk.length, true), params });
         for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
       }
@@ -34,7 +57,7 @@ export async function openPostgresStore(url: string, table = DEFAULT_TABLE): Pro
   return {
     backend: "postgres",
     insert,
-    read: async (request) => (await run<KeyRow & { payload: string }>(sql, readSql(table, request))).map((row) => ({ ...keyOfRow(row), payload: row.payload })),
+    read: async (request) => (await run<ReadRow>(sql, readSql(table, request))).map(storedRowOf),
     nthNewestKey: async (streamId, partition, n) => {
       const [row] = await run<KeyRow>(sql, nthNewestKeySql(table, streamId, partition, n));
       return row && keyOfRow(row);

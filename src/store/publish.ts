@@ -12,6 +12,7 @@ import {
   isSignatureValid,
   messageIdOf,
   rawMessageSchema,
+  storedMessageOf,
   type MessageId,
   type MessageRef,
   type RawMessage,
@@ -77,10 +78,10 @@ export function publishEntries(store: MessageStore, key: NodeKey, streamId: stri
     for (const [index, entry] of entries.entries()) {
       results.push(Array.isArray(entry) ? checkRawMessage(entry, streamId, partition, index) : await signEntry(store, key, streamId, partition, entry, heads, index));
     }
-    const toStore = results.filter((r): r is StoredMessage => "payload" in r);
+    const toStore = results.filter((r): r is StoredMessage => "raw" in r);
     const written = toStore.length > 0 ? await store.insert(toStore) : [];
     let next = 0;
-    return results.map((r) => ("payload" in r ? { id: r.id, duplicate: !written[next++] } : r));
+    return results.map((r) => ("raw" in r ? { id: r.id, duplicate: !written[next++] } : r));
   });
 }
 
@@ -97,7 +98,7 @@ function checkRawMessage(raw: RawMessage, streamId: string, partition: number, i
   }
   if (!isContentReadable(raw)) throw new AppError("invalid_body", `entry ${index}: content is not valid JSON`);
   if (!isSignatureValid(raw)) throw new AppError("invalid_body", `entry ${index}: signature does not verify for publisher ${id.publisherId}`);
-  return { id, payload: JSON.stringify(raw) };
+  return storedMessageOf(raw);
 }
 
 const after = (a: MessageRef, b: MessageRef): boolean => a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.sequenceNumber > b.sequenceNumber);
@@ -123,7 +124,7 @@ async function signEntry(
   }
   const serializedContent = serializeContent(entry.content, index);
   heads.set(msgChainId, id);
-  return { id, payload: JSON.stringify(createSignedMessage(id, head ?? null, serializedContent, key.secretKey)) };
+  return storedMessageOf(createSignedMessage(id, head ?? null, serializedContent, key.secretKey));
 }
 
 function serializeContent(content: unknown, index: number): string {
@@ -145,6 +146,7 @@ async function exists(store: MessageStore, id: MessageId): Promise<boolean> {
     publisherId: id.publisherId,
     msgChainId: id.msgChainId,
     limit: 1,
+    texts: [],
   });
   return row !== undefined && row.timestamp === id.timestamp && row.sequenceNumber === id.sequenceNumber;
 }

@@ -1,6 +1,6 @@
 /** Turns a parsed query into keyset scans over the store, page by page, so no answer is ever held whole. */
 import type { StoreQuery } from "./query.ts";
-import type { MessageStore, ReadRequest, StoredRow } from "./store.ts";
+import type { MessageStore, MessageText, ReadRequest, StoredRow } from "./store.ts";
 
 export type ScanStart = Omit<ReadRequest, "limit">;
 
@@ -15,7 +15,7 @@ export interface ScanPlan {
  * walk to its first key; larger ones find that key first and then read forwards page by page.
  */
 export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery, oneReadUpTo: number): Promise<ScanPlan> {
-  const base = { streamId, partition };
+  const base = { streamId, partition, texts: answerTexts(query) };
   switch (query.type) {
     case "last": {
       if (query.count <= 0) return { start: base, total: -query.count };
@@ -33,6 +33,10 @@ export async function planScan(store: MessageStore, streamId: string, partition:
     }
   }
 }
+
+/** The answer's format, and the RawMessage text too when a signed response digest must cover it. */
+const answerTexts = (query: StoreQuery): MessageText[] =>
+  query.verifyNetworkResponses && query.format !== "raw" ? [query.format, "raw"] : [query.format];
 
 /** The first `limit` rows of the answer, oldest first. */
 export async function readFirst(store: MessageStore, plan: ScanPlan, limit: number): Promise<StoredRow[]> {

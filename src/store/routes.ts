@@ -14,13 +14,12 @@
  */
 import { Elysia } from "elysia";
 import { AppError, httpStatusOf } from "../errors.ts";
-import { objectFormJson } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { parsePublishBody, publishEntries } from "./publish.ts";
 import { parsePartition, parseStoreQuery, type Format } from "./query.ts";
 import { planScan, readFirst, scanPages, type ScanPlan } from "./read.ts";
 import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata } from "./response-signature.ts";
-import type { MessageStore, StoredRow } from "./store.ts";
+import type { MessageStore, MessageText, StoredRow } from "./store.ts";
 
 /** Plain HTTP answers carry at most this many messages; SSE has no limit. */
 export const MAX_HTTP_MESSAGES = 5000;
@@ -110,7 +109,12 @@ interface Answer {
   requestId: string | undefined;
 }
 
-const messageText = (format: Format, row: StoredRow): string => (format === "raw" ? row.payload : objectFormJson(row.payload));
+/** A text the scan plan asked for (see read.ts); a row without it is a bug, not bad input. */
+function textOf(row: StoredRow, text: MessageText): string {
+  const value = row[text];
+  if (value === undefined) throw new Error(`store row read without its ${text} text`);
+  return value;
+}
 
 type ResponseDigest = ReturnType<typeof createResponseDigest>;
 
@@ -132,9 +136,9 @@ async function pageResponse(answer: Answer): Promise<Response> {
     ? { hasNext: true, nextTimestamp: next.timestamp, nextSequenceNumber: next.sequenceNumber, totalMessages: returned.length }
     : { hasNext: false, totalMessages: returned.length };
   const digest = digestFor(answer);
-  for (const row of returned) digest?.add(row.payload);
+  for (const row of returned) digest?.add(textOf(row, "raw"));
   const metadata = JSON.stringify(finishMetadata(answer, digest, page));
-  const messages = returned.map((row) => messageText(answer.format, row));
+  const messages = returned.map((row) => textOf(row, answer.format));
   if (answer.format === "raw") {
     return new Response([...messages, metadata].join("\n"), { headers: { "content-type": "application/x-ndjson; charset=utf-8" } });
   }
@@ -162,8 +166,8 @@ function eventStreamResponse(answer: Answer): Response {
         if (rows) {
           let chunk = "";
           for (const row of rows) {
-            digest?.add(row.payload);
-            chunk += `data: ${messageText(answer.format, row)}\n\n`;
+            digest?.add(textOf(row, "raw"));
+            chunk += `data: ${textOf(row, answer.format)}\n\n`;
           }
           totalMessages += rows.length;
           controller.enqueue(encoder.encode(chunk));

@@ -4,7 +4,7 @@
  * the PostgreSQL-compatible distributed engines share: row-value comparisons, ON CONFLICT DO NOTHING, RETURNING.
  */
 import { AppError } from "../errors.ts";
-import type { MessageKey, ReadRequest } from "./store.ts";
+import type { MessageKey, MessageText, ReadRequest, StoredMessage, StoredRow } from "./store.ts";
 
 export type SqlValue = string | number;
 
@@ -21,6 +21,8 @@ export function checkTableName(table: string): string {
 }
 
 const KEY_COLUMNS = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
+const TEXT_COLUMNS: Record<MessageText, string> = { raw: "raw_json", object: "object_json" };
+const COLUMN_COUNT = 8;
 const ORDER_COLUMNS = ["ts", "sequence_no", "publisher_id", "msg_chain_id"];
 const ascending = ORDER_COLUMNS.join(", ");
 const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
@@ -28,6 +30,7 @@ const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
 /**
  * The primary key serves `last`, `from` and `range` scans in order; the chain index serves publisher-filtered
  * scans and the chain-head lookup of sequence assignment. `tableSuffix` is "WITHOUT ROWID" on SQLite.
+ * Each message keeps both answer texts (see message.ts): object answers then cost no per-message parsing.
  */
 export function schemaStatements(table: string, tableSuffix = ""): string[] {
   return [
@@ -38,17 +41,30 @@ export function schemaStatements(table: string, tableSuffix = ""): string[] {
       sequence_no BIGINT NOT NULL,
       publisher_id TEXT NOT NULL,
       msg_chain_id TEXT NOT NULL,
-      payload TEXT NOT NULL,
+      raw_json TEXT NOT NULL,
+      object_json TEXT NOT NULL,
       PRIMARY KEY (${KEY_COLUMNS})
     ) ${tableSuffix}`,
     `CREATE INDEX IF NOT EXISTS ${table}_chain ON ${table} (stream_id, partition, publisher_id, msg_chain_id, ts, sequence_no)`,
   ];
 }
 
-/** Placeholders for `rows` rows of the seven columns; with `returning`, the key columns of the rows written. */
+/**
+ * Fails on a table of an earlier layout (a `payload` column instead of the two texts). Such data is not migrated:
+ * nothing was released with it.
+ */
+export const layoutCheckSql = (table: string): string => `SELECT ${KEY_COLUMNS}, raw_json, object_json FROM ${table} WHERE 1 = 0`;
+
+export const layoutError = (table: string): AppError =>
+  new AppError("config_invalid", `table ${table} predates the raw_json/object_json layout; drop it (its data is not migrated)`);
+
+/** The parameters `insertSql` expects for one message, in column order. */
+export const insertParams = ({ id, raw, object }: StoredMessage): SqlValue[] => [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, raw, object];
+
+/** Placeholders for `rows` rows of all columns; with `returning`, the key columns of the rows written. */
 export function insertSql(table: string, rows: number, returning: boolean): string {
-  const tuples = Array.from({ length: rows }, (_, r) => `(${Array.from({ length: 7 }, (_, c) => `$${r * 7 + c + 1}`).join(", ")})`);
-  return `INSERT INTO ${table} (${KEY_COLUMNS}, payload) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING${
+  const tuples = Array.from({ length: rows }, (_, r) => `(${Array.from({ length: COLUMN_COUNT }, (_, c) => `$${r * COLUMN_COUNT + c + 1}`).join(", ")})`);
+  return `INSERT INTO ${table} (${KEY_COLUMNS}, ${TEXT_COLUMNS.raw}, ${TEXT_COLUMNS.object}) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING${
     returning ? ` RETURNING ${KEY_COLUMNS}` : ""
   }`;
 }
@@ -66,7 +82,8 @@ export function readSql(table: string, request: ReadRequest): SqlStatement {
   if (request.publisherId !== undefined) where += ` AND publisher_id = ${p(request.publisherId)}`;
   if (request.msgChainId !== undefined) where += ` AND msg_chain_id = ${p(request.msgChainId)}`;
   const order = request.newestFirst ? descending : ascending;
-  return { text: `SELECT ${ascending}, payload FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
+  const columns = [ascending, ...request.texts.map((t) => TEXT_COLUMNS[t])].join(", ");
+  return { text: `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
 }
 
 export function nthNewestKeySql(table: string, streamId: string, partition: number, n: number): SqlStatement {
@@ -97,6 +114,14 @@ export const keyOfRow = (row: KeyRow): MessageKey => ({
   publisherId: row.publisher_id,
   msgChainId: row.msg_chain_id,
 });
+
+/** A read row as the drivers return it; text columns only when requested. */
+export interface ReadRow extends KeyRow {
+  raw_json?: string;
+  object_json?: string;
+}
+
+export const storedRowOf = (row: ReadRow): StoredRow => ({ ...keyOfRow(row), raw: row.raw_json, object: row.object_json });
 
 export const idKey = (id: { streamId: string; streamPartition: number } & MessageKey): string =>
   JSON.stringify([id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId]);

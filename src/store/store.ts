@@ -7,15 +7,15 @@ export interface MessageKey extends MessageRef {
   msgChainId: string;
 }
 
-export interface StoredMessage {
+/** The stored texts of a message: `raw` is its RawMessage as JSON.stringify prints it, `object` its object form JSON. */
+export type MessageText = "raw" | "object";
+
+export interface StoredMessage extends Record<MessageText, string> {
   id: MessageId;
-  /** The RawMessage serialized with JSON.stringify. */
-  payload: string;
 }
 
-export interface StoredRow extends MessageKey {
-  payload: string;
-}
+/** A read row carries the texts its request asked for. */
+export interface StoredRow extends MessageKey, Partial<Record<MessageText, string>> {}
 
 /** One page of a keyset scan, ascending. */
 export interface ReadRequest {
@@ -30,6 +30,8 @@ export interface ReadRequest {
   /** Newest first (only without `after`): the newest `limit` rows in one index walk. */
   newestFirst?: boolean;
   limit: number;
+  /** Which stored texts to return; none: keys only. */
+  texts: readonly MessageText[];
 }
 
 export interface MessageStore {

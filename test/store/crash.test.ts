@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openStore, type MessageId } from "../../src/store/index.ts";
+import { openStore, type MessageId, type MessageObject } from "../../src/store/index.ts";
 import { backends } from "./backends.ts";
 
 const SERVER = join(import.meta.dir, "fixtures", "serve-store.ts");
@@ -56,12 +56,13 @@ for (const backend of backends) {
       const reopened = await openStore({ url, dataDir, table });
       opened.store = reopened;
       try {
-        const rows = await reopened.read({ streamId: "crash", partition: 0, limit: 1000 });
+        const rows = await reopened.read({ streamId: "crash", partition: 0, limit: 1000, texts: ["raw", "object"] });
         const stored = new Set(rows.map((r) => `${r.timestamp}/${r.sequenceNumber}`));
         const missing = acknowledged.filter((id) => !stored.has(`${id.timestamp}/${id.sequenceNumber}`));
         expect(missing).toEqual([]);
-        // Every stored message is a complete, parseable RawMessage (no torn writes).
-        expect(rows.every((r) => (JSON.parse(r.payload) as unknown[])[0] === 32)).toBe(true);
+        // Every stored message is complete, in both texts (no torn writes).
+        expect(rows.every((r) => (JSON.parse(r.raw ?? "") as unknown[])[0] === 32)).toBe(true);
+        expect(rows.every((r) => (JSON.parse(r.object ?? "") as MessageObject).metadata.id.streamId === "crash")).toBe(true);
       } finally {
         await opened.cleanup();
       }

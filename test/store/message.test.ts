@@ -39,7 +39,7 @@ describe("Streamr v32 messages", () => {
 
   test("object form: metadata and parsed content, and back to the identical RawMessage", () => {
     const raw = createSignedMessage(id, { timestamp: 5, sequenceNumber: 1 }, JSON.stringify({ x: [1, "é", null] }), KEY);
-    const object = JSON.parse(objectFormJson(JSON.stringify(raw))) as MessageObject;
+    const object = JSON.parse(objectFormJson(raw)) as MessageObject;
     expect(object).toEqual({
       metadata: {
         id,
@@ -58,7 +58,7 @@ describe("Streamr v32 messages", () => {
 
   test("encrypted content stays a string in the object form", () => {
     const raw: RawMessage = [32, [...createSignedMessage(id, null, "00", KEY)[1]], null, 27, 0, 2, "gk1", "abcdef00", null, 2, "0x"];
-    const object = JSON.parse(objectFormJson(JSON.stringify(raw))) as MessageObject;
+    const object = JSON.parse(objectFormJson(raw)) as MessageObject;
     expect(object.content).toBe("abcdef00");
     expect(object.metadata.groupKeyId).toBe("gk1");
     expect(rawFromObject(object)).toEqual(raw);

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { addressOfSecretKey } from "../../src/store/eth-signature.ts";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, publishContent, verifyStoreResponse, type MessageObject, type NodeKey, type RawMessage, type ResponseMetadata } from "../../src/store/index.ts";
-import { createSignedMessage, type MessageId } from "../../src/store/message.ts";
+import { createSignedMessage, storedMessageOf, type MessageId } from "../../src/store/message.ts";
 import { storeRoutes } from "../../src/store/routes.ts";
 import { backends, type OpenedStore } from "./backends.ts";
 
@@ -21,7 +21,7 @@ function bulkMessages(streamId: string, count: number, startTimestamp: number) {
   return Array.from({ length: count }, (_, i) => {
     const id: MessageId = { streamId, streamPartition: 0, timestamp: startTimestamp + Math.floor(i / 2), sequenceNumber: i % 2, publisherId: "0x" + "ab".repeat(20), msgChainId: "bulk" };
     const raw: RawMessage = [32, [streamId, 0, id.timestamp, id.sequenceNumber, id.publisherId, "bulk"], null, 27, 0, 0, null, JSON.stringify({ i }), null, 2, "0x00"];
-    return { id, payload: JSON.stringify(raw) };
+    return storedMessageOf(raw);
   });
 }
 

@@ -1,12 +1,30 @@
 /** One suite, both backends: what the MessageStore interface promises. */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { join } from "node:path";
+import { openStore } from "../../src/store/index.ts";
 import type { MessageId } from "../../src/store/message.ts";
-import type { MessageStore, StoredMessage } from "../../src/store/store.ts";
-import { backends, type OpenedStore } from "./backends.ts";
+import { SQLITE_FILE } from "../../src/store/sqlite.ts";
+import type { MessageStore, ReadRequest, StoredMessage } from "../../src/store/store.ts";
+import { backends, dropTable, PG_URL, type OpenedStore } from "./backends.ts";
+
+/** One statement straight on the backend's database, beside the store. */
+async function runSql(opened: OpenedStore, text: string): Promise<void> {
+  if (opened.options.url) {
+    const sql = new SQL(PG_URL, { max: 1 });
+    await sql.unsafe(text).finally(() => sql.close());
+    return;
+  }
+  const db = new Database(join(opened.dataDir, SQLITE_FILE));
+  db.run(text);
+  db.close();
+}
 
 const message = (timestamp: number, sequenceNumber: number, publisherId = "0xaa", msgChainId = "c", streamId = "s", streamPartition = 0): StoredMessage => {
   const id: MessageId = { streamId, streamPartition, timestamp, sequenceNumber, publisherId, msgChainId };
-  return { id, payload: JSON.stringify({ ...id, body: `m-${timestamp}-${sequenceNumber}-${publisherId}-${msgChainId}` }) };
+  const body = `m-${timestamp}-${sequenceNumber}-${publisherId}-${msgChainId}`;
+  return { id, raw: JSON.stringify({ ...id, body }), object: JSON.stringify({ body, id }) };
 };
 const refs = (rows: { timestamp: number; sequenceNumber: number; publisherId: string; msgChainId: string }[]) =>
   rows.map((r) => `${r.timestamp}.${r.sequenceNumber}.${r.publisherId}.${r.msgChainId}`);
@@ -20,6 +38,8 @@ for (const backend of backends) {
       store = opened.store;
     });
     afterEach(() => opened.cleanup());
+    /** Keys only: what ordering and paging tests compare. */
+    const keys = (request: Omit<ReadRequest, "texts">) => store.read({ ...request, texts: [] });
 
     test("reports its backend", () => {
       expect(store.backend).toBe(backend.name);
@@ -28,30 +48,49 @@ for (const backend of backends) {
     test("stores a duplicate id once and says which were new", async () => {
       const first = message(10, 0);
       expect(await store.insert([first, message(10, 1)])).toEqual([true, true]);
-      const again = { ...message(10, 0), payload: "different" };
+      const again = { ...message(10, 0), raw: "different", object: "different" };
       expect(await store.insert([again, message(11, 0), message(11, 0)])).toEqual([false, true, false]);
-      const rows = await store.read({ streamId: "s", partition: 0, limit: 10 });
+      const rows = await store.read({ streamId: "s", partition: 0, limit: 10, texts: ["raw", "object"] });
       expect(refs(rows)).toEqual(["10.0.0xaa.c", "10.1.0xaa.c", "11.0.0xaa.c"]);
-      expect(rows[0]?.payload).toBe(first.payload);
+      expect(rows[0]).toMatchObject({ raw: first.raw, object: first.object });
     });
 
     test("orders by timestamp, sequence number, publisher, chain and keeps streams and partitions apart", async () => {
       await store.insert([message(20, 0, "0xbb"), message(20, 0, "0xaa", "z"), message(20, 0, "0xaa", "a"), message(5, 9), message(20, 1), message(1, 0, "0xaa", "c", "other"), message(1, 0, "0xaa", "c", "s", 1)]);
-      const rows = await store.read({ streamId: "s", partition: 0, limit: 100 });
+      const rows = await keys({ streamId: "s", partition: 0, limit: 100 });
       expect(refs(rows)).toEqual(["5.9.0xaa.c", "20.0.0xaa.a", "20.0.0xaa.z", "20.0.0xbb.c", "20.1.0xaa.c"]);
-      expect(refs(await store.read({ streamId: "s", partition: 1, limit: 100 }))).toEqual(["1.0.0xaa.c"]);
+      expect(refs(await keys({ streamId: "s", partition: 1, limit: 100 }))).toEqual(["1.0.0xaa.c"]);
     });
 
     test("pages by key: inclusive and exclusive starts, inclusive upper bound, filters, limit", async () => {
       await store.insert([message(1, 0), message(2, 0), message(2, 0, "0xbb"), message(2, 1), message(3, 0, "0xbb", "x"), message(3, 0, "0xbb", "y"), message(4, 0)]);
       const at = { timestamp: 2, sequenceNumber: 0, publisherId: "0xbb", msgChainId: "c" };
-      expect(refs(await store.read({ streamId: "s", partition: 0, after: { key: at, inclusive: true }, limit: 2 }))).toEqual(["2.0.0xbb.c", "2.1.0xaa.c"]);
-      expect(refs(await store.read({ streamId: "s", partition: 0, after: { key: at, inclusive: false }, limit: 2 }))).toEqual(["2.1.0xaa.c", "3.0.0xbb.x"]);
+      expect(refs(await keys({ streamId: "s", partition: 0, after: { key: at, inclusive: true }, limit: 2 }))).toEqual(["2.0.0xbb.c", "2.1.0xaa.c"]);
+      expect(refs(await keys({ streamId: "s", partition: 0, after: { key: at, inclusive: false }, limit: 2 }))).toEqual(["2.1.0xaa.c", "3.0.0xbb.x"]);
       const upTo = { timestamp: 3, sequenceNumber: 0 };
-      expect(refs(await store.read({ streamId: "s", partition: 0, after: { key: at, inclusive: false }, upTo, limit: 100 }))).toEqual(["2.1.0xaa.c", "3.0.0xbb.x", "3.0.0xbb.y"]);
-      expect(refs(await store.read({ streamId: "s", partition: 0, publisherId: "0xbb", limit: 100 }))).toEqual(["2.0.0xbb.c", "3.0.0xbb.x", "3.0.0xbb.y"]);
-      expect(refs(await store.read({ streamId: "s", partition: 0, publisherId: "0xbb", msgChainId: "y", limit: 100 }))).toEqual(["3.0.0xbb.y"]);
-      expect(await store.read({ streamId: "s", partition: 0, upTo: { timestamp: 0, sequenceNumber: 0 }, limit: 100 })).toEqual([]);
+      expect(refs(await keys({ streamId: "s", partition: 0, after: { key: at, inclusive: false }, upTo, limit: 100 }))).toEqual(["2.1.0xaa.c", "3.0.0xbb.x", "3.0.0xbb.y"]);
+      expect(refs(await keys({ streamId: "s", partition: 0, publisherId: "0xbb", limit: 100 }))).toEqual(["2.0.0xbb.c", "3.0.0xbb.x", "3.0.0xbb.y"]);
+      expect(refs(await keys({ streamId: "s", partition: 0, publisherId: "0xbb", msgChainId: "y", limit: 100 }))).toEqual(["3.0.0xbb.y"]);
+      expect(await keys({ streamId: "s", partition: 0, upTo: { timestamp: 0, sequenceNumber: 0 }, limit: 100 })).toEqual([]);
+    });
+
+    test("returns only the texts asked for", async () => {
+      const stored = message(1, 0);
+      await store.insert([stored]);
+      const read = (texts: ReadRequest["texts"]) => store.read({ streamId: "s", partition: 0, limit: 1, texts });
+      expect(await read([])).toEqual([{ timestamp: 1, sequenceNumber: 0, publisherId: "0xaa", msgChainId: "c", raw: undefined, object: undefined }]);
+      expect(await read(["object"])).toMatchObject([{ raw: undefined, object: stored.object }]);
+      expect(await read(["raw"])).toMatchObject([{ raw: stored.raw, object: undefined }]);
+    });
+
+    test("refuses a table of the earlier single-payload layout instead of failing on first use", async () => {
+      const table = `${opened.options.table}_old`;
+      await runSql(opened, `CREATE TABLE ${table} (stream_id TEXT, partition INTEGER, ts BIGINT, sequence_no BIGINT, publisher_id TEXT, msg_chain_id TEXT, payload TEXT, PRIMARY KEY (stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id))`);
+      try {
+        await expect(openStore({ ...opened.options, table })).rejects.toThrow(`table ${table} predates the raw_json/object_json layout`);
+      } finally {
+        if (opened.options.url) await dropTable(table);
+      }
     });
 
     test("finds the n-th newest key and chain heads", async () => {
@@ -67,19 +106,17 @@ for (const backend of backends) {
     test("keeps 64-bit-range timestamps and large batches exact", async () => {
       const big = Array.from({ length: 2500 }, (_, i) => message(4_000_000_000_000 + i, i));
       expect((await store.insert(big)).every(Boolean)).toBe(true);
-      const rows = await store.read({ streamId: "s", partition: 0, limit: 3000 });
+      const rows = await store.read({ streamId: "s", partition: 0, limit: 3000, texts: ["raw", "object"] });
       expect(rows.length).toBe(2500);
-      expect(rows[2499]).toMatchObject({ timestamp: 4_000_000_002_499, sequenceNumber: 2499 });
-      expect(rows[2499]?.payload).toBe(big[2499]?.payload ?? "");
+      expect(rows[2499]).toMatchObject({ timestamp: 4_000_000_002_499, sequenceNumber: 2499, raw: big[2499]?.raw, object: big[2499]?.object });
     });
 
     test("survives close and reopen with the data in place", async () => {
       await store.insert([message(7, 0)]);
       await store.close();
-      const { openStore } = await import("../../src/store/index.ts");
       store = await openStore(opened.options);
       opened.store = store;
-      expect(refs(await store.read({ streamId: "s", partition: 0, limit: 10 }))).toEqual(["7.0.0xaa.c"]);
+      expect(refs(await keys({ streamId: "s", partition: 0, limit: 10 }))).toEqual(["7.0.0xaa.c"]);
     });
   });
 }
