@@ -1,0 +1,273 @@
+/**
+ * Proof pipeline benchmark: the bare engine against the product, same local TLS target, same session sizes.
+ *   bun scripts/bench-proof.ts [--runs N] (default 3)
+ * 1. bare engine: tlsn-wasm setup + request + reveal + verify, driven directly. The prover and the verifier
+ *    are two child processes; the verifier process accepts the prover's MPC socket and relays it to its
+ *    own Verifier (both wasm sides are WebSocket clients). No HTTP server, notary, pool or signing.
+ * 2. cold proof: `cli prover start` with PROVER_POOL_SIZE=0, `/proxy` call to `event: proof`.
+ * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
+ * 4. `cli verify` of a proof from step 3 (a fresh process each time).
+ * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import { Prover, Verifier } from "tlsn-wasm";
+import { startLoopbackBridge } from "../src/engine/bridge.ts";
+import { revealTranscript, sendRequest } from "../src/engine/session.ts";
+import { startEngine } from "../src/engine/wasm.ts";
+import { scratchDir, tlsFixture } from "../test/support/env.ts";
+import { BINARY_CLI, type CliCommand, SOURCE_CLI, runCli, startProver } from "../test/support/prover.ts";
+import { firstEvent } from "../test/support/sse.ts";
+import { startTarget } from "../test/support/target.ts";
+import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+
+const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
+const THREADS = 2;
+
+const argument = (name: string) => {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+};
+const emit = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Peak resident memory of a running process, from the kernel. */
+function peakRssMB(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Math.round(Number(match[1]) / 1024) : 0;
+}
+
+/** Child: one Verifier per accepted MPC socket; prints when each session is verified. */
+async function bareVerifier() {
+  await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
+  const bridge = startLoopbackBridge();
+  const server = Bun.serve<{ peer?: ReturnType<typeof bridge.openPeer> }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    fetch: (request, srv) => (srv.upgrade(request, { data: {} }) ? undefined : new Response("upgrade", { status: 400 })),
+    websocket: {
+      maxPayloadLength: 256 * 1024 * 1024,
+      idleTimeout: 0,
+      open(ws) {
+        const peer = bridge.openPeer({ onData: (d) => ws.readyState === 1 && ws.sendBinary(d), onClose: () => ws.close() });
+        ws.data.peer = peer;
+        const verifier = new Verifier({
+          max_sent_data: SIZES.maxSentData,
+          max_recv_data: SIZES.maxRecvData,
+          max_sent_records: undefined,
+          max_recv_records_online: undefined,
+        });
+        void verifier
+          .connect(peer.url)
+          .then(() => (peer.release(), verifier.verify()))
+          .then((out) => emit({ verifiedAt: Date.now(), serverName: out.server_name }))
+          .catch((error: unknown) => emit({ error: String(error) }))
+          .finally(() => verifier.free());
+      },
+      message: (ws, m) => ws.data.peer?.send(typeof m === "string" ? new TextEncoder().encode(m) : new Uint8Array(m)),
+      close: (ws) => ws.data.peer?.close(),
+    },
+  });
+  emit({ url: `ws://127.0.0.1:${server.port}/` });
+}
+
+/** Child: one full prover session per line on stdin (the verifier URL is an argument). */
+async function bareProver(verifierUrl: string, targetPort: number) {
+  await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
+  const bridge = startLoopbackBridge();
+  for await (const _ of console) {
+    const startedAt = Date.now();
+    const prover = new Prover({
+      server_name: TARGET_HOST,
+      max_sent_data: SIZES.maxSentData,
+      max_recv_data: SIZES.maxRecvData,
+      max_sent_records: undefined,
+      max_recv_data_online: undefined,
+      max_recv_records_online: undefined,
+      defer_decryption_from_start: undefined,
+      network: "Latency",
+      client_auth: undefined,
+    });
+    await prover.setup(verifierUrl);
+    const setupMs = Date.now() - startedAt;
+    const session = { notarySessionId: "bare", serverName: TARGET_HOST, sizes: SIZES, prover, closed: false };
+    const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: targetPort, connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
+    const exchange = await sendRequest(session, tcp, {
+      method: "GET",
+      pathAndQuery: "/data",
+      headers: [["host", `${TARGET_HOST}:${targetPort}`], ["accept-encoding", "identity"], ["connection", "close"]],
+      body: undefined,
+    });
+    const requestMs = Date.now() - startedAt - setupMs;
+    // Reveals everything and frees the prover.
+    await revealTranscript(session, { sent: [{ start: 0, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+    emit({ startedAt, setupMs, requestMs, revealedAt: Date.now() });
+  }
+}
+
+/** Reads a child's stdout as JSON lines. */
+function lines(stream: ReadableStream<Uint8Array>) {
+  const queue: Record<string, unknown>[] = [];
+  const waiters: ((l: Record<string, unknown>) => void)[] = [];
+  void (async () => {
+    let buffer = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = JSON.parse(buffer.slice(0, end)) as Record<string, unknown>;
+        buffer = buffer.slice(end + 1);
+        const waiter = waiters.shift();
+        if (waiter) waiter(line);
+        else queue.push(line);
+      }
+    }
+  })();
+  return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<Record<string, unknown>>((r) => waiters.push(r)));
+}
+
+async function benchBare(runs: number, targetPort: number) {
+  const verifier = Bun.spawn([process.execPath, import.meta.path, "--bare-verifier"], { stdout: "pipe", stderr: "inherit" });
+  const fromVerifier = lines(verifier.stdout);
+  const { url } = (await fromVerifier()) as { url: string };
+  const prover = Bun.spawn([process.execPath, import.meta.path, "--bare-prover", url, String(targetPort)], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const fromProver = lines(prover.stdout);
+  const results: { totalMs: number; setupMs: number; requestMs: number; finishMs: number }[] = [];
+  for (let run = 0; run < runs; run++) {
+    prover.stdin.write("go\n");
+    prover.stdin.flush();
+    const p = (await fromProver()) as { startedAt: number; setupMs: number; requestMs: number };
+    const v = (await fromVerifier()) as { verifiedAt?: number; error?: string };
+    if (!v.verifiedAt) throw new Error(`bare verifier failed: ${v.error}`);
+    const totalMs = v.verifiedAt - p.startedAt;
+    results.push({ totalMs, setupMs: p.setupMs, requestMs: p.requestMs, finishMs: totalMs - p.setupMs - p.requestMs });
+    console.error(`bare run ${run + 1}: ${JSON.stringify(results.at(-1))}`);
+  }
+  const peaks = { prover: peakRssMB(prover.pid), verifier: peakRssMB(verifier.pid) };
+  prover.kill();
+  verifier.kill();
+  return { results, peaks };
+}
+
+const productEnv = {
+  PROVER_MAX_SENT_DATA: String(SIZES.maxSentData),
+  PROVER_MAX_RECV_DATA: String(SIZES.maxRecvData),
+  PROVER_THREADS: String(THREADS),
+};
+
+/** One /proxy call: time to the response and to the proof event. */
+async function proofThroughProduct(proverUrl: string, targetPort: number) {
+  const requestId = crypto.randomUUID();
+  const event = firstEvent(`${proverUrl}/proof/${requestId}`, 600_000);
+  const started = performance.now();
+  const response = await fetch(`${proverUrl}/proxy`, {
+    headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${targetPort}/data`, "T-REQUEST-ID": requestId },
+  });
+  await response.arrayBuffer();
+  const responseMs = performance.now() - started;
+  const outcome = await event;
+  const proofMs = performance.now() - started;
+  if (response.status !== 200 || outcome.event !== "proof") throw new Error(`proof failed: ${response.status} ${outcome.data}`);
+  return { responseMs, proofMs, proof: outcome.data };
+}
+
+async function benchProduct(runs: number, targetPort: number, warm: boolean) {
+  const prover = await startProver(SOURCE_CLI, targetPort, {
+    ...productEnv,
+    PROVER_POOL_SIZE: warm ? "1" : "0",
+    PROVER_POOL_HOSTS: warm ? TARGET_HOST : "",
+  });
+  const results: { responseMs: number; proofMs: number; eventAfterResponseMs: number }[] = [];
+  let proof = "";
+  try {
+    for (let run = 0; run < runs; run++) {
+      if (warm) {
+        for (;;) {
+          const status = (await (await fetch(`${prover.url}/pool`)).json()) as { ready: number; warming: number; inUse: number };
+          if (status.ready === 1 && status.inUse === 0) break;
+          await Bun.sleep(250);
+        }
+      }
+      const r = await proofThroughProduct(prover.url, targetPort);
+      proof = r.proof;
+      results.push({ responseMs: r.responseMs, proofMs: r.proofMs, eventAfterResponseMs: r.proofMs - r.responseMs });
+      console.error(`${warm ? "warm" : "cold"} run ${run + 1}: ${JSON.stringify(results.at(-1))}`);
+    }
+    return { results, peak: peakRssMB(prover.process.pid), proof, pubKey: prover.notaryPubPath };
+  } finally {
+    await prover.stop();
+  }
+}
+
+async function benchVerify(cli: CliCommand, proofPath: string, pubKey: string, runs: number) {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const result = await runCli(cli, ["verify", "--notary-pub-key", pubKey, "--proof", proofPath]);
+    times.push(performance.now() - started);
+    if (result.exitCode !== 0) throw new Error(`cli verify failed: ${result.stderr}`);
+  }
+  return median(times);
+}
+
+async function main() {
+  const runs = Math.max(3, Number(argument("--runs") ?? 3));
+  // Every measure here is CPU-bound: other work on the machine shows up in the times, so say how busy it was.
+  const loadAtStart = loadavg()[0]!;
+  const target = startTarget(tlsFixture());
+  const port = target.port!;
+  const bare = await benchBare(runs, port);
+  const cold = await benchProduct(runs, port, false);
+  const warm = await benchProduct(runs, port, true);
+  const proofPath = join(scratchDir("bench-proof"), "proof.json");
+  writeFileSync(proofPath, warm.proof);
+  const verifySource = await benchVerify(SOURCE_CLI, proofPath, warm.pubKey, 5);
+  const binaryExists = await Bun.file(BINARY_CLI[0]!).exists();
+  const verifyBinary = binaryExists ? await benchVerify(BINARY_CLI, proofPath, warm.pubKey, 5) : undefined;
+  target.stop(true);
+
+  const bareMs = median(bare.results.map((r) => r.totalMs));
+  const coldMs = median(cold.results.map((r) => r.proofMs));
+  const warmResponseMs = median(warm.results.map((r) => r.responseMs));
+  const warmProofMs = median(warm.results.map((r) => r.proofMs));
+  const eventAfterMs = median(warm.results.map((r) => r.eventAfterResponseMs));
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const mark = (ok: boolean) => (ok ? "✓" : "✗");
+  const rows = [
+    `| Bare engine: setup + request + reveal + verify | ${s(bareMs)} (setup ${s(median(bare.results.map((r) => r.setupMs)))}, request ${s(median(bare.results.map((r) => r.requestMs)))}, reveal + verify ${s(median(bare.results.map((r) => r.finishMs)))}) | — | — |`,
+    `| Cold proof: /proxy call to \`event: proof\`, pool empty | ${s(coldMs)} | cold/bare ${(coldMs / bareMs).toFixed(2)} | ≤ 1.10 ${mark(coldMs / bareMs <= 1.1)} |`,
+    `| Warm proof: /proxy latency | ${s(warmResponseMs)} | warm/bare ${(warmResponseMs / bareMs).toFixed(2)} | ≤ 0.25 ${mark(warmResponseMs / bareMs <= 0.25)} |`,
+    `| Warm proof: /proxy call to \`event: proof\` | ${s(warmProofMs)} | event ${Math.round(eventAfterMs)} ms after the response | ≤ 1 s ${mark(eventAfterMs <= 1000)} |`,
+    `| \`cli verify\` (source, \`bun index.ts\`), median of 5 | ${Math.round(verifySource)} ms | — | < 200 ms ${mark(verifySource < 200)} |`,
+    ...(verifyBinary === undefined ? [] : [`| \`cli verify\` (compiled \`dist/cli\`), median of 5 | ${Math.round(verifyBinary)} ms | — | < 200 ms ${mark(verifyBinary < 200)} |`]),
+  ];
+  console.log(
+    [
+      `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}, tlsn-wasm 0.1.0-alpha.12, ${THREADS} engine threads per process.`,
+      `Sessions ${SIZES.maxSentData} B sent / ${SIZES.maxRecvData} B received, local TLS 1.2 target. Medians of ${runs} runs.`,
+      `Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
+      "",
+      "| Measure | Median | Ratio | Goal |",
+      "|---|---|---|---|",
+      ...rows,
+      "",
+      `Peak RSS: bare prover ${bare.peaks.prover} MB, bare verifier ${bare.peaks.verifier} MB; product (prover + embedded notary, one process) cold ${cold.peak} MB, warm ${warm.peak} MB.`,
+      "",
+      `Runs (ms): bare ${JSON.stringify(bare.results.map((r) => Math.round(r.totalMs)))}, cold ${JSON.stringify(cold.results.map((r) => Math.round(r.proofMs)))}, warm /proxy ${JSON.stringify(warm.results.map((r) => Math.round(r.responseMs)))}, warm proof ${JSON.stringify(warm.results.map((r) => Math.round(r.proofMs)))}.`,
+    ].join("\n"),
+  );
+}
+
+if (process.argv.includes("--bare-verifier")) await bareVerifier();
+else if (process.argv.includes("--bare-prover")) await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)));
+else await main();
