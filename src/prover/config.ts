@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool-config.ts";
+import { maxLiveSessions } from "./pool-policy.ts";
 import { parseResolveList } from "./target.ts";
 
 const integer = (name: string, min: number, max: number) =>
@@ -44,7 +45,7 @@ const ProverEnv = v.object({
   PROVER_CONNECT_TIMEOUT_MS: v.optional(integer("PROVER_CONNECT_TIMEOUT_MS", 100, 600_000), "10000"),
   PROVER_RESPONSE_TIMEOUT_MS: v.optional(integer("PROVER_RESPONSE_TIMEOUT_MS", 100, 600_000), "30000"),
   PROVER_SESSION_TIMEOUT_MS: v.optional(integer("PROVER_SESSION_TIMEOUT_MS", 1000, 3_600_000), "300000"),
-  PROVER_MAX_SESSIONS: v.optional(integer("PROVER_MAX_SESSIONS", 1, 1024), "4"),
+  PROVER_MAX_SESSIONS: v.optional(integer("PROVER_MAX_SESSIONS", 1, 1024)),
   PROVER_SSE_PER_REQUEST: v.optional(integer("PROVER_SSE_PER_REQUEST", 1, 100_000), "16"),
   PROVER_SSE_TOTAL: v.optional(integer("PROVER_SSE_TOTAL", 1, 1_000_000), "1024"),
   PROVER_API_KEYS: v.optional(list, ""),
@@ -91,6 +92,15 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     throw new AppError("config_invalid", `${name}: ${issue?.message ?? "invalid"}`);
   }
   const e = parsed.output;
+  const limits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
+  const pool = loadPoolConfig(env, limits);
+  const liveCeiling = maxLiveSessions(pool, limits);
+  if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {
+    throw new AppError(
+      "config_invalid",
+      `PROVER_MAX_SESSIONS must be at most ${liveCeiling} with these session sizes and a warm pool of ${pool.size} (one engine's memory cannot pass 4 GiB)`,
+    );
+  }
   return {
     host: e.PROVER_HOST,
     port: e.PROVER_PORT,
@@ -109,11 +119,11 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
     responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
     sessionTimeoutMs: e.PROVER_SESSION_TIMEOUT_MS,
-    maxSessions: e.PROVER_MAX_SESSIONS,
+    maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
     sse: { perRequest: e.PROVER_SSE_PER_REQUEST, total: e.PROVER_SSE_TOTAL },
     apiKeys: e.PROVER_API_KEYS,
     shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
     testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
-    pool: loadPoolConfig(env, { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA }),
+    pool,
   };
 }

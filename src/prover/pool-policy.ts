@@ -47,6 +47,18 @@ export function maxPoolSize(sizes: SessionSizes): number {
   return Math.max(1, Math.floor((WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES) / sessionEngineBytes(sizes)) - 1);
 }
 
+/** Sessions in use are CPU-bound: beyond this many at once none gets faster, all get slower. */
+const LIVE_SESSIONS_CAP = 4;
+
+/**
+ * The most live sessions (at the prover's full sizes) that fit in one engine beside a full warm pool,
+ * within 90% of the wasm limit: the default and the ceiling of PROVER_MAX_SESSIONS. At least 1.
+ */
+export function maxLiveSessions(pool: { size: number; sizes: SessionSizes }, limits: SessionSizes): number {
+  const free = WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES - pool.size * sessionEngineBytes(pool.sizes);
+  return Math.max(1, Math.min(LIVE_SESSIONS_CAP, Math.floor(free / sessionEngineBytes(limits))));
+}
+
 /**
  * How many warm sessions each host should have: slots dealt round-robin over the hosts in priority order
  * (configured hosts first, then learned ones, most recent first). Hosts beyond the pool size get none.

@@ -9,6 +9,8 @@ import {
   defaultPoolSize,
   fitsIn,
   hostShares,
+  WASM_LIMIT_BYTES,
+  maxLiveSessions,
   maxPoolSize,
   rememberHost,
   sessionEngineBytes,
@@ -242,5 +244,28 @@ describe("warm pool", () => {
     pool.stop();
     expect(discarded).toEqual(["s1"]);
     await expect(pool.acquire("a.test")).rejects.toThrow("shutting down");
+  });
+});
+
+describe("live sessions beside the pool", () => {
+  const small = { maxSentData: 1024, maxRecvData: 4096 };
+  const large = { maxSentData: 4096, maxRecvData: 16384 };
+
+  test("the default cap keeps the pool and live sessions inside one engine's 4 GiB", () => {
+    for (const [pool, limits] of [
+      [{ size: 1, sizes: large }, large],
+      [{ size: 2, sizes: small }, small],
+      [{ size: 0, sizes: small }, large],
+    ] as const) {
+      const live = maxLiveSessions(pool, limits);
+      const total = ENGINE_BASE_BYTES + pool.size * sessionEngineBytes(pool.sizes) + live * sessionEngineBytes(limits);
+      expect(live).toBeGreaterThanOrEqual(1);
+      expect(total).toBeLessThanOrEqual(WASM_LIMIT_BYTES * 0.9);
+    }
+  });
+
+  test("small sessions allow more live sessions than large ones, up to the CPU-bound cap of 4", () => {
+    expect(maxLiveSessions({ size: 0, sizes: small }, small)).toBe(4);
+    expect(maxLiveSessions({ size: 1, sizes: large }, large)).toBe(1);
   });
 });
