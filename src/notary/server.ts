@@ -114,6 +114,11 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       log.info("session created", { sessionId, maxSentData: sizes.maxSentData, maxRecvData: sizes.maxRecvData });
       return { sessionId };
     })
+    .get("/session/:id", ({ params }) => {
+      // Lets a prover check a warm session before using it; the id is the capability.
+      if (!sessions.isRunning(params.id)) throw new AppError("not_found", "unknown or finished session");
+      return { sessionId: params.id, state: "running" };
+    })
     .delete("/session/:id", ({ params }) => {
       // The session id is the capability: only the prover that opened it knows it.
       sessions.release(params.id);

@@ -47,6 +47,8 @@ export interface SessionRegistry {
   /** Ends a session now (the prover made no proof); unknown ids are ignored. */
   release(id: string): void;
   has(id: string): boolean;
+  /** True while the session's prover socket is connected and its Verifier is running. */
+  isRunning(id: string): boolean;
   active(): number;
   closeAll(reason: string): void;
 }
@@ -158,6 +160,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
       if (session) dispose(session, "released by the prover");
     },
     has: (id) => sessions.has(id),
+    isRunning: (id) => sessions.get(id)?.state === "running",
     active: () => sessions.size,
     closeAll(reason) {
       for (const session of [...sessions.values()]) dispose(session, reason);

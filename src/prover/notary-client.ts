@@ -16,6 +16,8 @@ export interface NotaryClient {
   notarizeUrl(sessionId: string): string;
   /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
   attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
+  /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
+  isRunning(sessionId: string): Promise<boolean>;
   /** Ends a session that will make no proof, so the notary frees its slot now. Never throws. */
   release(sessionId: string): Promise<void>;
   info(): Promise<NotaryInfo>;
@@ -76,6 +78,14 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
         body: JSON.stringify(request),
         timeoutMs: 60_000,
       })) as Proof;
+    },
+    async isRunning(sessionId) {
+      try {
+        await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 });
+        return true;
+      } catch {
+        return false;
+      }
     },
     async release(sessionId) {
       await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});

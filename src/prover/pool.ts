@@ -36,6 +36,8 @@ export interface PoolOptions {
   setup(serverName: string, sizes: SessionSizes): Promise<ProverSession>;
   /** Closes a session that will make no proof and frees its notary side. */
   discard(session: ProverSession): void;
+  /** Whether a ready session can still be used (its notary side may have gone while it idled). */
+  isAlive(session: ProverSession): Promise<boolean>;
   log: Logger;
 }
 
@@ -191,10 +193,14 @@ export function createWarmPool(options: PoolOptions): WarmPool {
     if (options.size > 0) learned = rememberHost(learned, serverName, options.hosts, options.learnHosts);
     if (needed && !fitsIn(needed, options.sizes)) return onDemand(serverName, needed);
 
-    const warm = takeReady(serverName);
-    if (warm) {
-      served.ready++;
-      return track(warm);
+    for (let warm = takeReady(serverName); warm; warm = takeReady(serverName)) {
+      if (await options.isAlive(warm)) {
+        served.ready++;
+        return track(warm);
+      }
+      expired++;
+      log.warn("warm session lost its notary side while idle: closed", { host: serverName });
+      options.discard(warm);
     }
     // A setup already under way for this host finishes sooner than a second one competing with it.
     const job = warming;

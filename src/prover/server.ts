@@ -72,6 +72,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       closeProverSession(session);
       void notary.release(session.notarySessionId);
     },
+    isAlive: (session) => notary.isRunning(session.notarySessionId),
     log: log.child({ component: "pool" }),
   });
   log.info("warm pool", { size: config.pool.size, hosts: config.pool.hosts.join(",") || "learned", idleS: config.pool.idleMs / 1000 });

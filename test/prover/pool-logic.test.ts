@@ -109,6 +109,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       closeProverSession(session);
       discarded.push(session.notarySessionId);
     },
+    isAlive: async () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
   });
@@ -117,6 +118,23 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
 }
 
 describe("warm pool", () => {
+  test("a ready session whose notary side is gone is closed, and the request gets a fresh setup", async () => {
+    const { pool, setups, discarded, settle } = fakePool({ isAlive: async (session) => session.notarySessionId !== "s1" });
+    await settle();
+    setups[0]!.resolve();
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 1 });
+
+    const acquiring = pool.acquire("a.test");
+    await settle();
+    expect(discarded).toEqual(["s1"]);
+    expect(setups).toHaveLength(2); // the dead one was not handed out: an on-demand setup runs
+    setups[1]!.resolve();
+    const session = await acquiring;
+    expect(session.notarySessionId).toBe("s2");
+    expect(pool.status()).toMatchObject({ expired: 1, served: { ready: 0, warming: 0, onDemand: 1 } });
+  });
+
   test("warms the configured host, hands the warm session out, and refills only after it closes", async () => {
     const { pool, setups, settle } = fakePool();
     await settle();
