@@ -5,8 +5,7 @@ import { errorResponse } from "../http.ts";
 
 /** Routes that cost the operator something (MPC sessions, proofs, storage) and so need an API key. */
 export function requiresApiKey(method: string, pathname: string): boolean {
-  if (pathname === "/proxy" || pathname.startsWith("/proof/")) return true;
-  if (pathname === "/pool" || pathname.startsWith("/pool/") || pathname === "/pools" || pathname === "/prepare") return true;
+  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/pool") return true;
   return method.toUpperCase() === "POST" && pathname.startsWith("/stores/");
 }
 
