@@ -2,22 +2,14 @@ import { cpus, homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
+import { parseEnv, wholeNumber } from "./env.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool-config.ts";
 import { maxLiveSessions } from "./pool-policy.ts";
 import { parseResolveList } from "./target.ts";
 
-const integer = (name: string, min: number, max: number) =>
+const flag = () =>
   v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${name} must be a whole number`),
-    v.transform(Number),
-    v.number(),
-    v.minValue(min, `${name} must be at least ${min}`),
-    v.maxValue(max, `${name} must be at most ${max}`),
-  );
-const flag = (name: string) =>
-  v.pipe(
-    v.picklist(["0", "1", "true", "false"], `${name} must be 1, 0, true or false`),
+    v.picklist(["0", "1", "true", "false"], "must be 1, 0, true or false"),
     v.transform((s) => s === "1" || s === "true"),
   );
 const list = v.pipe(
@@ -28,28 +20,28 @@ const list = v.pipe(
 /** The prover's environment; every variable is optional and validated. */
 const ProverEnv = v.object({
   PROVER_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), "127.0.0.1"),
-  PROVER_PORT: v.optional(integer("PROVER_PORT", 0, 65535), "8080"),
-  PROVER_NOTARY_URL: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s]+$/, "PROVER_NOTARY_URL must be an http(s) URL"))),
+  PROVER_PORT: v.optional(wholeNumber(0, 65535), "8080"),
+  PROVER_NOTARY_URL: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL"))),
   PROVER_NOTARY_API_KEY: v.optional(v.string()),
   PROVER_DATA_DIR: v.optional(v.string()),
   // Committing more than about 64 KB fails in this engine version, so the caps stay below it.
-  PROVER_MAX_SENT_DATA: v.optional(integer("PROVER_MAX_SENT_DATA", 64, 32768), "4096"),
-  PROVER_MAX_RECV_DATA: v.optional(integer("PROVER_MAX_RECV_DATA", 64, 65536), "16384"),
-  PROVER_THREADS: v.optional(integer("PROVER_THREADS", 1, 64)),
-  PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag("PROVER_ALLOW_PRIVATE_TARGETS"), "0"),
+  PROVER_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768), "4096"),
+  PROVER_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536), "16384"),
+  PROVER_THREADS: v.optional(wholeNumber(1, 64)),
+  PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
   PROVER_ALLOWED_HOSTS: v.optional(list, ""),
   PROVER_RESOLVE: v.optional(v.string()),
-  PROVER_STORE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "PROVER_STORE_URL must be a postgres:// URL"))),
+  PROVER_STORE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"))),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
-  PROVER_MAX_BODY_BYTES: v.optional(integer("PROVER_MAX_BODY_BYTES", 0, 64 * 1024 * 1024), String(1024 * 1024)),
-  PROVER_CONNECT_TIMEOUT_MS: v.optional(integer("PROVER_CONNECT_TIMEOUT_MS", 100, 600_000), "10000"),
-  PROVER_RESPONSE_TIMEOUT_MS: v.optional(integer("PROVER_RESPONSE_TIMEOUT_MS", 100, 600_000), "30000"),
-  PROVER_SESSION_TIMEOUT_MS: v.optional(integer("PROVER_SESSION_TIMEOUT_MS", 1000, 3_600_000), "300000"),
-  PROVER_MAX_SESSIONS: v.optional(integer("PROVER_MAX_SESSIONS", 1, 1024)),
-  PROVER_SSE_PER_REQUEST: v.optional(integer("PROVER_SSE_PER_REQUEST", 1, 100_000), "16"),
-  PROVER_SSE_TOTAL: v.optional(integer("PROVER_SSE_TOTAL", 1, 1_000_000), "1024"),
+  PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
+  PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
+  PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
+  PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
+  PROVER_MAX_SESSIONS: v.optional(wholeNumber(1, 1024)),
+  PROVER_SSE_PER_REQUEST: v.optional(wholeNumber(1, 100_000), "16"),
+  PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
   PROVER_API_KEYS: v.optional(list, ""),
-  PROVER_SHUTDOWN_GRACE_S: v.optional(integer("PROVER_SHUTDOWN_GRACE_S", 0, 3600), "30"),
+  PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   XDG_DATA_HOME: v.optional(v.string()),
 });
@@ -84,14 +76,7 @@ export interface ProverConfig {
 }
 
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
-  const known = Object.fromEntries(Object.keys(ProverEnv.entries).flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : [])));
-  const parsed = v.safeParse(ProverEnv, known);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const name = issue ? v.getDotPath(issue) : "environment";
-    throw new AppError("config_invalid", `${name}: ${issue?.message ?? "invalid"}`);
-  }
-  const e = parsed.output;
+  const e = parseEnv(ProverEnv, env);
   const limits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
   const pool = loadPoolConfig(env, limits);
   const liveCeiling = maxLiveSessions(pool, limits);

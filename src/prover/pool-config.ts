@@ -1,5 +1,6 @@
 import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
+import { parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSizes } from "./notary-client.ts";
 import { defaultPoolSize, maxPoolSize } from "./pool-policy.ts";
@@ -13,27 +14,19 @@ export interface PoolConfig {
   idleMs: number;
 }
 
-const whole = (name: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${name} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${name} must be at least ${min}`),
-    v.maxValue(max, `${name} must be at most ${max}`),
-  );
-const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "PROVER_POOL_HOSTS must list host names"));
+const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "must list host names"));
 
 const PoolEnv = v.object({
-  PROVER_POOL_SIZE: v.optional(whole("PROVER_POOL_SIZE", 0, 64)),
+  PROVER_POOL_SIZE: v.optional(wholeNumber(0, 64)),
   PROVER_POOL_HOSTS: v.optional(
     v.pipe(v.string(), v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)), v.array(hostName)),
     "",
   ),
-  PROVER_POOL_LEARN_HOSTS: v.optional(whole("PROVER_POOL_LEARN_HOSTS", 0, 64), "4"),
+  PROVER_POOL_LEARN_HOSTS: v.optional(wholeNumber(0, 64), "4"),
   // Well under the notary's session timeout (30 min for the embedded one and TLSNotary's default).
-  PROVER_POOL_IDLE_S: v.optional(whole("PROVER_POOL_IDLE_S", 1, 24 * 3600), "600"),
-  PROVER_POOL_MAX_SENT_DATA: v.optional(whole("PROVER_POOL_MAX_SENT_DATA", 64, 32768)),
-  PROVER_POOL_MAX_RECV_DATA: v.optional(whole("PROVER_POOL_MAX_RECV_DATA", 64, 65536)),
+  PROVER_POOL_IDLE_S: v.optional(wholeNumber(1, 24 * 3600), "600"),
+  PROVER_POOL_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768)),
+  PROVER_POOL_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536)),
 });
 
 /**
@@ -41,13 +34,7 @@ const PoolEnv = v.object({
  * requests that announce more get an on-demand session. The size defaults to what memory and cores allow.
  */
 export function loadPoolConfig(env: Record<string, string | undefined>, limits: SessionSizes): PoolConfig {
-  const known = Object.fromEntries(Object.keys(PoolEnv.entries).flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : [])));
-  const parsed = v.safeParse(PoolEnv, known);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    throw new AppError("config_invalid", `${issue ? v.getDotPath(issue) : "environment"}: ${issue?.message ?? "invalid"}`);
-  }
-  const e = parsed.output;
+  const e = parseEnv(PoolEnv, env);
   const sizes = {
     maxSentData: e.PROVER_POOL_MAX_SENT_DATA ?? limits.maxSentData,
     maxRecvData: e.PROVER_POOL_MAX_RECV_DATA ?? limits.maxRecvData,
