@@ -5,7 +5,7 @@ import { type ProverSession, closeProverSession, revealTranscript, sendRequest }
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Proof } from "../proof/format.ts";
-import { parseHttpMessage } from "../redaction/http.ts";
+import { bodyBytes } from "../http1/message.ts";
 import { computeRedactions, parseRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
@@ -78,18 +78,6 @@ function forwardedHeaders(request: Request, host: string, authorizationIsOurs: b
   });
   headers.push(["accept-encoding", "identity"], ["connection", "close"]);
   return headers;
-}
-
-/** The target's body, de-chunked, from the received transcript. */
-function responseBody(recv: Uint8Array): Uint8Array {
-  const pieces = parseHttpMessage(recv).body;
-  const out = new Uint8Array(pieces.reduce((n, r) => n + r.end - r.start, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    out.set(recv.subarray(piece.start, piece.end), offset);
-    offset += piece.end - piece.start;
-  }
-  return out;
 }
 
 /** `ANY /proxy`: fetch the target over MPC-TLS, answer at once, and make the proof in the background. */
@@ -198,7 +186,7 @@ export function proxyRoutes(deps: ProxyDeps) {
           message: `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`,
         });
       }
-      return new Response(responseBody(exchange.recv), { status, headers: responseHeaders });
+      return new Response(bodyBytes(exchange.recv), { status, headers: responseHeaders });
     } catch (error) {
       // An engine call still running on an abandoned session must not have it freed underneath; `within` closes it later.
       if (session && !session.closed && !run.failure) closeProverSession(session);

@@ -13,7 +13,7 @@
  * hidden: it locates nothing by itself.
  */
 import type { ByteRange } from "../proof/format.ts";
-import { type HttpMessage, parseHttpMessage } from "./http.ts";
+import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
 import { type JsonNode, parseJson, valuesAtPath } from "./json.ts";
 import type { RedactionPattern } from "./patterns.ts";
 import { complementRanges, mergeRanges, overlapsAny, type RangesByDirection } from "./spans.ts";

@@ -163,3 +163,14 @@ export function parseHttpMessage(bytes: Uint8Array): HttpMessage {
   const end = framing.kind === "length" ? Math.min(pos + framing.length, bytes.length) : bytes.length;
   return { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] };
 }
+
+/** The message's body content in order, de-chunked: what an HTTP client hands to its caller. */
+export function bodyBytes(bytes: Uint8Array, message: HttpMessage = parseHttpMessage(bytes)): Uint8Array {
+  const out = new Uint8Array(message.body.reduce((n, r) => n + r.end - r.start, 0));
+  let offset = 0;
+  for (const piece of message.body) {
+    out.set(bytes.subarray(piece.start, piece.end), offset);
+    offset += piece.end - piece.start;
+  }
+  return out;
+}
