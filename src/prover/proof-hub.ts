@@ -1,9 +1,6 @@
-import type { ErrorCode } from "../errors.ts";
-import type { Proof } from "../proof/format.ts";
+import type { ProofOutcome } from "../proof/outcome.ts";
 
-export type ProofOutcome =
-  | { event: "proof"; proof: Proof }
-  | { event: "error"; requestId: string; code: ErrorCode; message: string };
+export type { ProofOutcome };
 
 interface Entry {
   outcome?: ProofOutcome;
