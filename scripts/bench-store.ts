@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
-import { loadNodeKey, openStore, type RawMessage } from "../src/store/index.ts";
+import { errorHandling } from "../src/http.ts";
+import { createLogger } from "../src/log.ts";
+import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type RawMessage } from "../src/store/index.ts";
 import { storeRoutes } from "../src/store/routes.ts";
 import { SQLITE_FILE } from "../src/store/sqlite.ts";
 import { storedMessageOf } from "../src/store/message.ts";
@@ -24,7 +26,10 @@ function argument(name: string): string | undefined {
 
 async function serve(dataDir: string): Promise<void> {
   const store = await openStore({ dataDir });
-  const app = new Elysia().use(storeRoutes({ store, nodeKey: loadNodeKey(dataDir) })).listen(0);
+  const app = new Elysia()
+    .use(errorHandling(createLogger()))
+    .use(storeRoutes({ store: store.messages, nodeKey: loadNodeKey(dataDir), proofStream: DEFAULT_PROOF_STREAM, maxStreams: 32 }))
+    .listen(0);
   console.log(`port ${app.server?.port}`);
 }
 
@@ -51,7 +56,7 @@ async function fill(dataDir: string, total: number): Promise<void> {
       const raw: RawMessage = [32, [STREAM, 0, timestamp, sequenceNumber, publisherId, "bench"], i ? [1_700_000_000_000 + Math.floor((i - 1) / 4), (i - 1) % 4] : null, 27, 0, 0, null, content, null, 2, signature];
       return storedMessageOf(raw);
     });
-    await store.insert(rows);
+    await store.messages.insert(rows);
   }
   await store.close();
 }

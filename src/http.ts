@@ -1,20 +1,35 @@
 import { Elysia } from "elysia";
-import * as v from "valibot";
-import { AppError, type ErrorCode, errorBody, httpStatusOf } from "./errors.ts";
+import type * as v from "valibot";
+import { AppError, type ErrorCode, errorBody, httpStatusOf, parseOrThrow, retryAfterOf } from "./errors.ts";
 import type { Logger } from "./log.ts";
 
-/** Parses input with a valibot schema; the first issue becomes one readable message naming its key. */
-export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown, code: ErrorCode, what: string): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const path = issue ? v.getDotPath(issue) : null;
-  throw new AppError(code, `${what}${path ? ` ${path}` : ""}: ${issue?.message ?? "invalid"}`);
+/** Parses request input with a valibot schema; the first issue becomes one 4xx message naming `what` and its key. */
+export const parseInput = <S extends v.GenericSchema>(schema: S, input: unknown, code: ErrorCode, what: string): v.InferOutput<S> =>
+  parseOrThrow(schema, input, code, { where: what });
+
+/**
+ * Route families answer errors in their own body shape: the message store keeps the Log Store reference's
+ * `{"error": "<message>"}`; everything else answers `{"error": {"code", "message", …}}`.
+ */
+const isStorePath = (pathname: string): boolean => pathname.startsWith("/stores/");
+
+/**
+ * JSON error response for a request to `pathname`: the status the error code maps to, the body shape of the
+ * route family, and `Retry-After` when the code says the client may retry.
+ */
+export function errorResponse(error: AppError, { pathname = "", headers = {} }: { pathname?: string; headers?: Record<string, string> } = {}): Response {
+  const retryAfter = retryAfterOf(error.code);
+  const allHeaders = retryAfter === undefined ? headers : { "retry-after": String(retryAfter), ...headers };
+  const body = isStorePath(pathname) ? { error: error.message } : errorBody(error);
+  return Response.json(body, { status: httpStatusOf(error.code), headers: allHeaders });
 }
 
-/** JSON error response with the status the error code maps to. */
-export function errorResponse(error: AppError, headers: Record<string, string> = {}): Response {
-  return Response.json(errorBody(error), { status: httpStatusOf(error.code), headers });
+/** Elysia's own failures, named as the product's error codes. */
+function frameworkError(code: unknown): AppError | undefined {
+  if (code === "NOT_FOUND") return new AppError("not_found", "no such route");
+  if (code === "PARSE") return new AppError("invalid_body", "the request body is not valid JSON");
+  if (code === "VALIDATION") return new AppError("invalid_body", "the request does not match its schema");
+  return undefined;
 }
 
 /**
@@ -23,14 +38,11 @@ export function errorResponse(error: AppError, headers: Record<string, string> =
  */
 export function errorHandling(log: Logger) {
   return new Elysia({ name: "error-handling" }).onError({ as: "global" }, ({ error, code, request }) => {
-    if (error instanceof AppError) {
-      const retry = error.code === "over_capacity" || error.code === "shutting_down";
-      return errorResponse(error, retry ? { "retry-after": "5" } : {});
-    }
-    if (code === "NOT_FOUND") return errorResponse(new AppError("not_found", "no such route"));
-    if (code === "PARSE") return errorResponse(new AppError("invalid_body", "the request body is not valid JSON"));
-    if (code === "VALIDATION") return errorResponse(new AppError("invalid_body", "the request does not match its schema"));
-    log.error("unhandled error", { path: new URL(request.url).pathname, error: String((error as Error)?.message ?? error) });
-    return errorResponse(new AppError("internal", "internal error"));
+    const pathname = new URL(request.url).pathname;
+    if (error instanceof AppError) return errorResponse(error, { pathname });
+    const known = frameworkError(code);
+    if (known) return errorResponse(known, { pathname });
+    log.error("unhandled error", { path: pathname, error: String((error as Error)?.message ?? error) });
+    return errorResponse(new AppError("internal", "internal error"), { pathname });
   });
 }

@@ -4,7 +4,7 @@
  * AppError("proof_invalid") with one readable reason naming the field at fault.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError, describeIssue } from "../errors.ts";
 import {
   type Direction,
   PROOF_VERSION,
@@ -51,33 +51,6 @@ export const strictMapping = <T extends v.ObjectEntries, M extends string>(entri
     v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), message),
     v.strictObject(entries, message),
   );
-
-/** An offending value for a one-line message: short, and never a whole document. */
-function shown(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" && value !== null) return "an object";
-  const text = typeof value === "string" ? JSON.stringify(value) : String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
-/** `a.b[0].c` for an issue's path. */
-function issuePath(issue: v.BaseIssue<unknown>): string {
-  return (issue.path ?? [])
-    .map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`))
-    .join("")
-    .replace(/^\./, "");
-}
-
-/**
- * One line for a schema issue: `unknown key "a.b"`, `missing key "a.b"` or `a.b: <message>, got <value>`.
- * Schemas using this set their own messages ("expected ...").
- */
-export function describeSchemaIssue(issue: v.BaseIssue<unknown>): string {
-  const path = issuePath(issue);
-  if (issue.type.startsWith("strict_") && issue.expected === "never") return `unknown key "${path}"`;
-  if (issue.received === "undefined" && path) return `missing key "${path}"`;
-  return `${path || "value"}: ${issue.message}, got ${shown(issue.input)}`;
-}
 
 const nonNegativeInteger = (max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
@@ -253,7 +226,7 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
   if (version !== PROOF_VERSION) fail(`unsupported version ${JSON.stringify(version)} (expected "${PROOF_VERSION}")`);
 
   const parsed = v.safeParse(proofSchema, value);
-  if (!parsed.success) return fail(describeSchemaIssue(parsed.issues[0]));
+  if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
   checkDirection("sent", body.transcript.sent);
   checkDirection("recv", body.transcript.recv);

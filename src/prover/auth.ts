@@ -3,10 +3,36 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
 
-/** Routes that cost the operator something (MPC sessions, proofs, storage) and so need an API key. */
-export function requiresApiKey(method: string, pathname: string): boolean {
+/** Who may read proofs from the message store. */
+export interface ProofReadAccess {
+  /** The stream every proof is published to. */
+  proofStream: string;
+  /** True: anyone may read it (PROVER_PUBLIC_PROOFS=1); false: reading it needs a key, as `/proof/{id}` does. */
+  publicProofs: boolean;
+}
+
+/** The stream id of a `/stores/{id}/…` path as the store routes decode it; undefined for other paths. */
+function storeStreamOf(pathname: string): string | undefined {
+  const match = /^\/stores\/([^/]*)\//.exec(pathname);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1] ?? "");
+  } catch {
+    // Not decodable: the route refuses it anyway; asking for a key first reveals nothing.
+    return "";
+  }
+}
+
+/**
+ * Routes that cost the operator something (MPC sessions, proofs, storage) or hand out proofs, and so need
+ * an API key.
+ */
+export function requiresApiKey(method: string, pathname: string, proofs: ProofReadAccess): boolean {
   if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/pool") return true;
-  return method.toUpperCase() === "POST" && pathname.startsWith("/stores/");
+  const stream = storeStreamOf(pathname);
+  if (stream === undefined) return false;
+  if (method.toUpperCase() === "POST") return true;
+  return !proofs.publicProofs && (stream === proofs.proofStream || stream === "");
 }
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
@@ -33,16 +59,18 @@ function presentedKey(request: Request): string | null {
 }
 
 /** Elysia plugin: 401 without a key, 403 with a wrong one, on the routes `requiresApiKey` names. */
-export function apiKeyAuth(keys: readonly string[]) {
+export function apiKeyAuth(keys: readonly string[], proofs: ProofReadAccess) {
   const matches = apiKeyMatcher(keys);
   return new Elysia({ name: "api-key-auth" }).onRequest(({ request }) => {
-    if (keys.length === 0 || !requiresApiKey(request.method, new URL(request.url).pathname)) return;
+    const pathname = new URL(request.url).pathname;
+    if (keys.length === 0 || !requiresApiKey(request.method, pathname, proofs)) return;
     const key = presentedKey(request);
     if (key === null) {
       return errorResponse(new AppError("unauthorized", "an API key is required: Authorization: Bearer <key>"), {
-        "www-authenticate": "Bearer",
+        pathname,
+        headers: { "www-authenticate": "Bearer" },
       });
     }
-    if (!matches(key)) return errorResponse(new AppError("forbidden", "the API key is not valid"));
+    if (!matches(key)) return errorResponse(new AppError("forbidden", "the API key is not valid"), { pathname });
   });
 }

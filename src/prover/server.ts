@@ -8,7 +8,7 @@ import { errorHandling, errorResponse } from "../http.ts";
 import type { Logger } from "../log.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
-import { loadNodeKey, openStore, publishContent } from "../store/index.ts";
+import { loadNodeKey, openStore } from "../store/index.ts";
 import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
 import type { ProverConfig } from "./config.ts";
@@ -79,6 +79,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   const store = await openStore({ url: config.storeUrl, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
+  const records = await store.proofRecords(nodeKey, config.proofStream);
   const bridge = startLoopbackBridge();
   const hub = createProofHub({ retentionMs: 10 * 60 * 1000, pendingMs: 10 * 60 * 1000, maxEntries: 100_000 });
   const slots = createSessionSlots(config.maxSessions);
@@ -86,7 +87,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   const app = new Elysia()
     .use(errorHandling(log))
-    .use(apiKeyAuth(config.apiKeys))
+    .use(apiKeyAuth(config.apiKeys, { proofStream: config.proofStream, publicProofs: config.publicProofs }))
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
@@ -113,14 +114,12 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         slots,
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
         authorizationIsOurs: config.apiKeys.length > 0,
-        onProof: async (proof) => {
-          await publishContent(store, nodeKey, config.proofStream, 0, proof);
-        },
+        onProof: (proof) => records.saveProof(proof.body.requestId, proof),
         log,
       }),
     )
     .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
-    .use(storeRoutes({ store, nodeKey }));
+    .use(storeRoutes({ store: store.messages, nodeKey, proofStream: config.proofStream, maxStreams: config.storeStreams }));
 
   const server = Bun.serve({
     hostname: config.host,
@@ -129,9 +128,10 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     idleTimeout: 60,
     maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
     fetch(request, srv) {
-      if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { "retry-after": "5" });
+      const { pathname } = new URL(request.url);
+      if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname });
       // A proof's MPC exchange is silent for tens of seconds: /proxy is exempt from the idle limit.
-      if (new URL(request.url).pathname === "/proxy") srv.timeout(request, 0);
+      if (pathname === "/proxy") srv.timeout(request, 0);
       return app.handle(request);
     },
   });

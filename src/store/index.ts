@@ -1,18 +1,46 @@
-/** The message store: storage backends, the node key, publishing, and (in routes.ts) the HTTP routes. */
-import { AppError } from "../errors.ts";
-import { openPostgresStore } from "./postgres.ts";
-import { openSqliteStore } from "./sqlite.ts";
-import type { MessageStore } from "./store.ts";
+/** The message store: a database driver, the shared store over it, request-id records, and (in routes.ts) the HTTP routes. */
+import * as v from "valibot";
+import { parseOrThrow } from "../errors.ts";
+import type { SqlDriver } from "./driver.ts";
+import type { NodeKey } from "./node-key.ts";
+import { openPostgresDriver } from "./postgres.ts";
+import { SqlProofRecords, type ProofRecords } from "./proof-records.ts";
+import { DEFAULT_TABLE } from "./sql.ts";
+import { openSqliteDriver } from "./sqlite.ts";
+import { SqlMessageStore, type MessageStore } from "./store.ts";
 
-export type { MessageKey, MessageStore, ReadRequest, StoredMessage, StoredRow } from "./store.ts";
-export type { MessageId, MessageObject, MessageRef, RawMessage } from "./message.ts";
+export type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
+export type { MessageId, MessageObject, MessageRef, RawMessage, StoredMessage } from "./message.ts";
+export type { ProofRecords, RecordedOutcome } from "./proof-records.ts";
 export { loadNodeKey, type NodeKey } from "./node-key.ts";
-export { DEFAULT_PROOF_STREAM, publishContent, publishEntries, type PublishEntry, type PublishResult } from "./publish.ts";
-export { verifyStoreResponse, type ResponseMetadata } from "./response-signature.ts";
+export { DEFAULT_PROOF_STREAM, publishEntries, type PublishEntry, type PublishResult } from "./publish.ts";
+export { verifyStoreResponse, type ExpectedStoreRequest, type ResponseMetadata } from "./response-signature.ts";
 
-/** `url` undefined: the SQLite file in `dataDir`; `postgres://…` (or `postgresql://…`): PostgreSQL. */
-export async function openStore(opts: { url?: string; dataDir: string; table?: string }): Promise<MessageStore> {
-  if (opts.url === undefined || opts.url === "") return openSqliteStore(opts.dataDir, opts.table);
-  if (/^postgres(ql)?:\/\//.test(opts.url)) return openPostgresStore(opts.url, opts.table);
-  throw new AppError("config_invalid", "PROVER_STORE_URL must be a postgres:// URL");
+/** `PROVER_STORE_URL`: the one place a store URL is validated (unset or empty: SQLite in the data folder). */
+export const storeUrlSchema = v.pipe(v.string(), v.regex(/^(postgres(ql)?:\/\/.+)?$/, "must be a postgres:// URL"));
+
+const storeEnv = v.object({ PROVER_STORE_URL: v.optional(storeUrlSchema) });
+
+export interface Store {
+  readonly messages: MessageStore;
+  /** Request-id records whose proofs are published to `proofStream`, signed by `nodeKey`. */
+  proofRecords(nodeKey: NodeKey, proofStream: string): Promise<ProofRecords>;
+  close(): Promise<void>;
+}
+
+/** `url` undefined or empty: the SQLite file in `dataDir`; `postgres://…` (or `postgresql://…`): PostgreSQL. */
+export async function openStore(opts: { url?: string; dataDir: string; table?: string }): Promise<Store> {
+  const { PROVER_STORE_URL: url } = parseOrThrow(storeEnv, { PROVER_STORE_URL: opts.url }, "config_invalid");
+  const driver: SqlDriver = url ? await openPostgresDriver(url) : openSqliteDriver(opts.dataDir);
+  try {
+    const messages = await SqlMessageStore.open(driver, opts.table ?? DEFAULT_TABLE);
+    return {
+      messages,
+      proofRecords: (nodeKey, proofStream) => SqlProofRecords.open(driver, messages, nodeKey, proofStream),
+      close: () => driver.close(),
+    };
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
 }

@@ -5,7 +5,6 @@
  */
 import * as v from "valibot";
 import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "./eth-signature.ts";
-import type { StoredMessage } from "./store.ts";
 
 export const PROTOCOL_VERSION = 32;
 export const MESSAGE_TYPE_MESSAGE = 27;
@@ -39,21 +38,27 @@ export type RawMessage = [
   signature: string,
 ];
 
-const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+/** Sequence numbers stay far below MAX_SAFE_INTEGER, so a chain's next number is always exact. */
+export const MAX_SEQUENCE_NUMBER = 2 ** 31 - 1;
+/** Partitions are 32-bit integers in both databases. */
+export const MAX_PARTITION = 2 ** 31 - 1;
+
+export const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+export const sequenceNumberSchema = v.pipe(nonNegativeInt, v.maxValue(MAX_SEQUENCE_NUMBER, `must be at most ${MAX_SEQUENCE_NUMBER}`));
 
 /** Shape of a RawMessage as received from a client; signature and JSON content are checked separately. */
 export const rawMessageSchema = v.tuple([
   v.literal(PROTOCOL_VERSION),
   v.tuple([
     v.pipe(v.string(), v.minLength(1)),
+    v.pipe(nonNegativeInt, v.maxValue(MAX_PARTITION)),
     nonNegativeInt,
-    nonNegativeInt,
-    nonNegativeInt,
+    sequenceNumberSchema,
     // Publisher ids are lower-case addresses: filters compare them as exact strings.
     v.pipe(v.string(), v.regex(/^0x[0-9a-f]{40}$/, "publisherId must be a lower-case 0x address")),
     v.pipe(v.string(), v.minLength(1)),
   ]),
-  v.nullable(v.tuple([nonNegativeInt, nonNegativeInt])),
+  v.nullable(v.tuple([nonNegativeInt, sequenceNumberSchema])),
   v.picklist([27, 28, 29]),
   nonNegativeInt,
   v.picklist([0, 1, 2]),
@@ -125,6 +130,13 @@ export function objectFormJson(raw: RawMessage): string {
   const prev = raw[2] ? `{"timestamp":${raw[2][0]},"sequenceNumber":${raw[2][1]}}` : "null";
   const content = hasJsonContent(raw) ? raw[7] : text(raw[7]);
   return `{"metadata":{"id":${id},"prevMsgRef":${prev},"messageType":${raw[3]},"contentType":${raw[4]},"encryptionType":${raw[5]},"groupKeyId":${text(raw[6])},"newGroupKey":${text(raw[8])},"signature":${text(raw[10])}},"content":${content}}`;
+}
+
+/** The stored texts of a message: `raw` is its RawMessage as JSON.stringify prints it, `object` its object form JSON. */
+export type MessageText = "raw" | "object";
+
+export interface StoredMessage extends Record<MessageText, string> {
+  id: MessageId;
 }
 
 /** Both stored texts of a message, computed once when it is stored. */

@@ -3,9 +3,14 @@
  * ever (across restarts, and across every prover sharing a PostgreSQL database), and every outcome stays
  * reachable by its id. A proof is a message of the proofs stream; the record points at it by its key.
  */
-import type { ErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode, isErrorCode } from "../errors.ts";
 import type { Proof } from "../proof/format.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
+import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";
+import type { RawMessage } from "./message.ts";
+import type { NodeKey } from "./node-key.ts";
+import { publishEntries } from "./publish.ts";
+import type { SqlMessageStore } from "./store.ts";
 
 export type RecordedOutcome =
   | { state: "unknown" }
@@ -26,4 +31,130 @@ export interface ProofRecords {
   lookup(requestId: string): Promise<RecordedOutcome>;
   /** Settles every id still pending with this failure (a restarted single prover: those sessions died with it). Returns how many. */
   failPending(failure: { code: ErrorCode; message: string }): Promise<number>;
+}
+
+const PENDING = "pending";
+type RecordState = typeof PENDING | "proof" | "error";
+
+interface RecordRow {
+  state: RecordState;
+  claimed_at: number | string;
+  error_code: string | null;
+  error_message: string | null;
+  raw_json: string | null;
+}
+
+/** Columns of a settled record, in the order of `settleSql`'s placeholders after request_id and claimed_at. */
+const SETTLED_COLUMNS = ["state", "stream_id", "partition", "ts", "sequence_no", "publisher_id", "msg_chain_id", "error_code", "error_message"] as const;
+type SettledValues = { [K in (typeof SETTLED_COLUMNS)[number]]: SqlValue };
+
+const noMessage = { stream_id: null, partition: null, ts: null, sequence_no: null, publisher_id: null, msg_chain_id: null };
+
+/** Raised inside a transaction to roll it back when the id already has an outcome. */
+class AlreadySettled extends Error {}
+
+/**
+ * ProofRecords in the store's database: table `<messages table>_requests`, keyed by request id. A claim is an
+ * INSERT … ON CONFLICT DO NOTHING, so the database, not this process, decides who used an id first.
+ */
+export class SqlProofRecords implements ProofRecords {
+  private readonly table: string;
+
+  private constructor(
+    private readonly driver: SqlDriver,
+    private readonly messages: SqlMessageStore,
+    private readonly nodeKey: NodeKey,
+    private readonly proofStream: string,
+  ) {
+    this.table = `${messages.table}_requests`;
+  }
+
+  static async open(driver: SqlDriver, messages: SqlMessageStore, nodeKey: NodeKey, proofStream: string): Promise<SqlProofRecords> {
+    const records = new SqlProofRecords(driver, messages, nodeKey, proofStream);
+    const t = records.table;
+    await driver.run({
+      text: `CREATE TABLE IF NOT EXISTS ${t} (
+        request_id TEXT NOT NULL PRIMARY KEY,
+        claimed_at BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        stream_id TEXT, partition INTEGER, ts BIGINT, sequence_no BIGINT, publisher_id TEXT, msg_chain_id TEXT,
+        error_code TEXT, error_message TEXT
+      ) ${driver.keyedTableSuffix}`,
+      params: [],
+    });
+    // failPending reads only the pending few, not the whole history.
+    await driver.run({ text: `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`, params: [] });
+    return records;
+  }
+
+  async claim(requestId: string): Promise<boolean> {
+    const rows = await this.driver.run({
+      text: `INSERT INTO ${this.table} (request_id, claimed_at, state) VALUES ($1, $2, '${PENDING}') ON CONFLICT DO NOTHING RETURNING request_id`,
+      params: [requestId, Date.now()],
+    });
+    return rows.length === 1;
+  }
+
+  async saveProof(requestId: string, proof: Proof): Promise<void> {
+    try {
+      await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof }], (stored) =>
+        this.driver.transaction(async (run) => {
+          const [message] = stored;
+          if (!message) throw new AppError("internal", "no message to store");
+          const { id } = message;
+          const key = { stream_id: id.streamId, partition: id.streamPartition, ts: id.timestamp, sequence_no: id.sequenceNumber, publisher_id: id.publisherId, msg_chain_id: id.msgChainId };
+          if (!(await this.settle(run, requestId, { state: "proof", ...key, error_code: null, error_message: null }))) throw new AlreadySettled();
+          return this.messages.insertWith(run, stored);
+        }),
+      );
+    } catch (error) {
+      if (error instanceof AlreadySettled) return;
+      console.error("store: a proof could not be stored", error);
+      throw new AppError("storage_failed", "the proof could not be stored");
+    }
+  }
+
+  async saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<void> {
+    await this.settle(this.driver.run, requestId, { state: "error", ...noMessage, error_code: failure.code, error_message: failure.message });
+  }
+
+  /** Records the outcome unless the id already has one (an id never claimed is recorded as used too); true when written. */
+  private async settle(run: SqlRun, requestId: string, values: SettledValues): Promise<boolean> {
+    const columns = ["request_id", "claimed_at", ...SETTLED_COLUMNS];
+    const updates = SETTLED_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ");
+    const rows = await run({
+      text: `INSERT INTO ${this.table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})
+        ON CONFLICT (request_id) DO UPDATE SET ${updates} WHERE ${this.table}.state = '${PENDING}' RETURNING request_id`,
+      params: [requestId, Date.now(), ...SETTLED_COLUMNS.map((c) => values[c])],
+    });
+    return rows.length === 1;
+  }
+
+  async lookup(requestId: string): Promise<RecordedOutcome> {
+    const m = this.messages.table;
+    const [row] = await this.driver.run<RecordRow>({
+      text: `SELECT r.state, r.claimed_at, r.error_code, r.error_message, m.raw_json FROM ${this.table} r
+        LEFT JOIN ${m} m ON m.stream_id = r.stream_id AND m.partition = r.partition AND m.ts = r.ts
+          AND m.sequence_no = r.sequence_no AND m.publisher_id = r.publisher_id AND m.msg_chain_id = r.msg_chain_id
+        WHERE r.request_id = $1`,
+      params: [requestId],
+    });
+    if (!row) return { state: "unknown" };
+    if (row.state === PENDING) return { state: "pending", claimedAt: Number(row.claimed_at) };
+    if (row.state === "proof") {
+      if (row.raw_json === null) throw new AppError("storage_failed", `the proof of ${requestId} is missing from the store`);
+      const raw = JSON.parse(row.raw_json) as RawMessage;
+      return { state: "settled", outcome: { event: "proof", proof: JSON.parse(raw[7]) as Proof } };
+    }
+    const code = row.error_code !== null && isErrorCode(row.error_code) ? row.error_code : "internal";
+    return { state: "settled", outcome: { event: "error", requestId, code, message: row.error_message ?? "" } };
+  }
+
+  async failPending(failure: { code: ErrorCode; message: string }): Promise<number> {
+    const rows = await this.driver.run({
+      text: `UPDATE ${this.table} SET state = 'error', error_code = $1, error_message = $2 WHERE state = '${PENDING}' RETURNING request_id`,
+      params: [failure.code, failure.message],
+    });
+    return rows.length;
+  }
 }

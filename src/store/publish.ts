@@ -3,34 +3,40 @@
  * Node-signed messages extend the node's chain per (stream, partition, msgChainId): (timestamp, sequenceNumber)
  * only ever grows, and prevMsgRef names the chain's previous message. One process per node key is assumed
  * (the key lives in its data folder); within the process, publishes to one store run one at a time.
+ * Caller-given timestamps must lie within MAX_CLOCK_SKEW_MS of now, so nobody can push a chain into the
+ * future, and sequence numbers stay at most MAX_SEQUENCE_NUMBER.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError, parseOrThrow } from "../errors.ts";
 import {
   createSignedMessage,
   isContentReadable,
   isSignatureValid,
   messageIdOf,
+  nonNegativeInt,
   rawMessageSchema,
+  sequenceNumberSchema,
   storedMessageOf,
   type MessageId,
   type MessageRef,
   type RawMessage,
+  type StoredMessage,
 } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
-import type { MessageStore, StoredMessage } from "./store.ts";
+import type { MessageStore } from "./store.ts";
 
 export const DEFAULT_PROOF_STREAM = "proofs";
 /** The node's chain when an entry names none; fixed, so the chain continues across restarts. */
 export const NODE_MSG_CHAIN_ID = "main";
-export const MAX_ENTRIES_PER_PUBLISH = 5000;
-
-const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+/** Each entry costs one signature or one signature check (about a millisecond of CPU): bounded per request. */
+export const MAX_ENTRIES_PER_PUBLISH = 100;
+/** How far a caller-given timestamp may lie from the node's clock, either way. */
+export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
 const contentEntrySchema = v.strictObject({
   content: v.unknown(),
   timestamp: v.optional(nonNegativeInt),
-  sequenceNumber: v.optional(nonNegativeInt),
+  sequenceNumber: v.optional(sequenceNumberSchema),
   msgChainId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
 });
 
@@ -45,15 +51,17 @@ export function parsePublishBody(body: unknown): PublishEntry[] {
   if (items.length === 0) throw new AppError("invalid_body", "no entries to publish");
   if (items.length > MAX_ENTRIES_PER_PUBLISH) throw new AppError("invalid_body", `at most ${MAX_ENTRIES_PER_PUBLISH} entries per request`);
   return items.map((item, index) => {
-    const schema = Array.isArray(item) ? rawMessageSchema : contentEntrySchema;
-    const result = v.safeParse(schema, item);
-    if (!result.success) {
-      const issue = result.issues[0];
-      const path = v.getDotPath(issue);
-      throw new AppError("invalid_body", `entry ${index}${path ? ` at ${path}` : ""}: ${issue.message}`);
-    }
-    return result.output as PublishEntry;
+    const entry: PublishEntry = Array.isArray(item)
+      ? parseOrThrow(rawMessageSchema, item, "invalid_body", { where: `entry ${index}` })
+      : parseOrThrow(contentEntrySchema, item, "invalid_body", { where: `entry ${index}` });
+    checkClock(Array.isArray(entry) ? entry[1][2] : entry.timestamp, index);
+    return entry;
   });
+}
+
+function checkClock(timestamp: number | undefined, index: number): void {
+  if (timestamp === undefined || Math.abs(timestamp - Date.now()) <= MAX_CLOCK_SKEW_MS) return;
+  throw new AppError("invalid_body", `entry ${index}: timestamp ${timestamp} is more than ${MAX_CLOCK_SKEW_MS / 60_000} minutes from the node's clock`);
 }
 
 export interface PublishResult {
@@ -70,8 +78,21 @@ function serialized<T>(store: MessageStore, task: () => Promise<T>): Promise<T> 
   return run;
 }
 
-/** Signs, checks and stores the entries in one transaction; answers one result per entry, in order. */
-export function publishEntries(store: MessageStore, key: NodeKey, streamId: string, partition: number, entries: readonly PublishEntry[]): Promise<PublishResult[]> {
+/** Stores messages in one transaction; per message, true when new. */
+export type WriteMessages = (messages: readonly StoredMessage[]) => Promise<boolean[]>;
+
+/**
+ * Signs, checks and stores the entries in one transaction; answers one result per entry, in order.
+ * `write` replaces `store.insert` when more must commit with the messages (a proof's request record).
+ */
+export function publishEntries(
+  store: MessageStore,
+  key: NodeKey,
+  streamId: string,
+  partition: number,
+  entries: readonly PublishEntry[],
+  write: WriteMessages = (messages) => store.insert(messages),
+): Promise<PublishResult[]> {
   return serialized(store, async () => {
     const heads = new Map<string, MessageRef | undefined>();
     const results: (PublishResult | StoredMessage)[] = [];
@@ -79,16 +100,10 @@ export function publishEntries(store: MessageStore, key: NodeKey, streamId: stri
       results.push(Array.isArray(entry) ? checkRawMessage(entry, streamId, partition, index) : await signEntry(store, key, streamId, partition, entry, heads, index));
     }
     const toStore = results.filter((r): r is StoredMessage => "raw" in r);
-    const written = toStore.length > 0 ? await store.insert(toStore) : [];
+    const written = toStore.length > 0 ? await write(toStore) : [];
     let next = 0;
     return results.map((r) => ("raw" in r ? { id: r.id, duplicate: !written[next++] } : r));
   });
-}
-
-export async function publishContent(store: MessageStore, key: NodeKey, streamId: string, partition: number, content: unknown): Promise<MessageId> {
-  const [result] = await publishEntries(store, key, streamId, partition, [{ content }]);
-  if (!result) throw new AppError("internal", "publish returned nothing");
-  return result.id;
 }
 
 function checkRawMessage(raw: RawMessage, streamId: string, partition: number, index: number): StoredMessage {

@@ -3,13 +3,13 @@
  * reference's message texts where it has one. Nothing is replaced by a default when it was given but malformed.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import { PROTOCOL_VERSION, type MessageRef } from "./message.ts";
+import { AppError, parseOrThrow } from "../errors.ts";
+import { MAX_PARTITION, PROTOCOL_VERSION, type MessageRef } from "./message.ts";
 
 export const QUERY_TYPES = ["last", "from", "range"] as const;
 export const FORMATS = ["object", "raw"] as const;
-/** Largest sequence number an absent `toSequenceNumber` stands for. */
-const MAX_SEQUENCE_NUMBER = Number.MAX_SAFE_INTEGER;
+/** Largest sequence number an absent `toSequenceNumber` stands for (any stored one is smaller). */
+const ANY_SEQUENCE_NUMBER = Number.MAX_SAFE_INTEGER;
 
 export type QueryType = (typeof QUERY_TYPES)[number];
 export type Format = (typeof FORMATS)[number];
@@ -41,6 +41,7 @@ const nonEmpty = (name: string) => v.optional(v.pipe(v.string(), v.minLength(1, 
 const partitionSchema = v.pipe(
   integerText((input) => `Path parameter "partition" not a number: ${input}`),
   v.minValue(0, (issue) => `Path parameter "partition" must not be negative: ${issue.input}`),
+  v.maxValue(MAX_PARTITION, (issue) => `Path parameter "partition" must be at most ${MAX_PARTITION}: ${issue.input}`),
 );
 
 const querySchema = v.object({
@@ -60,13 +61,10 @@ const querySchema = v.object({
   requestId: v.optional(v.pipe(v.string(), v.uuid((issue) => `Query parameter "requestId" is not a UUID: ${issue.input}`))),
 });
 
-function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
-  if (!result.success) throw new AppError("invalid_query", result.issues[0].message);
-  return result.output;
-}
+/** The schemas here word every message in full (the reference's texts). */
+const parseQueryPart = <S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> => parseOrThrow(schema, input, "invalid_query", { messageOnly: true });
 
-export const parsePartition = (text: string): number => parseOrThrow(partitionSchema, text);
+export const parsePartition = (text: string): number => parseQueryPart(partitionSchema, text);
 
 /** A parameter given twice arrives as an array; that is malformed, not "take one of them". */
 function singleValues(query: Record<string, string | string[] | undefined>): Record<string, string | undefined> {
@@ -82,7 +80,7 @@ export function parseStoreQuery(queryType: string, rawQuery: Record<string, stri
   if (!(QUERY_TYPES as readonly string[]).includes(queryType)) {
     throw new AppError("invalid_query", `Unknown query type: ${queryType} (expected one of ${QUERY_TYPES.join(", ")})`);
   }
-  const q = parseOrThrow(querySchema, singleValues(rawQuery));
+  const q = parseQueryPart(querySchema, singleValues(rawQuery));
   const common: Common = { format: q.format, verifyNetworkResponses: q.verifyNetworkResponses === "true", requestId: q.requestId };
   if (q.msgChainId !== undefined && q.publisherId === undefined) throw new AppError("invalid_query", 'Invalid combination of "publisherId" and "msgChainId"');
   switch (queryType as QueryType) {
@@ -103,7 +101,7 @@ export function parseStoreQuery(queryType: string, rawQuery: Record<string, stri
       }
       if (q.publisherId !== undefined && q.msgChainId === undefined) throw new AppError("invalid_query", 'Invalid combination of "publisherId" and "msgChainId"');
       const from = { timestamp: q.fromTimestamp, sequenceNumber: q.fromSequenceNumber ?? 0 };
-      const to = { timestamp: q.toTimestamp, sequenceNumber: q.toSequenceNumber ?? MAX_SEQUENCE_NUMBER };
+      const to = { timestamp: q.toTimestamp, sequenceNumber: q.toSequenceNumber ?? ANY_SEQUENCE_NUMBER };
       return { ...common, type: "range", from, to, publisherId: q.publisherId, msgChainId: q.msgChainId };
     }
   }

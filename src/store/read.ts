@@ -1,6 +1,7 @@
 /** Turns a parsed query into keyset scans over the store, page by page, so no answer is ever held whole. */
 import type { StoreQuery } from "./query.ts";
-import type { MessageStore, MessageText, ReadRequest, StoredRow } from "./store.ts";
+import type { MessageText } from "./message.ts";
+import type { MessageStore, ReadRequest, StoredRow } from "./store.ts";
 
 export type ScanStart = Omit<ReadRequest, "limit">;
 

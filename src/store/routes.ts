@@ -8,18 +8,21 @@
  *                  then `event: metadata`; a storage failure mid-stream ends it with `event: error`.
  *   metadata: {hasNext, nextTimestamp?, nextSequenceNumber?, totalMessages} (+ participatingNodesAddress,
  *             requestId, responseDigest, signature with verifyNetworkResponses=true; see response-signature.ts)
- * POST /stores/:id/data/partitions/:partition   body: one entry or an array (see publish.ts)
+ * POST /stores/:id/data/partitions/:partition   body: one entry or an array of at most 100 (see publish.ts);
+ *   the proofs stream is refused (403): only the prover writes it.
  *   200 {"messages":[{"id":{streamId,streamPartition,timestamp,sequenceNumber,publisherId,msgChainId},"duplicate":bool}…]}
- * Errors: {"error":"<message>"}, 400 for bad input, 500 {"error":"Failed to fetch data!"} when storage fails.
+ * Errors: {"error":"<message>"} (shaped by src/http.ts for every /stores/ path), 400 for bad input, 503 with
+ * Retry-After beyond `maxStreams` SSE answers at once, 500 {"error":"Failed to fetch data!"} when storage fails.
  */
 import { Elysia } from "elysia";
-import { AppError, httpStatusOf } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import type { MessageText } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { parsePublishBody, publishEntries } from "./publish.ts";
 import { parsePartition, parseStoreQuery, type Format } from "./query.ts";
 import { planScan, readFirst, scanPages, type ScanPlan } from "./read.ts";
-import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata } from "./response-signature.ts";
-import type { MessageStore, MessageText, StoredRow } from "./store.ts";
+import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata, type SignedQuery } from "./response-signature.ts";
+import type { MessageStore, StoredRow } from "./store.ts";
 
 /** Plain HTTP answers carry at most this many messages; SSE has no limit. */
 export const MAX_HTTP_MESSAGES = 5000;
@@ -32,28 +35,44 @@ const STORE_FAILED = "Failed to store data!";
 interface Deps {
   store: MessageStore;
   nodeKey: NodeKey;
+  /** The stream only the prover writes (through ProofRecords). */
+  proofStream: string;
+  /** SSE answers streaming at once; each holds a database cursor for as long as its reader wants. */
+  maxStreams: number;
 }
 
-export function storeRoutes({ store, nodeKey }: Deps) {
+export function storeRoutes({ store, nodeKey, proofStream, maxStreams }: Deps) {
+  let streaming = 0;
+  const takeStream = (): (() => void) => {
+    if (streaming >= maxStreams) throw new AppError("over_capacity", `the store is streaming its maximum of ${maxStreams} answers`);
+    streaming += 1;
+    let done = false;
+    return () => {
+      if (!done) streaming -= 1;
+      done = true;
+    };
+  };
   return new Elysia({ name: "store" })
-    .onError(({ code, error }) => {
-      if (error instanceof AppError) return errorResponse(httpStatusOf(error.code), error.message);
-      if (code === "NOT_FOUND") return errorResponse(404, "Not found");
-      // Anything else (a malformed path escape, …) is the request's fault; never leak a stack trace.
-      return errorResponse(typeof code === "number" ? code : 400, "Bad request");
-    })
     .get("/stores/:id/data/partitions/:partition/:queryType", async ({ params, request }) => {
       const partition = parsePartition(params.partition);
       const query = parseStoreQuery(params.queryType, searchParamsOf(request.url));
-      const plan = await orFail(planScan(store, params.id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
-      const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
-      const answer = { store, nodeKey, plan, format: query.format, requestId };
-      return acceptsEventStream(request.headers.get("accept")) ? eventStreamResponse(answer) : await pageResponse(answer);
+      const release = acceptsEventStream(request.headers.get("accept")) ? takeStream() : undefined;
+      try {
+        const plan = await orFail(planScan(store, params.id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
+        const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
+        const signed = requestId === undefined ? undefined : { requestId, query: { streamId: params.id, partition, query } };
+        const answer = { store, nodeKey, plan, format: query.format, signed };
+        return release ? eventStreamResponse(answer, release) : await pageResponse(answer);
+      } catch (error) {
+        release?.();
+        throw error;
+      }
     })
     .post(
       "/stores/:id/data/partitions/:partition",
       async ({ params, request }) => {
         const partition = parsePartition(params.partition);
+        if (params.id === proofStream) throw new AppError("forbidden", `Stream ${proofStream} is written only by the prover`);
         const entries = parsePublishBody(parseJson(await request.text()));
         const results = await orFail(publishEntries(store, nodeKey, params.id, partition, entries), STORE_FAILED);
         return Response.json({ messages: results });
@@ -61,8 +80,6 @@ export function storeRoutes({ store, nodeKey }: Deps) {
       { parse: "none" },
     );
 }
-
-const errorResponse = (status: number, message: string): Response => Response.json({ error: message }, { status });
 
 /** Storage failures become one fixed 500 message; input errors (AppError) pass through untouched. */
 async function orFail<T>(work: Promise<T>, message: string): Promise<T> {
@@ -106,7 +123,8 @@ interface Answer {
   nodeKey: NodeKey;
   plan: ScanPlan;
   format: Format;
-  requestId: string | undefined;
+  /** With verifyNetworkResponses: the request id and the query the signature covers. */
+  signed: { requestId: string; query: SignedQuery } | undefined;
 }
 
 /** A text the scan plan asked for (see read.ts); a row without it is a bug, not bad input. */
@@ -118,12 +136,11 @@ function textOf(row: StoredRow, text: MessageText): string {
 
 type ResponseDigest = ReturnType<typeof createResponseDigest>;
 
-const digestFor = (answer: Answer): ResponseDigest | undefined =>
-  answer.requestId === undefined ? undefined : createResponseDigest(answer.requestId);
+const digestFor = ({ signed }: Answer): ResponseDigest | undefined => signed && createResponseDigest(signed.requestId, signed.query);
 
 function finishMetadata(answer: Answer, digest: ResponseDigest | undefined, page: PageMetadata): ResponseMetadata {
-  if (!digest || answer.requestId === undefined) return page;
-  return { ...page, ...signResponseDigest(digest.finish(page), answer.requestId, answer.nodeKey) };
+  if (!digest || !answer.signed) return page;
+  return { ...page, ...signResponseDigest(digest.finish(page), answer.signed.requestId, answer.nodeKey) };
 }
 
 async function pageResponse(answer: Answer): Promise<Response> {
@@ -145,7 +162,8 @@ async function pageResponse(answer: Answer): Promise<Response> {
   return new Response(`{"messages":[${messages.join(",")}],"metadata":${metadata}}`, { headers: { "content-type": "application/json; charset=utf-8" } });
 }
 
-function eventStreamResponse(answer: Answer): Response {
+/** Streams the answer; `release` gives its place back once the stream ends or its reader goes away. */
+function eventStreamResponse(answer: Answer, release: () => void): Response {
   const pages = scanPages(answer.store, answer.plan, SSE_PAGE_SIZE);
   const digest = digestFor(answer);
   const encoder = new TextEncoder();
@@ -161,6 +179,7 @@ function eventStreamResponse(answer: Answer): Response {
           console.error(`store: ${FETCH_FAILED}`, error);
           controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error: FETCH_FAILED })}\n\n`));
           controller.close();
+          release();
           return;
         }
         if (rows) {
@@ -176,8 +195,10 @@ function eventStreamResponse(answer: Answer): Response {
         const metadata = finishMetadata(answer, digest, { hasNext: false, totalMessages });
         controller.enqueue(encoder.encode(`event: metadata\ndata: ${JSON.stringify(metadata)}\n\n`));
         controller.close();
+        release();
       },
       async cancel() {
+        release();
         await pages.return(undefined);
       },
     },

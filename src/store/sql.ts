@@ -4,14 +4,9 @@
  * the PostgreSQL-compatible distributed engines share: row-value comparisons, ON CONFLICT DO NOTHING, RETURNING.
  */
 import { AppError } from "../errors.ts";
-import type { MessageKey, MessageText, ReadRequest, StoredMessage, StoredRow } from "./store.ts";
-
-export type SqlValue = string | number;
-
-export interface SqlStatement {
-  text: string;
-  params: SqlValue[];
-}
+import type { SqlStatement, SqlValue } from "./driver.ts";
+import type { MessageText, StoredMessage } from "./message.ts";
+import type { MessageKey, ReadRequest, StoredRow } from "./store.ts";
 
 export const DEFAULT_TABLE = "messages";
 
@@ -29,10 +24,10 @@ const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
 
 /**
  * The primary key serves `last`, `from` and `range` scans in order; the chain index serves publisher-filtered
- * scans and the chain-head lookup of sequence assignment. `tableSuffix` is "WITHOUT ROWID" on SQLite.
+ * scans and the chain-head lookup of sequence assignment. `tableSuffix` is the driver's `keyedTableSuffix`.
  * Each message keeps both answer texts (see message.ts): object answers then cost no per-message parsing.
  */
-export function schemaStatements(table: string, tableSuffix = ""): string[] {
+export function schemaStatements(table: string, tableSuffix: string): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${table} (
       stream_id TEXT NOT NULL,
@@ -59,14 +54,15 @@ export const layoutError = (table: string): AppError =>
   new AppError("config_invalid", `table ${table} predates the raw_json/object_json layout; drop it (its data is not migrated)`);
 
 /** The parameters `insertSql` expects for one message, in column order. */
-export const insertParams = ({ id, raw, object }: StoredMessage): SqlValue[] => [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, raw, object];
+const insertParams = ({ id, raw, object }: StoredMessage): SqlValue[] => [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, raw, object];
 
-/** Placeholders for `rows` rows of all columns; with `returning`, the key columns of the rows written. */
-export function insertSql(table: string, rows: number, returning: boolean): string {
-  const tuples = Array.from({ length: rows }, (_, r) => `(${Array.from({ length: COLUMN_COUNT }, (_, c) => `$${r * COLUMN_COUNT + c + 1}`).join(", ")})`);
-  return `INSERT INTO ${table} (${KEY_COLUMNS}, ${TEXT_COLUMNS.raw}, ${TEXT_COLUMNS.object}) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING${
-    returning ? ` RETURNING ${KEY_COLUMNS}` : ""
-  }`;
+/** Inserts the messages that are new; returns the key columns of the rows written. */
+export function insertSql(table: string, messages: readonly StoredMessage[]): SqlStatement {
+  const tuples = messages.map((_, r) => `(${Array.from({ length: COLUMN_COUNT }, (_, c) => `$${r * COLUMN_COUNT + c + 1}`).join(", ")})`);
+  return {
+    text: `INSERT INTO ${table} (${KEY_COLUMNS}, ${TEXT_COLUMNS.raw}, ${TEXT_COLUMNS.object}) VALUES ${tuples.join(", ")} ON CONFLICT DO NOTHING RETURNING ${KEY_COLUMNS}`,
+    params: messages.flatMap(insertParams),
+  };
 }
 
 /** One page of a keyset scan. Filters are fixed by the request's shape, so each shape is one prepared text. */
@@ -78,19 +74,16 @@ export function readSql(table: string, request: ReadRequest): SqlStatement {
     const { key, inclusive } = request.after;
     where += ` AND (${ascending}) ${inclusive ? ">=" : ">"} (${p(key.timestamp)}, ${p(key.sequenceNumber)}, ${p(key.publisherId)}, ${p(key.msgChainId)})`;
   }
+  if (request.before) {
+    const key = request.before;
+    where += ` AND (${ascending}) < (${p(key.timestamp)}, ${p(key.sequenceNumber)}, ${p(key.publisherId)}, ${p(key.msgChainId)})`;
+  }
   if (request.upTo) where += ` AND (ts, sequence_no) <= (${p(request.upTo.timestamp)}, ${p(request.upTo.sequenceNumber)})`;
   if (request.publisherId !== undefined) where += ` AND publisher_id = ${p(request.publisherId)}`;
   if (request.msgChainId !== undefined) where += ` AND msg_chain_id = ${p(request.msgChainId)}`;
   const order = request.newestFirst ? descending : ascending;
   const columns = [ascending, ...request.texts.map((t) => TEXT_COLUMNS[t])].join(", ");
   return { text: `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
-}
-
-export function nthNewestKeySql(table: string, streamId: string, partition: number, n: number): SqlStatement {
-  return {
-    text: `SELECT ${ascending} FROM ${table} WHERE stream_id = $1 AND partition = $2 ORDER BY ${descending} LIMIT 1 OFFSET $3`,
-    params: [streamId, partition, n - 1],
-  };
 }
 
 export function chainHeadSql(table: string, streamId: string, partition: number, publisherId: string, msgChainId: string): SqlStatement {

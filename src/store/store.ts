@@ -1,5 +1,20 @@
-/** What every storage backend provides. Both backends run the SQL of `sql.ts`; only the drivers differ. */
-import type { MessageId, MessageRef } from "./message.ts";
+/** The message store: one implementation over any SqlDriver (SQLite, PostgreSQL), running the SQL of `sql.ts`. */
+import type { SqlDriver, SqlRun } from "./driver.ts";
+import type { MessageRef, MessageText, StoredMessage } from "./message.ts";
+import {
+  chainHeadSql,
+  checkTableName,
+  idKey,
+  insertSql,
+  keyOfRow,
+  layoutCheckSql,
+  layoutError,
+  readSql,
+  schemaStatements,
+  storedRowOf,
+  type KeyRow,
+  type ReadRow,
+} from "./sql.ts";
 
 /** Sort key of a message within one stream partition: messages are ordered by these four, ascending. */
 export interface MessageKey extends MessageRef {
@@ -7,27 +22,22 @@ export interface MessageKey extends MessageRef {
   msgChainId: string;
 }
 
-/** The stored texts of a message: `raw` is its RawMessage as JSON.stringify prints it, `object` its object form JSON. */
-export type MessageText = "raw" | "object";
-
-export interface StoredMessage extends Record<MessageText, string> {
-  id: MessageId;
-}
-
 /** A read row carries the texts its request asked for. */
 export interface StoredRow extends MessageKey, Partial<Record<MessageText, string>> {}
 
-/** One page of a keyset scan, ascending. */
+/** One page of a keyset scan, ascending (or newest first). */
 export interface ReadRequest {
   streamId: string;
   partition: number;
   /** Start after (or at, when inclusive) this key. */
   after?: { key: MessageKey; inclusive: boolean };
+  /** Only keys before this one (exclusive): the next page of a newest-first walk. */
+  before?: MessageKey;
   /** Stop after this (timestamp, sequenceNumber), inclusive. */
   upTo?: MessageRef;
   publisherId?: string;
   msgChainId?: string;
-  /** Newest first (only without `after`): the newest `limit` rows in one index walk. */
+  /** Newest first: the newest `limit` rows in one index walk. */
   newestFirst?: boolean;
   limit: number;
   /** Which stored texts to return; none: keys only. */
@@ -35,7 +45,7 @@ export interface ReadRequest {
 }
 
 export interface MessageStore {
-  readonly backend: "sqlite" | "postgres";
+  readonly backend: SqlDriver["backend"];
   /** Stores all messages in one durable transaction; per message, true when new, false for an existing id. */
   insert(messages: readonly StoredMessage[]): Promise<boolean[]>;
   read(request: ReadRequest): Promise<StoredRow[]>;
@@ -43,5 +53,69 @@ export interface MessageStore {
   nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined>;
   /** Newest (timestamp, sequenceNumber) of one publisher's message chain. */
   chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined>;
-  close(): Promise<void>;
+}
+
+/** 1000 rows × 8 parameters stays below both PostgreSQL's (65535) and SQLite's (32766) parameter limits. */
+const INSERT_CHUNK = 1000;
+/** Keys per page while walking back from the newest message: an index-only keyset walk, never an OFFSET. */
+const KEY_WALK_PAGE = 5000;
+
+export class SqlMessageStore implements MessageStore {
+  private constructor(
+    private readonly driver: SqlDriver,
+    readonly table: string,
+  ) {}
+
+  get backend(): SqlDriver["backend"] {
+    return this.driver.backend;
+  }
+
+  /** Creates the table and its index when missing; refuses a table of an earlier layout. */
+  static async open(driver: SqlDriver, table: string): Promise<SqlMessageStore> {
+    checkTableName(table);
+    for (const text of schemaStatements(table, driver.keyedTableSuffix)) await driver.run({ text, params: [] });
+    try {
+      await driver.run({ text: layoutCheckSql(table), params: [] });
+    } catch {
+      throw layoutError(table);
+    }
+    return new SqlMessageStore(driver, table);
+  }
+
+  insert(messages: readonly StoredMessage[]): Promise<boolean[]> {
+    return this.driver.transaction((run) => this.insertWith(run, messages));
+  }
+
+  /** `insert` inside a transaction the caller holds (so other rows can commit with the messages). */
+  async insertWith(run: SqlRun, messages: readonly StoredMessage[]): Promise<boolean[]> {
+    const written = new Set<string>();
+    for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
+      const rows = await run<KeyRow & { stream_id: string; partition: number }>(insertSql(this.table, messages.slice(start, start + INSERT_CHUNK)));
+      for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
+    }
+    // A message repeated within one call is written once: only its first occurrence counts as new.
+    return messages.map(({ id }) => written.delete(idKey(id)));
+  }
+
+  async read(request: ReadRequest): Promise<StoredRow[]> {
+    return (await this.driver.run<ReadRow>(readSql(this.table, request))).map(storedRowOf);
+  }
+
+  async nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined> {
+    let remaining = n;
+    let before: MessageKey | undefined;
+    for (;;) {
+      const limit = Math.min(KEY_WALK_PAGE, remaining);
+      const keys = await this.read({ streamId, partition, before, newestFirst: true, limit, texts: [] });
+      if (keys.length < limit) return undefined;
+      remaining -= keys.length;
+      before = keys.at(-1);
+      if (remaining === 0) return before;
+    }
+  }
+
+  async chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined> {
+    const [row] = await this.driver.run<KeyRow>(chainHeadSql(this.table, streamId, partition, publisherId, msgChainId));
+    return row && { timestamp: Number(row.ts), sequenceNumber: Number(row.sequence_no) };
+  }
 }

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type MessageStore } from "../../src/store/index.ts";
+import { openStore, type MessageStore, type Store } from "../../src/store/index.ts";
 
 export const PG_URL = process.env.PROVER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -33,6 +33,8 @@ const runId = `t${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 let tables = 0;
 
 export interface OpenedStore {
+  /** The opened store; reopening replaces it. */
+  handle: Store;
   store: MessageStore;
   dataDir: string;
   /** Passing these to openStore opens the same data again. */
@@ -51,23 +53,33 @@ export const tempDir = (): string => mkdtempSync(join(tmpdir(), "tlsproof-store-
 async function open(url: string | undefined): Promise<OpenedStore> {
   const dataDir = tempDir();
   const options = { url, dataDir, table: `${runId}_${tables++}` };
-  const store = await openStore(options);
-  return {
-    store,
+  const handle = await openStore(options);
+  const opened: OpenedStore = {
+    handle,
+    store: handle.messages,
     dataDir,
     options,
     async cleanup() {
-      await store.close().catch(() => undefined);
+      await opened.handle.close().catch(() => undefined);
       if (url) await dropTable(options.table);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return opened;
 }
 
+/** Closes the store and opens the same data again. */
+export async function reopen(opened: OpenedStore): Promise<void> {
+  await opened.handle.close();
+  opened.handle = await openStore(opened.options);
+  opened.store = opened.handle.messages;
+}
+
+/** Drops a PostgreSQL messages table made by a test, and the request-id table beside it. */
 export async function dropTable(table: string): Promise<void> {
   const sql = new SQL(PG_URL, { max: 1 });
   try {
-    await sql.unsafe(`DROP TABLE IF EXISTS ${table}`);
+    await sql.unsafe(`DROP TABLE IF EXISTS ${table}, ${table}_requests`);
   } finally {
     await sql.close();
   }

@@ -4,8 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openStore, type MessageId, type MessageObject } from "../../src/store/index.ts";
-import { backends } from "./backends.ts";
+import type { MessageId, MessageObject } from "../../src/store/index.ts";
+import { backends, reopen } from "./backends.ts";
 
 const SERVER = join(import.meta.dir, "fixtures", "serve-store.ts");
 
@@ -25,7 +25,7 @@ for (const backend of backends) {
   describe.skipIf(backend.skipReason !== undefined)(`crash durability on ${backend.name}`, () => {
     test("nothing acknowledged is lost when the server is SIGKILLed mid-stream", async () => {
       const opened = await backend.open();
-      await opened.store.close();
+      await opened.handle.close();
       const { url, dataDir, table } = opened.options;
       const { child, port } = await startServer({ STORE_DATA_DIR: dataDir, STORE_URL: url ?? "", STORE_TABLE: table });
       const acknowledged: MessageId[] = [];
@@ -53,10 +53,9 @@ for (const backend of backends) {
       expect(child.signalCode).toBe("SIGKILL");
       expect(acknowledged.length).toBeGreaterThanOrEqual(60);
 
-      const reopened = await openStore({ url, dataDir, table });
-      opened.store = reopened;
+      await reopen(opened);
       try {
-        const rows = await reopened.read({ streamId: "crash", partition: 0, limit: 1000, texts: ["raw", "object"] });
+        const rows = await opened.store.read({ streamId: "crash", partition: 0, limit: 1000, texts: ["raw", "object"] });
         const stored = new Set(rows.map((r) => `${r.timestamp}/${r.sequenceNumber}`));
         const missing = acknowledged.filter((id) => !stored.has(`${id.timestamp}/${id.sequenceNumber}`));
         expect(missing).toEqual([]);

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { addressOfSecretKey } from "../../src/store/eth-signature.ts";
-import { DEFAULT_PROOF_STREAM, loadNodeKey, publishContent, verifyStoreResponse, type MessageObject, type NodeKey, type RawMessage, type ResponseMetadata } from "../../src/store/index.ts";
+import { errorHandling } from "../../src/http.ts";
+import { createLogger } from "../../src/log.ts";
+import { DEFAULT_PROOF_STREAM, loadNodeKey, verifyStoreResponse, type MessageObject, type NodeKey, type RawMessage, type ResponseMetadata } from "../../src/store/index.ts";
 import { createSignedMessage, storedMessageOf, type MessageId } from "../../src/store/message.ts";
 import { storeRoutes } from "../../src/store/routes.ts";
 import { backends, type OpenedStore } from "./backends.ts";
@@ -15,6 +17,13 @@ interface ObjectAnswer {
   messages: MessageObject[];
   metadata: ResponseMetadata;
 }
+
+/** The store routes as the prover composes them: with the one error hook that shapes store errors. */
+const storeApp = (opened: OpenedStore, nodeKey: NodeKey) =>
+  new Elysia().use(errorHandling(createLogger({ level: "error" }))).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, maxStreams: 4 }));
+
+/** A timestamp a few minutes back: caller-given timestamps must lie within the node's clock skew. */
+const recent = Date.now() - 5 * 60_000;
 
 /** Messages with placeholder signatures, written straight to the store: fast bulk data for reading tests. */
 function bulkMessages(streamId: string, count: number, startTimestamp: number) {
@@ -53,7 +62,7 @@ for (const backend of backends) {
     beforeAll(async () => {
       opened = await backend.open();
       nodeKey = loadNodeKey(opened.dataDir);
-      const app = new Elysia().use(storeRoutes({ store: opened.store, nodeKey })).listen(0);
+      const app = storeApp(opened, nodeKey).listen(0);
       base = `http://127.0.0.1:${app.server?.port}`;
       stop = () => void app.stop(true);
     });
@@ -71,25 +80,26 @@ for (const backend of backends) {
     };
 
     test("publishes node-signed content: ids, sequence numbers per chain, prevMsgRef chaining, signatures", async () => {
-      const response = await publish("a/chain", [{ content: { n: 1 }, timestamp: 1000 }, { content: { n: 2 }, timestamp: 1000 }, { content: [3], timestamp: 2000 }, { content: "x", msgChainId: "other", timestamp: 1000 }]);
+      const [t1, t2] = [recent, recent + 1000];
+      const response = await publish("a/chain", [{ content: { n: 1 }, timestamp: t1 }, { content: { n: 2 }, timestamp: t1 }, { content: [3], timestamp: t2 }, { content: "x", msgChainId: "other", timestamp: t1 }]);
       expect(response.status).toBe(200);
       const { messages } = (await response.json()) as PublishAnswer;
       expect(messages.map((m) => [m.id.timestamp, m.id.sequenceNumber, m.id.msgChainId, m.id.publisherId, m.duplicate])).toEqual([
-        [1000, 0, "main", nodeKey.address, false],
-        [1000, 1, "main", nodeKey.address, false],
-        [2000, 0, "main", nodeKey.address, false],
-        [1000, 0, "other", nodeKey.address, false],
+        [t1, 0, "main", nodeKey.address, false],
+        [t1, 1, "main", nodeKey.address, false],
+        [t2, 0, "main", nodeKey.address, false],
+        [t1, 0, "other", nodeKey.address, false],
       ]);
       const later = (await (await publish("a/chain", { content: 4 })).json()) as PublishAnswer;
-      expect(later.messages[0]?.id.timestamp).toBeGreaterThanOrEqual(2000);
+      expect(later.messages[0]?.id.timestamp).toBeGreaterThanOrEqual(t2);
 
-      const raw = await fetch(url("a/chain", "0/range?fromTimestamp=0&toTimestamp=3000&publisherId=" + nodeKey.address + "&msgChainId=main&format=raw"));
+      const raw = await fetch(url("a/chain", `0/range?fromTimestamp=0&toTimestamp=${t2 + 1000}&publisherId=${nodeKey.address}&msgChainId=main&format=raw`));
       const lines = (await raw.text()).split("\n");
       const stored = lines.slice(0, -1).map((line) => JSON.parse(line) as RawMessage);
       expect(stored.map((m) => [m[1][2], m[1][3], m[2], m[7]])).toEqual([
-        [1000, 0, null, '{"n":1}'],
-        [1000, 1, [1000, 0], '{"n":2}'],
-        [2000, 0, [1000, 1], "[3]"],
+        [t1, 0, null, '{"n":1}'],
+        [t1, 1, [t1, 0], '{"n":2}'],
+        [t2, 0, [t1, 1], "[3]"],
       ]);
       const { isSignatureValid } = await import("../../src/store/message.ts");
       expect(stored.every(isSignatureValid)).toBe(true);
@@ -97,12 +107,12 @@ for (const backend of backends) {
     });
 
     test("a chain never goes backwards; replaying a stored id is answered as a duplicate and stored once", async () => {
-      expect((await publish("b", { content: 1, timestamp: 500, sequenceNumber: 4 })).status).toBe(200);
-      const replay = (await (await publish("b", { content: "changed", timestamp: 500, sequenceNumber: 4 })).json()) as PublishAnswer;
-      expect(replay.messages[0]).toMatchObject({ id: { timestamp: 500, sequenceNumber: 4 }, duplicate: true });
-      const backwards = await publish("b", { content: 1, timestamp: 499 });
+      expect((await publish("b", { content: 1, timestamp: recent, sequenceNumber: 4 })).status).toBe(200);
+      const replay = (await (await publish("b", { content: "changed", timestamp: recent, sequenceNumber: 4 })).json()) as PublishAnswer;
+      expect(replay.messages[0]).toMatchObject({ id: { timestamp: recent, sequenceNumber: 4 }, duplicate: true });
+      const backwards = await publish("b", { content: 1, timestamp: recent - 1 });
       expect(backwards.status).toBe(400);
-      expect(((await backwards.json()) as { error: string }).error).toContain("is not after the last message (500, 4)");
+      expect(((await backwards.json()) as { error: string }).error).toContain(`is not after the last message (${recent}, 4)`);
       const { body } = await getJson<ObjectAnswer>("b", "0/last?count=10");
       expect(body.messages.map((m) => m.content)).toEqual([1]);
     });
@@ -110,7 +120,7 @@ for (const backend of backends) {
     test("accepts RawMessages signed by anyone, refuses bad signatures, other streams and malformed input", async () => {
       const secretKey = secp256k1.utils.randomSecretKey();
       const publisherId = addressOfSecretKey(secretKey);
-      const id: MessageId = { streamId: "c", streamPartition: 2, timestamp: 77, sequenceNumber: 0, publisherId, msgChainId: "x" };
+      const id: MessageId = { streamId: "c", streamPartition: 2, timestamp: recent, sequenceNumber: 0, publisherId, msgChainId: "x" };
       const signed = createSignedMessage(id, null, '{"hello":"world"}', secretKey);
       const ok = (await (await publish("c", signed, 2)).json()) as PublishAnswer;
       expect(ok.messages).toEqual([{ id, duplicate: false }]);
@@ -122,12 +132,12 @@ for (const backend of backends) {
       const refusals: [unknown, number, string][] = [
         [forged, 2, "signature does not verify"],
         [signed, 3, "message is for c/2, not c/3"],
-        [{ content: 1, extra: true }, 2, "entry 0 at extra"],
-        [{ timestamp: 5 }, 2, 'Expected "content"'],
-        [{ content: 1, timestamp: -5 }, 2, "entry 0 at timestamp"],
+        [{ content: 1, extra: true }, 2, 'entry 0: unknown key "extra"'],
+        [{ timestamp: recent }, 2, 'entry 0: missing key "content"'],
+        [{ content: 1, timestamp: -5 }, 2, "entry 0: timestamp: "],
         [[], 2, "no entries"],
         [[32, "nonsense"], 2, "entry 0"],
-        [Array.from({ length: 5001 }, () => ({ content: 1 })), 2, "at most 5000 entries"],
+        [Array.from({ length: 101 }, () => ({ content: 1 })), 2, "at most 100 entries"],
       ];
       for (const [body, partition, message] of refusals) {
         const response = await publish("c", body, partition);
@@ -145,12 +155,11 @@ for (const backend of backends) {
       expect(body.messages[0]?.content).toEqual({ hello: "world" });
     });
 
-    test("publishContent puts a proof on the proofs stream", async () => {
-      const id = await publishContent(opened.store, nodeKey, DEFAULT_PROOF_STREAM, 0, { proof: "p1" });
-      expect(id).toMatchObject({ streamId: "proofs", streamPartition: 0, publisherId: nodeKey.address, msgChainId: "main" });
-      const { body } = await getJson<ObjectAnswer>("proofs", "0/last");
-      expect(body.messages[0]?.content).toEqual({ proof: "p1" });
-      expect(body.messages[0]?.metadata.id).toEqual(id);
+    test("the proofs stream is not writable from outside: 403, nothing stored", async () => {
+      const response = await publish(DEFAULT_PROOF_STREAM, { content: { fake: "proof" } });
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({ error: "Stream proofs is written only by the prover" });
+      expect((await getJson<ObjectAnswer>(DEFAULT_PROOF_STREAM, "0/last?count=10")).body.messages).toEqual([]);
     });
 
     describe("queries over 5003 messages", () => {
@@ -201,30 +210,49 @@ for (const backend of backends) {
       });
 
       test("verifyNetworkResponses: the node's signature checks for raw, object and SSE answers, and fails when tampered", async () => {
-        const rawText = await (await fetch(url(stream, "0/last?count=4&format=raw&verifyNetworkResponses=true"))).text();
+        const expect4 = { requestId: crypto.randomUUID(), streamId: stream, partition: 0, queryType: "last", parameters: { count: "4" } };
+        const rawText = await (await fetch(url(stream, `0/last?count=4&format=raw&verifyNetworkResponses=true&requestId=${expect4.requestId}`))).text();
         const lines = rawText.split("\n");
         const metadata = JSON.parse(lines.at(-1) ?? "") as ResponseMetadata;
         const messages = lines.slice(0, -1).map((l) => JSON.parse(l) as RawMessage);
         expect(metadata.participatingNodesAddress).toEqual([nodeKey.address]);
-        expect(metadata.requestId).toMatch(/^[0-9a-f-]{36}$/);
-        expect(verifyStoreResponse({ messages, metadata }, nodeKey.address)).toBe(true);
-        expect(verifyStoreResponse({ messages: messages.slice(1), metadata: { ...metadata, totalMessages: 3 } }, nodeKey.address)).toBe(false);
-        expect(verifyStoreResponse({ messages: [...messages].reverse(), metadata }, nodeKey.address)).toBe(false);
-        expect(verifyStoreResponse({ messages, metadata: { ...metadata, hasNext: true } }, nodeKey.address)).toBe(false);
-        expect(verifyStoreResponse({ messages, metadata }, "0x" + "11".repeat(20))).toBe(false);
+        expect(metadata.requestId).toBe(expect4.requestId);
+        expect(verifyStoreResponse({ messages, metadata }, nodeKey.address, expect4)).toBe(true);
+        expect(verifyStoreResponse({ messages: messages.slice(1), metadata: { ...metadata, totalMessages: 3 } }, nodeKey.address, expect4)).toBe(false);
+        expect(verifyStoreResponse({ messages: [...messages].reverse(), metadata }, nodeKey.address, expect4)).toBe(false);
+        expect(verifyStoreResponse({ messages, metadata: { ...metadata, hasNext: true } }, nodeKey.address, expect4)).toBe(false);
+        expect(verifyStoreResponse({ messages, metadata }, "0x" + "11".repeat(20), expect4)).toBe(false);
 
-        const object = (await getJson<ObjectAnswer>(stream, "0/from?fromTimestamp=0&verifyNetworkResponses=true")).body;
+        const fromId = crypto.randomUUID();
+        const object = (await getJson<ObjectAnswer>(stream, `0/from?fromTimestamp=0&verifyNetworkResponses=true&requestId=${fromId}`)).body;
+        const expectFrom = { requestId: fromId, streamId: stream, partition: 0, queryType: "from", parameters: { fromTimestamp: "0" } };
         expect(object.metadata.hasNext).toBe(true);
-        expect(verifyStoreResponse(object, nodeKey.address)).toBe(true);
+        expect(verifyStoreResponse(object, nodeKey.address, expectFrom)).toBe(true);
         const changed = structuredClone(object);
         (changed.messages[10] as MessageObject).content = { i: -1 };
-        expect(verifyStoreResponse(changed, nodeKey.address)).toBe(false);
+        expect(verifyStoreResponse(changed, nodeKey.address, expectFrom)).toBe(false);
 
         const requestId = crypto.randomUUID();
         const sse = parseSse(await (await fetch(url(stream, `0/last?count=7000&verifyNetworkResponses=true&requestId=${requestId}`), { headers: { accept: "text/event-stream" } })).text());
         const sseMetadata = JSON.parse(sse.at(-1)?.[1] ?? "") as ResponseMetadata;
         expect(sseMetadata.requestId).toBe(requestId);
-        expect(verifyStoreResponse({ messages: sse.slice(0, -1).map(([, d]) => JSON.parse(d) as MessageObject), metadata: sseMetadata }, nodeKey.address)).toBe(true);
+        const sseAnswer = { messages: sse.slice(0, -1).map(([, d]) => JSON.parse(d) as MessageObject), metadata: sseMetadata };
+        expect(verifyStoreResponse(sseAnswer, nodeKey.address, { requestId, streamId: stream, partition: 0, queryType: "last", parameters: { count: "7000" } })).toBe(true);
+      });
+
+      test("a signed answer does not pass for another query, stream, partition or request id", async () => {
+        // A relay asked `last 3` answers with the node's signed answer to `last 1` (a narrower query) under the client's id.
+        const requestId = crypto.randomUUID();
+        const narrower = (await getJson<ObjectAnswer>(stream, `0/last?count=1&verifyNetworkResponses=true&requestId=${requestId}`)).body;
+        const asked = { requestId, streamId: stream, partition: 0, queryType: "last", parameters: { count: "3" } };
+        expect(verifyStoreResponse(narrower, nodeKey.address, { ...asked, parameters: { count: "1" } })).toBe(true);
+        expect(verifyStoreResponse(narrower, nodeKey.address, asked)).toBe(false);
+        expect(verifyStoreResponse(narrower, nodeKey.address, { ...asked, parameters: {} })).toBe(true);
+        expect(verifyStoreResponse(narrower, nodeKey.address, { ...asked, parameters: { count: "1" }, streamId: "other" })).toBe(false);
+        expect(verifyStoreResponse(narrower, nodeKey.address, { ...asked, parameters: { count: "1" }, partition: 1 })).toBe(false);
+        expect(verifyStoreResponse(narrower, nodeKey.address, { ...asked, parameters: { count: "1" }, requestId: crypto.randomUUID() })).toBe(false);
+        const range = { requestId, streamId: stream, partition: 0, queryType: "range", parameters: { fromTimestamp: "0", toTimestamp: "99999" } };
+        expect(verifyStoreResponse(narrower, nodeKey.address, range)).toBe(false);
       });
     });
 
@@ -253,8 +281,8 @@ for (const backend of backends) {
 describe.skipIf(backends[0]?.skipReason !== undefined)("storage failure", () => {
   test("is 500 {error: Failed to fetch data!} without details", async () => {
     const opened = await backends[0]!.open();
-    const app = new Elysia().use(storeRoutes({ store: opened.store, nodeKey: loadNodeKey(opened.dataDir) }));
-    await opened.store.close();
+    const app = storeApp(opened, loadNodeKey(opened.dataDir));
+    await opened.handle.close();
     const originalError = console.error;
     console.error = () => undefined;
     try {

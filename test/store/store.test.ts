@@ -4,10 +4,10 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { join } from "node:path";
 import { openStore } from "../../src/store/index.ts";
-import type { MessageId } from "../../src/store/message.ts";
+import type { MessageId, StoredMessage } from "../../src/store/message.ts";
 import { SQLITE_FILE } from "../../src/store/sqlite.ts";
-import type { MessageStore, ReadRequest, StoredMessage } from "../../src/store/store.ts";
-import { backends, dropTable, PG_URL, type OpenedStore } from "./backends.ts";
+import type { MessageStore, ReadRequest } from "../../src/store/store.ts";
+import { backends, dropTable, PG_URL, reopen, type OpenedStore } from "./backends.ts";
 
 /** One statement straight on the backend's database, beside the store. */
 async function runSql(opened: OpenedStore, text: string): Promise<void> {
@@ -103,6 +103,19 @@ for (const backend of backends) {
       expect(await store.chainHead("s", 0, "0xcc", "c")).toBeUndefined();
     });
 
+    test("finds the n-th newest key by a keyset walk across pages, and nothing for a count beyond the partition", async () => {
+      // 12 001 messages: the walk (5000 keys a page) crosses two page boundaries.
+      await store.insert(Array.from({ length: 12_001 }, (_, i) => message(1000 + i, 0)));
+      const nth = async (n: number) => (await store.nthNewestKey("s", 0, n))?.timestamp;
+      expect(await nth(1)).toBe(13_000);
+      expect(await nth(5000)).toBe(8001);
+      expect(await nth(5001)).toBe(8000);
+      expect(await nth(10_000)).toBe(3001);
+      expect(await nth(12_001)).toBe(1000);
+      expect(await nth(12_002)).toBeUndefined();
+      expect(await nth(Number.MAX_SAFE_INTEGER)).toBeUndefined();
+    });
+
     test("keeps 64-bit-range timestamps and large batches exact", async () => {
       const big = Array.from({ length: 2500 }, (_, i) => message(4_000_000_000_000 + i, i));
       expect((await store.insert(big)).every(Boolean)).toBe(true);
@@ -113,9 +126,8 @@ for (const backend of backends) {
 
     test("survives close and reopen with the data in place", async () => {
       await store.insert([message(7, 0)]);
-      await store.close();
-      store = await openStore(opened.options);
-      opened.store = store;
+      await reopen(opened);
+      store = opened.store;
       expect(refs(await keys({ streamId: "s", partition: 0, limit: 10 }))).toEqual(["7.0.0xaa.c"]);
     });
   });

@@ -1,0 +1,23 @@
+/**
+ * What the shared store needs from a database: run one statement, run several in one transaction, close.
+ * Statements are the SQL of `sql.ts` with $1… placeholders; each backend file only adapts its client to this.
+ */
+export type SqlValue = string | number | null;
+
+export interface SqlStatement {
+  text: string;
+  params: SqlValue[];
+}
+
+/** Runs one statement; rows come back as the client returns them (PostgreSQL BIGINT as text). */
+export type SqlRun = <Row>(statement: SqlStatement) => Promise<Row[]>;
+
+export interface SqlDriver {
+  readonly backend: "sqlite" | "postgres";
+  /** Appended to CREATE TABLE of tables keyed by their primary key ("WITHOUT ROWID" on SQLite). */
+  readonly keyedTableSuffix: string;
+  run: SqlRun;
+  /** Runs `work` in one durable transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (run: SqlRun) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
