@@ -19,5 +19,10 @@ export interface SqlDriver {
   run: SqlRun;
   /** Runs `work` in one durable transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (run: SqlRun) => Promise<T>): Promise<T>;
+  /**
+   * Runs schema statements in one transaction, one process at a time: stores opening together on one
+   * database (several provers starting at once) would otherwise race on CREATE TABLE IF NOT EXISTS.
+   */
+  setUp(statements: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }

@@ -2,6 +2,9 @@
 import { SQL } from "bun";
 import type { SqlDriver, SqlRun } from "./driver.ts";
 
+/** Advisory lock key taken while a store sets up its tables (any constant shared by every process). */
+const SCHEMA_LOCK = 0x746c7370;
+
 export async function openPostgresDriver(url: string): Promise<SqlDriver> {
   const sql = new SQL(url);
   const runOn = (client: SQL): SqlRun => ({ text, params }) => client.unsafe(text, params);
@@ -16,6 +19,11 @@ export async function openPostgresDriver(url: string): Promise<SqlDriver> {
     keyedTableSuffix: "",
     run: runOn(sql),
     transaction: (work) => sql.begin((tx) => work(runOn(tx))),
+    setUp: (statements) =>
+      sql.begin(async (tx) => {
+        await tx.unsafe(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`);
+        for (const text of statements) await tx.unsafe(text);
+      }),
     close: () => sql.close(),
   };
 }

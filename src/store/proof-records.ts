@@ -72,18 +72,17 @@ export class SqlProofRecords implements ProofRecords {
   static async open(driver: SqlDriver, messages: SqlMessageStore, nodeKey: NodeKey, proofStream: string): Promise<SqlProofRecords> {
     const records = new SqlProofRecords(driver, messages, nodeKey, proofStream);
     const t = records.table;
-    await driver.run({
-      text: `CREATE TABLE IF NOT EXISTS ${t} (
+    await driver.setUp([
+      `CREATE TABLE IF NOT EXISTS ${t} (
         request_id TEXT NOT NULL PRIMARY KEY,
         claimed_at BIGINT NOT NULL,
         state TEXT NOT NULL,
         stream_id TEXT, partition INTEGER, ts BIGINT, sequence_no BIGINT, publisher_id TEXT, msg_chain_id TEXT,
         error_code TEXT, error_message TEXT
       ) ${driver.keyedTableSuffix}`,
-      params: [],
-    });
-    // failPending reads only the pending few, not the whole history.
-    await driver.run({ text: `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`, params: [] });
+      // failPending reads only the pending few, not the whole history.
+      `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`,
+    ]);
     return records;
   }
 

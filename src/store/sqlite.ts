@@ -26,22 +26,28 @@ export function openSqliteDriver(dataDir: string): SqlDriver {
     return result;
   };
   const run: SqlRun = (statement) => exclusive(() => runNow(statement));
+  // BEGIN IMMEDIATE takes the file's write lock at once: other processes wait (busy_timeout), never interleave.
+  const transaction = <T>(work: (run: SqlRun) => Promise<T>): Promise<T> =>
+    exclusive(async () => {
+      db.run("BEGIN IMMEDIATE");
+      try {
+        const result = await work(runNow);
+        db.run("COMMIT");
+        return result;
+      } catch (error) {
+        db.run("ROLLBACK");
+        throw error;
+      }
+    });
 
   return {
     backend: "sqlite",
     keyedTableSuffix: "WITHOUT ROWID",
     run,
-    transaction: (work) =>
-      exclusive(async () => {
-        db.run("BEGIN IMMEDIATE");
-        try {
-          const result = await work(runNow);
-          db.run("COMMIT");
-          return result;
-        } catch (error) {
-          db.run("ROLLBACK");
-          throw error;
-        }
+    transaction,
+    setUp: (statements) =>
+      transaction(async (inTransaction) => {
+        for (const text of statements) await inTransaction({ text, params: [] });
       }),
     close: async () => {
       await turn;

@@ -73,7 +73,7 @@ export class SqlMessageStore implements MessageStore {
   /** Creates the table and its index when missing; refuses a table of an earlier layout. */
   static async open(driver: SqlDriver, table: string): Promise<SqlMessageStore> {
     checkTableName(table);
-    for (const text of schemaStatements(table, driver.keyedTableSuffix)) await driver.run({ text, params: [] });
+    await driver.setUp(schemaStatements(table, driver.keyedTableSuffix));
     try {
       await driver.run({ text: layoutCheckSql(table), params: [] });
     } catch {

@@ -1,0 +1,143 @@
+/** One suite, both backends: what ProofRecords promises, on the real databases. */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { AppError } from "../../src/errors.ts";
+import type { Proof } from "../../src/proof/format.ts";
+import { verifyProof } from "../../src/proof/verify.ts";
+import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type NodeKey, type ProofRecords, type RawMessage } from "../../src/store/index.ts";
+import { isSignatureValid } from "../../src/store/message.ts";
+import { signedSample } from "../proof/fixtures.ts";
+import { backends, reopen, type OpenedStore } from "./backends.ts";
+
+const SESSION_DIED = { code: "session_failed", message: "the prover restarted during the session" } as const;
+
+for (const backend of backends) {
+  describe.skipIf(backend.skipReason !== undefined)(`ProofRecords on ${backend.name}`, () => {
+    let opened: OpenedStore;
+    let nodeKey: NodeKey;
+    let records: ProofRecords;
+    beforeEach(async () => {
+      opened = await backend.open();
+      nodeKey = loadNodeKey(opened.dataDir);
+      records = await opened.handle.proofRecords(nodeKey, DEFAULT_PROOF_STREAM);
+    });
+    afterEach(() => opened.cleanup());
+
+    /** The proofs stream as stored: RawMessages, oldest first. */
+    const proofMessages = async (): Promise<RawMessage[]> => {
+      const rows = await opened.store.read({ streamId: DEFAULT_PROOF_STREAM, partition: 0, limit: 100, texts: ["raw"] });
+      return rows.map((row) => JSON.parse(row.raw ?? "") as RawMessage);
+    };
+
+    test("an id is claimed once, also after the store is closed and opened again", async () => {
+      const id = crypto.randomUUID();
+      const before = Date.now();
+      expect(await records.claim(id)).toBe(true);
+      expect(await records.claim(id)).toBe(false);
+      const pending = await records.lookup(id);
+      expect(pending.state).toBe("pending");
+      expect(pending.state === "pending" && pending.claimedAt >= before && pending.claimedAt <= Date.now()).toBe(true);
+      await reopen(opened);
+      records = await opened.handle.proofRecords(nodeKey, DEFAULT_PROOF_STREAM);
+      expect(await records.claim(id)).toBe(false);
+      expect(await records.lookup(crypto.randomUUID())).toEqual({ state: "unknown" });
+    });
+
+    test("saveProof publishes the proof node-signed on the proofs stream and lookup reads it back from there", async () => {
+      const { key, proof } = signedSample();
+      const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+      await records.claim(first);
+      await records.claim(second);
+      await records.saveProof(first, proof);
+      await records.saveProof(second, proof);
+
+      const found = await records.lookup(first);
+      expect(found).toEqual({ state: "settled", outcome: { event: "proof", proof } });
+      if (found.state !== "settled" || found.outcome.event !== "proof") throw new Error("no proof");
+      expect(verifyProof(found.outcome.proof, key.publicKeyPem).body.requestId).toBe(proof.body.requestId);
+
+      const messages = await proofMessages();
+      expect(messages).toHaveLength(2);
+      expect(messages.every(isSignatureValid)).toBe(true);
+      expect(messages.map((m) => m[1][4])).toEqual([nodeKey.address, nodeKey.address]);
+      expect(JSON.parse(messages[0]![7]) as Proof).toEqual(proof);
+      // The second proof continues the node's chain.
+      expect(messages[1]![2]).toEqual([messages[0]![1][2], messages[0]![1][3]]);
+    });
+
+    test("the first outcome wins: a proof after a failure is neither recorded nor published", async () => {
+      const id = crypto.randomUUID();
+      await records.claim(id);
+      await records.saveFailure(id, { code: "target_request_failed", message: "the target answered 404" });
+      await records.saveFailure(id, { code: "session_failed", message: "later" });
+      await records.saveProof(id, signedSample().proof);
+      expect(await records.lookup(id)).toEqual({
+        state: "settled",
+        outcome: { event: "error", requestId: id, code: "target_request_failed", message: "the target answered 404" },
+      });
+      expect(await proofMessages()).toEqual([]);
+    });
+
+    test("an outcome saved for an id never claimed marks it used", async () => {
+      const id = crypto.randomUUID();
+      await records.saveFailure(id, { code: "invalid_header", message: "bad" });
+      expect(await records.claim(id)).toBe(false);
+      expect((await records.lookup(id)).state).toBe("settled");
+    });
+
+    test("failPending settles only the ids still pending", async () => {
+      const [a, b, c] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+      for (const id of [a, b, c]) await records.claim(id);
+      await records.saveProof(b, signedSample().proof);
+      expect(await records.failPending(SESSION_DIED)).toBe(2);
+      expect(await records.failPending(SESSION_DIED)).toBe(0);
+      for (const id of [a, c]) expect(await records.lookup(id)).toEqual({ state: "settled", outcome: { event: "error", requestId: id, ...SESSION_DIED } });
+      expect((await records.lookup(b)).state).toBe("settled");
+    });
+
+    test("a proof that cannot be stored is AppError storage_failed", async () => {
+      const id = crypto.randomUUID();
+      await records.claim(id);
+      await opened.handle.close();
+      const originalError = console.error;
+      console.error = () => undefined;
+      try {
+        const failure = await records.saveProof(id, signedSample().proof).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failure).toBeInstanceOf(AppError);
+        expect((failure as AppError).code).toBe("storage_failed");
+      } finally {
+        console.error = originalError;
+      }
+    });
+  });
+}
+
+const postgres = backends.find((b) => b.name === "postgres");
+describe.skipIf(postgres?.skipReason !== undefined)("ProofRecords shared by two store handles on one PostgreSQL database", () => {
+  let opened: OpenedStore;
+  beforeEach(async () => {
+    opened = await postgres!.open();
+  });
+  afterEach(() => opened.cleanup());
+
+  test("claiming the same ids at the same time: exactly one handle wins each; outcomes are seen by both", async () => {
+    const other = await openStore(opened.options);
+    try {
+      const [mine, theirs] = await Promise.all([
+        opened.handle.proofRecords(loadNodeKey(opened.dataDir), DEFAULT_PROOF_STREAM),
+        other.proofRecords(loadNodeKey(`${opened.dataDir}/other`), DEFAULT_PROOF_STREAM),
+      ]);
+      const ids = Array.from({ length: 50 }, () => crypto.randomUUID());
+      const results = await Promise.all(ids.flatMap((id) => [mine.claim(id), theirs.claim(id)]));
+      for (let i = 0; i < ids.length; i++) expect([results[2 * i], results[2 * i + 1]].filter(Boolean)).toHaveLength(1);
+
+      const { proof } = signedSample();
+      await theirs.saveProof(ids[0]!, proof);
+      expect(await mine.lookup(ids[0]!)).toEqual({ state: "settled", outcome: { event: "proof", proof } });
+    } finally {
+      await other.close();
+    }
+  });
+});
