@@ -21,9 +21,7 @@ await startEngine({ threads: 2, testTrustAnchorPem: tlsFixture().caPem });
 const notaryServer = startNotaryServer({
   host: "127.0.0.1",
   port: 0,
-  concurrency: 64,
-  ...sizes,
-  timeoutMs: 3_600_000,
+  sessions: { concurrency: 64, ...sizes, timeoutMs: 3_600_000, connectTimeoutMs: 30_000 },
   key: loadOrCreateKey(scratchDir("pool-memory")),
   testTrustAnchor: true,
   log: createLogger({ level: "warn" }),

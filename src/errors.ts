@@ -18,6 +18,8 @@ export const errorCodes = {
   forbidden: { http: 403, exit: 2 },
   target_forbidden: { http: 403, exit: 2 },
   not_found: { http: 404, exit: 2 },
+  // A notary session's one attestation was already asked for.
+  session_taken: { http: 409, exit: 1 },
   target_unresolvable: { http: 404, exit: 1 },
   target_unreachable: { http: 404, exit: 1 },
   payload_too_large: { http: 413, exit: 2 },

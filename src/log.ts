@@ -1,6 +1,6 @@
 /**
- * Structured logs on stderr. COMPACT is one readable line per event; JSON (LOG_FORMAT=json or the notary's
- * log.format) is one object per line. Callers pass fields, never secrets: redacted values, keys and API keys
+ * Structured logs on stderr. COMPACT is one readable line per event; JSON is one object per line (the
+ * configuration chooses: the prover's LOG_FORMAT, the notary's log.format). Callers pass fields, never secrets: redacted values, keys and API keys
  * are not logged anywhere in this codebase.
  */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
@@ -20,7 +20,7 @@ export interface Logger {
 
 export function createLogger(options: { level?: LogLevel; format?: LogFormat; fields?: LogFields } = {}): Logger {
   const level = options.level ?? "info";
-  const format = options.format ?? (process.env.LOG_FORMAT?.toLowerCase() === "json" ? "json" : "compact");
+  const format = options.format ?? "compact";
   const base = options.fields ?? {};
   const log = (at: LogLevel, message: string, fields: LogFields = {}) => {
     if (rank[at] < rank[level]) return;

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
+import { loadNotaryConfig } from "../config/notary.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { createLogger, type LogLevel } from "../log.ts";
-import { loadNotaryConfig, loadWhitelist } from "../notary/config.ts";
 import { startNotaryServer } from "../notary/server.ts";
+import { loadWhitelist } from "../notary/whitelist.ts";
 import { generateKey, readPrivateKeyFile } from "../proof/keys.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
@@ -23,18 +24,18 @@ const start = defineCommand({
     config: { type: "string", required: true, description: "Path to notary.yaml" },
   },
   async run({ args }) {
-    const config = loadNotaryConfig(args.config);
+    const config = loadNotaryConfig(args.config, process.env);
     const log = createLogger({
       level: config.log.level.toLowerCase() as LogLevel,
       format: config.log.format === "JSON" ? "json" : "compact",
       fields: { component: "notary" },
     });
-    const { privateKeyPath, signatureAlgorithm } = config.notarization;
+    const { privateKeyPath, signatureAlgorithm } = config.key;
     const key = privateKeyPath ? readPrivateKeyFile(privateKeyPath) : generateKey(signatureAlgorithm);
     if (!privateKeyPath) {
       log.warn("no notarization.private_key_path: using an ephemeral key; proofs will not verify after a restart");
     }
-    const anchorPath = process.env.TLSN_TEST_TRUST_ANCHOR;
+    const anchorPath = config.process.testTrustAnchorPath;
     const testTrustAnchorPem = anchorPath ? readPem(anchorPath, "TLSN_TEST_TRUST_ANCHOR") : undefined;
     if (testTrustAnchorPem) {
       log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; everything signed now is flagged as a test proof");
@@ -43,26 +44,14 @@ const start = defineCommand({
       config.tls.enabled && config.tls.certificatePath && config.tls.privateKeyPath
         ? { cert: readPem(config.tls.certificatePath, "tls.certificate_path"), key: readPem(config.tls.privateKeyPath, "tls.private_key_path") }
         : undefined;
-    const whitelist = config.auth.enabled ? { path: config.auth.whitelistPath, load: loadWhitelist } : undefined;
-    if (whitelist) loadWhitelist(whitelist.path); // fail at start-up, not at the first session
-    const engine = await startEngine({ threads: Number(process.env.NOTARY_THREADS) || navigator.hardwareConcurrency || 2, testTrustAnchorPem });
-    const server = await listening(`notary on ${config.host}:${config.port}`, () =>
-      startNotaryServer({
-        host: config.host,
-        port: config.port,
-        concurrency: config.concurrency,
-        maxSentData: config.notarization.maxSentData,
-        maxRecvData: config.notarization.maxRecvData,
-        timeoutMs: config.notarization.timeoutSeconds * 1000,
-        key,
-        tls,
-        whitelist,
-        testTrustAnchor: engine.testTrustAnchor,
-        log,
-      }),
+    const whitelistPath = config.auth.enabled ? config.auth.whitelistPath : undefined;
+    if (whitelistPath) loadWhitelist(whitelistPath); // fail at start-up, not at the first session
+    const engine = await startEngine({ threads: config.process.threads, testTrustAnchorPem });
+    const server = await listening(`notary on ${config.listen.host}:${config.listen.port}`, () =>
+      startNotaryServer({ ...config.listen, sessions: config.sessions, key, tls, whitelistPath, testTrustAnchor: engine.testTrustAnchor, log }),
     );
     log.info("notary listening", { url: server.url, algorithm: key.algorithm });
-    await untilSignalled(log, () => server.stop(Number(process.env.NOTARY_SHUTDOWN_GRACE_S ?? 30) * 1000));
+    await untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));
   },
 });
 

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { createLogger } from "../log.ts";
-import { loadProverConfig } from "../prover/config.ts";
+import { loadProverConfig } from "../config/prover.ts";
 import { startProverServer } from "../prover/server.ts";
 import { listening, untilSignalled } from "./serve.ts";
 
@@ -12,10 +12,10 @@ const start = defineCommand({
   },
   async run() {
     const config = loadProverConfig(process.env);
-    const log = createLogger({ fields: { component: "prover" } });
-    const server = await listening(`prover on ${config.host}:${config.port}`, () => startProverServer(config, log));
+    const log = createLogger({ format: config.log.format, fields: { component: "prover" } });
+    const server = await listening(`prover on ${config.listen.host}:${config.listen.port}`, () => startProverServer(config, log));
     log.info("prover listening", { url: server.url, dataDir: config.dataDir });
-    await untilSignalled(log, () => server.stop(config.shutdownGraceMs));
+    await untilSignalled(log, () => server.stop(config.listen.shutdownGraceMs));
   },
 });
 

@@ -1,8 +1,16 @@
 import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
 import type { ByteRange } from "../proof/format.ts";
-import type { NotaryClient, SessionSizes } from "../prover/notary-client.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
 import type { TcpHandle } from "./bridge.ts";
+
+/** What the engine needs from a notary: a session, and the WebSocket its prover dials for MPC. */
+export interface NotarySessions {
+  /** Opens a session of these sizes; returns its id. */
+  createSession(sizes: SessionSizes): Promise<string>;
+  /** The WebSocket URL the engine's prover dials for this session. */
+  notarizeUrl(sessionId: string): string;
+}
 
 /** A prover whose MPC setup with the notary is done: it can make one request. */
 export interface ProverSession {
@@ -33,7 +41,7 @@ export interface EngineExchange {
 const errorText = (error: unknown) => String((error as Error)?.message ?? error);
 
 /** Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. */
-export async function setupProverSession(notary: NotaryClient, serverName: string, sizes: SessionSizes): Promise<ProverSession> {
+export async function setupProverSession(notary: NotarySessions, serverName: string, sizes: SessionSizes): Promise<ProverSession> {
   const notarySessionId = await notary.createSession(sizes);
   const prover = new Prover({
     server_name: serverName,

@@ -1,11 +1,7 @@
 import type { VerifierOutput } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
-import type { ByteRange, DeclaredRedaction, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
-
-export interface AttestationRequest {
-  requestId: string;
-  redactions: DeclaredRedaction[];
-}
+import type { ByteRange, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
+import type { AttestationRequest } from "../protocol/notary.ts";
 
 export interface AttestationContext {
   publicKeyPem: string;

@@ -1,28 +1,27 @@
-import { statSync } from "node:fs";
 import { Elysia } from "elysia";
-import * as v from "valibot";
+import type { SessionLimits } from "../config/notary.ts";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse, parseInput } from "../http.ts";
 import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
-import { signProof } from "../proof/sign.ts";
 import type { NotaryKey } from "../proof/keys.ts";
-import { VERSION, GIT_COMMIT } from "../version.ts";
+import { signProof } from "../proof/sign.ts";
+import { ATTESTATION_WAIT_MS, AttestationRequest, type NotaryInfo, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
+import { GIT_COMMIT, VERSION } from "../version.ts";
 import { buildProofBody } from "./attest.ts";
+import { IDLE_TIMEOUT_S, MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES, maxJsonBodyBytes } from "./limits.ts";
 import { type ProverSocketData, createSessionRegistry } from "./sessions.ts";
+import { whitelistChecker } from "./whitelist.ts";
 
 export interface NotaryServerOptions {
   host: string;
   port: number;
-  concurrency: number;
-  maxSentData: number;
-  maxRecvData: number;
-  timeoutMs: number;
+  sessions: SessionLimits;
   key: NotaryKey;
   tls?: { cert: string; key: string };
-  /** API keys allowed to open sessions, re-read when the whitelist file changes. */
-  whitelist?: { path: string; load: (path: string) => Map<string, string> };
+  /** The API-key whitelist (re-read when the file changes); unset = no authentication. */
+  whitelistPath?: string;
   testTrustAnchor: boolean;
   log: Logger;
 }
@@ -35,59 +34,18 @@ export interface NotaryServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-const SessionRequest = v.strictObject({
-  clientType: v.optional(v.string()),
-  maxSentData: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  maxRecvData: v.pipe(v.number(), v.integer(), v.minValue(1)),
-});
-
-const Span = v.strictObject({
-  direction: v.picklist(["sent", "recv"]),
-  start: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  end: v.pipe(v.number(), v.integer(), v.minValue(0)),
-});
-
-const AttestationRequest = v.strictObject({
-  requestId: v.pipe(v.string(), v.uuid()),
-  redactions: v.pipe(
-    v.array(v.strictObject({ pattern: v.pipe(v.string(), v.maxLength(1024)), spans: v.array(Span), matched: v.boolean() })),
-    v.maxLength(256),
-  ),
-});
-
 /** API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>` (TLSNotary clients send it bare). */
 const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";
 
-function whitelistChecker(whitelist: NonNullable<NotaryServerOptions["whitelist"]>) {
-  let loadedAt = -1;
-  let keys = new Map<string, string>();
-  return (apiKey: string): boolean => {
-    // Re-read when the file changes; a broken edit keeps the last good list rather than opening the door.
-    const mtime = statSync(whitelist.path, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (mtime !== loadedAt) {
-      try {
-        keys = whitelist.load(whitelist.path);
-      } catch {}
-      loadedAt = mtime;
-    }
-    return apiKey !== "" && keys.has(apiKey);
-  };
-}
+/** The session routes cost a place or act on one: with a whitelist, they need a listed key. */
+const isSessionRoute = (pathname: string) => pathname === "/session" || pathname.startsWith("/session/");
 
 export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const { log } = options;
   const bridge = startLoopbackBridge();
-  const sessions = createSessionRegistry(
-    {
-      concurrency: options.concurrency,
-      maxSentData: options.maxSentData,
-      maxRecvData: options.maxRecvData,
-      timeoutMs: options.timeoutMs,
-    },
-    bridge,
-    log,
-  );
-  const isAllowed = options.whitelist ? whitelistChecker(options.whitelist) : () => true;
+  const sessions = createSessionRegistry(options.sessions, bridge, log);
+  const isAllowed = options.whitelistPath ? whitelistChecker(options.whitelistPath) : () => true;
+  const bodyLimit = maxJsonBodyBytes(options.sessions);
   let stopping = false;
 
   const info = {
@@ -96,25 +54,23 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     publicKey: options.key.publicKeyPem,
     signatureAlgorithm: options.key.algorithm satisfies SignatureAlgorithm,
     proofVersion: PROOF_VERSION,
-    maxSentData: options.maxSentData,
-    maxRecvData: options.maxRecvData,
+    maxSentData: options.sessions.maxSentData,
+    maxRecvData: options.sessions.maxRecvData,
     testTrustAnchor: options.testTrustAnchor,
-  };
+  } satisfies NotaryInfo & Record<string, unknown>;
 
   const app = new Elysia()
     .use(errorHandling(log))
     // activeSessions lets operators (and tests) see that finished or failed sessions were released.
     .get("/info", () => ({ ...info, activeSessions: sessions.active() }))
     .get("/healthcheck", () => new Response("Ok"))
-    .post("/session", ({ body, request }) => {
-      if (stopping) throw new AppError("shutting_down", "the notary is shutting down");
-      if (!isAllowed(apiKeyOf(request))) throw new AppError("unauthorized", "a whitelisted API key is required");
+    .post("/session", ({ body }) => {
       const sizes = parseInput(SessionRequest, body, "invalid_body", "session request");
       const sessionId = sessions.create(sizes);
       log.info("session created", { sessionId, maxSentData: sizes.maxSentData, maxRecvData: sizes.maxRecvData });
       return { sessionId };
     })
-    .get("/session/:id", ({ params }) => {
+    .get("/session/:id", ({ params }): SessionRunning => {
       // Lets a prover check a warm session before using it; the id is the capability.
       if (!sessions.isRunning(params.id)) throw new AppError("not_found", "unknown or finished session");
       return { sessionId: params.id, state: "running" };
@@ -137,24 +93,43 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       return signProof(proofBody, options.key);
     });
 
+  /** Refusals decided from the request line and headers alone, before any body is read. */
+  function refusal(request: Request, pathname: string): AppError | undefined {
+    if (!isSessionRoute(pathname)) return undefined;
+    if (stopping && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
+    if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
+    if (Number(request.headers.get("content-length") ?? 0) > bodyLimit) {
+      return new AppError("payload_too_large", `the request body exceeds ${bodyLimit} bytes`);
+    }
+    return undefined;
+  }
+
   const server = Bun.serve<ProverSocketData>({
     hostname: options.host,
     port: options.port,
-    idleTimeout: 0,
+    idleTimeout: IDLE_TIMEOUT_S,
+    // Bodies without a Content-Length are cut here; those with one are refused above with a JSON answer.
+    maxRequestBodySize: bodyLimit,
     ...(options.tls ? { tls: options.tls } : {}),
     fetch(request, srv) {
-      const url = new URL(request.url);
-      if (url.pathname === "/notarize") {
-        const sessionId = url.searchParams.get("sessionId") ?? "";
-        if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"));
+      const { pathname, searchParams } = new URL(request.url);
+      if (pathname === "/notarize") {
+        const sessionId = searchParams.get("sessionId") ?? "";
+        if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"), { pathname });
         if (srv.upgrade(request, { data: { sessionId } })) return undefined;
-        return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"));
+        return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"), { pathname });
       }
+      const refused = refusal(request, pathname);
+      if (refused) return errorResponse(refused, { pathname });
+      // An attestation waits for the verification to end; the prover waits as long.
+      if (pathname.endsWith("/attestation")) srv.timeout(request, Math.ceil(ATTESTATION_WAIT_MS / 1000) + IDLE_TIMEOUT_S);
       return app.handle(request);
     },
     websocket: {
-      maxPayloadLength: 256 * 1024 * 1024,
-      backpressureLimit: 64 * 1024 * 1024,
+      maxPayloadLength: MAX_MPC_MESSAGE_BYTES,
+      backpressureLimit: MPC_BACKLOG_BYTES,
+      closeOnBackpressureLimit: true,
+      // A warm session's socket is quiet until its request comes; the session timeout bounds it.
       idleTimeout: 0,
       open: (ws) => sessions.attach(ws),
       message: (ws, message) =>

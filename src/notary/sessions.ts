@@ -1,20 +1,11 @@
 import type { ServerWebSocket } from "bun";
 import { Verifier, type VerifierOutput } from "tlsn-wasm";
+import type { SessionLimits } from "../config/notary.ts";
 import type { LoopbackBridge, PeerHandle } from "../engine/bridge.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-
-export interface SessionLimits {
-  concurrency: number;
-  maxSentData: number;
-  maxRecvData: number;
-  timeoutMs: number;
-}
-
-export interface SessionSizes {
-  maxSentData: number;
-  maxRecvData: number;
-}
+import type { SessionSizes } from "../protocol/notary.ts";
+import { mpcBudgetBytes } from "./limits.ts";
 
 /** The data a prover's accepted MPC socket carries. */
 export interface ProverSocketData {
@@ -28,9 +19,15 @@ interface NotarySession {
   sizes: SessionSizes;
   state: SessionState;
   failure?: string;
+  /** Set once an attestation call took the session: a second one is refused. */
+  taken: boolean;
   timer: Timer;
+  /** Ends the session if its prover has not connected in time. */
+  connectTimer: Timer;
   socket?: ServerWebSocket<ProverSocketData>;
   peer?: PeerHandle;
+  /** Bytes the prover may still send (see mpcBudgetBytes). */
+  budget: number;
   verified: Promise<VerifierOutput>;
   settle: { resolve: (o: VerifierOutput) => void; reject: (e: AppError) => void };
 }
@@ -42,7 +39,10 @@ export interface SessionRegistry {
   /** Bytes from the prover's socket. */
   forward(socket: ServerWebSocket<ProverSocketData>, data: Uint8Array): void;
   detach(socket: ServerWebSocket<ProverSocketData>): void;
-  /** Waits for the session's verification; the session is gone afterwards. */
+  /**
+   * Takes the session for its one attestation (a second call is refused with `session_taken`), then waits
+   * for its verification; the session is gone afterwards.
+   */
   takeVerified(id: string): Promise<VerifierOutput>;
   /** Ends a session now (the prover made no proof); unknown ids are ignored. */
   release(id: string): void;
@@ -55,13 +55,15 @@ export interface SessionRegistry {
 
 /**
  * Notary sessions: at most `concurrency` at once, each single use and bounded by `timeoutMs` from
- * creation. When a prover vanishes, its socket closes, the Verifier fails and everything is released.
+ * creation; one whose prover does not connect within `connectTimeoutMs` ends then. When a prover vanishes,
+ * its socket closes, the Verifier fails and everything is released.
  */
 export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBridge, log: Logger): SessionRegistry {
   const sessions = new Map<string, NotarySession>();
 
   function dispose(session: NotarySession, failure?: string) {
     clearTimeout(session.timer);
+    clearTimeout(session.connectTimer);
     sessions.delete(session.id);
     if (failure && session.state !== "verified") {
       session.state = "failed";
@@ -73,6 +75,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
   }
 
   function start(session: NotarySession, socket: ServerWebSocket<ProverSocketData>) {
+    clearTimeout(session.connectTimer);
     session.state = "running";
     session.socket = socket;
     session.peer = bridge.openPeer({
@@ -125,9 +128,12 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
         id,
         sizes,
         state: "waiting",
+        taken: false,
+        budget: mpcBudgetBytes(sizes),
         verified,
         settle,
         timer: setTimeout(() => dispose(session, "the session timed out"), limits.timeoutMs),
+        connectTimer: setTimeout(() => dispose(session, "the prover did not connect in time"), limits.connectTimeoutMs),
       };
       sessions.set(id, session);
       return id;
@@ -138,7 +144,11 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
       start(session, socket);
     },
     forward(socket, data) {
-      sessions.get(socket.data.sessionId)?.peer?.send(data);
+      const session = sessions.get(socket.data.sessionId);
+      if (!session) return;
+      session.budget -= data.length;
+      if (session.budget < 0) return dispose(session, "the prover sent more than a session of its sizes needs");
+      session.peer?.send(data);
     },
     detach(socket) {
       const session = sessions.get(socket.data.sessionId);
@@ -149,6 +159,9 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     async takeVerified(id) {
       const session = sessions.get(id);
       if (!session) throw new AppError("not_found", "unknown or finished session");
+      // Taken before any await: two calls arriving together must not both get a signature.
+      if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
+      session.taken = true;
       try {
         return await session.verified;
       } finally {

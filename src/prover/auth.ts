@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
+import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
 
@@ -33,21 +33,6 @@ export function requiresApiKey(method: string, pathname: string, proofs: ProofRe
   if (stream === undefined) return false;
   if (method.toUpperCase() === "POST") return true;
   return !proofs.publicProofs && (stream === proofs.proofStream || stream === "");
-}
-
-const digest = (text: string) => createHash("sha256").update(text).digest();
-
-/**
- * Checks `Authorization: Bearer <key>` against the configured keys. Both sides are hashed first so that
- * timingSafeEqual compares equal lengths and the time taken says nothing about the key.
- */
-export function apiKeyMatcher(keys: readonly string[]): (presented: string) => boolean {
-  const expected = keys.map(digest);
-  return (presented) => {
-    const given = digest(presented);
-    // Every key is compared, so the position of a match does not show in the timing either.
-    return expected.reduce((found, key) => timingSafeEqual(key, given) || found, false);
-  };
 }
 
 /** The API key in a request, or null when it carries none. */

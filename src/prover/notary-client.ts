@@ -1,19 +1,11 @@
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import type { AttestationRequest } from "../notary/attest.ts";
+import type { NotarySessions } from "../engine/session.ts";
 import type { Proof } from "../proof/format.ts";
+import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated } from "../protocol/notary.ts";
 
-export interface SessionSizes {
-  maxSentData: number;
-  maxRecvData: number;
-}
-
-export interface NotaryClient {
+export interface NotaryClient extends NotarySessions {
   baseUrl: string;
-  /** Opens a session; returns its id. */
-  createSession(sizes: SessionSizes): Promise<string>;
-  /** The WebSocket URL the engine's prover dials for this session. */
-  notarizeUrl(sessionId: string): string;
   /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
   attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
@@ -22,16 +14,6 @@ export interface NotaryClient {
   release(sessionId: string): Promise<void>;
   info(): Promise<NotaryInfo>;
 }
-
-const NotaryInfo = v.object({
-  version: v.string(),
-  publicKey: v.string(),
-  signatureAlgorithm: v.picklist(["secp256k1", "secp256r1"]),
-  testTrustAnchor: v.boolean(),
-});
-export type NotaryInfo = v.InferOutput<typeof NotaryInfo>;
-
-const ErrorReply = v.object({ error: v.object({ code: v.string(), message: v.string() }) });
 
 export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClient {
   const base = baseUrl.replace(/\/+$/, "");
@@ -64,7 +46,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
         body: JSON.stringify({ clientType: "Websocket", ...sizes }),
         timeoutMs: 10_000,
       });
-      const parsed = v.safeParse(v.object({ sessionId: v.string() }), body);
+      const parsed = v.safeParse(SessionCreated, body);
       if (!parsed.success) throw new AppError("notary_unavailable", "the notary's session answer is malformed");
       return parsed.output.sessionId;
     },
@@ -76,7 +58,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
       return (await call(`/session/${encodeURIComponent(sessionId)}/attestation`, {
         method: "POST",
         body: JSON.stringify(request),
-        timeoutMs: 60_000,
+        timeoutMs: ATTESTATION_WAIT_MS,
       })) as Proof;
     },
     async isRunning(sessionId) {

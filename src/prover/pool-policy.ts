@@ -1,4 +1,4 @@
-import type { SessionSizes } from "./notary-client.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
 
 /**
  * Pure decisions of the warm pool: how many sessions the machine can hold, which hosts get them, how

@@ -1,7 +1,7 @@
 import type { ProverSession } from "../engine/session.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { SessionSizes } from "./notary-client.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
 import { backoffMs, fitsIn, hostShares, rememberHost } from "./pool-policy.ts";
 
 /** Where /proxy gets a set-up MPC session for a target. */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
-import { closeProverSession, setupProverSession } from "../engine/session.ts";
+import { setupProverSession } from "../engine/session.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
@@ -11,14 +11,17 @@ import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
 import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
-import type { ProverConfig } from "./config.ts";
+import type { ProverConfig } from "../config/prover.ts";
 import { apiKeyAuth } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
 import { createNotaryClient } from "./notary-client.ts";
 import { createWarmPool } from "./pool.ts";
 import { poolRoutes } from "./pool-routes.ts";
-import { createProofHub } from "./proof-hub.ts";
+import { notaryInfoRoutes } from "./notary-info.ts";
+import { ProofDelivery } from "./proof-delivery.ts";
+import { ProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
+import { discardSession } from "./session-run.ts";
 import { proofRoutes } from "./sse.ts";
 
 export interface ProverServer {
@@ -39,106 +42,107 @@ function readTrustAnchor(path: string | undefined): string | undefined {
 }
 
 export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
-  const testTrustAnchorPem = readTrustAnchor(config.testTrustAnchorPath);
+  const testTrustAnchorPem = readTrustAnchor(config.engine.testTrustAnchorPath);
   if (testTrustAnchorPem) {
     log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; proofs made now are flagged as test proofs", {
-      path: config.testTrustAnchorPath,
+      path: config.engine.testTrustAnchorPath,
     });
   }
-  const engine = await startEngine({ threads: config.threads, testTrustAnchorPem });
-  const sizes = { maxSentData: config.maxSentData, maxRecvData: config.maxRecvData };
+  const engine = await startEngine({ threads: config.engine.threads, testTrustAnchorPem });
+  const sizes = config.sessionLimits;
 
   let embedded: NotaryServer | undefined;
-  if (!config.notaryUrl) {
+  if (!config.notary.url) {
     const key = loadOrCreateKey(config.dataDir);
     embedded = startNotaryServer({
       host: "127.0.0.1",
       port: 0,
-      concurrency: 64,
-      ...sizes,
-      timeoutMs: 30 * 60 * 1000,
+      sessions: config.notary.embedded,
       key,
       testTrustAnchor: engine.testTrustAnchor,
       log: log.child({ component: "notary" }),
     });
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
   }
-  const notary = createNotaryClient(config.notaryUrl ?? embedded!.url, config.notaryApiKey);
+  const notary = createNotaryClient(config.notary.url ?? embedded!.url, config.notary.apiKey);
   const pool = createWarmPool({
     ...config.pool,
     limits: sizes,
     setup: (serverName, sessionSizes) => setupProverSession(notary, serverName, sessionSizes),
-    discard(session) {
-      closeProverSession(session);
-      void notary.release(session.notarySessionId);
-    },
+    discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     log: log.child({ component: "pool" }),
   });
   log.info("warm pool", { size: config.pool.size, hosts: config.pool.hosts.join(",") || "learned", idleS: config.pool.idleMs / 1000 });
 
-  const store = await openStore({ url: config.storeUrl, dataDir: config.dataDir });
+  const store = await openStore({ url: config.store.url, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
-  const records = await store.proofRecords(nodeKey, config.proofStream);
+  const records = await store.proofRecords(nodeKey, config.store.proofStream);
   const bridge = startLoopbackBridge();
-  const hub = createProofHub({ retentionMs: 10 * 60 * 1000, pendingMs: 10 * 60 * 1000, maxEntries: 100_000 });
-  const slots = createSessionSlots(config.maxSessions);
+  // A SQLite store belongs to this prover alone: ids it left pending died with its previous process.
+  // A PostgreSQL store may be shared by running provers, whose pending ids are theirs to settle.
+  if (!config.store.url) {
+    const settled = await records.failPending({ code: "session_failed", message: "the prover stopped before this proof was made" });
+    if (settled > 0) log.warn("request ids left pending by the previous run settled as failed", { count: settled });
+  }
+  const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }));
+  /** Lifts the idle limit of one /proxy connection, from inside its handler. */
+  const idleExemptions = new WeakMap<Request, () => void>();
+  const slots = createSessionSlots(config.proxy.maxSessions);
   let stopping = false;
 
   const app = new Elysia()
     .use(errorHandling(log))
-    .use(apiKeyAuth(config.apiKeys, { proofStream: config.proofStream, publicProofs: config.publicProofs }))
+    .use(apiKeyAuth(config.auth.apiKeys, config.store))
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
       return {
         version: VERSION,
         nodeAddress: nodeKey.address,
-        notary: notaryInfo && { url: config.notaryUrl ?? "embedded", ...notaryInfo },
+        // Where the notary runs is the operator's business: /info only says whether it is embedded.
+        notary: notaryInfo && { embedded: embedded !== undefined, ...notaryInfo },
         sessionSizes: sizes,
         testTrustAnchor: engine.testTrustAnchor,
       };
     })
-    .use(proofRoutes(hub, { ...config.sse, heartbeatMs: 10_000 }))
+    .use(notaryInfoRoutes(notary))
+    .use(proofRoutes(delivery, config.sse))
     .use(
       proxyRoutes({
         notary,
         bridge,
-        hub,
+        delivery,
         sessions: pool,
-        policy: { allowPrivateTargets: config.allowPrivateTargets, resolve: config.resolve, allowedHosts: config.allowedHosts },
-        maxBodyBytes: config.maxBodyBytes,
-        connectTimeoutMs: config.connectTimeoutMs,
-        responseTimeoutMs: config.responseTimeoutMs,
-        sessionTimeoutMs: config.sessionTimeoutMs,
+        ...config.proxy,
         slots,
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
-        authorizationIsOurs: config.apiKeys.length > 0,
-        onProof: (proof) => records.saveProof(proof.body.requestId, proof),
+        authorizationIsOurs: config.auth.apiKeys.length > 0,
+        exemptFromIdleLimit: (request) => idleExemptions.get(request)?.(),
         log,
       }),
     )
     .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
-    .use(storeRoutes({ store: store.messages, nodeKey, proofStream: config.proofStream, maxStreams: config.storeStreams }));
+    .use(storeRoutes({ store: store.messages, nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
 
   const server = Bun.serve({
-    hostname: config.host,
-    port: config.port,
-    // SSE streams send a heartbeat every 10 s; the idle limit must be longer.
-    idleTimeout: 60,
-    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
+    hostname: config.listen.host,
+    port: config.listen.port,
+    idleTimeout: config.listen.idleTimeoutS,
+    maxRequestBodySize: config.listen.maxRequestBodyBytes,
     fetch(request, srv) {
       const { pathname } = new URL(request.url);
       if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname });
-      // A proof's MPC exchange is silent for tens of seconds: /proxy is exempt from the idle limit.
-      if (pathname === "/proxy") srv.timeout(request, 0);
+      // A proof's MPC exchange is silent for tens of seconds: /proxy lifts the idle limit once MPC starts
+      // (not before: a client sending its body slowly is still cut).
+      if (pathname === "/proxy") idleExemptions.set(request, () => srv.timeout(request, 0));
       return app.handle(request);
     },
   });
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const host = config.listen.host === "0.0.0.0" || config.listen.host === "::" ? "127.0.0.1" : config.listen.host;
   return {
     url: `http://${host}:${server.port}`,
-    port: server.port ?? config.port,
+    port: server.port ?? config.listen.port,
     notary: embedded,
     /**
      * Stops accepting, lets running sessions finish their proofs for up to graceMs, then ends every
@@ -148,7 +152,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       stopping = true;
       const idle = server.stop(false);
       if (!(await slots.drained(graceMs))) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
-      hub.closeAll((requestId) => ({ event: "error", requestId, code: "shutting_down", message: "the prover is shutting down" }));
+      delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
       await Promise.race([idle, Bun.sleep(2000)]);
       await server.stop(true);

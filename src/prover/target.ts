@@ -23,6 +23,8 @@ export interface TargetPolicy {
   resolve: ReadonlyMap<string, string>;
   /** Host patterns (`api.example.com`, `*.example.com`); empty = any host. */
   allowedHosts: readonly string[];
+  /** Target ports allowed (PROVER_ALLOWED_PORTS); empty = any port. */
+  allowedPorts: readonly number[];
 }
 
 export function parseTargetUrl(raw: string | null): Target {
@@ -62,6 +64,9 @@ export function hostAllowed(host: string, patterns: readonly string[]): boolean 
 
 /** Resolves the target once and checks the address that will be dialled. */
 export async function resolveTarget(target: Target, policy: TargetPolicy): Promise<ResolvedTarget> {
+  if (policy.allowedPorts.length > 0 && !policy.allowedPorts.includes(target.port)) {
+    throw new AppError("target_forbidden", `port ${target.port} is not in PROVER_ALLOWED_PORTS (${policy.allowedPorts.join(", ")})`);
+  }
   if (!hostAllowed(target.serverName, policy.allowedHosts)) {
     throw new AppError("target_forbidden", `host ${target.serverName} is not in PROVER_ALLOWED_HOSTS`);
   }

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
-import { loadNotaryConfig, parseNotaryConfig } from "../../src/notary/config.ts";
+import { loadNotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
 import { scratchDir } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { signedSample } from "../proof/fixtures.ts";

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../src/errors.ts";
-import { loadNotaryConfig, loadWhitelist, type NotaryConfig, parseNotaryConfig } from "../../src/notary/config.ts";
+import { loadNotaryConfig, type NotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
+import { loadWhitelist } from "../../src/notary/whitelist.ts";
 import { tempDir } from "../proof/fixtures.ts";
 
 function writeConfig(yaml: string): string {
@@ -28,18 +30,19 @@ describe("notary config", () => {
     const path = writeConfig("");
     const folder = join(path, "..");
     const expected: NotaryConfig = {
-      host: "0.0.0.0",
-      port: 7047,
-      concurrency: 32,
-      notarization: { maxSentData: 4096, maxRecvData: 16384, timeoutSeconds: 1800, privateKeyPath: null, signatureAlgorithm: "secp256k1" },
+      listen: { host: "0.0.0.0", port: 7047 },
+      sessions: { concurrency: 32, maxSentData: 4096, maxRecvData: 16384, timeoutMs: 1_800_000, connectTimeoutMs: 30_000 },
+      key: { privateKeyPath: null, signatureAlgorithm: "secp256k1" },
       tls: { enabled: false, privateKeyPath: null, certificatePath: null },
       log: { level: "DEBUG", format: "COMPACT" },
       auth: { enabled: false, whitelistPath: join(folder, "whitelist.csv") },
+      process: { threads: cpus().length, shutdownGraceMs: 30_000, testTrustAnchorPath: undefined },
     };
     expect(loadNotaryConfig(path)).toEqual(expected);
     const emptyMapping = writeConfig("{}\n");
     expect(loadNotaryConfig(emptyMapping)).toEqual({ ...expected, auth: { enabled: false, whitelistPath: join(emptyMapping, "..", "whitelist.csv") } });
-    expect(parseNotaryConfig({ tls: null, log: null }, "/srv")).toEqual({ ...expected, auth: { enabled: false, whitelistPath: "/srv/whitelist.csv" } });
+    const { process: _, ...fromYaml } = expected;
+    expect(parseNotaryConfig({ tls: null, log: null }, "/srv")).toEqual({ ...fromYaml, auth: { enabled: false, whitelistPath: "/srv/whitelist.csv" } });
   });
 
   test("a full config, in notary-server's own layout", () => {
@@ -51,6 +54,7 @@ notarization:
   max_sent_data: 8192
   max_recv_data: 65536
   timeout: 60
+  connect_timeout: 5
   private_key_path: "./keys/notary.key"
   signature_algorithm: secp256r1
 tls:
@@ -65,14 +69,15 @@ auth:
   whitelist: lists/keys.csv
 `);
     const folder = join(path, "..");
-    expect(loadNotaryConfig(path)).toEqual({
-      host: "127.0.0.1",
-      port: 8047,
-      concurrency: 4,
-      notarization: { maxSentData: 8192, maxRecvData: 65536, timeoutSeconds: 60, privateKeyPath: join(folder, "keys/notary.key"), signatureAlgorithm: "secp256r1" },
+    const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
+    expect(loadNotaryConfig(path, env)).toEqual({
+      listen: { host: "127.0.0.1", port: 8047 },
+      sessions: { concurrency: 4, maxSentData: 8192, maxRecvData: 65536, timeoutMs: 60_000, connectTimeoutMs: 5_000 },
+      key: { privateKeyPath: join(folder, "keys/notary.key"), signatureAlgorithm: "secp256r1" },
       tls: { enabled: true, privateKeyPath: "/etc/tls/key.pem", certificatePath: join(folder, "../tls/cert.pem") },
       log: { level: "INFO", format: "JSON" },
       auth: { enabled: true, whitelistPath: join(folder, "lists/keys.csv") },
+      process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });
   });
 
@@ -95,8 +100,21 @@ auth:
     ["notarization: [1]", "notary config: notarization: expected a mapping, got an array"],
     ["- a\n- b", 'notary config: value: expected a mapping, got an array'],
     ["tls:\n  enabled: true\n  private_key_path: k.pem", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required"],
+    ["notarization:\n  connect_timeout: 0", "notary config: notarization.connect_timeout: expected a positive integer, got 0"],
+    ["notarization:\n  timeout: 10\n  connect_timeout: 30", "notary config: notarization.connect_timeout must not exceed notarization.timeout"],
   ])("%j is refused, naming the key", (yaml, message) => {
     const error = failure(() => loadNotaryConfig(writeConfig(yaml)));
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toBe(message);
+  });
+
+  test.each([
+    [{ NOTARY_THREADS: "0" }, "NOTARY_THREADS: must be at least 1"],
+    [{ NOTARY_THREADS: "two" }, "NOTARY_THREADS: must be a whole number"],
+    [{ NOTARY_SHUTDOWN_GRACE_S: "-1" }, "NOTARY_SHUTDOWN_GRACE_S: must be a whole number"],
+    [{ NOTARY_SHUTDOWN_GRACE_S: "3601" }, "NOTARY_SHUTDOWN_GRACE_S: must be at most 3600"],
+  ])("environment %j is refused, naming the variable", (env, message) => {
+    const error = failure(() => loadNotaryConfig(writeConfig(""), env));
     expect(error.code).toBe("config_invalid");
     expect(error.message).toBe(message);
   });

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { isPublicAddress } from "../../src/prover/address-policy.ts";
 import { type TargetPolicy, hostAllowed, parseResolveList, parseTargetUrl, resolveTarget } from "../../src/prover/target.ts";
 
-const strict: TargetPolicy = { allowPrivateTargets: false, resolve: new Map(), allowedHosts: [] };
+const strict: TargetPolicy = { allowPrivateTargets: false, resolve: new Map(), allowedHosts: [], allowedPorts: [] };
 
 describe("isPublicAddress", () => {
   test.each([

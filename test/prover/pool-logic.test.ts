@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { Prover } from "tlsn-wasm";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { createLogger } from "../../src/log.ts";
-import { loadPoolConfig } from "../../src/prover/pool-config.ts";
+import { loadPoolConfig } from "../../src/config/pool.ts";
 import {
   ENGINE_BASE_BYTES,
   backoffMs,

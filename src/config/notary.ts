@@ -1,37 +1,58 @@
 /**
- * The notary's YAML configuration, in the shape of TLSNotary's notary-server (alpha.12) so operators
- * can reuse theirs. Every key is optional with notary-server's default; unknown keys and wrong types
- * are errors naming the key. Relative paths resolve against the config file's folder, so a config
- * means the same thing whatever directory the notary starts from.
+ * The notary's settings. The YAML file has the shape of TLSNotary's notary-server (alpha.12) so operators
+ * can reuse theirs, plus `notarization.connect_timeout`. Every key is optional with notary-server's default;
+ * unknown keys and wrong types are errors naming the key. Relative paths resolve against the config file's
+ * folder, so a config means the same thing whatever directory the notary starts from. A few process
+ * settings come from NOTARY_* variables. README.md, "The notary", documents each one.
  */
 import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { dirname, resolve } from "node:path";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
-import { AppError } from "../errors.ts";
+import { AppError, parseOrThrow } from "../errors.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
-import { describeSchemaIssue, strictMapping } from "../proof/verify.ts";
+import { strictMapping } from "../schema.ts";
+import { parseEnv, wholeNumber } from "./env.ts";
 
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
 export type LogFormat = "COMPACT" | "JSON";
 
-export interface NotaryConfig {
-  host: string;
-  port: number;
+/**
+ * Seconds a created session may wait for its prover's MPC socket. A prover dials right after creating a
+ * session (a warm pool's too), so this only ends sessions nobody will use, which would hold a place.
+ */
+export const NOTARY_CONNECT_TIMEOUT_S = 30;
+
+/** What bounds the notary's sessions (the embedded notary gets the same group from the prover's config). */
+export interface SessionLimits {
   /** Sessions at once; beyond it the notary answers 503. */
   concurrency: number;
-  notarization: {
-    maxSentData: number;
-    maxRecvData: number;
-    timeoutSeconds: number;
-    /** Absolute path of the PKCS#8 key, or null for a random key per start. */
-    privateKeyPath: string | null;
-    signatureAlgorithm: SignatureAlgorithm;
-  };
+  maxSentData: number;
+  maxRecvData: number;
+  /** Longest life of a session, from creation. */
+  timeoutMs: number;
+  /** Longest wait for the prover's MPC socket after creation. */
+  connectTimeoutMs: number;
+}
+
+export interface NotaryConfig {
+  listen: { host: string; port: number };
+  sessions: SessionLimits;
+  /** Absolute path of the PKCS#8 key, or null for a random key per start. */
+  key: { privateKeyPath: string | null; signatureAlgorithm: SignatureAlgorithm };
   tls: { enabled: boolean; privateKeyPath: string | null; certificatePath: string | null };
   log: { level: LogLevel; format: LogFormat };
   auth: { enabled: boolean; whitelistPath: string };
+  /** From the environment: NOTARY_THREADS, NOTARY_SHUTDOWN_GRACE_S, TLSN_TEST_TRUST_ANCHOR. */
+  process: { threads: number; shutdownGraceMs: number; testTrustAnchorPath?: string };
 }
+
+const NotaryEnv = v.object({
+  NOTARY_THREADS: v.optional(wholeNumber(1, 64)),
+  NOTARY_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
+  TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
+});
 
 const positiveInteger = v.pipe(
   v.number("expected a positive integer"),
@@ -71,6 +92,7 @@ const configSchema = strictMapping(
       max_sent_data: v.optional(positiveInteger, 4096),
       max_recv_data: v.optional(positiveInteger, 16384),
       timeout: v.optional(positiveInteger, 1800),
+      connect_timeout: v.optional(positiveInteger, NOTARY_CONNECT_TIMEOUT_S),
       private_key_path: optionalPath,
       signature_algorithm: v.optional(v.picklist(["secp256k1", "secp256r1"], "expected secp256k1 or secp256r1"), "secp256k1"),
     }),
@@ -85,30 +107,32 @@ const configSchema = strictMapping(
 );
 
 /** Validates a parsed config document; `baseDir` anchors its relative paths. Throws AppError("config_invalid"). */
-export function parseNotaryConfig(document: unknown, baseDir: string): NotaryConfig {
-  const parsed = v.safeParse(configSchema, document ?? {});
-  if (!parsed.success) throw new AppError("config_invalid", `notary config: ${describeSchemaIssue(parsed.issues[0])}`);
-  const { notarization, tls, log, auth, ...top } = parsed.output;
+export function parseNotaryConfig(document: unknown, baseDir: string): Omit<NotaryConfig, "process"> {
+  const { notarization, tls, log, auth, ...top } = parseOrThrow(configSchema, document ?? {}, "config_invalid", { where: "notary config", showInput: true });
   const anchored = (value: string | null): string | null => (value === null ? null : resolve(baseDir, value));
   if (tls.enabled && (tls.private_key_path === null || tls.certificate_path === null)) {
     throw new AppError("config_invalid", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required");
   }
+  if (notarization.connect_timeout > notarization.timeout) {
+    throw new AppError("config_invalid", "notary config: notarization.connect_timeout must not exceed notarization.timeout");
+  }
   return {
-    ...top,
-    notarization: {
+    listen: { host: top.host, port: top.port },
+    sessions: {
+      concurrency: top.concurrency,
       maxSentData: notarization.max_sent_data,
       maxRecvData: notarization.max_recv_data,
-      timeoutSeconds: notarization.timeout,
-      privateKeyPath: anchored(notarization.private_key_path),
-      signatureAlgorithm: notarization.signature_algorithm,
+      timeoutMs: notarization.timeout * 1000,
+      connectTimeoutMs: notarization.connect_timeout * 1000,
     },
+    key: { privateKeyPath: anchored(notarization.private_key_path), signatureAlgorithm: notarization.signature_algorithm },
     tls: { enabled: tls.enabled, privateKeyPath: anchored(tls.private_key_path), certificatePath: anchored(tls.certificate_path) },
     log: { level: log.level, format: log.format },
     auth: { enabled: auth.enabled, whitelistPath: resolve(baseDir, auth.whitelist) },
   };
 }
 
-function readText(path: string, what: string): string {
+export function readText(path: string, what: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
@@ -116,7 +140,9 @@ function readText(path: string, what: string): string {
   }
 }
 
-export function loadNotaryConfig(path: string): NotaryConfig {
+/** The notary's whole configuration: the YAML file at `path` and the NOTARY_* variables of `env`. */
+export function loadNotaryConfig(path: string, env: Record<string, string | undefined> = {}): NotaryConfig {
+  const e = parseEnv(NotaryEnv, env);
   const text = readText(path, "notary config");
   let document: unknown;
   try {
@@ -127,79 +153,12 @@ export function loadNotaryConfig(path: string): NotaryConfig {
     const reason = ((error as Error).message.split("\n")[0] ?? "").trim();
     throw new AppError("config_invalid", `notary config ${path}: not valid YAML: ${reason}`);
   }
-  return parseNotaryConfig(document, dirname(resolve(path)));
-}
-
-// ---- whitelist ----
-
-/** RFC 4180 records: quoted fields may hold commas, doubled quotes and line breaks. Returns [line, fields][]. */
-function csvRecords(text: string, path: string): [number, string[]][] {
-  const records: [number, string[]][] = [];
-  let fields: string[] = [];
-  let field = "";
-  let line = 1;
-  let recordLine = 1;
-  let quoted = false;
-  let fieldWasQuoted = false;
-  const endField = () => {
-    fields.push(field);
-    field = "";
-    fieldWasQuoted = false;
+  return {
+    ...parseNotaryConfig(document, dirname(resolve(path))),
+    process: {
+      threads: e.NOTARY_THREADS ?? Math.max(1, cpus().length),
+      shutdownGraceMs: e.NOTARY_SHUTDOWN_GRACE_S * 1000,
+      testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    },
   };
-  const endRecord = () => {
-    endField();
-    if (fields.length > 1 || fields[0] !== "") records.push([recordLine, fields]);
-    fields = [];
-    recordLine = line;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (quoted) {
-      if (char === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (char === '"') quoted = false;
-      else {
-        if (char === "\n") line++;
-        field += char;
-      }
-    } else if (char === '"') {
-      if (field !== "" || fieldWasQuoted) throw new AppError("config_invalid", `whitelist ${path} line ${line}: stray quote inside a field`);
-      quoted = fieldWasQuoted = true;
-    } else if (char === ",") endField();
-    else if (char === "\n" || char === "\r") {
-      if (char === "\r" && text[i + 1] === "\n") i++;
-      line++;
-      endRecord();
-    } else {
-      if (fieldWasQuoted) throw new AppError("config_invalid", `whitelist ${path} line ${line}: text after a closing quote`);
-      field += char;
-    }
-  }
-  if (quoted) throw new AppError("config_invalid", `whitelist ${path} line ${recordLine}: unterminated quoted field`);
-  endRecord();
-  return records;
-}
-
-const WHITELIST_COLUMNS = ["Name", "ApiKey", "CreatedAt"] as const;
-
-/** The API-key whitelist, notary-server's CSV `"Name","ApiKey","CreatedAt"` with a header row: API key → name. */
-export function loadWhitelist(path: string): Map<string, string> {
-  const [header, ...rows] = csvRecords(readText(path, "whitelist"), path);
-  const columns = header?.[1].map((name) => name.trim());
-  if (!columns || WHITELIST_COLUMNS.some((name) => !columns.includes(name))) {
-    throw new AppError("config_invalid", `whitelist ${path}: expected a header row "Name","ApiKey","CreatedAt"`);
-  }
-  const nameAt = columns.indexOf("Name");
-  const keyAt = columns.indexOf("ApiKey");
-  const whitelist = new Map<string, string>();
-  for (const [line, fields] of rows) {
-    const problem = (reason: string) => new AppError("config_invalid", `whitelist ${path} line ${line}: ${reason}`);
-    if (fields.length !== columns.length) throw problem(`expected ${columns.length} fields, got ${fields.length}`);
-    const apiKey = fields[keyAt] ?? "";
-    if (apiKey === "") throw problem("empty ApiKey");
-    if (whitelist.has(apiKey)) throw problem("duplicate ApiKey");
-    whitelist.set(apiKey, fields[nameAt] ?? "");
-  }
-  return whitelist;
 }

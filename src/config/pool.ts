@@ -2,8 +2,8 @@ import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
 import { parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../errors.ts";
-import type { SessionSizes } from "./notary-client.ts";
-import { defaultPoolSize, maxPoolSize } from "./pool-policy.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
+import { defaultPoolSize, maxPoolSize } from "../prover/pool-policy.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */

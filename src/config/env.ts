@@ -1,0 +1,47 @@
+/** Building blocks of the environment schemas: every value arrives as a string and is named by its variable. */
+import * as v from "valibot";
+import { parseOrThrow } from "../errors.ts";
+
+/** A whole number in an environment variable, within [min, max] (parseEnv names the variable). */
+export const wholeNumber = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+/** `1`/`true` or `0`/`false`. */
+export const flag = () =>
+  v.pipe(
+    v.picklist(["0", "1", "true", "false"], "must be 1, 0, true or false"),
+    v.transform((s) => s === "1" || s === "true"),
+  );
+
+/** A comma list; blanks around entries and empty entries are dropped. */
+export const list = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)),
+);
+
+/** One of `options`, in any case, as written in `options`. */
+export const oneOfAnyCase = <const T extends string[]>(options: T) =>
+  v.pipe(
+    v.string(),
+    v.transform((s) => s.toLowerCase()),
+    v.picklist(options, `must be one of ${options.join(", ")}`),
+  );
+
+/**
+ * Validates the variables a schema names (others in the environment are ignored); the first problem
+ * becomes one config_invalid line naming the variable.
+ */
+export function parseEnv<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): v.InferOutput<S> {
+  const known = Object.fromEntries(Object.keys(schema.entries).flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : [])));
+  return parseOrThrow(schema, known, "config_invalid");
+}

@@ -1,0 +1,189 @@
+/**
+ * The prover's settings: every PROVER_* variable (and LOG_FORMAT, TLSN_TEST_TRUST_ANCHOR) validated here,
+ * and handed out grouped by the part of the prover that uses them. A bad value is one config_invalid line
+ * naming the variable (exit 2). README.md, "Prover configuration", documents each one.
+ */
+import { cpus, homedir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import type { LogFormat } from "../log.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
+import { maxLiveSessions } from "../prover/pool-policy.ts";
+import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
+import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
+import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
+import { type PoolConfig, loadPoolConfig } from "./pool.ts";
+import type { DeliveryOptions } from "../prover/proof-delivery.ts";
+import type { ProofHubOptions } from "../prover/proof-hub.ts";
+
+const port = wholeNumber(1, 65535);
+
+/** The prover's environment; every variable is optional and validated. */
+const ProverEnv = v.object({
+  PROVER_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), "127.0.0.1"),
+  PROVER_PORT: v.optional(wholeNumber(0, 65535), "8080"),
+  PROVER_NOTARY_URL: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL"))),
+  PROVER_NOTARY_API_KEY: v.optional(v.string()),
+  PROVER_DATA_DIR: v.optional(v.string()),
+  // Committing more than about 64 KB fails in this engine version, so the caps stay below it.
+  PROVER_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768), "4096"),
+  PROVER_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536), "16384"),
+  PROVER_THREADS: v.optional(wholeNumber(1, 64)),
+  PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
+  PROVER_ALLOWED_HOSTS: v.optional(list, ""),
+  PROVER_ALLOWED_PORTS: v.optional(
+    v.union([v.pipe(v.literal("*"), v.transform(() => [])), v.pipe(list, v.minLength(1), v.array(port))], "must be a comma list of ports (1-65535) or *"),
+    "443,8443",
+  ),
+  PROVER_RESOLVE: v.optional(v.string()),
+  PROVER_STORE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"))),
+  PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
+  PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
+  PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
+  PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
+  PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
+  PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
+  PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
+  PROVER_MAX_SESSIONS: v.optional(wholeNumber(1, 1024)),
+  PROVER_SSE_PER_REQUEST: v.optional(wholeNumber(1, 100_000), "16"),
+  PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
+  PROVER_API_KEYS: v.optional(list, ""),
+  PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
+  PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255), "60"),
+  PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400), "600"),
+  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "300"),
+  TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
+  LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
+  XDG_DATA_HOME: v.optional(v.string()),
+});
+
+/**
+ * Proof streams write a comment this often: well under PROVER_IDLE_TIMEOUT_S (a third of it at most) and the
+ * usual 60 s of proxies. /proxy is exempt from the idle limit once its MPC session starts.
+ */
+const SSE_HEARTBEAT_MS = 10_000;
+/**
+ * Bun refuses bodies beyond its own limit with a bare 413; this much above PROVER_MAX_BODY_BYTES it lets
+ * the body through so the proxy answers its own JSON `payload_too_large`.
+ */
+const BODY_LIMIT_SLACK_BYTES = 64 * 1024;
+/**
+ * Most outcomes kept in memory for late subscribers (each at most one proof: about 4/3 of the session sizes
+ * plus 1 KB, ~28 KB at the default 4096/16384); older ones are read from the store.
+ */
+const PROOF_RETAINED_MAX = 512;
+/** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
+const PROOF_STORE_POLL_MS = 5_000;
+/**
+ * The embedded notary serves only this prover, whose sessions are bounded by the warm pool and
+ * PROVER_MAX_SESSIONS (both far below this); the cap only guards against leaked sessions.
+ */
+const EMBEDDED_NOTARY_CONCURRENCY = 64;
+
+export interface ProverConfig {
+  listen: { host: string; port: number; idleTimeoutS: number; maxRequestBodyBytes: number; shutdownGraceMs: number };
+  engine: { threads: number; testTrustAnchorPath?: string };
+  /** Keys, the SQLite store and the embedded notary's key live here. */
+  dataDir: string;
+  /** The largest session any request may use; the embedded notary's limits too. */
+  sessionLimits: SessionSizes;
+  /** A remote notary (`url` set), or the embedded one's session limits. */
+  notary: { url?: string; apiKey?: string; embedded: SessionLimits };
+  proxy: {
+    policy: TargetPolicy;
+    maxBodyBytes: number;
+    connectTimeoutMs: number;
+    /** Longest silence from a target that owes an answer. */
+    responseTimeoutMs: number;
+    /** Longest a whole session (setup, exchange, proof) may take. */
+    sessionTimeoutMs: number;
+    /** Live MPC sessions at once. */
+    maxSessions: number;
+  };
+  pool: PoolConfig;
+  store: {
+    url?: string;
+    proofStream: string;
+    /** With API keys on, the proofs stream is readable without a key. */
+    publicProofs: boolean;
+    /** Store answers streamed over SSE at once. */
+    maxStreams: number;
+  };
+  /** Keys for `Authorization: Bearer`; empty = no authentication. */
+  auth: { apiKeys: string[] };
+  sse: { perRequest: number; total: number; heartbeatMs: number };
+  /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
+  delivery: ProofHubOptions & DeliveryOptions;
+  log: { format: LogFormat };
+}
+
+export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
+  const e = parseEnv(ProverEnv, env);
+  const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
+  const pool = loadPoolConfig(env, sessionLimits);
+  const liveCeiling = maxLiveSessions(pool, sessionLimits);
+  if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {
+    throw new AppError(
+      "config_invalid",
+      `PROVER_MAX_SESSIONS must be at most ${liveCeiling} with these session sizes and a warm pool of ${pool.size} (one engine's memory cannot pass 4 GiB)`,
+    );
+  }
+  const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  return {
+    listen: {
+      host: e.PROVER_HOST,
+      port: e.PROVER_PORT,
+      idleTimeoutS: e.PROVER_IDLE_TIMEOUT_S,
+      maxRequestBodyBytes: e.PROVER_MAX_BODY_BYTES + BODY_LIMIT_SLACK_BYTES,
+      shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
+    },
+    engine: { threads: e.PROVER_THREADS ?? Math.max(1, cpus().length), testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR },
+    dataDir: e.PROVER_DATA_DIR ?? join(e.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof"),
+    sessionLimits,
+    notary: {
+      url: e.PROVER_NOTARY_URL,
+      apiKey: e.PROVER_NOTARY_API_KEY,
+      embedded: {
+        concurrency: EMBEDDED_NOTARY_CONCURRENCY,
+        ...sessionLimits,
+        // A warm session sets up (less than a session's time), idles up to the pool's idle time, then runs.
+        timeoutMs: pool.idleMs + 2 * sessionTimeoutMs,
+        connectTimeoutMs: NOTARY_CONNECT_TIMEOUT_S * 1000,
+      },
+    },
+    proxy: {
+      policy: {
+        allowPrivateTargets: e.PROVER_ALLOW_PRIVATE_TARGETS,
+        resolve: parseResolveList(e.PROVER_RESOLVE),
+        allowedHosts: e.PROVER_ALLOWED_HOSTS,
+        allowedPorts: e.PROVER_ALLOWED_PORTS,
+      },
+      maxBodyBytes: e.PROVER_MAX_BODY_BYTES,
+      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
+      responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
+      sessionTimeoutMs,
+      maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
+    },
+    pool,
+    store: {
+      url: e.PROVER_STORE_URL,
+      proofStream: e.PROVER_PROOF_STREAM,
+      publicProofs: e.PROVER_PUBLIC_PROOFS,
+      maxStreams: e.PROVER_STORE_STREAMS,
+    },
+    auth: { apiKeys: e.PROVER_API_KEYS },
+    sse: {
+      perRequest: e.PROVER_SSE_PER_REQUEST,
+      total: e.PROVER_SSE_TOTAL,
+      heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
+    },
+    delivery: {
+      retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
+      maxRetained: PROOF_RETAINED_MAX,
+      unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
+      storePollMs: PROOF_STORE_POLL_MS,
+    },
+    log: { format: e.LOG_FORMAT },
+  };
+}
