@@ -5,8 +5,10 @@ import { SQL } from "bun";
 import { join } from "node:path";
 import { openStore } from "../../src/store/index.ts";
 import type { MessageId, StoredMessage } from "../../src/store/message.ts";
-import { SQLITE_FILE } from "../../src/store/sqlite.ts";
-import type { MessageStore, ReadRequest } from "../../src/store/store.ts";
+import type { SqlDriver, SqlStatement } from "../../src/store/driver.ts";
+import { openPostgresDriver } from "../../src/store/postgres.ts";
+import { openSqliteDriver, SQLITE_FILE } from "../../src/store/sqlite.ts";
+import { SqlMessageStore, type MessageStore, type ReadRequest } from "../../src/store/store.ts";
 import { backends, dropTable, PG_URL, reopen, type OpenedStore } from "./backends.ts";
 
 /** One statement straight on the backend's database, beside the store. */
@@ -114,6 +116,26 @@ for (const backend of backends) {
       expect(await nth(12_001)).toBe(1000);
       expect(await nth(12_002)).toBeUndefined();
       expect(await nth(Number.MAX_SAFE_INTEGER)).toBeUndefined();
+    });
+
+    test("a huge count costs keyset pages of at most 5000 keys on the database, never an OFFSET", async () => {
+      await store.insert(Array.from({ length: 12_001 }, (_, i) => message(1000 + i, 0)));
+      // A second driver on the same database that records what the shared store sends it.
+      const driver: SqlDriver = opened.options.url ? await openPostgresDriver(opened.options.url) : openSqliteDriver(opened.dataDir);
+      const sent: SqlStatement[] = [];
+      const recording: SqlDriver = { ...driver, run: (statement) => (sent.push(statement), driver.run(statement)) };
+      try {
+        const watched = await SqlMessageStore.open(recording, opened.options.table);
+        sent.length = 0;
+        expect(await watched.nthNewestKey("s", 0, Number.MAX_SAFE_INTEGER)).toBeUndefined();
+        expect(sent).toHaveLength(3);
+        for (const { text, params } of sent) {
+          expect(text).not.toContain("OFFSET");
+          expect(params.at(-1)).toBe(5000);
+        }
+      } finally {
+        await driver.close();
+      }
     });
 
     test("keeps 64-bit-range timestamps and large batches exact", async () => {
