@@ -13,6 +13,8 @@ import {
   type RevealedRange,
   type TranscriptDirection,
 } from "./format.ts";
+import { RedactionSpanSchema } from "../protocol/notary.ts";
+import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { signatureMatches } from "./sign.ts";
 
@@ -45,20 +47,6 @@ export interface VerifiedProof {
 
 // ---- schema ----
 
-/** A strict object schema that also refuses arrays, which valibot's object schemas accept. */
-export const strictMapping = <T extends v.ObjectEntries, M extends string>(entries: T, message: M) =>
-  v.pipe(
-    v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), message),
-    v.strictObject(entries, message),
-  );
-
-const nonNegativeInteger = (max = Number.MAX_SAFE_INTEGER) =>
-  v.pipe(
-    v.number("expected a non-negative integer"),
-    v.safeInteger("expected a non-negative integer"),
-    v.minValue(0, "expected a non-negative integer"),
-    v.maxValue(max, `expected at most ${max}`),
-  );
 const text = v.string("expected a string");
 const nonEmptyText = v.pipe(text, v.minLength(1, "expected a non-empty string"));
 const flag = v.boolean("expected true or false");
@@ -86,7 +74,7 @@ const proofSchema = strict({
     redactions: list(
       strict({
         pattern: text,
-        spans: list(strict({ direction: oneOf(["sent", "recv"]), ...byteRangeEntries })),
+        spans: list(RedactionSpanSchema),
         matched: flag,
       }),
     ),
