@@ -7,7 +7,8 @@ import { openPostgresDriver } from "./postgres.ts";
 import { SqlProofRecords, type ProofRecords } from "./proof-records.ts";
 import { DEFAULT_TABLE } from "./sql.ts";
 import { openSqliteDriver } from "./sqlite.ts";
-import { SqlMessageStore, type MessageStore } from "./store.ts";
+import { SqlMessageStore } from "./sql-store.ts";
+import type { MessageStore } from "./store.ts";
 
 export type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
 export type { MessageId, MessageObject, MessageRef, RawMessage, StoredMessage } from "./message.ts";

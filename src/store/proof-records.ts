@@ -10,7 +10,7 @@ import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";
 import type { RawMessage } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { publishEntries } from "./publish.ts";
-import type { SqlMessageStore } from "./store.ts";
+import type { SqlMessageStore } from "./sql-store.ts";
 
 export type RecordedOutcome =
   | { state: "unknown" }

@@ -1,20 +1,6 @@
-/** The message store: one implementation over any SqlDriver (SQLite, PostgreSQL), running the SQL of `sql.ts`. */
-import type { SqlDriver, SqlRun } from "./driver.ts";
+/** What the message store offers; `sql-store.ts` implements it once over any SqlDriver. */
+import type { SqlDriver } from "./driver.ts";
 import type { MessageRef, MessageText, StoredMessage } from "./message.ts";
-import {
-  chainHeadSql,
-  checkTableName,
-  idKey,
-  insertSql,
-  keyOfRow,
-  layoutCheckSql,
-  layoutError,
-  readSql,
-  schemaStatements,
-  storedRowOf,
-  type KeyRow,
-  type ReadRow,
-} from "./sql.ts";
 
 /** Sort key of a message within one stream partition: messages are ordered by these four, ascending. */
 export interface MessageKey extends MessageRef {
@@ -53,69 +39,4 @@ export interface MessageStore {
   nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined>;
   /** Newest (timestamp, sequenceNumber) of one publisher's message chain. */
   chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined>;
-}
-
-/** 1000 rows × 8 parameters stays below both PostgreSQL's (65535) and SQLite's (32766) parameter limits. */
-const INSERT_CHUNK = 1000;
-/** Keys per page while walking back from the newest message: an index-only keyset walk, never an OFFSET. */
-const KEY_WALK_PAGE = 5000;
-
-export class SqlMessageStore implements MessageStore {
-  private constructor(
-    private readonly driver: SqlDriver,
-    readonly table: string,
-  ) {}
-
-  get backend(): SqlDriver["backend"] {
-    return this.driver.backend;
-  }
-
-  /** Creates the table and its index when missing; refuses a table of an earlier layout. */
-  static async open(driver: SqlDriver, table: string): Promise<SqlMessageStore> {
-    checkTableName(table);
-    await driver.setUp(schemaStatements(table, driver.keyedTableSuffix));
-    try {
-      await driver.run({ text: layoutCheckSql(table), params: [] });
-    } catch {
-      throw layoutError(table);
-    }
-    return new SqlMessageStore(driver, table);
-  }
-
-  insert(messages: readonly StoredMessage[]): Promise<boolean[]> {
-    return this.driver.transaction((run) => this.insertWith(run, messages));
-  }
-
-  /** `insert` inside a transaction the caller holds (so other rows can commit with the messages). */
-  async insertWith(run: SqlRun, messages: readonly StoredMessage[]): Promise<boolean[]> {
-    const written = new Set<string>();
-    for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
-      const rows = await run<KeyRow & { stream_id: string; partition: number }>(insertSql(this.table, messages.slice(start, start + INSERT_CHUNK)));
-      for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
-    }
-    // A message repeated within one call is written once: only its first occurrence counts as new.
-    return messages.map(({ id }) => written.delete(idKey(id)));
-  }
-
-  async read(request: ReadRequest): Promise<StoredRow[]> {
-    return (await this.driver.run<ReadRow>(readSql(this.table, request))).map(storedRowOf);
-  }
-
-  async nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined> {
-    let remaining = n;
-    let before: MessageKey | undefined;
-    for (;;) {
-      const limit = Math.min(KEY_WALK_PAGE, remaining);
-      const keys = await this.read({ streamId, partition, before, newestFirst: true, limit, texts: [] });
-      if (keys.length < limit) return undefined;
-      remaining -= keys.length;
-      before = keys.at(-1);
-      if (remaining === 0) return before;
-    }
-  }
-
-  async chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined> {
-    const [row] = await this.driver.run<KeyRow>(chainHeadSql(this.table, streamId, partition, publisherId, msgChainId));
-    return row && { timestamp: Number(row.ts), sequenceNumber: Number(row.sequence_no) };
-  }
 }

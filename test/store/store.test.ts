@@ -8,7 +8,8 @@ import type { MessageId, StoredMessage } from "../../src/store/message.ts";
 import type { SqlDriver, SqlStatement } from "../../src/store/driver.ts";
 import { openPostgresDriver } from "../../src/store/postgres.ts";
 import { openSqliteDriver, SQLITE_FILE } from "../../src/store/sqlite.ts";
-import { SqlMessageStore, type MessageStore, type ReadRequest } from "../../src/store/store.ts";
+import { SqlMessageStore } from "../../src/store/sql-store.ts";
+import type { MessageStore, ReadRequest } from "../../src/store/store.ts";
 import { backends, dropTable, PG_URL, reopen, type OpenedStore } from "./backends.ts";
 
 /** One statement straight on the backend's database, beside the store. */
