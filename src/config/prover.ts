@@ -16,6 +16,7 @@ import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/proof-delivery.ts";
 import type { ProofHubOptions } from "../prover/proof-hub.ts";
+import { storeUrlSchema } from "../store/url.ts";
 
 const port = wholeNumber(1, 65535);
 
@@ -37,7 +38,7 @@ const ProverEnv = v.object({
     "443,8443",
   ),
   PROVER_RESOLVE: v.optional(v.string()),
-  PROVER_STORE_URL: v.optional(v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"))),
+  PROVER_STORE_URL: v.optional(storeUrlSchema),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),

@@ -8,6 +8,7 @@ import { SqlProofRecords, type ProofRecords } from "./proof-records.ts";
 import { DEFAULT_TABLE } from "./sql.ts";
 import { openSqliteDriver } from "./sqlite.ts";
 import { SqlMessageStore } from "./sql-store.ts";
+import { storeUrlSchema } from "./url.ts";
 import type { MessageStore } from "./store.ts";
 
 export type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
@@ -16,9 +17,8 @@ export type { ProofRecords, RecordedOutcome } from "./proof-records.ts";
 export { loadNodeKey, type NodeKey } from "./node-key.ts";
 export { DEFAULT_PROOF_STREAM, publishEntries, type PublishEntry, type PublishResult } from "./publish.ts";
 export { verifyStoreResponse, type ExpectedStoreRequest, type ResponseMetadata } from "./response-signature.ts";
+export { storeUrlSchema } from "./url.ts";
 
-/** `PROVER_STORE_URL`: the one place a store URL is validated (unset or empty: SQLite in the data folder). */
-export const storeUrlSchema = v.pipe(v.string(), v.regex(/^(postgres(ql)?:\/\/.+)?$/, "must be a postgres:// URL"));
 
 const storeEnv = v.object({ PROVER_STORE_URL: v.optional(storeUrlSchema) });
 
