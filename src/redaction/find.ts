@@ -1,63 +1,64 @@
 /**
- * Where each pattern's values are, in a transcript where some bytes are already hidden.
+ * Where each pattern's values are, located on the full transcript the prover holds.
  *
- * "Find on the visible view": a pattern may only be located through bytes that are still visible. What
- * locates it must be entirely visible; the value it then hides may overlap bytes already hidden.
- * - req:header / res:header: the header name bytes (before the colon, whitespace trimmed).
- * - req:body / res:body: every object key token along the path, quotes included. Array indices and the
- *   empty path (whole body) are positional: nothing to see, always found.
- * - res:query: the parameter name bytes (before `=`).
- * - res:path: positional (counted by `/` on the raw request target), always found.
- * - search: every byte of the occurrence, in the logical response (chunk framing left out).
- * Structure (line breaks, colons, JSON punctuation, chunk framing) is read from the real bytes whether or not
- * hidden: it locates nothing by itself.
+ * Every pattern is located on the real bytes, whatever other patterns hide: a header name, the JSON keys
+ * along a path, a query name or a search text locates its values even when those locating bytes are hidden
+ * themselves (by an earlier pattern, or by this one). Hiding can therefore never make a later pattern miss
+ * what it names; the caller hides the union of all spans.
+ * - req:header / res:header: every field line with that name (case-insensitive), in the head, in interim 1xx
+ *   heads and in chunked trailers; the value without surrounding whitespace.
+ * - req:body / res:body: the JSON values at the path (every duplicate key followed), in the de-chunked body
+ *   after an optional byte-order mark; a body that is not JSON (compressed, text, truncated) has no values.
+ *   The empty path is the whole body, whatever it holds.
+ * - res:query: values of parameters with that raw name. res:path: one segment, by position.
+ * - search: every occurrence in the response (see search.ts for what is decoded).
+ * Structure (line breaks, colons, JSON punctuation, chunk framing) is read from the real bytes.
  */
-import type { ByteRange } from "../proof/format.ts";
-import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
-import { type JsonNode, parseJson, valuesAtPath } from "./json.ts";
-import type { RedactionPattern } from "./patterns.ts";
-import { complementRanges, mergeRanges, overlapsAny, type RangesByDirection } from "./spans.ts";
+import { bodyBytes, type HttpMessage, parseHttpMessage } from "../http1/message.ts";
+import type { ByteRange, Direction } from "../proof/format.ts";
+import { decodeString, type JsonNode, parseJson, valuesAtPath } from "./json.ts";
+import type { HidingPattern } from "./patterns.ts";
+import { occurrences, type SearchSpace, searchSpaceOf } from "./search.ts";
+import { complementRanges, mergeRanges, type RangesByDirection } from "./spans.ts";
 import { pathSegments, queryParameters, requestTarget } from "./target.ts";
 import { type ByteView, rawRangesOf, viewOf } from "./view.ts";
-
-interface ParsedBody {
-  view: ByteView;
-  /** Null when the body is not exactly one JSON value. */
-  json: JsonNode | null;
-}
 
 interface ParsedSide {
   bytes: Uint8Array;
   message: HttpMessage;
-  body: ParsedBody;
+  body: ByteView;
+  /** Null when the body is not exactly one JSON value. */
+  json: JsonNode | null;
+  search: SearchSpace;
 }
 
 export interface ParsedTranscript {
-  request: ParsedSide;
-  response: ParsedSide;
+  sent: ParsedSide;
+  recv: ParsedSide;
   /** Request target on the request line, if there is one. */
   target: ByteRange | null;
-  /** The response as `search:` sees it: everything but chunk framing. */
-  searchView: ByteView;
+}
+
+/** A pattern's hidden spans, and the values it hid as they could be met again elsewhere in the transcript. */
+export interface Found {
+  spans: RangesByDirection;
+  /** Each value's bytes (de-chunked); for a JSON string also its content without quotes, raw and decoded. */
+  values: Uint8Array[];
 }
 
 const utf8 = new TextEncoder();
 
 function parseSide(bytes: Uint8Array): ParsedSide {
   const message = parseHttpMessage(bytes);
-  const view = viewOf(bytes, message.body);
-  return { bytes, message, body: { view, json: parseJson(view.bytes) } };
+  const body = viewOf(bytes, message.body);
+  const json = parseJson(body.bytes);
+  const plain = viewOf(bytes, complementRanges(bytes.length, message.framing));
+  return { bytes, message, body, json, search: searchSpaceOf(plain, body, json) };
 }
 
 export function parseTranscript(transcript: { sent: Uint8Array; recv: Uint8Array }): ParsedTranscript {
-  const request = parseSide(transcript.sent);
-  const response = parseSide(transcript.recv);
-  return {
-    request,
-    response,
-    target: requestTarget(request.bytes, request.message.startLine),
-    searchView: viewOf(response.bytes, complementRanges(response.bytes.length, response.message.framing)),
-  };
+  const sent = parseSide(transcript.sent);
+  return { sent, recv: parseSide(transcript.recv), target: requestTarget(sent.bytes, sent.message.startLine) };
 }
 
 const lowerAscii = (b: number) => (b >= 0x41 && b <= 0x5a ? b + 0x20 : b);
@@ -68,66 +69,89 @@ function bytesEqual(bytes: Uint8Array, range: ByteRange, expected: Uint8Array, i
   return expected.every((b, i) => fold(bytes[range.start + i]!) === fold(b));
 }
 
-function headerValues(side: ParsedSide, name: string, hidden: readonly ByteRange[]): ByteRange[] {
+/** One pattern's matches: raw ranges (unmerged) and the values they hold. */
+interface Located {
+  ranges: ByteRange[];
+  values: Uint8Array[];
+}
+
+const nothing: Located = { ranges: [], values: [] };
+
+/** Raw ranges, each also a value of its own bytes. */
+function rawValues(bytes: Uint8Array, ranges: ByteRange[]): Located {
+  return { ranges, values: ranges.map((r) => bytes.slice(r.start, r.end)) };
+}
+
+function headerValues(side: ParsedSide, name: string): Located {
   const wanted = utf8.encode(name);
-  return side.message.headers
-    .filter((field) => bytesEqual(side.bytes, field.name, wanted, true) && !overlapsAny(hidden, field.name))
-    .map((field) => field.value);
+  const ranges = side.message.headers.filter((field) => bytesEqual(side.bytes, field.name, wanted, true)).map((field) => field.value);
+  return rawValues(side.bytes, ranges);
 }
 
-function bodyValues(body: ParsedBody, path: readonly string[], hidden: readonly ByteRange[]): ByteRange[] {
-  if (path.length === 0) return body.view.pieces.map((piece) => piece.raw);
-  if (!body.json) return [];
-  const keyVisible = (key: ByteRange) => !rawRangesOf(body.view, key.start, key.end).some((r) => overlapsAny(hidden, r));
-  return valuesAtPath(body.json, path, keyVisible).flatMap((node) =>
-    rawRangesOf(body.view, node.range.start, node.range.end),
-  );
-}
-
-function queryValues(t: ParsedTranscript, name: string, hidden: readonly ByteRange[]): ByteRange[] {
-  if (!t.target) return [];
-  const wanted = utf8.encode(name);
-  const bytes = t.request.bytes;
-  return queryParameters(bytes, t.target)
-    .filter((p) => bytesEqual(bytes, p.name, wanted, false) && !overlapsAny(hidden, p.name))
-    .map((p) => p.value);
-}
-
-function pathSegment(t: ParsedTranscript, segment: number): ByteRange[] {
-  const range = t.target ? pathSegments(t.request.bytes, t.target)[segment - 1] : undefined;
-  return range ? [range] : [];
-}
-
-function occurrences(view: ByteView, text: string, hidden: readonly ByteRange[]): ByteRange[] {
-  const needle = utf8.encode(text);
-  const haystack = view.bytes;
-  const found: ByteRange[] = [];
-  for (let at = haystack.indexOf(needle[0]!); at >= 0 && at + needle.length <= haystack.length; at = haystack.indexOf(needle[0]!, at + 1)) {
-    if (!needle.every((b, i) => haystack[at + i] === b)) continue;
-    const raw = rawRangesOf(view, at, at + needle.length);
-    if (!raw.some((r) => overlapsAny(hidden, r))) found.push(...raw);
+function bodyValues(side: ParsedSide, path: readonly string[]): Located {
+  if (path.length === 0) {
+    return { ranges: side.body.pieces.map((piece) => piece.raw), values: [bodyBytes(side.bytes, side.message)] };
   }
-  return found;
+  if (!side.json) return nothing;
+  const nodes = valuesAtPath(side.json, path);
+  const text = side.body.bytes;
+  return {
+    ranges: nodes.flatMap((node) => rawRangesOf(side.body, node.range.start, node.range.end)),
+    values: nodes.flatMap((node) => {
+      const whole = text.slice(node.range.start, node.range.end);
+      if (node.kind !== "string") return [whole];
+      return [whole, text.slice(node.range.start + 1, node.range.end - 1), decodeString(text, node.range).bytes];
+    }),
+  };
 }
 
-/** The spans `pattern` hides, per direction, sorted and merged; empty values contribute nothing. */
-export function findSpans(t: ParsedTranscript, pattern: RedactionPattern, hidden: RangesByDirection): RangesByDirection {
-  const sent = (ranges: ByteRange[]) => ({ sent: mergeRanges(ranges), recv: [] });
-  const recv = (ranges: ByteRange[]) => ({ sent: [], recv: mergeRanges(ranges) });
+function queryValues(t: ParsedTranscript, name: string): Located {
+  if (!t.target) return nothing;
+  const wanted = utf8.encode(name);
+  const bytes = t.sent.bytes;
+  const ranges = queryParameters(bytes, t.target).filter((p) => bytesEqual(bytes, p.name, wanted, false)).map((p) => p.value);
+  return rawValues(bytes, ranges);
+}
+
+function pathSegment(t: ParsedTranscript, segment: number): Located {
+  const range = t.target ? pathSegments(t.sent.bytes, t.target)[segment - 1] : undefined;
+  return rawValues(t.sent.bytes, range ? [range] : []);
+}
+
+function searchValues(side: ParsedSide, text: string): Located {
+  const needle = utf8.encode(text);
+  const ranges = occurrences(side.search, needle);
+  return { ranges, values: ranges.length > 0 ? [needle] : [] };
+}
+
+function locate(t: ParsedTranscript, pattern: HidingPattern): [Direction, Located] {
   switch (pattern.kind) {
     case "req:header":
-      return sent(headerValues(t.request, pattern.name, hidden.sent));
+      return ["sent", headerValues(t.sent, pattern.name)];
     case "res:header":
-      return recv(headerValues(t.response, pattern.name, hidden.recv));
+      return ["recv", headerValues(t.recv, pattern.name)];
     case "req:body":
-      return sent(bodyValues(t.request.body, pattern.path, hidden.sent));
+      return ["sent", bodyValues(t.sent, pattern.path)];
     case "res:body":
-      return recv(bodyValues(t.response.body, pattern.path, hidden.recv));
+      return ["recv", bodyValues(t.recv, pattern.path)];
     case "res:query":
-      return sent(queryValues(t, pattern.name, hidden.sent));
+      return ["sent", queryValues(t, pattern.name)];
     case "res:path":
-      return sent(pathSegment(t, pattern.segment));
+      return ["sent", pathSegment(t, pattern.segment)];
     case "search":
-      return recv(occurrences(t.searchView, pattern.text, hidden.recv));
+      return ["recv", searchValues(t.recv, pattern.text)];
   }
+}
+
+/** The spans `pattern` hides, per direction, sorted and merged (empty values contribute none), and its values. */
+export function findSpans(t: ParsedTranscript, pattern: HidingPattern): Found {
+  const [direction, { ranges, values }] = locate(t, pattern);
+  const spans: RangesByDirection = { sent: [], recv: [] };
+  spans[direction] = mergeRanges(ranges);
+  return { spans, values: spans[direction].length > 0 ? values : [] };
+}
+
+/** Every occurrence of `value` in either direction, as raw ranges. */
+export function findEverywhere(t: ParsedTranscript, value: Uint8Array): RangesByDirection {
+  return { sent: occurrences(t.sent.search, value), recv: occurrences(t.recv.search, value) };
 }

@@ -1,39 +1,94 @@
 /**
- * Redaction: which transcript bytes the prover keeps hidden, from the client's `T-REDACTED` patterns.
- * Patterns apply in order, each on the view the earlier ones left (see find.ts for what "find" means);
- * the union of all their spans is hidden, whatever the order or overlap.
+ * Redaction: which transcript bytes the prover keeps hidden, from the client's `T-REDACTED` entries.
+ *
+ * Every pattern is located on the full transcript (find.ts), so no pattern can make another miss what it
+ * names, and the union of all their spans is hidden. Order only decides the order of the proof's list:
+ * the client's entries as given (`reveal:` entries hide nothing and are not listed), then the credential
+ * headers hidden by default that hid something (`default:req:header:cookie`), then `echo:*`: every further
+ * occurrence, anywhere in either direction, of a value some pattern hid (values of MIN_ECHO_LENGTH bytes
+ * or more), so a server that echoes a hidden value does not reveal it.
  */
 import type { ByteRange, DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
-import { findSpans, parseTranscript } from "./find.ts";
-import { type RedactionPattern, publicPattern } from "./patterns.ts";
-import { complementRanges, mergeRanges, type RangesByDirection } from "./spans.ts";
+import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
+import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPattern } from "./patterns.ts";
+import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "./spans.ts";
 
 export { parseRedactions, publicPattern, type RedactionPattern } from "./patterns.ts";
+export { parseRedactionRequest, type RedactionRequest } from "./request.ts";
+
+/** Shorter hidden values are not looked for elsewhere: they would hide every `null` or `200` in sight. */
+export const MIN_ECHO_LENGTH = 4;
+export const ECHO_PATTERN = "echo:*";
+export const DEFAULT_PREFIX = "default:";
 
 export interface RedactionResult {
   /** Union of all spans per direction, sorted and merged. */
-  hidden: { sent: ByteRange[]; recv: ByteRange[] };
-  /** One per pattern, in the order given. `matched` is true exactly when the pattern has spans. */
+  hidden: RangesByDirection;
+  /** What the proof lists (see above). `matched` is true exactly when an entry has spans. */
   declared: DeclaredRedaction[];
+  /** 1-based positions of the client's entries that matched nothing, in order. */
+  unmatched: number[];
 }
 
-export function computeRedactions(
-  transcript: { sent: Uint8Array; recv: Uint8Array },
-  patterns: readonly RedactionPattern[],
-): RedactionResult {
-  const parsed = parseTranscript(transcript);
-  let hidden: RangesByDirection = { sent: [], recv: [] };
-  const declared: DeclaredRedaction[] = [];
-  for (const pattern of patterns) {
-    const found = findSpans(parsed, pattern, hidden);
-    hidden = { sent: mergeRanges([...hidden.sent, ...found.sent]), recv: mergeRanges([...hidden.recv, ...found.recv]) };
-    const spans: RedactionSpan[] = [
-      ...found.sent.map((r) => ({ direction: "sent" as const, ...r })),
-      ...found.recv.map((r) => ({ direction: "recv" as const, ...r })),
-    ];
-    declared.push({ pattern: publicPattern(pattern), spans, matched: spans.length > 0 });
+const spansOf = (ranges: RangesByDirection): RedactionSpan[] => [
+  ...ranges.sent.map((r) => ({ direction: "sent" as const, ...r })),
+  ...ranges.recv.map((r) => ({ direction: "recv" as const, ...r })),
+];
+
+/** Default-hidden headers the client neither revealed nor named itself. */
+function defaultPatterns(patterns: readonly RedactionPattern[]): HidingPattern[] {
+  const mentioned = (kind: string, name: string) =>
+    patterns.some((p) => (p.kind === "reveal" ? p.header.kind === kind && p.header.name === name : p.kind === kind && "name" in p && p.name.toLowerCase() === name));
+  return DEFAULT_HIDDEN.filter((d) => !mentioned(d.kind, d.name));
+}
+
+function echoes(parsed: ParsedTranscript, values: readonly Uint8Array[], hidden: RangesByDirection): RangesByDirection {
+  const seen = new Set<string>();
+  const found: RangesByDirection = { sent: [], recv: [] };
+  for (const value of values) {
+    const key = Buffer.from(value).toString("latin1");
+    if (value.length < MIN_ECHO_LENGTH || seen.has(key)) continue;
+    seen.add(key);
+    const everywhere = findEverywhere(parsed, value);
+    found.sent.push(...everywhere.sent);
+    found.recv.push(...everywhere.recv);
   }
-  return { hidden, declared };
+  return { sent: subtractRanges(found.sent, hidden.sent), recv: subtractRanges(found.recv, hidden.recv) };
+}
+
+export function computeRedactions(transcript: { sent: Uint8Array; recv: Uint8Array }, patterns: readonly RedactionPattern[]): RedactionResult {
+  const parsed = parseTranscript(transcript);
+  const hidden: RangesByDirection = { sent: [], recv: [] };
+  const values: Uint8Array[] = [];
+  const declared: DeclaredRedaction[] = [];
+  const unmatched: number[] = [];
+  const hide = (pattern: HidingPattern): RedactionSpan[] => {
+    const found = findSpans(parsed, pattern);
+    hidden.sent.push(...found.spans.sent);
+    hidden.recv.push(...found.spans.recv);
+    values.push(...found.values);
+    return spansOf(found.spans);
+  };
+
+  patterns.forEach((pattern, index) => {
+    if (pattern.kind === "reveal") return;
+    const spans = hide(pattern);
+    declared.push({ pattern: publicPattern(pattern), spans, matched: spans.length > 0 });
+    if (spans.length === 0) unmatched.push(index + 1);
+  });
+  for (const pattern of defaultPatterns(patterns)) {
+    const spans = hide(pattern);
+    if (spans.length > 0) declared.push({ pattern: DEFAULT_PREFIX + publicPattern(pattern), spans, matched: true });
+  }
+  const byPatterns = { sent: mergeRanges(hidden.sent), recv: mergeRanges(hidden.recv) };
+  const echoed = echoes(parsed, values, byPatterns);
+  const echoSpans = spansOf(echoed);
+  if (echoSpans.length > 0) declared.push({ pattern: ECHO_PATTERN, spans: echoSpans, matched: true });
+  return {
+    hidden: { sent: mergeRanges([...byPatterns.sent, ...echoed.sent]), recv: mergeRanges([...byPatterns.recv, ...echoed.recv]) },
+    declared,
+    unmatched,
+  };
 }
 
 /** What to reveal of a direction of `length` bytes: everything outside `hidden`, sorted and merged. */

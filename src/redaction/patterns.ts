@@ -1,14 +1,21 @@
 /**
- * The `T-REDACTED` grammar: comma-separated entries, whitespace around entries ignored.
+ * The `T-REDACTED` grammar: comma-separated entries; whitespace around an entry and after its prefix ignored.
+ * A backslash escapes the next character: `\,` is a comma inside an entry, `\\` a backslash, and `\.` a dot
+ * inside one key of a body path (`res:body:a\.b.c` is key `a.b`, then key `c`). Any other escape is an error.
  * Anything malformed is rejected, never skipped: a typo must not turn into a revealed secret.
  * Error messages name the entry's position and the problem, never its text (it may be the secret).
  */
 import { AppError } from "../errors.ts";
 
+/** A header hidden unless the client reveals it: credentials a proof must not show by accident. */
+export type DefaultHidden =
+  | { kind: "req:header"; name: "authorization" | "proxy-authorization" | "cookie" }
+  | { kind: "res:header"; name: "set-cookie" };
+
 export type RedactionPattern =
   /** Values of request header lines with this name (case-insensitive). */
   | { kind: "req:header"; name: string }
-  /** JSON value at this path of the request body; an empty path is the whole body. */
+  /** JSON value at this path of the request body (keys or array indices); an empty path is the whole body. */
   | { kind: "req:body"; path: string[] }
   | { kind: "res:header"; name: string }
   | { kind: "res:body"; path: string[] }
@@ -16,75 +23,154 @@ export type RedactionPattern =
   | { kind: "res:query"; name: string }
   /** Path segment `segment` (1-based) of the request target. */
   | { kind: "res:path"; segment: number }
-  /** Every occurrence of `text` (UTF-8) in the response, chunk framing aside. */
-  | { kind: "search"; text: string };
+  /** Every occurrence of `text` (UTF-8) in the response, chunk framing aside, JSON escapes resolved. */
+  | { kind: "search"; text: string }
+  /** Shows a header that is hidden by default; hides nothing. */
+  | { kind: "reveal"; header: DefaultHidden };
+
+/** A pattern that hides something. */
+export type HidingPattern = Exclude<RedactionPattern, { kind: "reveal" }>;
 
 type Kind = RedactionPattern["kind"];
 
-const kinds: readonly Kind[] = ["req:header", "req:body", "res:header", "res:body", "res:query", "res:path", "search"];
+const kinds: readonly Kind[] = ["req:header", "req:body", "res:header", "res:body", "res:query", "res:path", "search", "reveal"];
+
+export const DEFAULT_HIDDEN: readonly DefaultHidden[] = [
+  { kind: "req:header", name: "authorization" },
+  { kind: "req:header", name: "proxy-authorization" },
+  { kind: "req:header", name: "cookie" },
+  { kind: "res:header", name: "set-cookie" },
+];
+
+/**
+ * Entries beyond these are refused: the notary takes at most 256 declared redactions of 1024 characters,
+ * and a proof also lists the default-hidden headers and the echoes.
+ */
+export const MAX_ENTRIES = 250;
+export const MAX_ENTRY_LENGTH = 1000;
 
 /** RFC 9110 token characters: a header name made of anything else could never match. */
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A name containing these could never be one query parameter's name. */
 const queryNameForbidden = /[&=#?\s]/;
 const segmentNumber = /^[1-9][0-9]*$/;
+const escapable = new Set([",", "\\", "."]);
 
 function fail(position: number, problem: string): never {
   throw new AppError("invalid_redaction", `T-REDACTED entry ${position}: ${problem}`, { entry: position });
 }
 
+/** Splits `text` at unescaped `separator`s; escapes stay in the pieces. */
+function splitUnescaped(text: string, separator: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === separator) {
+      pieces.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}
+
+function unescape(text: string, position: number): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== "\\") {
+      out += text[i];
+      continue;
+    }
+    const next = text[++i];
+    if (next === undefined || !escapable.has(next)) fail(position, "a backslash must be followed by a comma, a dot or a backslash");
+    out += next;
+  }
+  return out;
+}
+
+function parseDefaultHidden(rest: string, position: number): DefaultHidden {
+  const lower = rest.toLowerCase();
+  const found = DEFAULT_HIDDEN.find((d) => lower === `${d.kind}:${d.name}`);
+  if (!found) fail(position, `reveal: applies only to ${DEFAULT_HIDDEN.map((d) => `${d.kind}:${d.name}`).join(", ")}`);
+  return found;
+}
+
 function parseEntry(entry: string, position: number): RedactionPattern {
   if (entry === "") fail(position, "empty entry");
+  if (entry.length > MAX_ENTRY_LENGTH) fail(position, `longer than ${MAX_ENTRY_LENGTH} characters`);
   const kind = kinds.find((k) => entry.startsWith(`${k}:`));
   if (!kind) fail(position, `unknown kind (expected one of ${kinds.map((k) => `${k}:`).join(", ")})`);
-  const rest = entry.slice(kind.length + 1);
+  const written = entry.slice(kind.length + 1).trim();
   switch (kind) {
     case "req:header":
-    case "res:header":
-      if (rest === "") fail(position, "missing header name");
-      if (!headerName.test(rest)) fail(position, "header name has characters a header name cannot have");
-      return { kind, name: rest };
+    case "res:header": {
+      const name = unescape(written, position);
+      if (name === "") fail(position, "missing header name");
+      if (!headerName.test(name)) fail(position, "header name has characters a header name cannot have");
+      return { kind, name };
+    }
     case "req:body":
     case "res:body": {
-      const path = rest === "" ? [] : rest.split(".");
+      const path = written === "" ? [] : splitUnescaped(written, ".").map((segment) => unescape(segment, position));
       if (path.some((segment) => segment === "")) fail(position, "body path has an empty segment");
       return { kind, path };
     }
-    case "res:query":
-      if (rest === "") fail(position, "missing query parameter name");
-      if (queryNameForbidden.test(rest)) fail(position, "query parameter name has characters a name cannot have");
-      return { kind, name: rest };
+    case "res:query": {
+      const name = unescape(written, position);
+      if (name === "") fail(position, "missing query parameter name");
+      if (queryNameForbidden.test(name)) fail(position, "query parameter name has characters a name cannot have");
+      return { kind, name };
+    }
     case "res:path": {
-      if (!segmentNumber.test(rest)) fail(position, "path segment must be a whole number from 1");
-      const segment = Number(rest);
+      if (!segmentNumber.test(written)) fail(position, "path segment must be a whole number from 1");
+      const segment = Number(written);
       if (!Number.isSafeInteger(segment)) fail(position, "path segment number too large");
       return { kind, segment };
     }
-    case "search":
-      if (rest === "") fail(position, "empty search text");
-      return { kind, text: rest };
+    case "search": {
+      const text = unescape(written, position);
+      if (text === "") fail(position, "empty search text");
+      return { kind, text };
+    }
+    case "reveal":
+      return { kind, header: parseDefaultHidden(written, position) };
   }
 }
 
-/** The patterns of a `T-REDACTED` header, in order; an absent or blank header means none. */
+/** The patterns of a `T-REDACTED` header, one per entry, in order; an absent or blank header means none. */
 export function parseRedactions(header: string | undefined): RedactionPattern[] {
   if (header === undefined || header.trim() === "") return [];
-  return header.split(",").map((entry, index) => parseEntry(entry.trim(), index + 1));
+  const entries = splitUnescaped(header, ",");
+  if (entries.length > MAX_ENTRIES) fail(MAX_ENTRIES + 1, `at most ${MAX_ENTRIES} entries`);
+  const patterns = entries.map((entry, index) => parseEntry(entry.trim(), index + 1));
+  patterns.forEach((pattern, index) => {
+    if (pattern.kind !== "reveal") return;
+    const { kind, name } = pattern.header;
+    const hidden = patterns.findIndex((p) => p.kind === kind && p.name.toLowerCase() === name);
+    if (hidden >= 0) fail(index + 1, `reveals what entry ${hidden + 1} hides`);
+  });
+  return patterns;
 }
 
-/** The pattern as written in the proof: the entry as given, except that a search text never appears. */
+const escapeText = (text: string, special: RegExp) => text.replace(special, (char) => `\\${char}`);
+
+/** The pattern as written in the proof: the entry in its normal form, except that a search text never appears. */
 export function publicPattern(pattern: RedactionPattern): string {
   switch (pattern.kind) {
     case "req:header":
     case "res:header":
-    case "res:query":
       return `${pattern.kind}:${pattern.name}`;
+    case "res:query":
+      return `${pattern.kind}:${escapeText(pattern.name, /[\\,]/g)}`;
     case "req:body":
     case "res:body":
-      return `${pattern.kind}:${pattern.path.join(".")}`;
+      return `${pattern.kind}:${pattern.path.map((segment) => escapeText(segment, /[\\,.]/g)).join(".")}`;
     case "res:path":
       return `${pattern.kind}:${pattern.segment}`;
     case "search":
       return "search:*";
+    case "reveal":
+      return `reveal:${pattern.header.kind}:${pattern.header.name}`;
   }
 }

@@ -49,3 +49,11 @@ export function overlapsAny(merged: readonly ByteRange[], range: ByteRange): boo
   const candidate = merged[lo];
   return candidate !== undefined && candidate.start < range.end;
 }
+
+/** The bytes of `ranges` outside `removed`, sorted and merged. */
+export function subtractRanges(ranges: readonly ByteRange[], removed: readonly ByteRange[]): ByteRange[] {
+  const kept = mergeRanges(ranges);
+  const end = kept.at(-1)?.end ?? 0;
+  const outside = complementRanges(end, removed);
+  return mergeRanges(kept.flatMap((r) => outside.flatMap((o) => (o.start < r.end && r.start < o.end ? [{ start: Math.max(r.start, o.start), end: Math.min(r.end, o.end) }] : []))));
+}
