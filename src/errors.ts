@@ -31,6 +31,8 @@ export const errorCodes = {
   session_timeout: { http: 504, exit: 1 },
   response_too_large: { http: 500, exit: 1 },
   tls_unsupported: { http: 500, exit: 1 },
+  // The target's certificate chain or host name was refused: an upstream fault, like a bad gateway's.
+  tls_untrusted: { http: 502, exit: 1 },
   notary_unavailable: { http: 500, exit: 1 },
   session_failed: { http: 500, exit: 1 },
   storage_failed: { http: 500, exit: 1 },

@@ -63,8 +63,23 @@ export async function setupProverSession(notary: NotarySessions, serverName: str
   return { notarySessionId, serverName, sizes, prover, closed: false };
 }
 
+/**
+ * The engine's TLS client (rustls) reports a refused server certificate as `invalid peer certificate: <reason>`,
+ * e.g. `UnknownIssuer` (the chain does not end in a trusted root) or `CertNotValidForName`.
+ */
+const UNTRUSTED_CERTIFICATE = /invalid peer certificate: (\w+)/i;
+
+/** Why a certificate was refused, in words, from the engine's reason. */
+function untrustedReason(reason: string, serverName: string): string {
+  if (/NotValidForName/i.test(reason)) return `it is not valid for ${serverName}`;
+  if (/UnknownIssuer|BadSignature/i.test(reason)) return "its chain does not end in a trusted root";
+  if (/Expired|NotValidYet/i.test(reason)) return "it is outside its validity period";
+  return `the engine refused it (${reason})`;
+}
+
 /** Explains an engine failure from what the TCP bridge saw and what the engine said. */
-function requestFailure(error: unknown, tcp: TcpHandle, sizes: SessionSizes): AppError {
+function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession): AppError {
+  const { sizes } = session;
   const text = errorText(error).toLowerCase();
   if (tcp.state.failure === "refused") return new AppError("target_unreachable", "the target refused the connection");
   if (tcp.state.failure === "timeout") return new AppError("target_timeout", "connecting to the target timed out");
@@ -77,10 +92,17 @@ function requestFailure(error: unknown, tcp: TcpHandle, sizes: SessionSizes): Ap
     );
   }
   if (!tcp.state.connected) return new AppError("target_unreachable", "the target could not be reached");
+  const untrusted = UNTRUSTED_CERTIFICATE.exec(errorText(error));
+  if (untrusted) {
+    return new AppError(
+      "tls_untrusted",
+      `the target's certificate was not trusted: ${untrustedReason(untrusted[1]!, session.serverName)}; no proof is made`,
+    );
+  }
   if (/handshake|alert|cipher|protocol version|certificate|tls|unsupported/.test(text)) {
     return new AppError(
       "tls_unsupported",
-      "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM and a certificate from a trusted root",
+      "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM (the engine's only cipher suite)",
     );
   }
   return new AppError("target_request_failed", "the exchange with the target failed");
@@ -101,7 +123,7 @@ export async function sendRequest(session: ProverSession, tcp: TcpHandle, reques
     return { response, sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
   } catch (error) {
     closeProverSession(session);
-    throw requestFailure(error, tcp, session.sizes);
+    throw requestFailure(error, tcp, session);
   }
 }
 

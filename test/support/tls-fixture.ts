@@ -6,14 +6,20 @@ import { join } from "node:path";
  * TARGET_HOST, made with the real openssl binary. Cached per folder: tests share one CA.
  */
 export const TARGET_HOST = "target.tlsproof.test";
+/** A host name no test server's trusted certificate names except the wrong-host one. */
+export const OTHER_HOST = "elsewhere.tlsproof.test";
 
-export interface TlsFixture {
-  dir: string;
-  caPath: string;
-  caPem: string;
+/** A certificate chain and its leaf's key: what a TLS server presents. */
+export interface ServerIdentity {
   leafKeyPem: string;
   /** Leaf then CA: the chain a server presents. */
   chainPem: string;
+}
+
+export interface TlsFixture extends ServerIdentity {
+  dir: string;
+  caPath: string;
+  caPem: string;
 }
 
 function openssl(args: string[], cwd: string): void {
@@ -21,42 +27,69 @@ function openssl(args: string[], cwd: string): void {
   if (result.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr.toString()}`);
 }
 
+/** `<name>.pem` and `<name>.key`: a P-256 CA whose subject is the built-in root's (the anchor replaced in tests). */
+function makeCa(dir: string, name: string): void {
+  writeFileSync(
+    join(dir, "ca.cnf"),
+    [
+      "[req]", "distinguished_name = dn", "prompt = no", "string_mask = default", "x509_extensions = ext",
+      "[dn]", "OU = GlobalSign ECC Root CA - R4", "O = GlobalSign", "CN = GlobalSign",
+      "[ext]", "basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign",
+      "subjectKeyIdentifier = hash",
+    ].join("\n"),
+  );
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
+  openssl(["req", "-x509", "-new", "-key", `${name}.key`, "-config", "ca.cnf", "-days", "3650", "-sha256", "-out", `${name}.pem`], dir);
+}
+
+/** `<name>.pem`, `<name>.key` and `chainFile` (leaf then CA): a server certificate for `host` issued by CA `ca`. */
+function makeLeaf(dir: string, name: string, ca: string, host: string, chainFile: string): void {
+  writeFileSync(
+    join(dir, `${name}.cnf`),
+    [
+      "basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature",
+      "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${host}`,
+    ].join("\n"),
+  );
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
+  openssl(["req", "-new", "-key", `${name}.key`, "-subj", `/CN=${host}`, "-out", `${name}.csr`], dir);
+  openssl(
+    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "825",
+      "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`],
+    dir,
+  );
+  writeFileSync(join(dir, chainFile), readFileSync(join(dir, `${name}.pem`), "utf8") + readFileSync(join(dir, `${ca}.pem`), "utf8"));
+}
+
+const identity = (dir: string, name: string, chainFile: string): ServerIdentity => ({
+  leafKeyPem: readFileSync(join(dir, `${name}.key`), "utf8"),
+  chainPem: readFileSync(join(dir, chainFile), "utf8"),
+});
+
 export function makeTlsFixture(dir: string): TlsFixture {
   mkdirSync(dir, { recursive: true });
-  const caPath = join(dir, "ca.pem");
   if (!existsSync(join(dir, "chain.pem"))) {
-    writeFileSync(
-      join(dir, "ca.cnf"),
-      [
-        "[req]", "distinguished_name = dn", "prompt = no", "string_mask = default", "x509_extensions = ext",
-        "[dn]", "OU = GlobalSign ECC Root CA - R4", "O = GlobalSign", "CN = GlobalSign",
-        "[ext]", "basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign",
-        "subjectKeyIdentifier = hash",
-      ].join("\n"),
-    );
-    writeFileSync(
-      join(dir, "leaf.cnf"),
-      [
-        "basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature",
-        "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`,
-      ].join("\n"),
-    );
-    openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"], dir);
-    openssl(["req", "-x509", "-new", "-key", "ca.key", "-config", "ca.cnf", "-days", "3650", "-sha256", "-out", "ca.pem"], dir);
-    openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "leaf.key"], dir);
-    openssl(["req", "-new", "-key", "leaf.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "leaf.csr"], dir);
-    openssl(
-      ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "825",
-        "-sha256", "-extfile", "leaf.cnf", "-out", "leaf.pem"],
-      dir,
-    );
-    writeFileSync(join(dir, "chain.pem"), readFileSync(join(dir, "leaf.pem"), "utf8") + readFileSync(caPath, "utf8"));
+    makeCa(dir, "ca");
+    makeLeaf(dir, "leaf", "ca", TARGET_HOST, "chain.pem");
   }
-  return {
-    dir,
-    caPath,
-    caPem: readFileSync(caPath, "utf8"),
-    leafKeyPem: readFileSync(join(dir, "leaf.key"), "utf8"),
-    chainPem: readFileSync(join(dir, "chain.pem"), "utf8"),
-  };
+  const caPath = join(dir, "ca.pem");
+  return { dir, caPath, caPem: readFileSync(caPath, "utf8"), ...identity(dir, "leaf", "chain.pem") };
+}
+
+/** Server identities a prover trusting `fixture`'s CA must refuse. */
+export interface UntrustedIdentities {
+  /** A leaf for TARGET_HOST from another CA with the trusted root's exact subject but its own key. */
+  impostorCa: ServerIdentity;
+  /** A leaf from the trusted CA, valid in every way but for OTHER_HOST. */
+  wrongHost: ServerIdentity;
+}
+
+export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentities {
+  const { dir } = fixture;
+  if (!existsSync(join(dir, "impostor-chain.pem"))) {
+    makeCa(dir, "impostor-ca");
+    makeLeaf(dir, "impostor-leaf", "impostor-ca", TARGET_HOST, "impostor-chain.pem");
+  }
+  if (!existsSync(join(dir, "other-host-chain.pem"))) makeLeaf(dir, "other-host", "ca", OTHER_HOST, "other-host-chain.pem");
+  return { impostorCa: identity(dir, "impostor-leaf", "impostor-chain.pem"), wrongHost: identity(dir, "other-host", "other-host-chain.pem") };
 }

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { errorData, firstEvent } from "../support/sse.ts";
+import { TARGET_HOST, type ServerIdentity, makeUntrustedIdentities } from "../support/tls-fixture.ts";
+import { eventually } from "./support.ts";
+
+/**
+ * The certificate check, through a real `cli prover start` (embedded notary, real MPC sessions) that trusts the
+ * test CA. Two TLS 1.2 servers it must refuse: one whose chain ends in another CA with the trusted root's exact
+ * subject but its own key (an impostor root), and one with a certificate from the trusted CA for another host.
+ * Switching chain or host-name checking off would let anyone between prover and server forge proofs.
+ */
+const MPC_MS = 180_000;
+
+/** A TLS server presenting `identity` that counts the HTTP requests it was sent. */
+function countingServer(identity: ServerIdentity): { server: Server<undefined>; requests: () => number } {
+  let requests = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: identity.chainPem, key: identity.leafKeyPem },
+    fetch() {
+      requests += 1;
+      return Response.json({ secret: "served-to-an-untrusted-session" });
+    },
+  });
+  return { server, requests: () => requests };
+}
+
+let prover: RunningProver;
+let impostor: ReturnType<typeof countingServer>;
+let wrongHost: ReturnType<typeof countingServer>;
+
+beforeAll(async () => {
+  const untrusted = makeUntrustedIdentities(tlsFixture());
+  impostor = countingServer(untrusted.impostorCa);
+  wrongHost = countingServer(untrusted.wrongHost);
+  const ports = [impostor.server.port!, wrongHost.server.port!];
+  prover = await startProver(SOURCE_CLI, ports[0]!, {
+    PROVER_RESOLVE: ports.map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(","),
+    PROVER_ALLOWED_PORTS: ports.join(","),
+    // The handshake fails before any data: the smallest sessions do.
+    PROVER_MAX_SENT_DATA: "512",
+    PROVER_MAX_RECV_DATA: "1024",
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await prover?.stop();
+  impostor?.server.stop(true);
+  wrongHost?.server.stop(true);
+});
+
+const notarySessions = async () =>
+  ((await (await fetch(`${prover.url}/pool`)).json()) as { notarySessions: number | null }).notarySessions;
+
+describe("an untrusted server certificate: no proof, and an error that says the certificate was not trusted", () => {
+  test.each([
+    ["chain ends in another CA with the trusted root's subject", () => impostor, "its chain does not end in a trusted root"],
+    ["certificate from the trusted CA names another host", () => wrongHost, `it is not valid for ${TARGET_HOST}`],
+  ])(
+    "%s",
+    async (_, server, reason) => {
+      const requestId = crypto.randomUUID();
+      const event = firstEvent(`${prover.url}/proof/${requestId}`, MPC_MS);
+      const response = await fetch(`${prover.url}/proxy`, {
+        headers: { "t-proxy-url": `https://${TARGET_HOST}:${server().server.port}/data`, "t-request-id": requestId },
+      });
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(response.status).toBe(502);
+      expect(response.headers.get("t-proof-id")).toBeNull();
+      expect(body.error.code).toBe("tls_untrusted");
+      expect(body.error.message).toBe(`the target's certificate was not trusted: ${reason}; no proof is made`);
+      expect(errorData(await event)).toEqual({ requestId, code: "tls_untrusted", message: body.error.message });
+      // The handshake stopped at the certificate: the request was never sent to that server.
+      expect(server().requests()).toBe(0);
+      // Nothing stored under that id, and the notary's side of the session is gone.
+      const stored = (await (await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=100`)).json()) as {
+        messages: { content: { body: { requestId: string } } }[];
+      };
+      expect(stored.messages.map((m) => m.content.body.requestId)).not.toContain(requestId);
+      expect(await eventually(notarySessions, (n) => n === 0, 10_000)).toBe(0);
+    },
+    MPC_MS,
+  );
+});
