@@ -1,15 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { type JsonNode, parseJson, valuesAtPath } from "../../src/redaction/json.ts";
+import { decodeString, type JsonNode, parseJson, valuesAtPath } from "../../src/redaction/json.ts";
 import { texts, utf8 } from "./fixtures/transcript.ts";
-
-const always = () => true;
 
 function at(json: string, path: string[]): string[] {
   const bytes = utf8(json);
   const root = parseJson(bytes);
   if (!root) throw new Error("not JSON");
-  return texts(bytes, valuesAtPath(root, path, always).map((n) => n.range));
+  return texts(bytes, valuesAtPath(root, path).map((n) => n.range));
 }
 
 describe("parseJson", () => {
@@ -63,10 +61,34 @@ describe("parseJson", () => {
     ]);
   });
 
-  test("the key predicate decides which keys may be used", () => {
-    const bytes = utf8(`{"a":1,"a":2}`);
-    const root = parseJson(bytes)!;
-    expect(valuesAtPath(root, ["a"], (key) => key.start !== 1).map((n) => n.range)).toEqual([{ start: 11, end: 12 }]);
+  test("a leading byte-order mark is skipped; offsets stay those of the bytes given", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(`{"a":1}`)]);
+    expect(valuesAtPath(parseJson(bytes)!, ["a"]).map((n) => n.range)).toEqual([{ start: 8, end: 9 }]);
+    expect(parseJson(new Uint8Array([0xef, 0xbb, ...utf8(`{"a":1}`)]))).toBeNull();
+  });
+
+  test("with hidden bytes: a hidden run is a value or a key; hidden bytes inside a string are its content", () => {
+    const text = `{"a":#####,"b":"x##y",###:1}`;
+    const bytes = utf8(text);
+    const root = parseJson(bytes, (pos) => text[pos] === "#");
+    expect(root?.kind).toBe("object");
+    const members = root?.kind === "object" ? root.members : [];
+    expect(members.map((m) => [m.key, m.value.kind, texts(bytes, [m.value.range])[0]])).toEqual([
+      ["a", "hidden", "#####"],
+      ["b", "string", `"x##y"`],
+      [null, "scalar", "1"],
+    ]);
+    // Hidden bytes cutting a number leave no structure to read.
+    expect(parseJson(utf8(`[12##]`), (pos) => pos === 3 || pos === 4)).toBeNull();
+  });
+
+  test("decodeString: each decoded byte maps to the escape it came from", () => {
+    const text = String.raw`"a\/\u00e9\ud83d\ude00\ud800x"`;
+    const decoded = decodeString(utf8(text), { start: 0, end: utf8(text).length });
+    expect(new TextDecoder().decode(decoded.bytes)).toBe("a/é😀\ufffdx");
+    expect(decoded.sources.map((r) => text.slice(r.start, r.end))).toEqual([
+      "a", "\\/", "\\u00e9", "\\u00e9", ...Array(4).fill("\\ud83d\\ude00"), ...Array(3).fill("\\ud800"), "x",
+    ]);
   });
 
   const invalid = [
@@ -89,7 +111,7 @@ describe("parseJson", () => {
     if (node.kind === "object") {
       for (const m of node.members) {
         expect(JSON.parse(new TextDecoder().decode(bytes.subarray(m.keyRange.start, m.keyRange.end)))).toBe(m.key);
-        checkRanges(bytes, m.value, (expected as Record<string, unknown>)[m.key]);
+        checkRanges(bytes, m.value, (expected as Record<string, unknown>)[m.key!]);
       }
     }
   }

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
-import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
+import { parseRedactionRequest, parseRedactions, publicPattern } from "../../src/redaction/index.ts";
+import { MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 
 function parseError(header: string): AppError {
   try {
@@ -95,6 +96,68 @@ describe("parseRedactions", () => {
   });
 });
 
+describe("whitespace, escapes, reveal and limits", () => {
+  test("whitespace after the prefix is ignored for every kind", () => {
+    expect(parseRedactions("req:header: X-A ,res:body:\ta.b ,res:query: q,res:path: 2,search:  s3cr3t ,reveal: req:header:cookie")).toEqual([
+      { kind: "req:header", name: "X-A" },
+      { kind: "res:body", path: ["a", "b"] },
+      { kind: "res:query", name: "q" },
+      { kind: "res:path", segment: 2 },
+      { kind: "search", text: "s3cr3t" },
+      { kind: "reveal", header: { kind: "req:header", name: "cookie" } },
+    ]);
+  });
+
+  test("backslash escapes: a dot inside a key, a comma inside an entry, a backslash", () => {
+    expect(parseRedactions(String.raw`res:body:a\.b.c\,d.e\\f,search:x\,y`)).toEqual([
+      { kind: "res:body", path: ["a.b", "c,d", "e\\f"] },
+      { kind: "search", text: "x,y" },
+    ]);
+    expect(parseError(String.raw`search:a\nb`).message).toMatch(/entry 1: a backslash/);
+    expect(parseError("search:a\\").message).toMatch(/entry 1: a backslash/);
+  });
+
+  test("reveal: only the default-hidden headers, never together with hiding them", () => {
+    expect(parseRedactions("reveal:RES:HEADER:Set-Cookie".replace("RES:HEADER", "res:header"))).toEqual([
+      { kind: "reveal", header: { kind: "res:header", name: "set-cookie" } },
+    ]);
+    expect(parseError("reveal:req:header:x-api-key").message).toMatch(/entry 1: reveal: applies only to/);
+    expect(parseError("req:header:Cookie,reveal:req:header:cookie").message).toMatch(/entry 2: reveals what entry 1 hides/);
+  });
+
+  test("at most MAX_ENTRIES entries of MAX_ENTRY_LENGTH characters", () => {
+    expect(parseRedactions(Array(MAX_ENTRIES).fill("search:x").join(","))).toHaveLength(MAX_ENTRIES);
+    expect(parseError(Array(MAX_ENTRIES + 1).fill("search:x").join(",")).message).toMatch(/at most/);
+    expect(parseError(`search:${"x".repeat(MAX_ENTRY_LENGTH)}`).message).toMatch(/entry 1: longer than/);
+  });
+});
+
+describe("parseRedactionRequest", () => {
+  const headers = (init: Record<string, string>) => new Headers(init);
+
+  test("patterns from T-REDACTED; T-REDACTED-UNMATCHED defaults to refuse", () => {
+    expect(parseRedactionRequest(headers({}))).toEqual({ patterns: [], allowUnmatched: false });
+    expect(parseRedactionRequest(headers({ "t-redacted": "search:x", "t-redacted-unmatched": " Allow " }))).toEqual({
+      patterns: [{ kind: "search", text: "x" }],
+      allowUnmatched: true,
+    });
+    expect(parseRedactionRequest(headers({ "t-redacted-unmatched": "refuse" })).allowUnmatched).toBe(false);
+  });
+
+  test("any other T-REDACTED-UNMATCHED value is invalid_header", () => {
+    for (const value of ["yes", "", "allow,refuse"]) {
+      let caught: unknown;
+      try {
+        parseRedactionRequest(headers({ "t-redacted-unmatched": value }));
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(AppError);
+      expect((caught as AppError).code).toBe("invalid_header");
+    }
+  });
+});
+
 describe("publicPattern", () => {
   test("the entry as given, except search text", () => {
     const header = "req:header:X-Key,req:body:,res:body:a.0.b,res:header:Set-Cookie,res:query:k%41,res:path:12,search:my secret";
@@ -148,15 +211,24 @@ describe("parser fuzz", () => {
   test("a secret in a rejected entry never appears in the message", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom("req:header:", "res:query:", "res:path:", "res:body:a..", "bogus:", "", "search:,"),
+        // Each shape is malformed whatever the secret: parseError fails the property if nothing is rejected.
+        fc.constantFrom<[string, string]>(
+          ["req:header:", " x"],
+          ["res:query:", "=1"],
+          ["res:path:x", ""],
+          ["res:body:a..", ""],
+          ["bogus:", ""],
+          ["", ""],
+          ["search:,", ""],
+          ["search:", "\\x"],
+          ["reveal:", ""],
+          ["req:header:a,res:path:0", ",search:"],
+        ),
         fc.stringMatching(/^[A-Za-z0-9]{8,16}$/),
-        fc.constantFrom(" x", "=1", "", "#", ".."),
-        (prefix, secret, suffix) => {
-          try {
-            parseRedactions(prefix + secret + suffix);
-          } catch (error) {
-            expect((error as AppError).message).not.toContain(secret);
-          }
+        ([prefix, suffix], secret) => {
+          const error = parseError(prefix + secret + suffix);
+          expect(error.code).toBe("invalid_redaction");
+          expect(error.message).not.toContain(secret);
         },
       ),
       { numRuns: 2_000 },
