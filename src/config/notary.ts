@@ -113,9 +113,6 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
   if (tls.enabled && (tls.private_key_path === null || tls.certificate_path === null)) {
     throw new AppError("config_invalid", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required");
   }
-  if (notarization.connect_timeout > notarization.timeout) {
-    throw new AppError("config_invalid", "notary config: notarization.connect_timeout must not exceed notarization.timeout");
-  }
   return {
     listen: { host: top.host, port: top.port },
     sessions: {
@@ -123,7 +120,8 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
       maxSentData: notarization.max_sent_data,
       maxRecvData: notarization.max_recv_data,
       timeoutMs: notarization.timeout * 1000,
-      connectTimeoutMs: notarization.connect_timeout * 1000,
+      // The session's own timeout ends a waiting session too, when it is the shorter one.
+      connectTimeoutMs: Math.min(notarization.connect_timeout, notarization.timeout) * 1000,
     },
     key: { privateKeyPath: anchored(notarization.private_key_path), signatureAlgorithm: notarization.signature_algorithm },
     tls: { enabled: tls.enabled, privateKeyPath: anchored(tls.private_key_path), certificatePath: anchored(tls.certificate_path) },

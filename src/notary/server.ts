@@ -98,9 +98,11 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     if (!isSessionRoute(pathname)) return undefined;
     if (stopping && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
     if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
-    if (Number(request.headers.get("content-length") ?? 0) > bodyLimit) {
-      return new AppError("payload_too_large", `the request body exceeds ${bodyLimit} bytes`);
-    }
+    if (request.method !== "POST") return undefined;
+    // Every body is bounded by its declared length before a byte of it is read.
+    const declared = request.headers.get("content-length");
+    if (declared === null) return new AppError("invalid_header", "a Content-Length header is required");
+    if (Number(declared) > bodyLimit) return new AppError("payload_too_large", `the request body exceeds ${bodyLimit} bytes`);
     return undefined;
   }
 
@@ -108,8 +110,6 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     hostname: options.host,
     port: options.port,
     idleTimeout: IDLE_TIMEOUT_S,
-    // Bodies without a Content-Length are cut here; those with one are refused above with a JSON answer.
-    maxRequestBodySize: bodyLimit,
     ...(options.tls ? { tls: options.tls } : {}),
     fetch(request, srv) {
       const { pathname, searchParams } = new URL(request.url);

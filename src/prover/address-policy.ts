@@ -2,8 +2,9 @@ import { isIP } from "node:net";
 
 /**
  * Which addresses a prover may dial. Targets must be public: private, loopback, link-local, multicast,
- * unspecified, shared, documentation and cloud-metadata ranges are refused, in IPv4 and IPv6, including
- * IPv4-mapped and IPv4-compatible IPv6 forms of them.
+ * unspecified, shared, documentation, relay and cloud-metadata ranges are refused, in IPv4 and IPv6.
+ * IPv6 forms that carry an IPv4 address (mapped, translated, compatible, Teredo) are refused whole: a public
+ * IPv4 target is dialled by its IPv4 address. NAT64 and 6to4 are judged by the IPv4 address they carry.
  */
 
 const v4Blocked: [number, number][] = [
@@ -15,6 +16,7 @@ const v4Blocked: [number, number][] = [
   [0xac100000, 12], // 172.16/12
   [0xc0000000, 24], // 192.0.0/24 IETF protocol assignments
   [0xc0000200, 24], // 192.0.2/24 documentation
+  [0xc0586300, 24], // 192.88.99/24 6to4 relay anycast (deprecated): reaches whichever relay is nearest
   [0xc0a80000, 16], // 192.168/16
   [0xc6120000, 15], // 198.18/15 benchmarking
   [0xc6336400, 24], // 198.51.100/24 documentation
@@ -55,13 +57,20 @@ function v6Bytes(address: string): Uint8Array {
 }
 
 function isBlockedV6(b: Uint8Array): boolean {
-  const zeroUpTo = (n: number) => b.subarray(0, n).every((x) => x === 0);
+  const zeroBetween = (from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+  const zeroUpTo = (n: number) => zeroBetween(0, n);
   const embeddedV4 = () => ((b[12]! << 24) | (b[13]! << 16) | (b[14]! << 8) | b[15]!) >>> 0;
   if (zeroUpTo(16)) return true; // ::
   if (zeroUpTo(15) && b[15] === 1) return true; // ::1
-  if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return isBlockedV4(embeddedV4()); // ::ffff:a.b.c.d
-  if (zeroUpTo(12)) return isBlockedV4(embeddedV4()); // ::a.b.c.d (deprecated compatible form)
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) return isBlockedV4(embeddedV4()); // 64:ff9b::/96 NAT64
+  if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return true; // ::ffff:0:0/96 IPv4-mapped
+  if (zeroUpTo(8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return true; // ::ffff:0:0:0/96 IPv4-translated
+  if (zeroUpTo(12)) return true; // ::/96 IPv4-compatible (deprecated)
+  if (b[0] === 0x01 && zeroBetween(1, 8)) return true; // 100::/64 discard-only
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b) {
+    // 64:ff9b::/96, the well-known NAT64 prefix, carries an IPv4 address; the rest (64:ff9b:1::/48) is local use.
+    return !zeroBetween(4, 12) || isBlockedV4(embeddedV4());
+  }
+  if (b[0] === 0x20 && b[1] === 0x01 && (b[2]! & 0xfe) === 0x00) return true; // 2001::/23 IETF assignments, Teredo 2001::/32 among them
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return true; // fe80::/10 link-local
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return true; // fec0::/10 site-local (deprecated)
   if ((b[0]! & 0xfe) === 0xfc) return true; // fc00::/7 unique local (includes fd00:ec2::254 metadata)

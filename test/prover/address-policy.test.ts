@@ -43,6 +43,18 @@ describe("isPublicAddress", () => {
     ["fd00:ec2::254", "AWS metadata over IPv6"],
     ["ff02::1", "multicast"],
     ["2001:db8::1", "documentation"],
+    ["::ffff:8.8.8.8", "IPv4-mapped, even of a public address"],
+    ["::ffff:0:808:808", "IPv4-translated (::ffff:0:0:0/96)"],
+    ["::ffff:0:7f00:1", "IPv4-translated loopback"],
+    ["::8.8.8.8", "IPv4-compatible, even of a public address"],
+    ["2001::1", "Teredo"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo, a real-looking address"],
+    ["2001:2::1", "benchmarking (IETF assignments 2001::/23)"],
+    ["192.88.99.1", "6to4 relay anycast"],
+    ["192.88.99.255", "6to4 relay anycast, end of range"],
+    ["100::1", "discard-only"],
+    ["100::ffff:ffff:ffff:ffff", "discard-only, end of range"],
+    ["64:ff9b:1::808:808", "local-use NAT64"],
   ])("refuses %s (%s)", (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
@@ -57,8 +69,10 @@ describe("isPublicAddress", () => {
     ["223.255.255.255"],
     ["2606:4700:4700::1111"],
     ["2a00:1450:4001:82a::200e"],
-    ["::ffff:8.8.8.8"],
     ["64:ff9b::808:808"],
+    ["192.88.100.1"], // just past 192.88.99/24
+    ["2001:200::1"], // just past 2001::/23
+    ["100:0:0:1::1"], // just past 100::/64
     ["2002:808:808::1"],
   ])("allows %s", (address) => {
     expect(isPublicAddress(address)).toBe(true);
@@ -71,15 +85,16 @@ describe("isPublicAddress", () => {
     },
   );
 
-  test("every IPv4 address agrees with its IPv4-mapped IPv6 forms", () => {
+  test("IPv6 forms carrying an IPv4 address are refused, NAT64 agrees with the IPv4 address", () => {
     fc.assert(
       fc.property(fc.ipV4(), (v4) => {
         const [a, b, c, d] = v4.split(".").map(Number) as [number, number, number, number];
         const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-        const expected = isPublicAddress(v4);
-        expect(isPublicAddress(`::ffff:${v4}`)).toBe(expected);
-        expect(isPublicAddress(`::ffff:${hex}`)).toBe(expected);
-        expect(isPublicAddress(`64:ff9b::${hex}`)).toBe(expected);
+        expect(isPublicAddress(`::ffff:${v4}`)).toBe(false);
+        expect(isPublicAddress(`::ffff:${hex}`)).toBe(false);
+        expect(isPublicAddress(`::ffff:0:${hex}`)).toBe(false);
+        expect(isPublicAddress(`2001:0:${hex}::1`)).toBe(false);
+        expect(isPublicAddress(`64:ff9b::${hex}`)).toBe(isPublicAddress(v4));
       }),
       { numRuns: 2000 },
     );
