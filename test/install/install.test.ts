@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -50,19 +51,14 @@ function run(cmd: string[], cwd: string, env?: Record<string, string>): { code: 
   return { code: r.exitCode ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
-/** Finds a Debian-packaged command, installing the package if needed; throws (fails) if it can't. */
-function ensureDebianTool(command: string, debPackage: string): string {
+/**
+ * A Debian-packaged command the tests need. Tests never change the host: .ci/run installs the packages listed
+ * in .ci/debian-packages before the suite runs.
+ */
+function requireTool(command: string, debPackage: string): string {
   const found = Bun.which(command);
-  if (found) return found;
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" } as Record<string, string>;
-  let r = run(["apt-get", "install", "-y", "-q", debPackage], "/", env);
-  if (r.code !== 0) {
-    run(["apt-get", "update", "-q"], "/", env);
-    r = run(["apt-get", "install", "-y", "-q", debPackage], "/", env);
-  }
-  const path = Bun.which(command);
-  if (!path) throw new Error(`cannot install ${debPackage} for ${command}: ${r.stderr.trim().split("\n").pop() ?? ""}`);
-  return path;
+  if (!found) throw new Error(`${command} is missing: install the Debian package ${debPackage} (.ci/run does, from .ci/debian-packages)`);
+  return found;
 }
 
 /** One folder of the fake release: fake binaries printing "<platform> <release>" and a SHA256SUMS made by sha256sum. */
@@ -506,7 +502,7 @@ describe("install.sh tools and options", () => {
 
 describe("install.sh source", () => {
   test("shellcheck passes (POSIX sh)", () => {
-    const shellcheck = ensureDebianTool("shellcheck", "shellcheck");
+    const shellcheck = requireTool("shellcheck", "shellcheck");
     const r = run([shellcheck, "--shell=sh", "--severity=style", INSTALL_SH], ROOT);
     expect(r.stdout + r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -623,7 +619,7 @@ describe("build-all helpers", () => {
   test(
     "executableFormat agrees with `file` on real bun cross-compiled executables of every target",
     async () => {
-      const file = ensureDebianTool("file", "file");
+      const file = requireTool("file", "file");
       const dir = join(tmp, "cross");
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, "probe.ts"), "console.log(process.platform, process.arch);\n");
@@ -656,7 +652,7 @@ describe("npm run build:all", () => {
       expect(sums.stderr).toBe("");
       expect(sums.code).toBe(0);
       expect(sums.stdout).toBe([...ASSETS].sort().map((a) => `${a}: OK\n`).join(""));
-      const file = ensureDebianTool("file", "file");
+      const file = requireTool("file", "file");
       for (const target of TARGETS) {
         expect(run([file, "-b", join(outdir, fileNameOf(target))], outdir).stdout).toMatch(FILE_OUTPUT[target.format]);
       }
@@ -666,19 +662,17 @@ describe("npm run build:all", () => {
   );
 });
 
-/** The real linux-x64 build: from dist/, or built now with scripts/build.ts. */
-async function realLinuxBinary(): Promise<string> {
-  for (const name of ["cli-linux-x64", "cli"]) {
-    if (await Bun.file(join(DIST, name)).exists()) return join(DIST, name);
-  }
-  const buildScript = join(ROOT, "scripts", "build.ts");
-  if (!(await Bun.file(buildScript).exists())) {
-    throw new Error("no dist/cli-linux-x64 or dist/cli, and scripts/build.ts is missing to build one");
-  }
-  const out = join(DIST, "cli-linux-x64");
-  const r = run([BUN, buildScript, "--target", "bun-linux-x64", "--outfile", out], ROOT);
+/**
+ * The real build of the asset install.sh picks on this host (`cli-linux-x64`, or `-baseline` without AVX2),
+ * compiled now from the current source into the test's folder: never a stale one from dist/.
+ */
+function freshLinuxBinary(): { asset: string; path: string } {
+  const avx2 = /^flags\s*:.*\savx2(\s|$)/m.test(readFileSync("/proc/cpuinfo", "utf8"));
+  const target = TARGETS.find((t) => t.name === (avx2 ? "linux-x64" : "linux-x64-baseline"))!;
+  const path = join(tmp, "fresh", fileNameOf(target));
+  const r = run([BUN, join(ROOT, "scripts", "build.ts"), "--target", target.bunTarget, "--outfile", path], ROOT);
   if (r.code !== 0) throw new Error(`scripts/build.ts failed (${r.code}):\n${r.stdout}${r.stderr}`);
-  return out;
+  return { asset: fileNameOf(target), path };
 }
 
 const onLinuxX64 = process.platform === "linux" && process.arch === "x64";
@@ -687,12 +681,10 @@ describe("the real binary", () => {
   test.skipIf(!onLinuxX64)(
     "installs through install.sh, prints package.json's version, and ignores .env and bunfig.toml in its cwd",
     async () => {
-      const binary = await realLinuxBinary();
-      // A release folder holding the real build; the baseline build only if there is one.
+      const binary = freshLinuxBinary();
+      // A release folder holding the real build of the one asset this host needs.
       const release = "/real/latest/download";
-      const served: Record<string, string> = { "cli-linux-x64": binary };
-      const baseline = join(DIST, "cli-linux-x64-baseline");
-      if (await Bun.file(baseline).exists()) served["cli-linux-x64-baseline"] = baseline;
+      const served: Record<string, string> = { [binary.asset]: binary.path };
       const entries: { name: string; sha256: string }[] = [];
       for (const [name, path] of Object.entries(served)) {
         const hash = run(["sha256sum", path], ROOT).stdout.split(" ")[0] ?? "";
