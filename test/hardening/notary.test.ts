@@ -144,6 +144,12 @@ describe("configuration errors exit 2 with one line", () => {
     const noList = notaryConfig("auth:\n  enabled: true\n  whitelist: nowhere.csv\n");
     expectCleanConfigError(await run(["notary", "start", "--config", noList]), "nowhere.csv");
   });
+  test("notary: bad NOTARY_* variables and connect_timeout", async () => {
+    const config = notaryConfig("host: 127.0.0.1\nport: 0\n");
+    expectCleanConfigError(await run(["notary", "start", "--config", config], { NOTARY_THREADS: "many" }), "NOTARY_THREADS");
+    expectCleanConfigError(await run(["notary", "start", "--config", config], { NOTARY_SHUTDOWN_GRACE_S: "-1" }), "NOTARY_SHUTDOWN_GRACE_S");
+    expectCleanConfigError(await run(["notary", "start", "--config", notaryConfig("notarization:\n  connect_timeout: soon\n")]), "connect_timeout");
+  });
   test("notary: port in use", async () => {
     const config = notaryConfig(`host: 127.0.0.1\nport: ${busy.port}\n`);
     expectCleanConfigError(await run(["notary", "start", "--config", config]), "in use");
@@ -154,6 +160,8 @@ describe("configuration errors exit 2 with one line", () => {
     expectCleanConfigError(await run(["prover", "start"], { PROVER_RESPONSE_TIMEOUT_MS: "-5" }), "PROVER_RESPONSE_TIMEOUT_MS");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_ALLOW_PRIVATE_TARGETS: "yes" }), "PROVER_ALLOW_PRIVATE_TARGETS");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_RESOLVE: "nonsense" }), "PROVER_RESOLVE");
+    expectCleanConfigError(await run(["prover", "start"], { PROVER_ALLOWED_PORTS: "https" }), "PROVER_ALLOWED_PORTS");
+    expectCleanConfigError(await run(["prover", "start"], { LOG_FORMAT: "xml" }), "LOG_FORMAT");
   });
   test("prover: unreadable test trust anchor and port in use", async () => {
     expectCleanConfigError(await run(["prover", "start"], { TLSN_TEST_TRUST_ANCHOR: "/nonexistent/ca.pem" }), "TLSN_TEST_TRUST_ANCHOR");

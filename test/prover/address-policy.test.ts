@@ -1,5 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { createLogger } from "../../src/log.ts";
+import { type NotaryServer, startNotaryServer } from "../../src/notary/server.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { isPublicAddress } from "../../src/prover/address-policy.ts";
 import { type TargetPolicy, hostAllowed, parseResolveList, parseTargetUrl, resolveTarget } from "../../src/prover/target.ts";
 
@@ -207,9 +211,73 @@ describe("resolveTarget", () => {
     await expect(resolveTarget(parseTargetUrl("https://example.org/"), policy)).rejects.toMatchObject({ code: "target_forbidden" });
   });
 
+  test("refuses ports outside PROVER_ALLOWED_PORTS before resolving, naming the setting", async () => {
+    const policy = { ...strict, allowedPorts: [443, 8443] };
+    await expect(resolveTarget(parseTargetUrl("https://no-such-host.invalid:22/"), policy)).rejects.toMatchObject({
+      code: "target_forbidden",
+      message: expect.stringContaining("PROVER_ALLOWED_PORTS"),
+    });
+    const ok = await resolveTarget(parseTargetUrl("https://8.8.8.8:8443/"), policy);
+    expect(ok.port).toBe(8443);
+  });
+
   test("a name that does not resolve is target_unresolvable", async () => {
     await expect(resolveTarget(parseTargetUrl("https://no-such-host.invalid/"), strict)).rejects.toMatchObject({
       code: "target_unresolvable",
     });
+  });
+});
+
+describe("through a real prover with a remote notary", () => {
+  let prover: RunningProver;
+  let notary: NotaryServer;
+
+  beforeAll(async () => {
+    notary = startNotaryServer({
+      host: "127.0.0.1",
+      port: 0,
+      sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 1_000 },
+      key: generateKey("secp256k1"),
+      testTrustAnchor: true,
+      log: createLogger({ level: "error" }),
+    });
+    prover = await startProver(SOURCE_CLI, 443, {
+      PROVER_NOTARY_URL: notary.url,
+      PROVER_ALLOW_PRIVATE_TARGETS: "0",
+      PROVER_ALLOWED_PORTS: "443,8443",
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await prover?.stop();
+    await notary?.stop(0);
+  });
+
+  const proxy = (url: string) => fetch(`${prover.url}/proxy`, { headers: { "t-proxy-url": url, "t-request-id": crypto.randomUUID() } });
+
+  test.each([
+    ["https://[::ffff:8.8.8.8]/", "non-public"],
+    ["https://[::ffff:0:808:808]/", "non-public"],
+    ["https://[2001::1]/", "non-public"],
+    ["https://192.88.99.1/", "non-public"],
+    ["https://[100::1]/", "non-public"],
+    ["https://8.8.8.8:6379/", "PROVER_ALLOWED_PORTS"],
+    ["https://8.8.8.8:22/", "PROVER_ALLOWED_PORTS"],
+  ])("/proxy to %s is 403 target_forbidden (%s)", async (url, reason) => {
+    const response = await proxy(url);
+    expect(response.status).toBe(403);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("target_forbidden");
+    expect(error.message).toContain(reason);
+  });
+
+  test("/info shows the notary's key but not where it runs", async () => {
+    const response = await fetch(`${prover.url}/info`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const info = JSON.parse(text) as { notary: { embedded: boolean; publicKey: string } };
+    expect(info.notary.embedded).toBe(false);
+    expect(info.notary.publicKey).toContain("BEGIN PUBLIC KEY");
+    expect(text).not.toContain(notary.url);
   });
 });

@@ -1,0 +1,77 @@
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../../src/errors.ts";
+import { loadProverConfig } from "../../src/config/prover.ts";
+
+function failure(env: Record<string, string>): AppError {
+  try {
+    loadProverConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error("expected an AppError");
+}
+
+describe("prover configuration", () => {
+  test("settings come grouped by the part of the prover that uses them", () => {
+    const config = loadProverConfig({
+      PROVER_HOST: "0.0.0.0",
+      PROVER_PORT: "9000",
+      PROVER_MAX_SENT_DATA: "1024",
+      PROVER_MAX_RECV_DATA: "2048",
+      PROVER_POOL_SIZE: "0",
+      PROVER_MAX_BODY_BYTES: "1000",
+      PROVER_SESSION_TIMEOUT_MS: "60000",
+      PROVER_POOL_IDLE_S: "30",
+      PROVER_ALLOWED_HOSTS: "a.test, *.b.test",
+      PROVER_RESOLVE: "a.test:443:10.0.0.1",
+      PROVER_NOTARY_URL: "http://notary.internal:7047",
+      PROVER_API_KEYS: "k1,k2",
+      PROVER_SSE_PER_REQUEST: "3",
+      LOG_FORMAT: "JSON",
+      PROVER_DATA_DIR: "/srv/tlsproof",
+    });
+    expect(config.listen).toMatchObject({ host: "0.0.0.0", port: 9000, maxRequestBodyBytes: 1000 + 64 * 1024 });
+    expect(config.listen.idleTimeoutS).toBeGreaterThan(config.sse.heartbeatMs / 1000);
+    expect(config.sessionLimits).toEqual({ maxSentData: 1024, maxRecvData: 2048 });
+    expect(config.proxy).toMatchObject({ maxBodyBytes: 1000, sessionTimeoutMs: 60_000 });
+    expect(config.proxy.policy).toEqual({
+      allowPrivateTargets: false,
+      resolve: new Map([["a.test:443", "10.0.0.1"]]),
+      allowedHosts: ["a.test", "*.b.test"],
+      allowedPorts: [443, 8443],
+    });
+    expect(config.notary.url).toBe("http://notary.internal:7047");
+    // The embedded notary outlives a warm session's idle time plus a whole session, and ends unconnected ones soon.
+    expect(config.notary.embedded).toMatchObject({ maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000 + 2 * 60_000, connectTimeoutMs: 30_000 });
+    expect(config.auth.apiKeys).toEqual(["k1", "k2"]);
+    expect(config.sse.perRequest).toBe(3);
+    expect(config.log.format).toBe("json");
+    expect(config.dataDir).toBe("/srv/tlsproof");
+  });
+
+  test("PROVER_ALLOWED_PORTS: a list, or * for any port", () => {
+    expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "443, 4443" }).proxy.policy.allowedPorts).toEqual([443, 4443]);
+    expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);
+  });
+
+  test.each([
+    [{ PROVER_ALLOWED_PORTS: "" }, "PROVER_ALLOWED_PORTS"],
+    [{ PROVER_ALLOWED_PORTS: "443,http" }, "PROVER_ALLOWED_PORTS"],
+    [{ PROVER_ALLOWED_PORTS: "0" }, "PROVER_ALLOWED_PORTS"],
+    [{ PROVER_ALLOWED_PORTS: "70000" }, "PROVER_ALLOWED_PORTS"],
+    [{ LOG_FORMAT: "xml" }, "LOG_FORMAT: must be one of compact, json"],
+    [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
+    [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL: must be an http(s) URL"],
+    [{ PROVER_STORE_URL: "mysql://x" }, "PROVER_STORE_URL: must be a postgres:// URL"],
+    [{ PROVER_SHUTDOWN_GRACE_S: "3601" }, "PROVER_SHUTDOWN_GRACE_S: must be at most 3600"],
+    [{ PROVER_PUBLIC_PROOFS: "yes" }, "PROVER_PUBLIC_PROOFS: must be 1, 0, true or false"],
+    [{ PROVER_POOL_IDLE_S: "0" }, "PROVER_POOL_IDLE_S: must be at least 1"],
+    [{ PROVER_RESOLVE: "a.test:443" }, "PROVER_RESOLVE"],
+  ])("%j is refused, naming the variable", (env, message) => {
+    const error = failure(env as Record<string, string>);
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toContain(message);
+    expect(error.message).not.toContain("\n");
+  });
+});
