@@ -1,5 +1,6 @@
 import type { VerifierOutput } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
+import { proofBodyProblem } from "../proof/check.ts";
 import type { ByteRange, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 
@@ -9,8 +10,6 @@ export interface AttestationContext {
   testTrustAnchor: boolean;
   notaryVersion: string;
 }
-
-const overlaps = (a: ByteRange, b: ByteRange) => a.start < b.end && b.start < a.end;
 
 function direction(bytes: number[], authed: ByteRange[], length: number): TranscriptDirection {
   const sorted = [...authed].sort((a, b) => a.start - b.start);
@@ -28,8 +27,9 @@ function direction(bytes: number[], authed: ByteRange[], length: number): Transc
 
 /**
  * Builds the body the notary signs from what its Verifier verified, plus what the prover declared.
- * Only verified bytes enter the proof; a declared hidden span that was in fact revealed is refused, so the
- * signed redaction list never claims to hide something the proof shows.
+ * Only verified bytes enter the proof; a redaction list that breaks the proof rules of src/proof/check.ts
+ * (a declared hidden span that was in fact revealed, a span beyond the transcript, "matched" without spans)
+ * is refused, so the notary never signs what a verifier rejects.
  */
 export function buildProofBody(output: VerifierOutput, declared: AttestationRequest, context: AttestationContext): ProofBody {
   if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
@@ -39,14 +39,9 @@ export function buildProofBody(output: VerifierOutput, declared: AttestationRequ
     sent: direction(output.transcript.sent, output.transcript.sent_authed, sent),
     recv: direction(output.transcript.recv, output.transcript.recv_authed, recv),
   };
-  for (const redaction of declared.redactions) {
-    for (const span of redaction.spans) {
-      const side = transcript[span.direction];
-      if (span.end > side.length || side.revealed.some((r) => overlaps(r, span))) {
-        throw new AppError("invalid_body", `declared redaction span ${span.direction} ${span.start}-${span.end} is not hidden`);
-      }
-    }
-  }
+  // The rules `cli verify` applies: a body breaking one is never signed.
+  const problem = proofBodyProblem({ transcript, redactions: declared.redactions });
+  if (problem) throw new AppError("invalid_body", `declared redactions refused: ${problem}`);
   return {
     requestId: declared.requestId,
     notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm },

@@ -2,10 +2,18 @@
  * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
  */
 import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgorithm } from "./format.ts";
+import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import { encodePublicKeyPem } from "./keys.ts";
 import { HIDDEN_BYTE_MARKER, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
 export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+/** Redaction labels are the prover's own words; only the spans and the hidden bytes are checked. */
+export const DECLARED_BY = "declared by the prover";
+
+/** A declared redaction as reported: its label is the prover's claim, not a checked fact. */
+export interface DeclaredRedactionJson extends DeclaredRedaction {
+  declaredBy: "prover";
+}
 
 export interface TranscriptJson {
   length: number;
@@ -29,7 +37,11 @@ export interface VerifiedProofJson {
   hiddenByteMarker: string;
   sent: TranscriptJson;
   recv: TranscriptJson;
-  redactions: DeclaredRedaction[];
+  redactions: DeclaredRedactionJson[];
+  /** Every hidden range and what it covers, as far as the revealed bytes show. */
+  hiddenRanges: HiddenRange[];
+  /** One line per hidden range that is not a whole value. */
+  warnings: string[];
 }
 
 const isoOfMs = (ms: number): string => {
@@ -45,8 +57,15 @@ const transcriptJson = (view: TranscriptView): TranscriptJson => ({
   revealed: view.revealed.map(({ start, end, data }) => ({ start, end, data })),
 });
 
+const rangeText = (range: HiddenRange): string => `${range.direction} ${spanText(range)} (${range.end - range.start} bytes)`;
+
+function partialWarnings(ranges: readonly HiddenRange[]): string[] {
+  return ranges.filter((range) => !range.whole).map((range) => `WARNING: hidden ${rangeText(range)} is not a whole value; it may cut one in two`);
+}
+
 export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
   const { body } = proof;
+  const hiddenRanges = describeHiddenRanges(body.transcript);
   return {
     valid: true,
     requestId: body.requestId,
@@ -64,7 +83,9 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     hiddenByteMarker: HIDDEN_BYTE_MARKER,
     sent: transcriptJson(proof.sent),
     recv: transcriptJson(proof.recv),
-    redactions: body.redactions,
+    redactions: body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
+    hiddenRanges,
+    warnings: partialWarnings(hiddenRanges),
   };
 }
 
@@ -94,10 +115,18 @@ function transcriptSection(direction: Direction, view: TranscriptView): string[]
   ];
 }
 
-function redactionLines(redactions: DeclaredRedaction[]): string[] {
-  if (redactions.length === 0) return ["Redactions: none declared"];
+function hiddenRangeLines(ranges: readonly HiddenRange[]): string[] {
+  if (ranges.length === 0) return ["Hidden ranges: none"];
   return [
-    "Redactions:",
+    "Hidden ranges (what each covers, as far as the revealed bytes show):",
+    ...ranges.map((range) => `  ${rangeText(range)}: ${range.whole ? "" : "WARNING: "}${coverageText(range.covers)}`),
+  ];
+}
+
+function redactionLines(redactions: DeclaredRedaction[]): string[] {
+  if (redactions.length === 0) return [`Redactions ${DECLARED_BY}: none`];
+  return [
+    `Redactions ${DECLARED_BY} (labels are the prover's word; the spans are checked to be hidden):`,
     ...redactions.map(({ pattern, matched, spans }) => {
       const where = matched ? spans.map((span) => `${span.direction} ${spanText(span)}`).join(", ") : "no match";
       return `  ${JSON.stringify(pattern)}: ${where}`;
@@ -111,6 +140,7 @@ function redactionLines(redactions: DeclaredRedaction[]): string[] {
  */
 export function renderVerifiedProof(proof: VerifiedProof): string {
   const { body } = proof;
+  const hiddenRanges = describeHiddenRanges(body.transcript);
   const warning = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
   const lines = [
     ...warning,
@@ -126,7 +156,10 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     "",
     ...transcriptSection("recv", proof.recv),
     "",
+    ...hiddenRangeLines(hiddenRanges),
+    "",
     ...redactionLines(body.redactions),
+    ...partialWarnings(hiddenRanges),
     ...warning,
     "",
   ];

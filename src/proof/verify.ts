@@ -1,7 +1,8 @@
 /**
- * Offline proof verification against a pinned notary key. Order: JSON → version → schema →
- * transcript and redaction consistency → notary key → signature. Every failure is
- * AppError("proof_invalid") with one readable reason naming the field at fault.
+ * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys) → version →
+ * schema → transcript and redaction consistency (check.ts, the rules the notary applies before signing) →
+ * notary key → signature. Every failure is AppError("proof_invalid") with one readable reason naming the
+ * field at fault.
  */
 import * as v from "valibot";
 import { AppError, describeIssue } from "../errors.ts";
@@ -16,6 +17,8 @@ import {
 import { RedactionSpanSchema } from "../protocol/notary.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
+import { proofBodyProblem } from "./check.ts";
+import { duplicateKey } from "./duplicate-keys.ts";
 import { signatureMatches } from "./sign.ts";
 
 /** One hidden transcript byte in `TranscriptView.text`. */
@@ -89,44 +92,6 @@ const proofSchema = strict({
 const fail = (reason: string): never => {
   throw new AppError("proof_invalid", `invalid proof: ${reason}`);
 };
-
-/** Strict base64: canonical padding and alphabet, so each byte string has one encoding. */
-function decodeBase64(data: string, at: string): Uint8Array {
-  const bytes = Buffer.from(data, "base64");
-  if (bytes.toString("base64") !== data) fail(`${at}.data: not valid base64`);
-  return new Uint8Array(bytes);
-}
-
-function checkDirection(direction: Direction, transcript: TranscriptDirection): void {
-  let previousEnd = -1;
-  transcript.revealed.forEach(({ start, end, data }, i) => {
-    const at = `body.transcript.${direction}.revealed[${i}]`;
-    if (start >= end) fail(`${at}: empty or reversed range ${start}..${end}`);
-    if (end > transcript.length) fail(`${at}: range ${start}..${end} exceeds the ${direction} length ${transcript.length}`);
-    if (start < previousEnd) fail(`${at}: ranges not sorted or overlapping (starts at ${start}, previous ends at ${previousEnd})`);
-    if (start === previousEnd) fail(`${at}: adjacent to the previous range (adjacent ranges must be merged)`);
-    const size = decodeBase64(data, at).length;
-    if (size !== end - start) fail(`${at}.data: holds ${size} bytes, but the range ${start}..${end} spans ${end - start}`);
-    previousEnd = end;
-  });
-}
-
-/** Declared redactions must be consistent and really hidden: a span overlapping revealed bytes is a leak. */
-function checkRedactions(body: ProofBody): void {
-  body.redactions.forEach(({ spans, matched }, i) => {
-    if (matched !== spans.length > 0) fail(`body.redactions[${i}]: "matched" is ${matched} but it has ${spans.length} spans`);
-    spans.forEach(({ direction, start, end }, j) => {
-      const at = `body.redactions[${i}].spans[${j}]`;
-      const transcript = body.transcript[direction];
-      if (start >= end) fail(`${at}: empty or reversed span ${start}..${end}`);
-      if (end > transcript.length) fail(`${at}: span ${start}..${end} exceeds the ${direction} length ${transcript.length}`);
-      const leak = transcript.revealed.find((range) => range.start < end && start < range.end);
-      if (leak) {
-        fail(`${at}: declared hidden, but ${direction} bytes ${Math.max(start, leak.start)}..${Math.min(end, leak.end)} are revealed`);
-      }
-    });
-  });
-}
 
 function proofKey(body: ProofBody): PublicKey {
   let key: PublicKey;
@@ -207,6 +172,9 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
     } catch (error) {
       fail(`not JSON (${(error as Error).message})`);
     }
+    // JSON.parse keeps the last of duplicate keys; what another reader shows could differ.
+    const duplicate = duplicateKey(input);
+    if (duplicate) fail(`duplicate key ${JSON.stringify(duplicate.key)} at ${duplicate.path}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object");
   const { version } = value as { version?: unknown };
@@ -216,9 +184,8 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
   const parsed = v.safeParse(proofSchema, value);
   if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
-  checkDirection("sent", body.transcript.sent);
-  checkDirection("recv", body.transcript.recv);
-  checkRedactions(body);
+  const problem = proofBodyProblem(body);
+  if (problem) fail(problem);
 
   const notaryKey = proofKey(body);
   if (!samePublicKey(notaryKey, pinned)) {

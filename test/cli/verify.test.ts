@@ -61,6 +61,28 @@ describe("cli verify", () => {
     expectOneErrorLine(stderr, "error: invalid proof: signature does not match: the proof was altered or not signed by this key");
   });
 
+  test("a proof file with a duplicate key anywhere: exit 1, naming the key and where", async () => {
+    // The last key wins in JSON.parse, so the signature still matches: only the duplicate check catches it.
+    const text = JSON.stringify(proof).replace('"serverName":', '"serverName":"evil.example","serverName":');
+    const duplicated = join(dir, "duplicated.json");
+    writeFileSync(duplicated, text);
+    const { exitCode, stdout, stderr } = await verify("--notary-pub-key", pubPath, "--proof", duplicated);
+    expect(exitCode).toBe(1);
+    expect(stdout).toBe("");
+    expectOneErrorLine(stderr, 'error: invalid proof: duplicate key "serverName" at body');
+  });
+
+  test("redaction labels are shown as declared by the prover; a range cutting a value is warned about", async () => {
+    const human = await verify("--notary-pub-key", pubPath, "--proof", proofPath);
+    expect(human.stdout).toContain("Redactions declared by the prover (labels are the prover's word");
+    expect(human.stdout).toContain('recv 113..130 (17 bytes): the whole JSON value at "token"');
+    expect(human.stdout).toContain("WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two");
+    const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--json")).stdout);
+    expect(json.redactions.map((r: { declaredBy: string }) => r.declaredBy)).toEqual(["prover", "prover", "prover"]);
+    expect(json.warnings).toHaveLength(1);
+    expect(json.hiddenRanges[1].covers).toEqual({ kind: "json-value", path: "token" });
+  });
+
   test("a proof checked against another notary's key: exit 1, foreign key", async () => {
     const otherPub = join(dir, "other.pub");
     writeFileSync(otherPub, generateKey("secp256k1").publicKeyPem);

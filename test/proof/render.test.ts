@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { decodePublicKeyPem, publicKeyFingerprint } from "../../src/proof/keys.ts";
-import { renderVerifiedProof, TEST_TRUST_ANCHOR_WARNING, verifiedProofJson } from "../../src/proof/render.ts";
+import { DECLARED_BY, renderVerifiedProof, TEST_TRUST_ANCHOR_WARNING, verifiedProofJson } from "../../src/proof/render.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { directionHiding, REQUEST, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
@@ -19,7 +19,7 @@ describe("human report", () => {
     expect(report).toContain("TLS version:  TLS1.2");
     expect(report).toContain("Request id:   3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01");
     expect(report).toContain("Notarized at: 2024-05-31T16:08:40.123Z");
-    expect(report).not.toContain("WARNING");
+    expect(report).not.toContain(TEST_TRUST_ANCHOR_WARNING);
   });
 
   test("shows the transcripts with hidden bytes marked and without the secrets", () => {
@@ -31,8 +31,21 @@ describe("human report", () => {
     expect(report).not.toContain("\r");
   });
 
-  test("lists the declared redactions", () => {
-    expect(report).toContain('Redactions:\n  "header:authorization": sent 71..91\n  "json:token": recv 113..130\n  "header:x-absent": no match');
+  test("lists the declared redactions as the prover's word", () => {
+    expect(report).toContain(
+      `Redactions ${DECLARED_BY} (labels are the prover's word; the spans are checked to be hidden):\n` +
+        '  "header:authorization": sent 71..91\n  "json:token": recv 113..130\n  "header:x-absent": no match',
+    );
+  });
+
+  test("says what each hidden range covers, and warns about one that cuts a value", () => {
+    // The sample hides the token after "Bearer ": part of the header value only.
+    expect(report).toContain(
+      "Hidden ranges (what each covers, as far as the revealed bytes show):\n" +
+        "  sent 71..91 (20 bytes): WARNING: not aligned with any value: it may cut a value in two, showing part of it\n" +
+        '  recv 113..130 (17 bytes): the whole JSON value at "token"\n',
+    );
+    expect(report).toContain("WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two");
   });
 
   test("a test trust anchor is announced loudly, first and last", () => {
@@ -71,11 +84,17 @@ describe("JSON for scripts", () => {
       hiddenByteMarker: "█",
       sent: { length: 108, revealedBytes: 88, hiddenBytes: 20 },
       recv: { length: 132, revealedBytes: 115, hiddenBytes: 17 },
-      redactions: proof.body.redactions,
+      redactions: proof.body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
+      hiddenRanges: [
+        { direction: "sent", start: 71, end: 91, covers: { kind: "not-aligned" }, whole: false },
+        { direction: "recv", start: 113, end: 130, covers: { kind: "json-value", path: "token" }, whole: true },
+      ],
+      warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
     });
-    expect(Object.keys(json).sort()).toEqual(
-      ["connectionTime", "hiddenByteMarker", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent", "serverName", "testTrustAnchor", "tlsVersion", "valid"],
-    );
+    expect(Object.keys(json).sort()).toEqual([
+      "connectionTime", "hiddenByteMarker", "hiddenRanges", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
+      "serverName", "testTrustAnchor", "tlsVersion", "valid", "warnings",
+    ]);
   });
 
   test("text keeps the exact transcript (CRLF included) and revealed ranges carry their bytes", () => {

@@ -201,3 +201,19 @@ describe("malformed proofs are rejected with the field at fault", () => {
     expect(() => verifyProof(proof, "nonsense")).toThrow(expect.objectContaining({ code: "config_invalid" }));
   });
 });
+
+describe("duplicate keys", () => {
+  test("anywhere in the file, compared decoded, are rejected with their place", () => {
+    const text = JSON.stringify(proof);
+    expect(rejection(text.replace('"serverName":', '"serverName":"x","serverName":'))).toBe('invalid proof: duplicate key "serverName" at body');
+    expect(rejection(text.replace('"version":', '"version":1,"\\u0076ersion":'))).toBe('invalid proof: duplicate key "version" at the top level');
+    expect(rejection(text.replace('"matched":true', '"matched":true,"matched":true'))).toBe('invalid proof: duplicate key "matched" at body.redactions[0]');
+    expect(rejection(text.replace(/("revealed":\[\{)/, '$1"start":0,'))).toBe('invalid proof: duplicate key "start" at body.transcript.sent.revealed[0]');
+  });
+
+  test("equal keys in different objects, and keys inside strings, are not duplicates", () => {
+    const body = sampleBody(key);
+    body.requestId = 'a {"k":1,"k":2} b';
+    expect(verifyProof(JSON.stringify(signProof(body, key)), key.publicKeyPem).body.requestId).toBe(body.requestId);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The consistency rules of a proof body's transcript and redaction list, in one place: the notary runs them
+ * before it signs (src/notary/attest.ts) and `cli verify` runs them on every proof, so a notary never signs
+ * what a verifier then rejects.
+ */
+import type { Direction, ProofBody, TranscriptDirection } from "./format.ts";
+
+/** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
+export function decodeBase64(data: string): Uint8Array | null {
+  const bytes = Buffer.from(data, "base64");
+  return bytes.toString("base64") === data ? new Uint8Array(bytes) : null;
+}
+
+function directionProblem(direction: Direction, transcript: TranscriptDirection): string | null {
+  let previousEnd = -1;
+  for (const [i, { start, end, data }] of transcript.revealed.entries()) {
+    const at = `body.transcript.${direction}.revealed[${i}]`;
+    if (start >= end) return `${at}: empty or reversed range ${start}..${end}`;
+    if (end > transcript.length) return `${at}: range ${start}..${end} exceeds the ${direction} length ${transcript.length}`;
+    if (start < previousEnd) return `${at}: ranges not sorted or overlapping (starts at ${start}, previous ends at ${previousEnd})`;
+    if (start === previousEnd) return `${at}: adjacent to the previous range (adjacent ranges must be merged)`;
+    const bytes = decodeBase64(data);
+    if (!bytes) return `${at}.data: not valid base64`;
+    if (bytes.length !== end - start) return `${at}.data: holds ${bytes.length} bytes, but the range ${start}..${end} spans ${end - start}`;
+    previousEnd = end;
+  }
+  return null;
+}
+
+const directionOrder: Record<Direction, number> = { sent: 0, recv: 1 };
+
+/**
+ * Each declared entry: matched exactly when it has spans; spans non-empty, inside their direction, in one
+ * normal form (sent before recv, sorted, neither overlapping nor touching), and hidden: a declared span
+ * overlapping revealed bytes would claim to hide what the proof shows.
+ */
+function redactionsProblem(body: Pick<ProofBody, "transcript" | "redactions">): string | null {
+  for (const [i, { spans, matched }] of body.redactions.entries()) {
+    if (matched !== spans.length > 0) return `body.redactions[${i}]: "matched" is ${matched} but it has ${spans.length} spans`;
+    for (const [j, { direction, start, end }] of spans.entries()) {
+      const at = `body.redactions[${i}].spans[${j}]`;
+      const transcript = body.transcript[direction];
+      if (start >= end) return `${at}: empty or reversed span ${start}..${end}`;
+      if (end > transcript.length) return `${at}: span ${start}..${end} exceeds the ${direction} length ${transcript.length}`;
+      const previous = spans[j - 1];
+      if (previous && (directionOrder[previous.direction] > directionOrder[direction] || (previous.direction === direction && previous.end >= start))) {
+        return `${at}: spans not in order (sent before recv, sorted, not overlapping or touching)`;
+      }
+      const leak = transcript.revealed.find((range) => range.start < end && start < range.end);
+      if (leak) return `${at}: declared hidden, but ${direction} bytes ${Math.max(start, leak.start)}..${Math.min(end, leak.end)} are revealed`;
+    }
+  }
+  return null;
+}
+
+/** The first rule the body breaks, naming the field at fault, or null when it keeps them all. */
+export function proofBodyProblem(body: Pick<ProofBody, "transcript" | "redactions">): string | null {
+  return directionProblem("sent", body.transcript.sent) ?? directionProblem("recv", body.transcript.recv) ?? redactionsProblem(body);
+}

@@ -1,0 +1,102 @@
+/**
+ * The notary and `cli verify` apply the same rules to a redaction list: whatever the notary would sign,
+ * verify accepts, and what verify rejects, the notary refuses to sign, with the same reason.
+ */
+import { describe, expect, test } from "bun:test";
+import type { VerifierOutput } from "tlsn-wasm";
+import { AppError } from "../../src/errors.ts";
+import { buildProofBody } from "../../src/notary/attest.ts";
+import type { DeclaredRedaction } from "../../src/proof/format.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { verifyProof } from "../../src/proof/verify.ts";
+import { complementRanges } from "../../src/redaction/spans.ts";
+import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "./fixtures.ts";
+
+const key = generateKey("secp256k1");
+const apiKey = spanOf(REQUEST, SECRET_API_KEY);
+const token = spanOf(RESPONSE, SECRET_TOKEN);
+
+/** What the notary's Verifier reports when the prover hid the API key and the token. */
+function verifierOutput(): VerifierOutput {
+  const direction = (text: string, hidden: { start: number; end: number }) => {
+    const bytes = [...Buffer.from(text)];
+    const authed = complementRanges(bytes.length, [hidden]);
+    return { bytes: bytes.map((b, i) => (authed.some((r) => r.start <= i && i < r.end) ? b : 0)), authed };
+  };
+  const sent = direction(REQUEST, apiKey);
+  const recv = direction(RESPONSE, token);
+  return {
+    server_name: "api.example.com",
+    connection_info: { time: 1_717_171_717, version: "V1_2", transcript_length: { sent: REQUEST.length, recv: RESPONSE.length } },
+    transcript: { sent: sent.bytes, sent_authed: sent.authed, recv: recv.bytes, recv_authed: recv.authed },
+  };
+}
+
+const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0" };
+const requestId = "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01";
+
+function notaryRefusal(redactions: DeclaredRedaction[]): string | null {
+  try {
+    buildProofBody(verifierOutput(), { requestId, redactions }, context);
+    return null;
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("invalid_body");
+    return (error as AppError).message.replace("declared redactions refused: ", "");
+  }
+}
+
+/** verify's answer on the same body, signed anyway (as a careless or malicious notary would). */
+function verifyRejection(redactions: DeclaredRedaction[]): string | null {
+  const body = buildProofBody(verifierOutput(), { requestId, redactions: [] }, context);
+  try {
+    verifyProof(signProof({ ...body, redactions }, key), key.publicKeyPem);
+    return null;
+  } catch (error) {
+    expect((error as AppError).code).toBe("proof_invalid");
+    return (error as AppError).message.replace("invalid proof: ", "");
+  }
+}
+
+const sent = (start: number, end: number) => ({ direction: "sent" as const, start, end });
+const recv = (start: number, end: number) => ({ direction: "recv" as const, start, end });
+
+describe("one set of rules for signing and verifying", () => {
+  const broken: [string, DeclaredRedaction[], RegExp][] = [
+    ["a reversed span", [{ pattern: "p", matched: true, spans: [sent(5000, 3)] }], /redactions\[0\]\.spans\[0\]: empty or reversed span 5000\.\.3/],
+    ["an empty span", [{ pattern: "p", matched: true, spans: [sent(apiKey.start, apiKey.start)] }], /empty or reversed/],
+    ["matched without spans", [{ pattern: "p", matched: true, spans: [] }], /redactions\[0\]: "matched" is true but it has 0 spans/],
+    ["spans without matched", [{ pattern: "p", matched: false, spans: [sent(apiKey.start, apiKey.end)] }], /"matched" is false/],
+    ["a span beyond the transcript", [{ pattern: "p", matched: true, spans: [recv(token.start, RESPONSE.length + 1)] }], /exceeds the recv length/],
+    ["a span over revealed bytes", [{ pattern: "p", matched: true, spans: [sent(0, 4)] }], /declared hidden, but sent bytes 0\.\.4 are revealed/],
+    [
+      "spans out of order",
+      [{ pattern: "p", matched: true, spans: [recv(token.start, token.end), sent(apiKey.start, apiKey.end)] }],
+      /spans\[1\]: spans not in order/,
+    ],
+    [
+      "touching spans",
+      [{ pattern: "p", matched: true, spans: [sent(apiKey.start, apiKey.start + 2), sent(apiKey.start + 2, apiKey.end)] }],
+      /spans not in order/,
+    ],
+  ];
+  for (const [name, redactions, reason] of broken) {
+    test(`refused by the notary and rejected by verify, for the same reason: ${name}`, () => {
+      const refusal = notaryRefusal(redactions);
+      expect(refusal).toMatch(reason);
+      expect(verifyRejection(redactions)).toBe(refusal);
+    });
+  }
+
+  test("a consistent list is signed and verifies", () => {
+    const redactions: DeclaredRedaction[] = [
+      { pattern: "req:header:authorization", matched: true, spans: [sent(apiKey.start, apiKey.end)] },
+      { pattern: "res:body:token", matched: true, spans: [recv(token.start, token.end)] },
+      { pattern: "res:header:x-absent", matched: false, spans: [] },
+    ];
+    expect(notaryRefusal(redactions)).toBeNull();
+    const body = buildProofBody(verifierOutput(), { requestId, redactions }, context);
+    expect(verifyProof(signProof(body, key), key.publicKeyPem).body.redactions).toEqual(redactions);
+  });
+});
