@@ -31,7 +31,7 @@ describe("what a hidden range covers", () => {
   });
 
   test("a range cutting a value, a key, or more than a value is not aligned", () => {
-    const notAligned = { kind: "not-aligned" };
+    const notAligned = { kind: "not-aligned" } as const;
     expect(covers(request, ["sk_9"])).toEqual([["sk_9", notAligned, false]]);
     expect(covers(request, ["23"])).toEqual([["23", notAligned, false]]);
     expect(covers(request, ["pin"])).toEqual([["pin", notAligned, false]]);
