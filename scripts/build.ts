@@ -15,8 +15,9 @@ const { values } = parseArgs({
   options: { target: { type: "string" }, outfile: { type: "string", default: "dist/cli" } },
 });
 
-function gitCommit(): string {
-  const result = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root, stdout: "pipe", stderr: "ignore" });
+/** Output of a git command in the project, or "" outside a git checkout. */
+function git(args: string[]): string {
+  const result = Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "ignore" });
   return result.exitCode === 0 ? result.stdout.toString().trim() : "";
 }
 
@@ -38,7 +39,10 @@ const result = await Bun.build({
     autoloadDotenv: false,
     autoloadBunfig: false,
   },
-  define: { TLSPROOF_COMMIT: JSON.stringify(gitCommit()) },
+  define: {
+    TLSPROOF_COMMIT: JSON.stringify(git(["rev-parse", "HEAD"])),
+    TLSPROOF_COMMIT_TIME: JSON.stringify(git(["show", "-s", "--format=%cI", "HEAD"])),
+  },
   plugins: [redirectSpawnSnippet],
   minify: true,
   sourcemap: "none",

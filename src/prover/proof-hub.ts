@@ -2,107 +2,114 @@ import type { ProofOutcome } from "../proof/outcome.ts";
 
 export type { ProofOutcome };
 
-interface Entry {
-  outcome?: ProofOutcome;
-  waiters: Set<(outcome: ProofOutcome) => void>;
-  /** Set once a /proxy call took this id. */
-  used: boolean;
-  expiresAt: number;
-}
-
 export interface ProofHubOptions {
-  /** How long an outcome stays available to late subscribers. */
+  /** How long an outcome stays in memory for late subscribers; afterwards they read it from the store. */
   retentionMs: number;
-  /** How long an id waits, with subscribers but no /proxy call, before it is forgotten. */
-  pendingMs: number;
-  /** Most request ids remembered at once (outcomes and reservations). */
-  maxEntries: number;
+  /** Most outcomes kept in memory at once; the oldest go first (they stay in the store). */
+  maxRetained: number;
 }
 
-export interface ProofHub {
-  /** Claims a request id for a /proxy call; false when it was used before. */
-  claim(requestId: string): boolean;
-  /** Delivers the outcome to every subscriber, now and for the retention time. */
-  settle(requestId: string, outcome: ProofOutcome): void;
-  /** Waits for the outcome; `cancel` unsubscribes. */
-  subscribe(requestId: string): { outcome: Promise<ProofOutcome>; cancel(): void };
-  subscribers(requestId: string): number;
-  totalSubscribers(): number;
-  /** Ends every open subscription with this outcome builder (shutdown). */
-  closeAll(outcomeFor: (requestId: string) => ProofOutcome): void;
+export interface Subscription {
+  outcome: Promise<ProofOutcome>;
+  /** Stops waiting and gives the subscriber's place back. */
+  cancel(): void;
 }
+
+type Waiter = (outcome: ProofOutcome) => void;
 
 /**
- * Outcomes of proofs by request id, so that an SSE subscriber gets its proof whether it came before or
- * after the /proxy call. Memory is bounded: entries expire and the oldest are dropped past maxEntries.
+ * In-memory delivery of outcomes to the subscribers of this process. The store holds every outcome; this
+ * only saves subscribers a database read and wakes them when an id settles here. Memory is bounded: one
+ * entry per id with subscribers (at most PROVER_SSE_TOTAL), per id in flight here (at most the live
+ * sessions), and per retained outcome (at most `maxRetained`).
  */
-export function createProofHub(options: ProofHubOptions): ProofHub {
-  const entries = new Map<string, Entry>();
+export class ProofHub {
+  private readonly waiting = new Map<string, Set<Waiter>>();
+  private readonly inFlight = new Set<string>();
+  /** Insertion order is settle order: the oldest come first. */
+  private readonly retained = new Map<string, { outcome: ProofOutcome; until: number }>();
+  private subscriberCount = 0;
 
-  function sweep(now: number) {
-    for (const [id, entry] of entries) {
-      if (entry.expiresAt <= now && entry.waiters.size === 0) entries.delete(id);
-    }
-    // Map iteration is insertion order: the first entries are the oldest.
-    for (const [id, entry] of entries) {
-      if (entries.size <= options.maxEntries) break;
-      if (entry.waiters.size === 0) entries.delete(id);
+  constructor(private readonly options: ProofHubOptions) {}
+
+  /** A /proxy call of this process took the id: its outcome will be settled here. */
+  start(requestId: string): void {
+    this.inFlight.add(requestId);
+  }
+
+  isInFlight(requestId: string): boolean {
+    return this.inFlight.has(requestId);
+  }
+
+  /** Wakes every subscriber of the id and keeps the outcome for the retention time. */
+  settle(requestId: string, outcome: ProofOutcome): void {
+    this.inFlight.delete(requestId);
+    this.wake(requestId, outcome);
+    this.prune(Date.now());
+    if (this.options.retentionMs > 0 && this.options.maxRetained > 0) {
+      this.retained.delete(requestId);
+      this.retained.set(requestId, { outcome, until: Date.now() + this.options.retentionMs });
+      if (this.retained.size > this.options.maxRetained) this.retained.delete(this.retained.keys().next().value!);
     }
   }
 
-  function entryFor(requestId: string): Entry {
-    let entry = entries.get(requestId);
-    if (!entry) {
-      const now = Date.now();
-      sweep(now);
-      entry = { waiters: new Set(), used: false, expiresAt: now + options.pendingMs };
-      entries.set(requestId, entry);
-    }
-    return entry;
+  /** The retained outcome, if the id settled here within the retention time. */
+  retainedOutcome(requestId: string): ProofOutcome | undefined {
+    const kept = this.retained.get(requestId);
+    return kept && kept.until > Date.now() ? kept.outcome : undefined;
   }
 
-  return {
-    claim(requestId) {
-      const entry = entryFor(requestId);
-      if (entry.used) return false;
-      entry.used = true;
-      entry.expiresAt = Number.POSITIVE_INFINITY; // until settled
-      return true;
-    },
-    settle(requestId, outcome) {
-      const entry = entryFor(requestId);
-      entry.outcome = outcome;
-      entry.expiresAt = Date.now() + options.retentionMs;
-      for (const waiter of entry.waiters) waiter(outcome);
-      entry.waiters.clear();
-    },
-    subscribe(requestId) {
-      const entry = entryFor(requestId);
-      if (entry.outcome) return { outcome: Promise.resolve(entry.outcome), cancel: () => {} };
-      let waiter!: (outcome: ProofOutcome) => void;
-      const outcome = new Promise<ProofOutcome>((resolve) => (waiter = resolve));
-      entry.waiters.add(waiter);
-      return {
-        outcome,
-        cancel() {
-          entry.waiters.delete(waiter);
-          if (!entry.used && !entry.outcome && entry.waiters.size === 0) entry.expiresAt = Date.now();
-        },
-      };
-    },
-    subscribers: (requestId) => entries.get(requestId)?.waiters.size ?? 0,
-    totalSubscribers: () => {
-      let total = 0;
-      for (const entry of entries.values()) total += entry.waiters.size;
-      return total;
-    },
-    closeAll(outcomeFor) {
-      for (const [id, entry] of entries) {
-        if (entry.outcome || entry.waiters.size === 0) continue;
-        const outcome = outcomeFor(id);
-        for (const waiter of entry.waiters) waiter(outcome);
-        entry.waiters.clear();
-      }
-    },
-  };
+  /** Waits for the id's outcome in this process (a retained one at once). */
+  subscribe(requestId: string): Subscription {
+    const kept = this.retainedOutcome(requestId);
+    if (kept) return { outcome: Promise.resolve(kept), cancel: () => {} };
+    let waiter!: Waiter;
+    const outcome = new Promise<ProofOutcome>((resolve) => (waiter = resolve));
+    let waiters = this.waiting.get(requestId);
+    if (!waiters) this.waiting.set(requestId, (waiters = new Set()));
+    waiters.add(waiter);
+    this.subscriberCount += 1;
+    return { outcome, cancel: () => this.remove(requestId, waiter) };
+  }
+
+  subscribers(requestId: string): number {
+    return this.waiting.get(requestId)?.size ?? 0;
+  }
+
+  totalSubscribers(): number {
+    return this.subscriberCount;
+  }
+
+  /** What the hub holds, for the memory bound's tests. */
+  size(): { waiting: number; inFlight: number; retained: number } {
+    return { waiting: this.waiting.size, inFlight: this.inFlight.size, retained: this.retained.size };
+  }
+
+  /** Ends every open subscription with the outcome `outcomeFor` gives (shutdown); nothing is retained. */
+  closeAll(outcomeFor: (requestId: string) => ProofOutcome): void {
+    for (const requestId of [...this.waiting.keys()]) this.wake(requestId, outcomeFor(requestId));
+  }
+
+  private wake(requestId: string, outcome: ProofOutcome): void {
+    const waiters = this.waiting.get(requestId);
+    if (!waiters) return;
+    this.waiting.delete(requestId);
+    this.subscriberCount -= waiters.size;
+    for (const waiter of waiters) waiter(outcome);
+  }
+
+  private remove(requestId: string, waiter: Waiter): void {
+    const waiters = this.waiting.get(requestId);
+    if (!waiters?.delete(waiter)) return;
+    this.subscriberCount -= 1;
+    if (waiters.size === 0) this.waiting.delete(requestId);
+  }
+
+  /** Drops expired outcomes from the front (the oldest). */
+  private prune(now: number): void {
+    for (const [requestId, kept] of this.retained) {
+      if (kept.until > now) break;
+      this.retained.delete(requestId);
+    }
+  }
 }

@@ -1,36 +1,18 @@
 import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
-import type { LoopbackBridge } from "../engine/bridge.ts";
-import { type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
-import { AppError, toAppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import type { Proof } from "../proof/format.ts";
+import { AppError } from "../errors.ts";
 import { bodyBytes } from "../http1/message.ts";
-import { computeRedactions, parseRedactions, revealedRanges } from "../redaction/index.ts";
-import type { SessionSlots } from "./capacity.ts";
-import type { NotaryClient } from "./notary-client.ts";
-import type { SessionSource } from "./pool.ts";
+import { parseRedactions } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
-import type { ProofHub } from "./proof-hub.ts";
-import { type SessionRun, startRun, within } from "./session-run.ts";
-import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
+import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
+import { parseTargetUrl } from "./target.ts";
 
-export interface ProxyDeps {
-  notary: NotaryClient;
-  bridge: LoopbackBridge;
-  hub: ProofHub;
-  sessions: SessionSource;
-  policy: TargetPolicy;
+export interface ProxyDeps extends SessionDeps {
   maxBodyBytes: number;
-  connectTimeoutMs: number;
-  responseTimeoutMs: number;
-  sessionTimeoutMs: number;
-  slots: SessionSlots;
-  /** Called with every proof made (the message store keeps them). */
-  onProof: (proof: Proof) => Promise<void>;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
-  log: Logger;
+  /** Lifts the server's idle limit for this request's connection (its MPC part is silent for long stretches). */
+  exemptFromIdleLimit(request: Request): void;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -52,6 +34,15 @@ function parseProveFailed(value: string | null): boolean {
   if (flag === "true" || flag === "1") return true;
   if (flag === "false" || flag === "0") return false;
   throw new AppError("invalid_header", "T-PROVE-FAILED-REQ must be true or false");
+}
+
+/** `T-REDACTED-UNMATCHED: allow` lets a proof list patterns that matched nothing; by default none is made. */
+function parseUnmatchedPolicy(value: string | null): boolean {
+  if (value === null) return false;
+  const policy = value.trim().toLowerCase();
+  if (policy === "allow") return true;
+  if (policy === "refuse") return false;
+  throw new AppError("invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse");
 }
 
 async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
@@ -80,47 +71,26 @@ function forwardedHeaders(request: Request, host: string, authorizationIsOurs: b
   return headers;
 }
 
-/** `ANY /proxy`: fetch the target over MPC-TLS, answer at once, and make the proof in the background. */
-export function proxyRoutes(deps: ProxyDeps) {
-  const { log } = deps;
-
-  async function prove(
-    session: ProverSession,
-    run: SessionRun,
-    requestId: string,
-    exchange: { sent: Uint8Array; recv: Uint8Array },
-    redaction: ReturnType<typeof computeRedactions>,
-  ) {
-    const started = performance.now();
-    try {
-      await within(
-        run,
-        revealTranscript(session, {
-          sent: revealedRanges(exchange.sent.length, redaction.hidden.sent),
-          recv: revealedRanges(exchange.recv.length, redaction.hidden.recv),
-        }),
-      );
-      const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared });
-      deps.hub.settle(requestId, { event: "proof", proof });
-      log.info("proof made", { requestId, ms: Math.round(performance.now() - started) });
-      await deps.onProof(proof).catch((error: unknown) =>
-        log.error("storing the proof failed", { requestId, error: toAppError(error).message }),
-      );
-    } catch (error) {
-      const failure = run.failure ?? toAppError(error, "session_failed");
-      log.warn("proof failed", { requestId, code: failure.code, error: failure.message });
-      deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
-    } finally {
-      run.end();
-    }
+/** The target's answer as an HTTP response: its status, its headers (less those of the MPC connection), the de-chunked body. */
+function answerResponse(answer: SessionAnswer, requestId: string): Response {
+  const headers = new Headers();
+  const decoder = new TextDecoder();
+  for (const [name, value] of answer.response.headers) {
+    if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, decoder.decode(Uint8Array.from(value)));
   }
+  if (answer.proofFollows) headers.set("t-proof-id", requestId);
+  return new Response(bodyBytes(answer.recv), { status: answer.response.status, headers });
+}
 
+/** `ANY /proxy`: reads the client's request, runs the proof session, answers with the target's answer. */
+export function proxyRoutes(deps: ProxyDeps) {
   async function handle(request: Request): Promise<Response> {
     const headers = request.headers;
     const target = parseTargetUrl(headers.get("t-proxy-url"));
     const requestId = headers.get("t-request-id")?.trim() ?? "";
     if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
     const patterns = parseRedactions(headers.get("t-redacted") ?? undefined);
+    const allowUnmatched = parseUnmatchedPolicy(headers.get("t-redacted-unmatched"));
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
     const needed = requestedSizes(headers, deps.sessions.sizes, deps.sessions.limits);
     const method = request.method.toUpperCase();
@@ -128,76 +98,23 @@ export function proxyRoutes(deps: ProxyDeps) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
     const body = await readJsonBody(request, deps.maxBodyBytes);
-    const run = startRun(deps);
-    if (!deps.hub.claim(requestId)) {
-      run.end();
-      throw new AppError("duplicate_request_id", "T-REQUEST-ID was used before");
-    }
-    const reqLog = log.child({ requestId });
-
-    let session: ProverSession | undefined;
-    let proving = false;
-    try {
-      const resolved = await resolveTarget(target, deps.policy);
-      session = run.session = await within(run, deps.sessions.acquire(resolved.serverName, needed), (late) => {
-        closeProverSession(late);
-        void deps.notary.release(late.notarySessionId);
-      });
-      const tcp = (run.tcp = deps.bridge.openTcp({
-        hostname: resolved.address,
-        port: resolved.port,
-        connectTimeoutMs: deps.connectTimeoutMs,
-        responseTimeoutMs: deps.responseTimeoutMs,
-      }));
-      const host = resolved.port === 443 ? resolved.serverName : `${resolved.serverName}:${resolved.port}`;
-      // Abandoned mid-exchange, the session is closed by sendRequest's own failure path or else right here.
-      const exchange = await within(
-        run,
-        sendRequest(session, tcp, {
-          method: method as Method,
-          pathAndQuery: resolved.pathAndQuery,
-          headers: forwardedHeaders(request, host, deps.authorizationIsOurs),
-          body,
-        }),
-        () => closeProverSession(session!),
-      );
-      const status = exchange.response.status;
-      reqLog.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
-
-      const responseHeaders = new Headers();
-      for (const [name, value] of exchange.response.headers) {
-        if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) {
-          responseHeaders.append(name, new TextDecoder().decode(Uint8Array.from(value)));
-        }
-      }
-      const willProve = status < 400 || proveFailed;
-      if (willProve) {
-        responseHeaders.set("t-proof-id", requestId);
-        const redaction = computeRedactions({ sent: exchange.sent, recv: exchange.recv }, patterns);
-        proving = true;
-        void prove(session, run, requestId, exchange, redaction);
-      } else {
-        closeProverSession(session);
-        void deps.notary.release(session.notarySessionId);
-        deps.hub.settle(requestId, {
-          event: "error",
-          requestId,
-          code: "target_request_failed",
-          message: `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`,
-        });
-      }
-      return new Response(bodyBytes(exchange.recv), { status, headers: responseHeaders });
-    } catch (error) {
-      // An engine call still running on an abandoned session must not have it freed underneath; `within` closes it later.
-      if (session && !session.closed && !run.failure) closeProverSession(session);
-      if (session) void deps.notary.release(session.notarySessionId);
-      const failure = run.failure ?? toAppError(error, "session_failed");
-      reqLog.warn("proxy request failed", { code: failure.code, error: failure.message });
-      deps.hub.settle(requestId, { event: "error", requestId, code: failure.code, message: failure.message });
-      throw failure;
-    } finally {
-      if (!proving) run.end();
-    }
+    const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
+    const answer = await runProofSession(deps, {
+      requestId,
+      target,
+      needed,
+      exchange: {
+        method: method as Method,
+        pathAndQuery: target.pathAndQuery,
+        headers: forwardedHeaders(request, host, deps.authorizationIsOurs),
+        body,
+      },
+      patterns,
+      allowUnmatched,
+      proveFailed,
+      onMpcStart: () => deps.exemptFromIdleLimit(request),
+    });
+    return answerResponse(answer, requestId);
   }
 
   return new Elysia({ name: "proxy" }).all("/proxy", ({ request }) => handle(request), { parse: "none" });

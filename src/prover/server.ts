@@ -136,6 +136,9 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       // A proof's MPC exchange is silent for tens of seconds: /proxy lifts the idle limit once MPC starts
       // (not before: a client sending its body slowly is still cut).
       if (pathname === "/proxy") idleExemptions.set(request, () => srv.timeout(request, 0));
+      // Bun's idle limit does not count what the server writes: heartbeats do not keep a proof stream
+      // open. Streams end on their own (an outcome, unknown_request, shutdown) and PROVER_SSE_* caps them.
+      if (pathname.startsWith("/proof/")) srv.timeout(request, 0);
       return app.handle(request);
     },
   });

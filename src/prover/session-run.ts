@@ -1,8 +1,14 @@
 import type { TcpHandle } from "../engine/bridge.ts";
-import type { ProverSession } from "../engine/session.ts";
+import { type ProverSession, closeProverSession } from "../engine/session.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
+
+/** Ends a session that will make no proof: frees the engine's prover and the notary's slot now. */
+export function discardSession(notary: Pick<NotaryClient, "release">, session: ProverSession): void {
+  closeProverSession(session);
+  void notary.release(session.notarySessionId);
+}
 
 /** How often a running session checks that its notary is still there. */
 const NOTARY_CHECK_MS = 2_000;
@@ -17,6 +23,11 @@ export interface SessionRun {
   failure?: AppError;
   /** Rejects with `failure` when the run is abandoned. */
   abandoned: Promise<never>;
+  /**
+   * Ends the session without a proof. After an abandonment an engine call may still be running on it: the
+   * prover is then left to `within`'s late cleanup and only the notary side is freed here.
+   */
+  discard(): void;
   /** Frees the slot and stops the timers; call once, when the run is over. */
   end(): void;
 }
@@ -60,6 +71,12 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   }, NOTARY_CHECK_MS);
   const run: SessionRun = {
     abandoned,
+    discard() {
+      const session = run.session;
+      if (!session) return;
+      if (run.failure) void deps.notary.release(session.notarySessionId);
+      else discardSession(deps.notary, session);
+    },
     end() {
       clearTimeout(timer);
       clearInterval(watch);

@@ -1,8 +1,10 @@
-import { Elysia, sse } from "elysia";
+import { Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
-import type { ProofHub, ProofOutcome } from "./proof-hub.ts";
+import type { ProofOutcome } from "../proof/outcome.ts";
+import type { ProofDelivery } from "./proof-delivery.ts";
+import type { Subscription } from "./proof-hub.ts";
 
 export interface SseLimits {
   perRequest: number;
@@ -13,41 +15,68 @@ export interface SseLimits {
 const RequestIdParam = v.object({ requestId: v.pipe(v.string(), v.uuid("the request id must be a UUID")) });
 const encoder = new TextEncoder();
 
+/** One SSE field per line: a value with line breaks becomes several `data:` lines, joined again by the reader. */
+const dataLines = (text: string): string => text.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("");
+
 /**
- * `GET /proof/:requestId`: one SSE event, `proof` or `error`, then the stream ends. Comment lines keep
- * the connection alive while the proof is being made.
+ * The one event of a proof stream. Both carry `id: <requestId>`, so an EventSource that reconnects sends it
+ * back as Last-Event-ID and is told there is nothing more (204).
+ * - A proof: an unnamed event (EventSource's `onmessage`) whose data is `<notary public key>|<proof JSON>`;
+ *   the key is the SPKI PEM the proof names (`body.notary.publicKey`, the same text as `/notaryinfo`'s
+ *   `publicKey`), so its line breaks arrive as several `data:` lines. The first `|` ends it (PEM has none).
+ * - No proof: `event: error` (EventSource's `onerror`) with data `{"requestId","code","message"}`.
  */
-export function proofRoutes(hub: ProofHub, limits: SseLimits) {
-  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", async function* ({ params, set, request }) {
+export function outcomeEvent(requestId: string, outcome: ProofOutcome): string {
+  if (outcome.event === "proof") {
+    return `id: ${requestId}\n${dataLines(`${outcome.proof.body.notary.publicKey}|${JSON.stringify(outcome.proof)}`)}\n`;
+  }
+  const data = JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message });
+  return `id: ${requestId}\nevent: error\n${dataLines(data)}\n`;
+}
+
+/** Comment lines until the outcome, then its event, then the end of the stream. */
+function eventStream(requestId: string, watch: Subscription, signal: AbortSignal, heartbeatMs: number): ReadableStream<Uint8Array> {
+  let heartbeat: Timer | undefined;
+  let open = true;
+  const end = () => {
+    open = false;
+    clearInterval(heartbeat);
+    watch.cancel();
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const close = () => {
+        if (!open) return;
+        end();
+        controller.close();
+      };
+      controller.enqueue(encoder.encode(": waiting for the proof\n\n"));
+      heartbeat = setInterval(() => controller.enqueue(encoder.encode(": heartbeat\n\n")), heartbeatMs);
+      // A client that goes away gives its place back at once, not at the next heartbeat's failed write.
+      if (signal.aborted) close();
+      signal.addEventListener("abort", close, { once: true });
+      void watch.outcome.then((outcome) => {
+        if (!open) return;
+        controller.enqueue(encoder.encode(outcomeEvent(requestId, outcome)));
+        close();
+      });
+    },
+    cancel: end,
+  });
+}
+
+/** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
+export function proofRoutes(delivery: ProofDelivery, limits: SseLimits) {
+  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", ({ params, request }) => {
     const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
-    if (hub.subscribers(requestId) >= limits.perRequest || hub.totalSubscribers() >= limits.total) {
+    // An EventSource reconnecting after the stream's one event: nothing more will come.
+    if (request.headers.get("last-event-id") === requestId) return new Response(null, { status: 204 });
+    if (delivery.subscribers(requestId) >= limits.perRequest || delivery.totalSubscribers() >= limits.total) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
-    const subscription = hub.subscribe(requestId);
-    // A client that goes away gives its place back at once, not at the next heartbeat's failed write.
-    const gone = new Promise<"gone">((resolve) => {
-      if (request.signal.aborted) resolve("gone");
-      request.signal.addEventListener("abort", () => resolve("gone"), { once: true });
+    const watch = delivery.watch(requestId);
+    return new Response(eventStream(requestId, watch, request.signal, limits.heartbeatMs), {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
-    set.headers["content-type"] = "text/event-stream";
-    set.headers["cache-control"] = "no-cache";
-    try {
-      yield encoder.encode(": waiting for the proof\n\n");
-      let outcome: ProofOutcome | undefined;
-      while (!outcome) {
-        let timer: Timer | undefined;
-        const tick = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, limits.heartbeatMs)));
-        const next = await Promise.race([subscription.outcome, tick, gone]);
-        clearTimeout(timer);
-        if (next === "gone") return;
-        outcome = next;
-        if (!outcome) yield encoder.encode(": heartbeat\n\n");
-      }
-      yield outcome.event === "proof"
-        ? sse({ event: "proof", data: JSON.stringify(outcome.proof) })
-        : sse({ event: "error", data: JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message }) });
-    } finally {
-      subscription.cancel();
-    }
   });
 }

@@ -3,7 +3,7 @@ import type { Server } from "bun";
 import type { PoolStatus } from "../../src/prover/pool.ts";
 import { TEST_SESSION, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { firstEvent } from "../support/sse.ts";
+import { firstEvent, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
@@ -89,8 +89,7 @@ describe("warm pool (real MPC)", () => {
     expect(status.served).toEqual({ ready: 1, warming: 0, onDemand: 0 });
     console.log(`warm /proxy answered in ${Math.round(latencyMs)} ms; warming the session took ${Math.round(warmedInMs)} ms`);
 
-    expect(event.event).toBe("proof");
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], event.data);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], proofData(event).proofText);
     expect(verified.exitCode).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, serverName: TARGET_HOST });
   }, MPC_STEP_MS);
@@ -116,7 +115,7 @@ describe("warm pool (real MPC)", () => {
     const before = await poolUntil("the replacement ready", (p) => p.ready === 1);
     const { response, event } = await proxy({ "T-MAX-RECV-DATA": String(BIG_RECV) });
     expect(response.status).toBe(200);
-    expect(event.event).toBe("proof");
+    expect(JSON.parse(proofData(event).proofText).body.requestId).toBeString();
     const after = await pool();
     expect(after.served.onDemand).toBe(before.served.onDemand + 1);
     expect(after.served.ready + after.served.warming).toBe(before.served.ready + before.served.warming);

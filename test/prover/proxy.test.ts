@@ -3,7 +3,7 @@ import type { Server } from "bun";
 import type { Server as TlsServer } from "node:tls";
 import { TEST_SESSION, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { firstEvent } from "../support/sse.ts";
+import { errorData, firstEvent, proofData } from "../support/sse.ts";
 import { startTarget, startTls13OnlyTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
@@ -64,9 +64,7 @@ describe("/proxy answers and failures", () => {
     await Bun.sleep(50);
     const headers = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId };
     await expectError(await proxy(headers), 404, "target_unresolvable");
-    const { event: kind, data } = await event;
-    expect(kind).toBe("error");
-    expect(JSON.parse(data)).toMatchObject({ requestId, code: "target_unresolvable" });
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
     await expectError(await proxy(headers), 400, "duplicate_request_id");
   });
 
@@ -82,9 +80,7 @@ describe("/proxy answers and failures", () => {
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ status: 404 });
     expect(response.headers.get("t-proof-id")).toBeNull();
-    const { event: kind, data } = await event;
-    expect(kind).toBe("error");
-    expect(JSON.parse(data)).toMatchObject({ requestId, code: "target_request_failed" });
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_request_failed" });
   }, 240_000);
 
   test("with T-PROVE-FAILED-REQ a failed answer is proven", async () => {
@@ -92,9 +88,8 @@ describe("/proxy answers and failures", () => {
     const response = await proxy({ "T-PROXY-URL": url("/status/503"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true" });
     expect(response.status).toBe(503);
     expect(response.headers.get("t-proof-id")).toBe(requestId);
-    const { event, data } = await firstEvent(`${prover.url}/proof/${requestId}`, 120_000);
-    expect(event).toBe("proof");
-    const recv = JSON.parse(data).body.transcript.recv.revealed.map((r: { data: string }) => Buffer.from(r.data, "base64").toString());
+    const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
+    const recv = JSON.parse(proofText).body.transcript.recv.revealed.map((r: { data: string }) => Buffer.from(r.data, "base64").toString());
     expect(recv.join("")).toStartWith("HTTP/1.1 503 ");
   }, 240_000);
 

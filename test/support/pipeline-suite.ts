@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { scratchDir, tlsFixture } from "./env.ts";
 import { type CliCommand, type RunningProver, runCli, startProver } from "./prover.ts";
-import { firstEvent } from "./sse.ts";
+import { firstEvent, proofData } from "./sse.ts";
 import { SECRET_VALUE, startTarget } from "./target.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
 
@@ -73,8 +73,9 @@ export function pipelineSuite(name: string, cli: CliCommand) {
       expect(answer.secret).toBe(SECRET_VALUE); // the client sees the whole answer
       expect(answer.user.name).toBe("alice");
 
-      const { event: kind, data } = await event;
-      expect(kind).toBe("proof");
+      const { publicKey, proofText: data } = proofData(await event);
+      // The key before the first `|` is the notary's SPKI PEM, as written to notary.pub.
+      expect(publicKey).toBe(prover.notaryPubPem);
       getProofText = data;
       const proof = JSON.parse(data);
       expect(proof.body.requestId).toBe(requestId);
@@ -130,8 +131,7 @@ export function pipelineSuite(name: string, cli: CliCommand) {
       expect(echoed.headers["t-request-id"]).toBeUndefined();
 
       await Bun.sleep(3000); // the proof is made meanwhile; this subscriber is late
-      const { event, data } = await firstEvent(`${prover.url}/proof/${requestId}`, 120_000);
-      expect(event).toBe("proof");
+      const { proofText: data } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
       const proof = JSON.parse(data);
       const sentText = proof.body.transcript.sent.revealed
         .map((r: { data: string }) => Buffer.from(r.data, "base64").toString())

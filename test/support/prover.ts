@@ -35,10 +35,10 @@ function collect(stream: ReadableStream<Uint8Array>): () => string {
 
 /**
  * Starts `cli prover start` as a real process with its embedded notary, trusting the test CA and mapping
- * the test host to the local target.
+ * the test host to the local target. A fresh data folder unless `env` names one (PROVER_DATA_DIR: a restart).
  */
 export async function startProver(cli: CliCommand, targetPort: number, env: Record<string, string> = {}): Promise<RunningProver> {
-  const dataDir = scratchDir("prover");
+  const dataDir = env.PROVER_DATA_DIR ?? scratchDir("prover");
   const tls = tlsFixture();
   const child = Bun.spawn([...cli, "prover", "start"], {
     env: {

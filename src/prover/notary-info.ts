@@ -1,0 +1,14 @@
+import { Elysia } from "elysia";
+import { GIT_COMMIT, GIT_COMMIT_TIME } from "../version.ts";
+import type { NotaryClient } from "./notary-client.ts";
+
+/**
+ * `GET /notaryinfo`, the shape Verity's prover answers and its client reads: the notary's version and SPKI
+ * PEM public key, and the commit this prover was built from (empty strings when run from source).
+ */
+export function notaryInfoRoutes(notary: Pick<NotaryClient, "info">) {
+  return new Elysia({ name: "notary-info" }).get("/notaryinfo", async () => {
+    const info = await notary.info();
+    return { version: info.version, publicKey: info.publicKey, gitCommitHash: GIT_COMMIT ?? "", gitCommitTimestamp: GIT_COMMIT_TIME ?? "" };
+  });
+}

@@ -1,0 +1,162 @@
+/**
+ * One proof session's life, from taking an MPC session out of the pool to the request id's outcome:
+ * slot, id claim, target check, exchange, then either the proof (in the background) or the reason none
+ * will come. Every way out ends the session once (`SessionRun.discard`) and settles the id once, through
+ * `ProofDelivery`. HTTP is the caller's business (proxy.ts).
+ */
+import type { HttpResponse } from "tlsn-wasm";
+import type { LoopbackBridge } from "../engine/bridge.ts";
+import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
+import { AppError, toAppError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { ProofOutcome } from "../proof/outcome.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
+import { type RedactionPattern, computeRedactions, revealedRanges } from "../redaction/index.ts";
+import type { SessionSlots } from "./capacity.ts";
+import type { NotaryClient } from "./notary-client.ts";
+import type { SessionSource } from "./pool.ts";
+import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
+import { type SessionRun, discardSession, startRun, within } from "./session-run.ts";
+import { type Target, type TargetPolicy, resolveTarget } from "./target.ts";
+
+export interface SessionDeps {
+  notary: NotaryClient;
+  bridge: LoopbackBridge;
+  sessions: SessionSource;
+  slots: SessionSlots;
+  delivery: ProofDelivery;
+  policy: TargetPolicy;
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  sessionTimeoutMs: number;
+  log: Logger;
+}
+
+export interface ProofRequest {
+  requestId: string;
+  target: Target;
+  /** Announced session sizes; undefined: the pool's. */
+  needed?: SessionSizes;
+  /** What the engine sends; the caller has chosen the headers. */
+  exchange: EngineRequest;
+  patterns: readonly RedactionPattern[];
+  /** A proof may list patterns that matched nothing (`T-REDACTED-UNMATCHED: allow`). */
+  allowUnmatched: boolean;
+  /** Answers with status ≥ 400 are proven too. */
+  proveFailed: boolean;
+  /** Called once the MPC part starts: from then on the client's connection is silent for long stretches. */
+  onMpcStart(): void;
+}
+
+export interface SessionAnswer {
+  response: HttpResponse;
+  /** The raw response bytes of the exchange. */
+  recv: Uint8Array;
+  /** A proof is being made for this id. */
+  proofFollows: boolean;
+}
+
+/**
+ * Runs the exchange and answers as soon as the target has; the proof, when one is made, is settled later.
+ * Throws the AppError of a failure, after settling the id with it.
+ */
+export async function runProofSession(deps: SessionDeps, request: ProofRequest): Promise<SessionAnswer> {
+  const { requestId } = request;
+  const run = startRun(deps);
+  try {
+    await deps.delivery.claim(requestId);
+  } catch (error) {
+    run.end();
+    throw error;
+  }
+  const log = deps.log.child({ requestId });
+  let proving = false;
+  try {
+    const resolved = await resolveTarget(request.target, deps.policy);
+    request.onMpcStart();
+    const session = (run.session = await within(run, deps.sessions.acquire(resolved.serverName, request.needed), (late) =>
+      discardSession(deps.notary, late),
+    ));
+    const tcp = (run.tcp = deps.bridge.openTcp({
+      hostname: resolved.address,
+      port: resolved.port,
+      connectTimeoutMs: deps.connectTimeoutMs,
+      responseTimeoutMs: deps.responseTimeoutMs,
+    }));
+    // Abandoned mid-exchange, the session is closed by sendRequest's own failure path or else right here.
+    const exchange = await within(run, sendRequest(session, tcp, request.exchange), () => closeProverSession(session));
+    const status = exchange.response.status;
+    log.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
+
+    const plan = planProof(request, exchange);
+    if ("refusal" in plan) {
+      run.discard();
+      await deps.delivery.settle(requestId, failureOutcome(requestId, plan.refusal));
+    } else {
+      proving = true;
+      void prove(deps, run, session, requestId, exchange, plan.redaction, log);
+    }
+    return { response: exchange.response, recv: exchange.recv, proofFollows: proving };
+  } catch (error) {
+    const failure = run.failure ?? toAppError(error, "session_failed");
+    run.discard();
+    log.warn("proxy request failed", { code: failure.code, error: failure.message });
+    await deps.delivery.settle(requestId, failureOutcome(requestId, failure));
+    throw failure;
+  } finally {
+    if (!proving) run.end();
+  }
+}
+
+type Redaction = ReturnType<typeof computeRedactions>;
+
+/** The redaction a proof of this exchange will use, or why no proof is made. */
+function planProof(request: ProofRequest, exchange: EngineExchange): { redaction: Redaction } | { refusal: AppError } {
+  const status = exchange.response.status;
+  if (status >= 400 && !request.proveFailed) {
+    return { refusal: new AppError("target_request_failed", `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`) };
+  }
+  const redaction = computeRedactions({ sent: exchange.sent, recv: exchange.recv }, request.patterns);
+  const unmatched = redaction.declared.flatMap((entry, index) => (entry.matched ? [] : [index + 1]));
+  if (unmatched.length > 0 && !request.allowUnmatched) {
+    // Entries are named by position only: a pattern's text may be the secret itself.
+    const entries = unmatched.length === 1 ? `T-REDACTED entry ${unmatched[0]}` : `T-REDACTED entries ${unmatched.join(", ")}`;
+    return { refusal: new AppError("redaction_unmatched", `${entries} matched nothing; no proof is made (T-REDACTED-UNMATCHED: allow proves anyway)`) };
+  }
+  return { redaction };
+}
+
+/** Reveals what is not hidden, has the notary sign it, and settles the id with the proof or the failure. */
+async function prove(
+  deps: SessionDeps,
+  run: SessionRun,
+  session: ProverSession,
+  requestId: string,
+  exchange: EngineExchange,
+  redaction: Redaction,
+  log: Logger,
+): Promise<void> {
+  const started = performance.now();
+  let outcome: ProofOutcome;
+  try {
+    await within(
+      run,
+      revealTranscript(session, {
+        sent: revealedRanges(exchange.sent.length, redaction.hidden.sent),
+        recv: revealedRanges(exchange.recv.length, redaction.hidden.recv),
+      }),
+    );
+    const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared });
+    outcome = { event: "proof", proof };
+  } catch (error) {
+    outcome = failureOutcome(requestId, run.failure ?? toAppError(error, "session_failed"));
+  }
+  try {
+    // The slot is held until the outcome is stored: shutdown waits for it before closing the store.
+    const delivered = await deps.delivery.settle(requestId, outcome);
+    if (delivered.event === "proof") log.info("proof made", { ms: Math.round(performance.now() - started) });
+    else log.warn("proof failed", { code: delivered.code, error: delivered.message });
+  } finally {
+    run.end();
+  }
+}
