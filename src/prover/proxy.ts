@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
 import { bodyBytes } from "../http1/message.ts";
-import { parseRedactions } from "../redaction/index.ts";
+import { parseRedactionRequest } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
 import { parseTargetUrl } from "./target.ts";
@@ -34,15 +34,6 @@ function parseProveFailed(value: string | null): boolean {
   if (flag === "true" || flag === "1") return true;
   if (flag === "false" || flag === "0") return false;
   throw new AppError("invalid_header", "T-PROVE-FAILED-REQ must be true or false");
-}
-
-/** `T-REDACTED-UNMATCHED: allow` lets a proof list patterns that matched nothing; by default none is made. */
-function parseUnmatchedPolicy(value: string | null): boolean {
-  if (value === null) return false;
-  const policy = value.trim().toLowerCase();
-  if (policy === "allow") return true;
-  if (policy === "refuse") return false;
-  throw new AppError("invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse");
 }
 
 async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
@@ -89,8 +80,7 @@ export function proxyRoutes(deps: ProxyDeps) {
     const target = parseTargetUrl(headers.get("t-proxy-url"));
     const requestId = headers.get("t-request-id")?.trim() ?? "";
     if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
-    const patterns = parseRedactions(headers.get("t-redacted") ?? undefined);
-    const allowUnmatched = parseUnmatchedPolicy(headers.get("t-redacted-unmatched"));
+    const { patterns, allowUnmatched } = parseRedactionRequest(headers);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
     const needed = requestedSizes(headers, deps.sessions.sizes, deps.sessions.limits);
     const method = request.method.toUpperCase();

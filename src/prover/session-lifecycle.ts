@@ -117,7 +117,7 @@ function planProof(request: ProofRequest, exchange: EngineExchange): { redaction
     return { refusal: new AppError("target_request_failed", `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`) };
   }
   const redaction = computeRedactions({ sent: exchange.sent, recv: exchange.recv }, request.patterns);
-  const unmatched = redaction.declared.flatMap((entry, index) => (entry.matched ? [] : [index + 1]));
+  const { unmatched } = redaction;
   if (unmatched.length > 0 && !request.allowUnmatched) {
     // Entries are named by position only: a pattern's text may be the secret itself.
     const entries = unmatched.length === 1 ? `T-REDACTED entry ${unmatched[0]}` : `T-REDACTED entries ${unmatched.join(", ")}`;
