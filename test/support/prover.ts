@@ -50,8 +50,8 @@ export async function startProver(cli: CliCommand, targetPort: number, env: Reco
       PROVER_MAX_RECV_DATA: String(TEST_SESSION.maxRecvData),
       PROVER_ALLOW_PRIVATE_TARGETS: "1",
       PROVER_RESOLVE: `${TARGET_HOST}:${targetPort}:127.0.0.1`,
-      // The local target listens on a random port, outside the default 443,8443.
-      PROVER_ALLOWED_PORTS: String(targetPort),
+      // Local targets listen on random ports, outside the default 443,8443 (some tests map several).
+      PROVER_ALLOWED_PORTS: "*",
       TLSN_TEST_TRUST_ANCHOR: tls.caPath,
       // No warm pool unless a test asks for one: background setups would compete with the test's own.
       PROVER_POOL_SIZE: "0",
