@@ -41,6 +41,14 @@ export interface DeclaredRedaction {
   matched: boolean;
 }
 
+/** The EVM attestation (src/proof/evm-attestation.ts): an EIP-712 signature a contract checks with ecrecover. */
+export interface EvmSignature {
+  /** Lower-case 0x Ethereum address of the notary key (secp256k1 only). */
+  address: `0x${string}`;
+  /** 0x + 65 bytes r ‖ s ‖ v (v = 27 or 28, low s), lower-case hex. */
+  signature: string;
+}
+
 export interface ProofBody {
   requestId: string;
   notary: {
@@ -61,6 +69,8 @@ export interface ProofBody {
   testTrustAnchor: boolean;
   /** tlsproof version of the notary that signed. */
   notaryVersion: string;
+  /** Made by secp256k1 notaries; absent with a secp256r1 key and in proofs made before EVM attestations. */
+  evm?: EvmSignature;
 }
 
 export interface Proof {

@@ -1,6 +1,7 @@
 /**
- * Ethereum personal-message signatures (EIP-191) over secp256k1, the scheme Streamr v32 messages use:
- * keccak256("\x19Ethereum Signed Message:\n" + byteLength + message), signed as r ‖ s ‖ v with v = 27 + recovery.
+ * Ethereum signatures over secp256k1, signed as r ‖ s ‖ v with v = 27 + recovery: of any 32-byte digest (the
+ * notary's EIP-712 attestations), and of personal messages (EIP-191), the scheme Streamr v32 messages use:
+ * keccak256("\x19Ethereum Signed Message:\n" + byteLength + message).
  */
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
@@ -25,16 +26,16 @@ export function addressOfSecretKey(secretKey: Uint8Array): Address {
   return addressOfPublicKey(secp256k1.getPublicKey(secretKey, false));
 }
 
-/** 0x-prefixed 65-byte hex signature, as Ethereum wallets produce it. */
-export function signPersonalMessage(message: string | Uint8Array, secretKey: Uint8Array): string {
-  const recovered = secp256k1.sign(personalMessageHash(message), secretKey, { prehash: false, format: "recovered" });
+/** 0x-prefixed 65-byte hex signature (r ‖ s ‖ v, low s) of a 32-byte digest, as Ethereum wallets produce it. */
+export function signDigest(digest: Uint8Array, secretKey: Uint8Array): string {
+  const recovered = secp256k1.sign(digest, secretKey, { prehash: false, format: "recovered" });
   // noble's "recovered" layout is recovery ‖ r ‖ s; Ethereum's is r ‖ s ‖ (27 + recovery).
   const recovery = recovered[0] ?? 0;
   return `0x${bytesToHex(recovered.subarray(1))}${(27 + recovery).toString(16)}`;
 }
 
-/** The address that signed `message`, or undefined when the signature is malformed or recovers nothing. */
-export function recoverPersonalMessageSigner(message: string | Uint8Array, signature: string): Address | undefined {
+/** The address that signed a 32-byte digest, or undefined when the signature is malformed or recovers nothing. */
+export function recoverDigestSigner(digest: Uint8Array, signature: string): Address | undefined {
   if (!SIGNATURE_HEX.test(signature)) return undefined;
   const bytes = hexToBytes(signature.slice(2));
   const v = bytes[64] ?? 0;
@@ -42,8 +43,14 @@ export function recoverPersonalMessageSigner(message: string | Uint8Array, signa
   if (recovery !== 0 && recovery !== 1) return undefined;
   try {
     const sig = secp256k1.Signature.fromBytes(concatBytes(Uint8Array.of(recovery), bytes.subarray(0, 64)), "recovered");
-    return addressOfPublicKey(sig.recoverPublicKey(personalMessageHash(message)).toBytes(false));
+    return addressOfPublicKey(sig.recoverPublicKey(digest).toBytes(false));
   } catch {
     return undefined;
   }
 }
+
+export const signPersonalMessage = (message: string | Uint8Array, secretKey: Uint8Array): string =>
+  signDigest(personalMessageHash(message), secretKey);
+
+export const recoverPersonalMessageSigner = (message: string | Uint8Array, signature: string): Address | undefined =>
+  recoverDigestSigner(personalMessageHash(message), signature);

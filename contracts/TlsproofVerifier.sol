@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+
+/// @title Checks tlsproof EVM attestations on chain.
+/// @notice A tlsproof notary signs, beside its tlsproof/1 signature, an EIP-712 digest of what it attested
+/// (README.md, "EVM attestation"; src/proof/evm-attestation.ts builds the same digest off chain). This contract
+/// rebuilds that digest from the fields and revealed segments it is given, recovers the signer, accepts only
+/// notaries on its owner's allow-list, and serves byte ranges of the verified segments.
+contract TlsproofVerifier {
+    /// The attested fields, as in the proof body. `revealed` travels beside it (see `verify`).
+    struct Attestation {
+        bytes16 requestId;
+        string serverName;
+        uint64 connectionTime;
+        uint64 notarizedAt;
+        uint32 sentLength;
+        uint32 recvLength;
+        bool testTrustAnchor;
+    }
+
+    bytes32 public constant ATTESTATION_TYPEHASH = keccak256(
+        "Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,"
+        "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)"
+    );
+    /// No chainId or verifyingContract: an attestation states a fact, valid on every chain and in every contract.
+    bytes32 public constant DOMAIN_SEPARATOR = keccak256(
+        abi.encode(keccak256("EIP712Domain(string name,string version)"), keccak256("tlsproof"), keccak256("1"))
+    );
+    uint8 public constant SENT = 0;
+    uint8 public constant RECV = 1;
+    /// Bytes before each segment's data in `revealed`: uint8 direction, uint32 start, uint32 length.
+    uint256 private constant SEGMENT_HEADER = 9;
+    /// Half the secp256k1 group order: a larger s is the malleated twin of a valid signature (EIP-2).
+    uint256 private constant HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0;
+
+    address public owner;
+    mapping(address => bool) public isNotary;
+    /// Attestations made under a test trust anchor prove nothing about the public web: refused unless enabled.
+    bool public acceptsTestTrustAnchor;
+
+    event OwnerChanged(address indexed owner);
+    event NotaryAllowed(address indexed notary, bool allowed);
+    event TestTrustAnchorAccepted(bool accepted);
+
+    error NotOwner();
+    error MalformedSignature();
+    error UnknownNotary(address signer);
+    error TestTrustAnchor();
+    error MalformedSegments();
+    error RangeNotRevealed(uint8 direction, uint32 start, uint32 end);
+
+    constructor() {
+        owner = msg.sender;
+        emit OwnerChanged(msg.sender);
+    }
+
+    modifier onlyOwner() {
+        if (msg.sender != owner) revert NotOwner();
+        _;
+    }
+
+    function setOwner(address newOwner) external onlyOwner {
+        owner = newOwner;
+        emit OwnerChanged(newOwner);
+    }
+
+    function setNotary(address notary, bool allowed) external onlyOwner {
+        isNotary[notary] = allowed;
+        emit NotaryAllowed(notary, allowed);
+    }
+
+    function setAcceptsTestTrustAnchor(bool accepted) external onlyOwner {
+        acceptsTestTrustAnchor = accepted;
+        emit TestTrustAnchorAccepted(accepted);
+    }
+
+    /// The EIP-712 digest the notary signed for these fields and revealed segments.
+    function digest(Attestation calldata a, bytes calldata revealed) public pure returns (bytes32) {
+        bytes32 structHash = keccak256(
+            abi.encode(
+                ATTESTATION_TYPEHASH,
+                a.requestId,
+                keccak256(bytes(a.serverName)),
+                a.connectionTime,
+                a.notarizedAt,
+                a.sentLength,
+                a.recvLength,
+                a.testTrustAnchor,
+                keccak256(revealed)
+            )
+        );
+        return keccak256(abi.encodePacked(hex"1901", DOMAIN_SEPARATOR, structHash));
+    }
+
+    /// Reverts unless an allowed notary signed exactly these fields and segments; returns that notary.
+    /// `signature` is r ‖ s ‖ v (65 bytes, v 27 or 28, low s).
+    function verify(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
+        public
+        view
+        returns (address notary)
+    {
+        if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
+        if (signature.length != 65) revert MalformedSignature();
+        bytes32 r = bytes32(signature[0:32]);
+        bytes32 s = bytes32(signature[32:64]);
+        uint8 v = uint8(signature[64]);
+        if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) revert MalformedSignature();
+        notary = ecrecover(digest(a, revealed), v, r, s);
+        if (notary == address(0) || !isNotary[notary]) revert UnknownNotary(notary);
+    }
+
+    /// Verifies the attestation, then returns bytes [start, end) of one direction, which must lie inside one
+    /// revealed segment (adjacent revealed ranges are always merged into one segment).
+    function verifiedRange(
+        Attestation calldata a,
+        bytes calldata revealed,
+        bytes calldata signature,
+        uint8 direction,
+        uint32 start,
+        uint32 end
+    ) external view returns (bytes memory) {
+        verify(a, revealed, signature);
+        return rangeOf(revealed, direction, start, end);
+    }
+
+    /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.
+    function rangeOf(bytes calldata revealed, uint8 direction, uint32 start, uint32 end)
+        public
+        pure
+        returns (bytes calldata)
+    {
+        if (start > end) revert RangeNotRevealed(direction, start, end);
+        uint256 cursor = 0;
+        while (cursor < revealed.length) {
+            if (cursor + SEGMENT_HEADER > revealed.length) revert MalformedSegments();
+            uint8 segmentDirection = uint8(revealed[cursor]);
+            uint256 segmentStart = uint32(bytes4(revealed[cursor + 1:cursor + 5]));
+            uint256 segmentLength = uint32(bytes4(revealed[cursor + 5:cursor + 9]));
+            uint256 data = cursor + SEGMENT_HEADER;
+            if (data + segmentLength > revealed.length) revert MalformedSegments();
+            if (segmentDirection == direction && segmentStart <= start && end <= segmentStart + segmentLength) {
+                return revealed[data + (start - segmentStart):data + (end - segmentStart)];
+            }
+            cursor = data + segmentLength;
+        }
+        revert RangeNotRevealed(direction, start, end);
+    }
+}

@@ -1,0 +1,145 @@
+/**
+ * The EVM attestation: a second notary signature, beside the tlsproof/1 one, that a smart contract can check
+ * with `ecrecover` (contracts/TlsproofVerifier.sol). Written down in README.md ("EVM attestation").
+ *
+ * It is an EIP-712 signature over typed data a contract can rebuild cheaply:
+ *
+ *   domain  EIP712Domain(string name,string version) = { name: "tlsproof", version: "1" }
+ *           (no chainId, no verifyingContract: it attests a fact, valid on every chain and in every contract)
+ *   struct  Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,
+ *                       uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)
+ *
+ * `revealed` packs every revealed range, sent ones first, each sorted by offset, as
+ * `uint8 direction (0 sent, 1 recv) ‖ uint32 start ‖ uint32 length ‖ bytes` (big-endian, no padding). EIP-712
+ * hashes a `bytes` member as keccak256 of it, so a contract rebuilds the commitment with one keccak over its
+ * calldata, and the encoding is self-delimiting, so it parses one way only.
+ *
+ * The signature (r ‖ s ‖ v, low s) sits in the proof body (`body.evm`), which the tlsproof/1 signature covers:
+ * a proof whose EVM attestation speaks of other data, or of another signer, is invalid.
+ */
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../store/eth-signature.ts";
+import type { Direction, EvmSignature, ProofBody } from "./format.ts";
+import type { NotaryKey, PublicKey } from "./keys.ts";
+
+export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;
+export const DOMAIN_TYPE = "EIP712Domain(string name,string version)";
+export const ATTESTATION_TYPE =
+  "Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
+  "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
+
+/** Bytes before each revealed range's data in `revealed`: direction, start, length. */
+export const SEGMENT_HEADER_BYTES = 9;
+export const DIRECTION_CODE: Record<Direction, number> = { sent: 0, recv: 1 };
+
+/** The EIP-712 struct as a contract receives it. */
+export interface EvmAttestation {
+  requestId: Uint8Array;
+  serverName: string;
+  connectionTime: number;
+  notarizedAt: number;
+  sentLength: number;
+  recvLength: number;
+  testTrustAnchor: boolean;
+  revealed: Uint8Array;
+}
+
+const UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/i;
+const SECP256K1_HALF_ORDER = secp256k1.Point.CURVE().n >> 1n;
+
+/** A UUID's 16 bytes, or undefined for anything else (the notary only signs UUID request ids). */
+export function requestIdBytes(requestId: string): Uint8Array | undefined {
+  const parts = UUID.exec(requestId);
+  return parts ? hexToBytes(parts.slice(1).join("")) : undefined;
+}
+
+/** The `revealed` member: every revealed range, sent then recv, as direction ‖ start ‖ length ‖ bytes. */
+export function packRevealed(transcript: ProofBody["transcript"]): Uint8Array {
+  const segments = (["sent", "recv"] as const).flatMap((direction) =>
+    transcript[direction].revealed.map(({ start, end, data }) => {
+      const header = new DataView(new ArrayBuffer(SEGMENT_HEADER_BYTES));
+      header.setUint8(0, DIRECTION_CODE[direction]);
+      header.setUint32(1, start);
+      header.setUint32(5, end - start);
+      return concatBytes(new Uint8Array(header.buffer), new Uint8Array(Buffer.from(data, "base64")));
+    }),
+  );
+  return concatBytes(...segments);
+}
+
+/** The struct for a proof body; throws TypeError when its request id is not a UUID. */
+export function evmAttestationOf(body: ProofBody): EvmAttestation {
+  const requestId = requestIdBytes(body.requestId);
+  if (!requestId) throw new TypeError(`EVM attestation: request id ${JSON.stringify(body.requestId)} is not a UUID`);
+  return {
+    requestId,
+    serverName: body.serverName,
+    connectionTime: body.connectionTime,
+    notarizedAt: body.notarizedAt,
+    sentLength: body.transcript.sent.length,
+    recvLength: body.transcript.recv.length,
+    testTrustAnchor: body.testTrustAnchor,
+    revealed: packRevealed(body.transcript),
+  };
+}
+
+/** One 32-byte ABI word: an unsigned integer, or a bytesN value left-aligned. */
+const word = (value: number | boolean | Uint8Array): Uint8Array => {
+  const out = new Uint8Array(32);
+  if (value instanceof Uint8Array) out.set(value);
+  else new DataView(out.buffer).setBigUint64(24, BigInt(value));
+  return out;
+};
+const keccakOfText = (text: string) => keccak_256(utf8ToBytes(text));
+
+export const DOMAIN_SEPARATOR = keccak_256(
+  concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
+);
+const ATTESTATION_TYPEHASH = keccakOfText(ATTESTATION_TYPE);
+
+/** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
+export function attestationDigest(attestation: EvmAttestation): Uint8Array {
+  const structHash = keccak_256(
+    concatBytes(
+      ATTESTATION_TYPEHASH,
+      word(attestation.requestId),
+      keccakOfText(attestation.serverName),
+      word(attestation.connectionTime),
+      word(attestation.notarizedAt),
+      word(attestation.sentLength),
+      word(attestation.recvLength),
+      word(attestation.testTrustAnchor),
+      keccak_256(attestation.revealed),
+    ),
+  );
+  return keccak_256(concatBytes(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash));
+}
+
+/** The Ethereum address of a notary key; undefined for secp256r1, which the EVM cannot recover. */
+export function evmAddressOf(key: PublicKey): Address | undefined {
+  return key.algorithm === "secp256k1" ? addressOfPublicKey(key.point) : undefined;
+}
+
+/** The body with its EVM attestation added: only secp256k1 keys make one, other bodies are returned as they are. */
+export function withEvmAttestation(body: ProofBody, key: NotaryKey): ProofBody {
+  if (key.algorithm !== "secp256k1") return body;
+  const evm: EvmSignature = {
+    address: addressOfPublicKey(secp256k1.getPublicKey(key.privateKey, false)),
+    signature: signDigest(attestationDigest(evmAttestationOf(body)), key.privateKey),
+  };
+  return { ...body, evm };
+}
+
+const SIGNATURE_HEX = /^0x[0-9a-f]{130}$/;
+
+/** True when `signature` is 0x + 65 bytes r ‖ s ‖ v with s in the lower half of the order, as the contract demands. */
+export function isLowSSignature(signature: string): boolean {
+  return SIGNATURE_HEX.test(signature) && BigInt(`0x${signature.slice(66, 130)}`) <= SECP256K1_HALF_ORDER;
+}
+
+/** The address that signed this attestation, or undefined (malformed, high s, or recovering no key). */
+export function recoverAttestationSigner(attestation: EvmAttestation, signature: string): Address | undefined {
+  return isLowSSignature(signature) ? recoverDigestSigner(attestationDigest(attestation), signature) : undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * A real EVM in memory (@ethereumjs/vm, Prague rules) with funded accounts: contracts are deployed and called
+ * by signed transactions, so gas figures include the intrinsic and calldata costs a real chain charges.
+ */
+import { Common, Hardfork, Mainnet } from "@ethereumjs/common";
+import { createFeeMarket1559Tx } from "@ethereumjs/tx";
+import { type Address as EthAddress, createAccount, createAddressFromPrivateKey, createAddressFromString } from "@ethereumjs/util";
+import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
+import type { Hex } from "viem";
+
+export const EVM_VERSION = "prague";
+const GAS_LIMIT = 30_000_000n;
+
+export interface Account {
+  address: Hex;
+  privateKey: Uint8Array;
+}
+
+export interface CallResult {
+  /** Return data, or the revert data when `reverted`. */
+  output: Hex;
+  reverted: boolean;
+  /** Gas the called code used, without the transaction's intrinsic and calldata costs. */
+  executionGas: bigint;
+}
+
+export interface TxResult {
+  /** Everything the sender pays for: intrinsic and calldata costs plus execution (after the calldata floor). */
+  gasUsed: bigint;
+  /** Return data, or the revert data when `reverted`. */
+  output: Hex;
+  reverted: boolean;
+  createdAddress?: Hex;
+}
+
+const toHex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
+
+export class Chain {
+  private constructor(
+    private readonly vm: VM,
+    private readonly common: Common,
+  ) {}
+
+  static async start(): Promise<Chain> {
+    const common = new Common({ chain: Mainnet, hardfork: Hardfork.Prague });
+    return new Chain(await createVM({ common }), common);
+  }
+
+  /** A new account holding 1000 ether. */
+  async account(): Promise<Account> {
+    const privateKey = secp256k1.utils.randomSecretKey();
+    const address = createAddressFromPrivateKey(privateKey);
+    await this.vm.stateManager.putAccount(address, createAccount({ nonce: 0n, balance: 10n ** 21n }));
+    return { address: address.toString() as Hex, privateKey };
+  }
+
+  /** A signed transaction from `from`, mined in its own block. */
+  async send(from: Account, to: Hex | undefined, data: Hex): Promise<TxResult> {
+    const nonce = (await this.vm.stateManager.getAccount(createAddressFromString(from.address)))?.nonce ?? 0n;
+    const tx = createFeeMarket1559Tx(
+      { nonce, to, data, gasLimit: GAS_LIMIT, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n },
+      { common: this.common },
+    ).sign(from.privateKey);
+    const result = await runTx(this.vm, { tx, skipBlockGasLimitValidation: true });
+    const exec = result.execResult;
+    return {
+      gasUsed: result.totalGasSpent,
+      output: toHex(exec.returnValue),
+      reverted: exec.exceptionError !== undefined,
+      ...(result.createdAddress ? { createdAddress: result.createdAddress.toString() as Hex } : {}),
+    };
+  }
+
+  async deploy(from: Account, bytecode: Hex): Promise<Hex> {
+    const result = await this.send(from, undefined, bytecode);
+    if (result.reverted || !result.createdAddress) throw new Error(`deployment reverted: ${result.output}`);
+    return result.createdAddress;
+  }
+
+  /** A read-only call (eth_call): no transaction, no state change. */
+  async call(from: Account, to: Hex, data: Hex): Promise<CallResult> {
+    const result = await this.vm.evm.runCall({
+      caller: createAddressFromString(from.address) as EthAddress,
+      to: createAddressFromString(to),
+      data: hexToBytes(data.slice(2)),
+      gasLimit: GAS_LIMIT,
+      skipBalance: true,
+    });
+    const exec = result.execResult;
+    return { output: toHex(exec.returnValue), reverted: exec.exceptionError !== undefined, executionGas: exec.executionGasUsed };
+  }
+}

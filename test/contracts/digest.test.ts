@@ -1,0 +1,190 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import fc from "fast-check";
+import { type Hex, hashTypedData } from "viem";
+import {
+  attestationDigest,
+  EVM_DOMAIN,
+  type EvmAttestation,
+  evmAttestationOf,
+  withEvmAttestation,
+} from "../../src/proof/evm-attestation.ts";
+import type { ProofBody, RevealedRange, TranscriptDirection } from "../../src/proof/format.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { sampleBody } from "../proof/fixtures.ts";
+import { type Account, Chain } from "./chain.ts";
+import { attestationArgs, VerifierContract } from "./verifier.ts";
+
+const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`;
+
+/** viem's own EIP-712 implementation, from the typed data as a wallet would be given it. */
+function viemDigest(attestation: EvmAttestation): Hex {
+  const { tuple, revealed } = attestationArgs(attestation);
+  return hashTypedData({
+    domain: EVM_DOMAIN,
+    types: {
+      Attestation: [
+        { name: "requestId", type: "bytes16" },
+        { name: "serverName", type: "string" },
+        { name: "connectionTime", type: "uint64" },
+        { name: "notarizedAt", type: "uint64" },
+        { name: "sentLength", type: "uint32" },
+        { name: "recvLength", type: "uint32" },
+        { name: "testTrustAnchor", type: "bool" },
+        { name: "revealed", type: "bytes" },
+      ],
+    },
+    primaryType: "Attestation",
+    message: { ...tuple, revealed },
+  });
+}
+
+/** A transcript direction of `length` bytes revealing the given disjoint, non-adjacent ranges with random bytes. */
+const directionArb = fc
+  .tuple(fc.integer({ min: 0, max: 3000 }), fc.uniqueArray(fc.integer({ min: 0, max: 3000 }), { maxLength: 8 }))
+  .chain(([length, cuts]) => {
+    const points = [...new Set(cuts.map((cut) => cut % (length + 1)))].sort((a, b) => a - b);
+    const ranges: { start: number; end: number }[] = [];
+    for (let i = 0; i + 1 < points.length; i += 2) {
+      const [start, end] = [points[i]!, points[i + 1]!];
+      const previous = ranges.at(-1);
+      if (end > start && (!previous || start > previous.end)) ranges.push({ start, end });
+    }
+    return fc.tuple(...ranges.map((r) => fc.uint8Array({ minLength: r.end - r.start, maxLength: r.end - r.start }))).map(
+      (datas): TranscriptDirection => ({
+        length,
+        revealed: ranges.map((r, i): RevealedRange => ({ ...r, data: Buffer.from(datas[i]!).toString("base64") })),
+      }),
+    );
+  });
+
+const bodyArb = fc
+  .record({
+    requestId: fc.uuid(),
+    serverName: fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }),
+    connectionTime: fc.integer({ min: 0, max: 2 ** 40 }),
+    notarizedAt: fc.maxSafeNat(),
+    testTrustAnchor: fc.boolean(),
+    sent: directionArb,
+    recv: directionArb,
+  })
+  .map(({ sent, recv, ...fields }): ProofBody => ({ ...sampleBody(generateKey("secp256k1")), ...fields, transcript: { sent, recv } }));
+
+describe("EVM attestation digest", () => {
+  let chain: Chain;
+  let owner: Account;
+  let verifier: VerifierContract;
+
+  beforeAll(async () => {
+    chain = await Chain.start();
+    owner = await chain.account();
+    verifier = await VerifierContract.deploy(chain, owner);
+  }, 60_000);
+
+  test("the TypeScript digest equals the contract's and viem's EIP-712 hash, for any body", async () => {
+    await fc.assert(
+      fc.asyncProperty(bodyArb, async (body) => {
+        const attestation = evmAttestationOf(body);
+        const ours = hex(attestationDigest(attestation));
+        const onChain = await verifier.digest(attestation);
+        expect(onChain).toMatchObject({ ok: true, value: ours });
+        expect(viemDigest(attestation)).toBe(ours);
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+
+  test("every attested field changes the digest", () => {
+    const body = sampleBody(generateKey("secp256k1"));
+    const base = hex(attestationDigest(evmAttestationOf(body)));
+    const sent = body.transcript.sent;
+    const firstByte = Buffer.from(sent.revealed[0]!.data, "base64");
+    firstByte[0] = firstByte[0]! ^ 1;
+    const variants: ProofBody[] = [
+      { ...body, requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f02" },
+      { ...body, serverName: `${body.serverName}.` },
+      { ...body, connectionTime: body.connectionTime + 1 },
+      { ...body, notarizedAt: body.notarizedAt + 1 },
+      { ...body, testTrustAnchor: !body.testTrustAnchor },
+      { ...body, transcript: { ...body.transcript, sent: { ...sent, length: sent.length + 1 } } },
+      { ...body, transcript: { ...body.transcript, recv: { ...body.transcript.recv, length: body.transcript.recv.length + 1 } } },
+      { ...body, transcript: { ...body.transcript, sent: { ...sent, revealed: [{ ...sent.revealed[0]!, data: firstByte.toString("base64") }, ...sent.revealed.slice(1)] } } },
+      // The same bytes attributed to the other direction.
+      { ...body, transcript: { sent: body.transcript.recv, recv: sent } },
+    ];
+    const digests = variants.map((variant) => hex(attestationDigest(evmAttestationOf(variant))));
+    expect(new Set([base, ...digests]).size).toBe(variants.length + 1);
+  });
+
+  test("a request id that is not a UUID has no EVM attestation", () => {
+    const body = { ...sampleBody(generateKey("secp256k1")), requestId: "not-a-uuid" };
+    expect(() => evmAttestationOf(body)).toThrow("is not a UUID");
+  });
+
+  describe("the contract", () => {
+    const notaryKey = generateKey("secp256k1");
+    const body = withEvmAttestation(sampleBody(notaryKey), notaryKey);
+    const attestation = evmAttestationOf(body);
+    const signature = body.evm!.signature as Hex;
+
+    beforeAll(async () => {
+      await verifier.setNotary(body.evm!.address, true);
+    });
+
+    test("accepts an allowed notary's signature and names the notary", async () => {
+      const outcome = await verifier.verify(attestation, signature);
+      expect(outcome.ok && outcome.value.toLowerCase()).toBe(body.evm!.address);
+    });
+
+    test("refuses the high-s twin of a valid signature, a bad v and a short signature", async () => {
+      const n = secp256k1.Point.CURVE().n;
+      const s = BigInt(`0x${signature.slice(66, 130)}`);
+      const v = Number.parseInt(signature.slice(130), 16);
+      const twin = `${signature.slice(0, 66)}${(n - s).toString(16).padStart(64, "0")}${(v === 27 ? 28 : 27).toString(16)}` as Hex;
+      // The twin is a valid ECDSA signature of the same digest (ecrecover alone would accept it).
+      expect(secp256k1.Signature.fromBytes(Buffer.from(twin.slice(2, 130), "hex"), "compact").hasHighS()).toBe(true);
+      expect(await verifier.verify(attestation, twin)).toEqual({ ok: false, error: "MalformedSignature" });
+      expect(await verifier.verify(attestation, `${signature.slice(0, 130)}1d` as Hex)).toEqual({ ok: false, error: "MalformedSignature" });
+      expect(await verifier.verify(attestation, signature.slice(0, 130) as Hex)).toEqual({ ok: false, error: "MalformedSignature" });
+    });
+
+    test("refuses a notary that is not, or no longer, on the allow-list", async () => {
+      const stranger = generateKey("secp256k1");
+      const foreign = withEvmAttestation(sampleBody(stranger), stranger);
+      const outcome = await verifier.verify(evmAttestationOf(foreign), foreign.evm!.signature as Hex);
+      expect(outcome).toEqual({ ok: false, error: "UnknownNotary" });
+      await verifier.setNotary(body.evm!.address, false);
+      expect(await verifier.verify(attestation, signature)).toEqual({ ok: false, error: "UnknownNotary" });
+      await verifier.setNotary(body.evm!.address, true);
+      expect((await verifier.verify(attestation, signature)).ok).toBe(true);
+    });
+
+    test("only the owner manages the allow-list", async () => {
+      const intruder = await chain.account();
+      await expect(verifier.setNotary(intruder.address, true, intruder)).rejects.toThrow("NotOwner");
+    });
+
+    test("refuses test-trust-anchor attestations unless the owner accepts them", async () => {
+      const testBody = withEvmAttestation({ ...sampleBody(notaryKey), testTrustAnchor: true }, notaryKey);
+      const testAttestation = evmAttestationOf(testBody);
+      expect(await verifier.verify(testAttestation, testBody.evm!.signature as Hex)).toEqual({ ok: false, error: "TestTrustAnchor" });
+      await verifier.setAcceptsTestTrustAnchor(true);
+      expect((await verifier.verify(testAttestation, testBody.evm!.signature as Hex)).ok).toBe(true);
+      await verifier.setAcceptsTestTrustAnchor(false);
+    });
+
+    test("serves revealed ranges only, from the right direction", async () => {
+      const recv = body.transcript.recv;
+      const response = Buffer.concat(recv.revealed.map((range) => Buffer.from(range.data, "base64"))).toString();
+      const balanceAt = response.indexOf("1234");
+      const inFirstRange = recv.revealed[0]!;
+      expect(balanceAt).toBeGreaterThan(0);
+      const read = await verifier.verifiedRange(attestation, signature, "recv", inFirstRange.start + balanceAt, inFirstRange.start + balanceAt + 4);
+      expect(read.ok && Buffer.from(read.value).toString()).toBe("1234");
+      // Across the hidden token, and the same offsets in the other direction.
+      const hiddenEnd = recv.revealed[1]!.start;
+      expect(await verifier.verifiedRange(attestation, signature, "recv", inFirstRange.end - 2, hiddenEnd + 2)).toEqual({ ok: false, error: "RangeNotRevealed" });
+      expect(await verifier.verifiedRange(attestation, signature, "sent", recv.length - 4, recv.length)).toEqual({ ok: false, error: "RangeNotRevealed" });
+    });
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * contracts/TlsproofVerifier.sol deployed on a Chain, called through its ABI as a dapp would call it.
+ */
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { type Abi, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
+import type { Direction } from "../../src/proof/format.ts";
+import { DIRECTION_CODE, type EvmAttestation } from "../../src/proof/evm-attestation.ts";
+import type { Account, Chain } from "./chain.ts";
+import { compileContract } from "./compile.ts";
+
+const hex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
+
+/** A call's answer, or the name of the custom error it reverted with. */
+export type Outcome<T> = { ok: true; value: T; executionGas: bigint } | { ok: false; error: string };
+
+/** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready. */
+export function attestationArgs(attestation: EvmAttestation) {
+  return {
+    tuple: {
+      requestId: hex(attestation.requestId),
+      serverName: attestation.serverName,
+      connectionTime: BigInt(attestation.connectionTime),
+      notarizedAt: BigInt(attestation.notarizedAt),
+      sentLength: attestation.sentLength,
+      recvLength: attestation.recvLength,
+      testTrustAnchor: attestation.testTrustAnchor,
+    },
+    revealed: hex(attestation.revealed),
+  };
+}
+
+export class VerifierContract {
+  private constructor(
+    private readonly chain: Chain,
+    readonly owner: Account,
+    readonly address: Hex,
+    private readonly abi: Abi,
+  ) {}
+
+  static async deploy(chain: Chain, owner: Account): Promise<VerifierContract> {
+    const { abi, bytecode } = compileContract("TlsproofVerifier");
+    return new VerifierContract(chain, owner, await chain.deploy(owner, bytecode), abi);
+  }
+
+  private async read<T>(functionName: string, args: readonly unknown[]): Promise<Outcome<T>> {
+    const result = await this.chain.call(this.owner, this.address, encodeFunctionData({ abi: this.abi, functionName, args }));
+    if (result.reverted) {
+      return { ok: false, error: result.output === "0x" ? "(no reason)" : decodeErrorResult({ abi: this.abi, data: result.output }).errorName };
+    }
+    const value = decodeFunctionResult({ abi: this.abi, functionName, data: result.output }) as T;
+    return { ok: true, value, executionGas: result.executionGas };
+  }
+
+  /** A transaction from `from` (the owner unless given); throws with the error name when it reverts. */
+  private async write(functionName: string, args: readonly unknown[], from = this.owner): Promise<bigint> {
+    const result = await this.chain.send(from, this.address, encodeFunctionData({ abi: this.abi, functionName, args }));
+    if (result.reverted) throw new Error(decodeErrorResult({ abi: this.abi, data: result.output }).errorName);
+    return result.gasUsed;
+  }
+
+  digest(attestation: EvmAttestation): Promise<Outcome<Hex>> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    return this.read("digest", [tuple, revealed]);
+  }
+
+  /** The notary address that signed, or the reason the contract refused. */
+  verify(attestation: EvmAttestation, signature: Hex): Promise<Outcome<Hex>> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    return this.read("verify", [tuple, revealed, signature]);
+  }
+
+  /** Bytes [start, end) of a direction, from verified segments only. */
+  async verifiedRange(attestation: EvmAttestation, signature: Hex, direction: Direction, start: number, end: number): Promise<Outcome<Uint8Array>> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    const outcome = await this.read<Hex>("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[direction], start, end]);
+    return outcome.ok ? { ...outcome, value: new Uint8Array(Buffer.from(outcome.value.slice(2), "hex")) } : outcome;
+  }
+
+  /** Gas of a transaction that calls `verify`: what a dapp's verifying transaction pays, calldata included. */
+  verifyTransactionGas(attestation: EvmAttestation, signature: Hex): Promise<bigint> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    return this.write("verify", [tuple, revealed, signature]);
+  }
+
+  setNotary(notary: Hex, allowed: boolean, from?: Account): Promise<bigint> {
+    return this.write("setNotary", [notary, allowed], from);
+  }
+
+  setAcceptsTestTrustAnchor(accepted: boolean): Promise<bigint> {
+    return this.write("setAcceptsTestTrustAnchor", [accepted]);
+  }
+}
