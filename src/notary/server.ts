@@ -6,8 +6,9 @@ import { errorHandling, errorResponse, parseInput } from "../http.ts";
 import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
+import { notaryEvmAddress, withEvmAttestation } from "../proof/evm-attestation.ts";
 import { signProof } from "../proof/sign.ts";
-import { ATTESTATION_WAIT_MS, AttestationRequest, type NotaryInfo, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
+import { ATTESTATION_WAIT_MS, AttestationRequest, type NotaryInfo, type SessionCreated, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { buildProofBody } from "./attest.ts";
 import { IDLE_TIMEOUT_S, MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES, maxJsonBodyBytes } from "./limits.ts";
@@ -53,6 +54,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     gitCommitHash: GIT_COMMIT ?? null,
     publicKey: options.key.publicKeyPem,
     signatureAlgorithm: options.key.algorithm satisfies SignatureAlgorithm,
+    // The address EVM attestations recover to; null with a secp256r1 key, which makes none.
+    ethereumAddress: notaryEvmAddress(options.key),
     proofVersion: PROOF_VERSION,
     maxSentData: options.sessions.maxSentData,
     maxRecvData: options.sessions.maxRecvData,
@@ -64,7 +67,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     // activeSessions lets operators (and tests) see that finished or failed sessions were released.
     .get("/info", () => ({ ...info, activeSessions: sessions.active() }))
     .get("/healthcheck", () => new Response("Ok"))
-    .post("/session", ({ body }) => {
+    .post("/session", ({ body }): SessionCreated => {
       const sizes = parseInput(SessionRequest, body, "invalid_body", "session request");
       const sessionId = sessions.create(sizes);
       log.info("session created", { sessionId, maxSentData: sizes.maxSentData, maxRecvData: sizes.maxRecvData });
@@ -90,7 +93,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
         notaryVersion: VERSION,
       });
       log.info("proof signed", { sessionId: params.id, requestId: declared.requestId });
-      return signProof(proofBody, options.key);
+      // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
+      return signProof(withEvmAttestation(proofBody, options.key), options.key);
     });
 
   /** Refusals decided from the request line and headers alone, before any body is read. */

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import type { NotarySessions } from "../engine/session.ts";
 import type { Proof } from "../proof/format.ts";
-import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated } from "../protocol/notary.ts";
+import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, type SessionRequest } from "../protocol/notary.ts";
 
 export interface NotaryClient extends NotarySessions {
   baseUrl: string;
@@ -41,9 +41,10 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
   return {
     baseUrl: base,
     async createSession(sizes) {
+      const request: SessionRequest = { clientType: "Websocket", ...sizes };
       const body = await call("/session", {
         method: "POST",
-        body: JSON.stringify({ clientType: "Websocket", ...sizes }),
+        body: JSON.stringify(request),
         timeoutMs: 10_000,
       });
       const parsed = v.safeParse(SessionCreated, body);
