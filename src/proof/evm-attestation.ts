@@ -18,9 +18,10 @@
  * a proof whose EVM attestation speaks of other data, or of another signer, is invalid.
  */
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import { concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../store/eth-signature.ts";
+import { base64ToBytes } from "../bytes.ts";
 import type { Direction, EvmSignature, ProofBody } from "./format.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
 
@@ -63,7 +64,7 @@ export function packRevealed(transcript: ProofBody["transcript"]): Uint8Array {
       header.setUint8(0, DIRECTION_CODE[direction]);
       header.setUint32(1, start);
       header.setUint32(5, end - start);
-      return concatBytes(new Uint8Array(header.buffer), new Uint8Array(Buffer.from(data, "base64")));
+      return concatBytes(new Uint8Array(header.buffer), base64ToBytes(data) ?? new Uint8Array());
     }),
   );
   return concatBytes(...segments);
@@ -122,13 +123,16 @@ export function evmAddressOf(key: PublicKey): Address | undefined {
   return key.algorithm === "secp256k1" ? addressOfPublicKey(key.point) : undefined;
 }
 
+/** The Ethereum address a notary signs EVM attestations with (`/info`, `/notaryinfo`); null for secp256r1. */
+export function notaryEvmAddress(key: NotaryKey): Address | null {
+  return key.algorithm === "secp256k1" ? addressOfPublicKey(secp256k1.getPublicKey(key.privateKey, false)) : null;
+}
+
 /** The body with its EVM attestation added: only secp256k1 keys make one, other bodies are returned as they are. */
 export function withEvmAttestation(body: ProofBody, key: NotaryKey): ProofBody {
-  if (key.algorithm !== "secp256k1") return body;
-  const evm: EvmSignature = {
-    address: addressOfPublicKey(secp256k1.getPublicKey(key.privateKey, false)),
-    signature: signDigest(attestationDigest(evmAttestationOf(body)), key.privateKey),
-  };
+  const address = notaryEvmAddress(key);
+  if (!address) return body;
+  const evm: EvmSignature = { address, signature: signDigest(attestationDigest(evmAttestationOf(body)), key.privateKey) };
   return { ...body, evm };
 }
 
@@ -142,4 +146,34 @@ export function isLowSSignature(signature: string): boolean {
 /** The address that signed this attestation, or undefined (malformed, high s, or recovering no key). */
 export function recoverAttestationSigner(attestation: EvmAttestation, signature: string): Address | undefined {
   return isLowSSignature(signature) ? recoverDigestSigner(attestationDigest(attestation), signature) : undefined;
+}
+
+export interface VerifiedEvmAttestation {
+  address: Address;
+  /** 0x-hex EIP-712 digest the notary signed. */
+  digest: string;
+  signature: string;
+}
+
+export type EvmAttestationCheck =
+  | { status: "absent" }
+  | { status: "valid"; attestation: VerifiedEvmAttestation }
+  | { status: "invalid"; problem: string };
+
+/**
+ * Checks a body's EVM attestation against the notary key that signed the body: the attestation must be signed by
+ * that key, over this body's data. A proof without one is valid (secp256r1 notaries and older proofs make none).
+ */
+export function checkEvmAttestation(body: ProofBody, key: PublicKey): EvmAttestationCheck {
+  if (!body.evm) return { status: "absent" };
+  const invalid = (problem: string): EvmAttestationCheck => ({ status: "invalid", problem: `body.evm: ${problem}` });
+  const keyAddress = evmAddressOf(key);
+  if (!keyAddress) return invalid(`a ${key.algorithm} notary key makes no EVM attestation`);
+  if (body.evm.address !== keyAddress) return invalid(`address ${body.evm.address} is not the notary key's address ${keyAddress}`);
+  if (!requestIdBytes(body.requestId)) return invalid("the request id is not a UUID");
+  const attestation = evmAttestationOf(body);
+  const signer = recoverAttestationSigner(attestation, body.evm.signature);
+  if (!signer) return invalid("the signature is malformed or has a high s");
+  if (signer !== keyAddress) return invalid(`the signature is not the notary's over this proof's data (it recovers ${signer})`);
+  return { status: "valid", attestation: { address: signer, digest: `0x${bytesToHex(attestationDigest(attestation))}`, signature: body.evm.signature } };
 }

@@ -44,7 +44,7 @@ export interface DeclaredRedaction {
 /** The EVM attestation (src/proof/evm-attestation.ts): an EIP-712 signature a contract checks with ecrecover. */
 export interface EvmSignature {
   /** Lower-case 0x Ethereum address of the notary key (secp256k1 only). */
-  address: `0x${string}`;
+  address: string;
   /** 0x + 65 bytes r ‖ s ‖ v (v = 27 or 28, low s), lower-case hex. */
   signature: string;
 }

@@ -3,6 +3,7 @@
  */
 import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgorithm } from "./format.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
+import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
 import { HIDDEN_BYTE_MARKER, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
@@ -34,6 +35,8 @@ export interface VerifiedProofJson {
   notarizedAt: { unixMs: number; iso: string };
   testTrustAnchor: boolean;
   notary: { algorithm: SignatureAlgorithm; publicKey: string; fingerprint: string; version: string };
+  /** The checked EVM attestation (address, EIP-712 digest, signature); null when the proof has none. */
+  evm: VerifiedEvmAttestation | null;
   hiddenByteMarker: string;
   sent: TranscriptJson;
   recv: TranscriptJson;
@@ -80,6 +83,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
       fingerprint: proof.notaryFingerprint,
       version: body.notaryVersion,
     },
+    evm: proof.evm,
     hiddenByteMarker: HIDDEN_BYTE_MARKER,
     sent: transcriptJson(proof.sent),
     recv: transcriptJson(proof.recv),
@@ -134,6 +138,13 @@ function redactionLines(redactions: DeclaredRedaction[]): string[] {
   ];
 }
 
+function evmLine({ evm, notaryKey }: VerifiedProof): string {
+  if (evm) return `EVM attestation: valid, signed by ${evm.address} (EIP-712 digest ${evm.digest})`;
+  return notaryKey.algorithm === "secp256k1"
+    ? "EVM attestation: none (the notary made none: a proof from before EVM attestations)"
+    : `EVM attestation: none (a ${notaryKey.algorithm} notary key cannot make one; EVM attestations need secp256k1)`;
+}
+
 /**
  * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text).
  * The trust-anchor warning opens and closes it so it cannot be scrolled past.
@@ -150,6 +161,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `TLS version:  ${body.tlsVersion}`,
     `Request id:   ${body.requestId}`,
     `Notarized at: ${isoOfMs(body.notarizedAt)}`,
+    evmLine(proof),
     `Hidden bytes are shown as ${HIDDEN_BYTE_MARKER}, one per byte.`,
     "",
     ...transcriptSection("sent", proof.sent),

@@ -20,6 +20,7 @@ import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey
 import { proofBodyProblem } from "./check.ts";
 import { duplicateKey } from "./duplicate-keys.ts";
 import { signatureMatches } from "./sign.ts";
+import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
 
 /** One hidden transcript byte in `TranscriptView.text`. */
 export const HIDDEN_BYTE_MARKER = "█";
@@ -46,6 +47,8 @@ export interface VerifiedProof {
   notaryFingerprint: string;
   sent: TranscriptView;
   recv: TranscriptView;
+  /** The checked EVM attestation; null when the proof has none (secp256r1 notary, or an older proof). */
+  evm: VerifiedEvmAttestation | null;
 }
 
 // ---- schema ----
@@ -83,6 +86,12 @@ const proofSchema = strict({
     ),
     testTrustAnchor: flag,
     notaryVersion: text,
+    evm: v.optional(
+      strict({
+        address: v.pipe(text, v.regex(/^0x[0-9a-f]{40}$/, "expected 0x and 40 lowercase hex digits")),
+        signature: v.pipe(text, v.regex(/^0x[0-9a-f]{130}$/, "expected 0x and 130 lowercase hex digits")),
+      }),
+    ),
   }),
   signature: v.pipe(text, v.regex(/^[0-9a-f]{128}$/, "expected 128 lowercase hex digits")),
 }) satisfies v.GenericSchema<unknown, Proof>;
@@ -192,6 +201,9 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
     fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${publicKeyFingerprint(pinned)})`);
   }
   if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
+  // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
+  const evm = checkEvmAttestation(body, notaryKey);
+  if (evm.status === "invalid") fail(evm.problem);
 
   return {
     body,
@@ -199,5 +211,6 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
     notaryFingerprint: publicKeyFingerprint(notaryKey),
     sent: transcriptView(body.transcript.sent),
     recv: transcriptView(body.transcript.recv),
+    evm: evm.status === "valid" ? evm.attestation : null,
   };
 }

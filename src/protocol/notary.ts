@@ -68,6 +68,8 @@ export const NotaryInfo = v.object({
   version: v.string(),
   publicKey: v.string(),
   signatureAlgorithm: v.picklist(["secp256k1", "secp256r1"]),
+  /** The address the notary's EVM attestations recover to; null for secp256r1 keys and notaries older than them. */
+  ethereumAddress: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^0x[0-9a-f]{40}$/))), null),
   testTrustAnchor: v.boolean(),
 });
 export type NotaryInfo = v.InferOutput<typeof NotaryInfo>;

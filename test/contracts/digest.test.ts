@@ -128,7 +128,7 @@ describe("EVM attestation digest", () => {
     const signature = body.evm!.signature as Hex;
 
     beforeAll(async () => {
-      await verifier.setNotary(body.evm!.address, true);
+      await verifier.setNotary(body.evm!.address as Hex, true);
     });
 
     test("accepts an allowed notary's signature and names the notary", async () => {
@@ -153,9 +153,9 @@ describe("EVM attestation digest", () => {
       const foreign = withEvmAttestation(sampleBody(stranger), stranger);
       const outcome = await verifier.verify(evmAttestationOf(foreign), foreign.evm!.signature as Hex);
       expect(outcome).toEqual({ ok: false, error: "UnknownNotary" });
-      await verifier.setNotary(body.evm!.address, false);
+      await verifier.setNotary(body.evm!.address as Hex, false);
       expect(await verifier.verify(attestation, signature)).toEqual({ ok: false, error: "UnknownNotary" });
-      await verifier.setNotary(body.evm!.address, true);
+      await verifier.setNotary(body.evm!.address as Hex, true);
       expect((await verifier.verify(attestation, signature)).ok).toBe(true);
     });
 

@@ -81,6 +81,7 @@ describe("JSON for scripts", () => {
       notarizedAt: { unixMs: 1717171720123, iso: "2024-05-31T16:08:40.123Z" },
       testTrustAnchor: false,
       notary: { algorithm: "secp256k1", publicKey: key.publicKeyPem, fingerprint, version: "0.1.0" },
+      evm: null,
       hiddenByteMarker: "█",
       sent: { length: 108, revealedBytes: 88, hiddenBytes: 20 },
       recv: { length: 132, revealedBytes: 115, hiddenBytes: 17 },
@@ -92,7 +93,7 @@ describe("JSON for scripts", () => {
       warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "hiddenByteMarker", "hiddenRanges", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
+      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
       "serverName", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });
