@@ -4,11 +4,18 @@ import type { NotaryClient } from "./notary-client.ts";
 
 /**
  * `GET /notaryinfo`, the shape Verity's prover answers and its client reads: the notary's version and SPKI
- * PEM public key, and the commit this prover was built from (empty strings when run from source).
+ * PEM public key, and the commit this prover was built from (empty strings when run from source); plus the
+ * notary's Ethereum address, which its EVM attestations recover to (null for a secp256r1 notary).
  */
 export function notaryInfoRoutes(notary: Pick<NotaryClient, "info">) {
   return new Elysia({ name: "notary-info" }).get("/notaryinfo", async () => {
     const info = await notary.info();
-    return { version: info.version, publicKey: info.publicKey, gitCommitHash: GIT_COMMIT ?? "", gitCommitTimestamp: GIT_COMMIT_TIME ?? "" };
+    return {
+      version: info.version,
+      publicKey: info.publicKey,
+      ethereumAddress: info.ethereumAddress,
+      gitCommitHash: GIT_COMMIT ?? "",
+      gitCommitTimestamp: GIT_COMMIT_TIME ?? "",
+    };
   });
 }

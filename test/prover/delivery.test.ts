@@ -97,7 +97,9 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     const response = await fetch(`${prover.url}/notaryinfo`);
     expect(response.status).toBe(200);
     const info = (await response.json()) as Record<string, string>;
-    expect(Object.keys(info).sort()).toEqual(["gitCommitHash", "gitCommitTimestamp", "publicKey", "version"]);
+    // Verity's four fields, plus the address the notary's EVM attestations recover to.
+    expect(Object.keys(info).sort()).toEqual(["ethereumAddress", "gitCommitHash", "gitCommitTimestamp", "publicKey", "version"]);
+    expect(info.ethereumAddress).toMatch(/^0x[0-9a-f]{40}$/);
     expect(info.publicKey).toBe(prover.notaryPubPem);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     // Run from source: no build, so no commit (the compiled binary carries both).
