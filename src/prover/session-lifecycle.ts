@@ -11,7 +11,7 @@ import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
-import { type RedactionPattern, computeRedactions, revealedRanges } from "../redaction/index.ts";
+import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
@@ -108,10 +108,8 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   }
 }
 
-type Redaction = ReturnType<typeof computeRedactions>;
-
 /** The redaction a proof of this exchange will use, or why no proof is made. */
-function planProof(request: ProofRequest, exchange: EngineExchange): { redaction: Redaction } | { refusal: AppError } {
+function planProof(request: ProofRequest, exchange: EngineExchange): { redaction: RedactionResult } | { refusal: AppError } {
   const status = exchange.response.status;
   if (status >= 400 && !request.proveFailed) {
     return { refusal: new AppError("target_request_failed", `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`) };
@@ -133,7 +131,7 @@ async function prove(
   session: ProverSession,
   requestId: string,
   exchange: EngineExchange,
-  redaction: Redaction,
+  redaction: RedactionResult,
   log: Logger,
 ): Promise<void> {
   const started = performance.now();
