@@ -3,12 +3,13 @@
  * before it signs (src/notary/attest.ts) and `cli verify` runs them on every proof, so a notary never signs
  * what a verifier then rejects.
  */
+import { base64ToBytes, bytesToBase64 } from "../bytes.ts";
 import type { Direction, ProofBody, TranscriptDirection } from "./format.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
 export function decodeBase64(data: string): Uint8Array | null {
-  const bytes = Buffer.from(data, "base64");
-  return bytes.toString("base64") === data ? new Uint8Array(bytes) : null;
+  const bytes = base64ToBytes(data);
+  return bytes && bytesToBase64(bytes) === data ? bytes : null;
 }
 
 function directionProblem(direction: Direction, transcript: TranscriptDirection): string | null {

@@ -8,6 +8,7 @@
  * the HTTP head and the request target, and by holes in the JSON parse (src/redaction/json.ts), so a hidden
  * range can at most be recognised where the visible bytes frame it; what it really holds stays unknown.
  */
+import { base64ToBytes } from "../bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import { type JsonNode, parseJson } from "../redaction/json.ts";
 import { pathSegments, queryParameters, requestTarget } from "../redaction/target.ts";
@@ -45,7 +46,7 @@ function reconstruct(transcript: TranscriptDirection): Reconstructed {
   const bytes = new Uint8Array(transcript.length).fill(FILLER);
   const hidden = new Uint8Array(transcript.length).fill(1);
   for (const range of transcript.revealed) {
-    bytes.set(Buffer.from(range.data, "base64"), range.start);
+    bytes.set(base64ToBytes(range.data) ?? new Uint8Array(), range.start);
     hidden.fill(0, range.start, range.end);
   }
   return { bytes, hidden, ranges: complementRanges(transcript.length, transcript.revealed) };

@@ -9,7 +9,8 @@ import { readFileSync } from "node:fs";
 import { p256 } from "@noble/curves/nist.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { bytesToHex, concatBytes } from "@noble/hashes/utils.js";
+import { base64ToBytes, bytesToBase64, sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 
@@ -90,10 +91,10 @@ function readSequence(der: Uint8Array, what: string): Tlv[] {
 }
 
 function tlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
-  const content = Buffer.concat(parts);
+  const content = concatBytes(...parts);
   const n = content.length;
   const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
-  return new Uint8Array(Buffer.concat([Uint8Array.of(tag, ...length), content]));
+  return concatBytes(Uint8Array.of(tag, ...length), content);
 }
 
 function encodeOid(oid: string): Uint8Array {
@@ -149,14 +150,15 @@ function pemBlocks(text: string): Map<string, Uint8Array> {
   for (const [, label = "", body = ""] of text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END \1-----/g)) {
     const base64 = body.replace(/\s+/g, "");
     if (/^[A-Za-z0-9+/]*={0,2}$/.test(base64) && base64.length % 4 === 0 && !blocks.has(label)) {
-      blocks.set(label, new Uint8Array(Buffer.from(base64, "base64")));
+      const der = base64ToBytes(base64);
+      if (der) blocks.set(label, der);
     }
   }
   return blocks;
 }
 
 function pem(label: string, der: Uint8Array): string {
-  const lines = Buffer.from(der).toString("base64").match(/.{1,64}/g) ?? [];
+  const lines = bytesToBase64(der).match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
 }
 
@@ -227,7 +229,7 @@ function readEcPrivateKey(der: Uint8Array, outerAlgorithm?: SignatureAlgorithm):
   const embedded = optional.find((item) => item.tag === TAG.explicit1);
   if (embedded) {
     const point = normalizePoint(algorithm, bitStringBytes(expectTag(readAll(embedded.content)[0], TAG.bitString, "a public key")));
-    if (!Buffer.from(point).equals(curveOf(algorithm).getPublicKey(key.privateKey, false))) {
+    if (!sameBytes(point, curveOf(algorithm).getPublicKey(key.privateKey, false))) {
       throw invalid("embedded public key does not match the private key");
     }
   }
@@ -261,7 +263,7 @@ export function decodePublicKeyPem(text: string): PublicKey {
 }
 
 export function samePublicKey(a: PublicKey, b: PublicKey): boolean {
-  return a.algorithm === b.algorithm && Buffer.from(a.point).equals(b.point);
+  return a.algorithm === b.algorithm && sameBytes(a.point, b.point);
 }
 
 /** "sha256:<hex>" of the key's SPKI DER (uncompressed point), as `openssl pkey -pubin -outform DER | sha256sum`. */

@@ -17,7 +17,7 @@ import {
 import { RedactionSpanSchema } from "../protocol/notary.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
-import { proofBodyProblem } from "./check.ts";
+import { decodeBase64, proofBodyProblem } from "./check.ts";
 import { duplicateKey } from "./duplicate-keys.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
@@ -158,7 +158,7 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
   let position = 0;
   let revealedBytes = 0;
   for (const range of transcript.revealed) {
-    text += HIDDEN_BYTE_MARKER.repeat(range.start - position) + revealedText(new Uint8Array(Buffer.from(range.data, "base64")));
+    text += HIDDEN_BYTE_MARKER.repeat(range.start - position) + revealedText(decodeBase64(range.data) ?? new Uint8Array());
     revealedBytes += range.end - range.start;
     position = range.end;
   }

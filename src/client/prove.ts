@@ -1,0 +1,145 @@
+/**
+ * `prove()`: one proven HTTPS exchange through a tlsproof prover. Subscribes to the proof first, then calls
+ * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down) is retried after `Retry-After`
+ * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
+ */
+import type { Proof } from "../proof/format.ts";
+import { type TargetResponse, TlsproofError } from "./errors.ts";
+import { failure, openProofStream } from "./proof-stream.ts";
+import { type RedactionPattern, redactionHeader } from "./redact.ts";
+import { proverError, readResponse, retryAfterS } from "./response.ts";
+
+export type ProvableMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface ProveOptions {
+  /** The prover's base URL, e.g. `http://127.0.0.1:8080`. */
+  prover: string;
+  /** Sent as `Authorization: Bearer <apiKey>` when the prover has API keys on. */
+  apiKey?: string;
+  /** The target: an `https://` URL, with its query. */
+  url: string;
+  method?: ProvableMethod;
+  /** Headers for the target (the prover drops hop-by-hop ones and sets Host itself). */
+  headers?: Record<string, string>;
+  /** A JSON value: the engine sends JSON bodies only. */
+  body?: unknown;
+  /** What the proof hides; build entries with `redact`. */
+  redact?: readonly RedactionPattern[];
+  /** A redaction that matches nothing is listed as unmatched instead of preventing the proof. */
+  allowUnmatchedRedactions?: boolean;
+  /** Prove answers with status ≥ 400 too (by default they get no proof: `target_request_failed`). */
+  proveFailed?: boolean;
+  /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
+  timeoutMs?: number;
+  /** How many times a 503 is retried (default 3). */
+  retries?: number;
+  signal?: AbortSignal;
+}
+
+export interface ProveResult {
+  requestId: string;
+  /** The target's answer, as the prover relayed it. */
+  response: TargetResponse;
+  proof: Proof;
+  /** The proof exactly as delivered: save this text, `cli verify` accepts it. */
+  proofText: string;
+  /** The notary key the proof event named. Do not trust it: verify against the key you pin (`verifyProof`). */
+  notaryPublicKey: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 300_000;
+const DEFAULT_RETRIES = 3;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): Headers {
+  const headers = new Headers(options.headers);
+  auth.forEach((value, name) => headers.set(name, value));
+  headers.set("t-proxy-url", options.url);
+  headers.set("t-request-id", requestId);
+  if (options.redact && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
+  if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
+  if (options.proveFailed) headers.set("t-prove-failed-req", "true");
+  if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+  return headers;
+}
+
+/** A 503 the prover says to retry: its delay in seconds, else undefined. */
+const retryDelayS = (error: TlsproofError): number | undefined =>
+  error.details.status === 503 ? (error.details.retryAfterS ?? 1) : undefined;
+
+/** One attempt with a fresh request id: subscribe, call /proxy, wait for the outcome. */
+async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers): Promise<ProveResult> {
+  const requestId = crypto.randomUUID();
+  const headers = proxyHeaders(options, requestId, auth);
+  const stream = await openProofStream(options.prover, requestId, auth, signal);
+  try {
+    const reply = await fetch(new URL("/proxy", options.prover), {
+      method: options.method ?? "GET",
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal,
+    });
+    const response = await readResponse(reply);
+    if (!response.headers.has("t-proof-id")) {
+      const refused = proverError(response);
+      if (refused) {
+        throw new TlsproofError(refused.code, refused.message, { status: response.status, requestId, retryAfterS: retryAfterS(response.headers) });
+      }
+    }
+    // The target answered; the stream says whether a proof follows (`target_request_failed` when not).
+    const outcome = await stream.outcome;
+    if (outcome.kind === "error") {
+      throw new TlsproofError(outcome.error.code, outcome.error.message, { ...outcome.error.details, status: response.status, response });
+    }
+    let proof: Proof;
+    try {
+      proof = JSON.parse(outcome.proofText) as Proof;
+    } catch {
+      throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
+    }
+    return { requestId, response, proof, proofText: outcome.proofText, notaryPublicKey: outcome.publicKey };
+  } finally {
+    stream.cancel();
+  }
+}
+
+/**
+ * Fetches `url` through the prover and returns the target's answer with its proof. Throws TlsproofError:
+ * the prover's code (`invalid_redaction`, `target_forbidden`, `target_request_failed` with the target's
+ * `response`, …), or `timeout`, `aborted`, `network_error`, `bad_response`.
+ */
+export async function prove(options: ProveOptions): Promise<ProveResult> {
+  const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+  const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
+  // Fails here, before anything is sent, when a redaction cannot be written.
+  if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
+  for (let retriesLeft = options.retries ?? DEFAULT_RETRIES; ; retriesLeft--) {
+    try {
+      return await attempt(options, signal, auth);
+    } catch (error) {
+      const failed = failure(error, signal);
+      const delayS = retryDelayS(failed);
+      if (delayS === undefined || retriesLeft <= 0) throw failed;
+      try {
+        await sleep(delayS * 1000, signal);
+      } catch {
+        throw failure(new Error("aborted while waiting to retry"), signal);
+      }
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { generateKey } from "../../src/proof/keys.ts";
+import { type ProveResult, TlsproofError, prove, redact, verifyProof } from "../../src/client/index.ts";
+import { scratchDir, tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { type SseEvent, allEvents, errorData } from "../support/sse.ts";
+import { SECRET_HEADER, SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+
+/**
+ * The client library against a real `cli prover start` (embedded notary, real MPC sessions, the local TLS
+ * target). Two MPC sessions serve every assertion: one proof, one failed target.
+ */
+const MPC_MS = 240_000;
+const API_KEY = "client-test-key";
+let target: Server<undefined>;
+let prover: RunningProver;
+let targetBase: string;
+
+beforeAll(async () => {
+  target = startTarget(tlsFixture());
+  targetBase = `https://${TARGET_HOST}:${target.port}`;
+  prover = await startProver(SOURCE_CLI, target.port!, {
+    PROVER_API_KEYS: API_KEY,
+    // One proof subscriber at a time, and unknown ids given up after 2 s: a held subscription makes the
+    // prover answer 503 once, then frees itself before the Retry-After (5 s) has passed.
+    PROVER_SSE_TOTAL: "1",
+    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2",
+  });
+});
+
+afterAll(async () => {
+  await prover?.stop();
+  target?.stop(true);
+});
+
+const options = () => ({ prover: prover.url, apiKey: API_KEY });
+
+/**
+ * Takes the prover's only subscriber place with a subscription to an id nobody uses (it ends by itself with
+ * unknown_request after 2 s) and resolves once the prover refuses the next subscriber.
+ */
+async function holdOnlySubscriberPlace(): Promise<{ held: Promise<SseEvent[]> }> {
+  const auth = { authorization: `Bearer ${API_KEY}` };
+  const held = allEvents(`${prover.url}/proof/${crypto.randomUUID()}`, 30_000, { headers: auth });
+  for (;;) {
+    const probe = await fetch(`${prover.url}/proof/${crypto.randomUUID()}`, { headers: auth });
+    await probe.body?.cancel();
+    if (probe.status === 503) return { held };
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<TlsproofError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(TlsproofError);
+    return error as TlsproofError;
+  }
+  throw new Error("expected the call to fail");
+}
+
+describe("prove() against a real prover", () => {
+  let result: ProveResult;
+  let held: Promise<SseEvent[]>;
+
+  beforeAll(async () => {
+    // Holds the prover's only subscriber place, so prove()'s first subscription is refused with 503.
+    ({ held } = await holdOnlySubscriberPlace());
+    result = await prove({
+      ...options(),
+      url: `${targetBase}/data?user=42`,
+      method: "POST",
+      headers: { "x-api-key": "client-secret-key" },
+      body: { account: "acct-7", pin: "9999" },
+      redact: [redact.requestHeader("x-api-key"), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
+      timeoutMs: MPC_MS,
+    });
+  }, MPC_MS);
+
+  test("a full subscriber list is a 503 the client waits out and retries", async () => {
+    const [event] = await held;
+    expect(errorData(event!).code).toBe("unknown_request");
+    expect(result.proof.body.requestId).toBe(result.requestId);
+  });
+
+  test("returns the target's answer and a proof that verifies with the pinned key", () => {
+    expect(result.response.status).toBe(200);
+    expect(result.response.json<{ secret: string }>().secret).toBe(SECRET_VALUE);
+    expect(result.response.headers.get("t-proof-id")).toBe(result.requestId);
+    expect(result.notaryPublicKey).toBe(prover.notaryPubPem);
+    const verified = verifyProof(result.proofText, [prover.notaryPubPem]);
+    expect(verified.body.serverName).toBe(TARGET_HOST);
+    expect(verified.sent.text).toStartWith("POST /data?user=42 HTTP/1.1");
+    expect(verified.recv.text).toContain('"user":{"id":1000,"name":"alice"}');
+  });
+
+  test("the redacted values are hidden in the proof, each redaction listed", () => {
+    const verified = verifyProof(result.proof, prover.notaryPubPem);
+    for (const secret of ["client-secret-key", "9999", SECRET_VALUE, SECRET_HEADER_VALUE]) {
+      expect(result.proofText).not.toContain(secret);
+      expect(verified.sent.text + verified.recv.text).not.toContain(secret);
+    }
+    expect(verified.recv.text).toContain(`"secret":${"█".repeat(SECRET_VALUE.length + 2)}`);
+    const patterns = verified.body.redactions.map(({ pattern, matched }) => `${pattern}=${matched}`);
+    expect(patterns).toEqual(expect.arrayContaining(["req:header:x-api-key=true", "req:body:pin=true", "res:body:secret=true", `res:header:${SECRET_HEADER}=true`]));
+  });
+
+  test("cli verify accepts the proof text as delivered to the client", async () => {
+    const path = join(scratchDir("client-proof"), "proof.json");
+    writeFileSync(path, result.proofText);
+    const { exitCode, stdout } = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", path]);
+    expect(exitCode).toBe(0);
+    expect(stdout).toContain(`Request id:   ${result.requestId}`);
+  });
+
+  test("a tampered proof or another notary's key is proof_invalid", () => {
+    const tampered = result.proofText.replace('"serverName":"', '"serverName":"x');
+    expect(() => verifyProof(tampered, prover.notaryPubPem)).toThrow(/signature does not match/);
+    const otherKey = generateKey("secp256k1").publicKeyPem;
+    let error: unknown;
+    try {
+      verifyProof(result.proofText, [otherKey]);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(TlsproofError);
+    expect((error as TlsproofError).code).toBe("proof_invalid");
+    expect((error as TlsproofError).message).toContain("signed by a different notary key");
+    // Among several pinned keys, the one that signed makes it valid.
+    expect(verifyProof(result.proofText, [otherKey, prover.notaryPubPem]).body.requestId).toBe(result.requestId);
+  });
+});
+
+describe("prove() failures carry the prover's codes", () => {
+  test("a target answering 404 without proveFailed: target_request_failed with the target's response", async () => {
+    const error = await rejection(prove({ ...options(), url: `${targetBase}/status/404`, timeoutMs: MPC_MS }));
+    expect(error.code).toBe("target_request_failed");
+    expect(error.details.response?.status).toBe(404);
+    expect(error.details.response?.json()).toEqual({ status: 404 });
+  }, MPC_MS);
+
+  test("a host that does not resolve: target_unresolvable, before any session", async () => {
+    const error = await rejection(prove({ ...options(), url: "https://unknown.tlsproof.test/data" }));
+    expect(error.code).toBe("target_unresolvable");
+    expect(error.details.status).toBe(404);
+  });
+
+  test("a wrong API key: forbidden", async () => {
+    const error = await rejection(prove({ ...options(), apiKey: "wrong", url: `${targetBase}/data` }));
+    expect(error.code).toBe("forbidden");
+  });
+
+  test("a full prover with no retries left: over_capacity with its Retry-After", async () => {
+    const { held } = await holdOnlySubscriberPlace();
+    const error = await rejection(prove({ ...options(), url: `${targetBase}/data`, retries: 0 }));
+    expect(error.code).toBe("over_capacity");
+    expect(error.details.status).toBe(503);
+    expect(error.details.retryAfterS).toBe(5);
+    await held;
+  });
+
+  test("a deadline that passes: timeout", async () => {
+    const error = await rejection(prove({ ...options(), url: `${targetBase}/data`, timeoutMs: 1 }));
+    expect(error.code).toBe("timeout");
+  });
+
+  test("a redaction the prover would read differently is refused before anything is sent", async () => {
+    const error = await rejection(prove({ ...options(), url: `${targetBase}/data`, redact: [redact.search(" padded ")] }));
+    expect(error.code).toBe("invalid_redaction");
+    expect(error.message).not.toContain("padded");
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, test } from "bun:test";
+import { TlsproofError, redact, redactionHeader } from "../../src/client/index.ts";
+import { parseRedactions } from "../../src/redaction/patterns.ts";
+
+describe("typed redaction patterns", () => {
+  test("every kind is written so that the prover's parser reads the same patterns back", () => {
+    const patterns = [
+      redact.requestHeader("X-Api-Key"),
+      redact.requestBody("a.b", "c,d", 0, "back\\slash"),
+      redact.requestBody(),
+      redact.responseHeader("set-cookie2"),
+      redact.responseBody("items", 1, "price"),
+      redact.queryParameter("to,ken"),
+      redact.pathSegment(3),
+      redact.search("a, b\\c"),
+      redact.reveal({ kind: "req:header", name: "cookie" }),
+    ];
+    const header = redactionHeader(patterns);
+    expect(header).toBe(
+      "req:header:X-Api-Key,req:body:a\\.b.c\\,d.0.back\\\\slash,req:body:,res:header:set-cookie2,res:body:items.1.price," +
+        "res:query:to\\,ken,res:path:3,search:a\\, b\\\\c,reveal:req:header:cookie",
+    );
+    expect(parseRedactions(header)).toEqual(patterns);
+  });
+
+  test("what the prover would refuse or read differently is invalid_redaction, naming the position only", () => {
+    const cases = [
+      [redact.requestHeader("bad name")],
+      [redact.requestHeader("ok"), redact.pathSegment(0)],
+      [redact.search("")],
+      [redact.responseBody("ok"), redact.search(" trimmed-secret ")],
+      [redact.requestBody("a", "")],
+    ];
+    for (const patterns of cases) {
+      let error: unknown;
+      try {
+        redactionHeader(patterns);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(TlsproofError);
+      expect((error as TlsproofError).code).toBe("invalid_redaction");
+      expect((error as TlsproofError).message).not.toContain("trimmed-secret");
+    }
+  });
+});
