@@ -14,7 +14,7 @@
  * - search: every occurrence in the response (see search.ts for what is decoded).
  * Structure (line breaks, colons, JSON punctuation, chunk framing) is read from the real bytes.
  */
-import { bodyBytes, type HttpMessage, parseHttpMessage } from "../http1/message.ts";
+import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
 import type { ByteRange, Direction } from "../proof/format.ts";
 import { decodeString, type JsonNode, parseJson, valuesAtPath } from "./json.ts";
 import type { HidingPattern } from "./patterns.ts";
@@ -90,7 +90,7 @@ function headerValues(side: ParsedSide, name: string): Located {
 
 function bodyValues(side: ParsedSide, path: readonly string[]): Located {
   if (path.length === 0) {
-    return { ranges: side.body.pieces.map((piece) => piece.raw), values: [bodyBytes(side.bytes, side.message)] };
+    return { ranges: side.body.pieces.map((piece) => piece.raw), values: [side.body.bytes] };
   }
   if (!side.json) return nothing;
   const nodes = valuesAtPath(side.json, path);
