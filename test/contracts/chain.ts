@@ -22,13 +22,15 @@ export interface CallResult {
   /** Return data, or the revert data when `reverted`. */
   output: Hex;
   reverted: boolean;
-  /** Gas the called code used, without the transaction's intrinsic and calldata costs. */
-  executionGas: bigint;
 }
 
 export interface TxResult {
   /** Everything the sender pays for: intrinsic and calldata costs plus execution (after the calldata floor). */
   gasUsed: bigint;
+  /** The called code's part of it. */
+  executionGas: bigint;
+  /** EIP-7623's least charge for this calldata (Prague): a transaction with little execution pays this instead. */
+  calldataFloorGas: bigint;
   /** Return data, or the revert data when `reverted`. */
   output: Hex;
   reverted: boolean;
@@ -36,6 +38,12 @@ export interface TxResult {
 }
 
 const toHex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
+
+/** 21,000 + 10 per calldata token (a zero byte is one token, any other byte four). */
+function calldataFloorGas(data: Uint8Array): bigint {
+  const zeros = data.filter((byte) => byte === 0).length;
+  return 21_000n + 10n * BigInt(zeros + 4 * (data.length - zeros));
+}
 
 export class Chain {
   private constructor(
@@ -67,6 +75,8 @@ export class Chain {
     const exec = result.execResult;
     return {
       gasUsed: result.totalGasSpent,
+      executionGas: exec.executionGasUsed,
+      calldataFloorGas: calldataFloorGas(hexToBytes(data.slice(2))),
       output: toHex(exec.returnValue),
       reverted: exec.exceptionError !== undefined,
       ...(result.createdAddress ? { createdAddress: result.createdAddress.toString() as Hex } : {}),
@@ -79,7 +89,7 @@ export class Chain {
     return result.createdAddress;
   }
 
-  /** A read-only call (eth_call): no transaction, no state change. */
+  /** A read-only call (eth_call): no transaction. */
   async call(from: Account, to: Hex, data: Hex): Promise<CallResult> {
     const result = await this.vm.evm.runCall({
       caller: createAddressFromString(from.address) as EthAddress,
@@ -89,6 +99,6 @@ export class Chain {
       skipBalance: true,
     });
     const exec = result.execResult;
-    return { output: toHex(exec.returnValue), reverted: exec.exceptionError !== undefined, executionGas: exec.executionGasUsed };
+    return { output: toHex(exec.returnValue), reverted: exec.exceptionError !== undefined };
   }
 }

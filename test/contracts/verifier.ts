@@ -5,13 +5,13 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import { type Abi, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import type { Direction } from "../../src/proof/format.ts";
 import { DIRECTION_CODE, type EvmAttestation } from "../../src/proof/evm-attestation.ts";
-import type { Account, Chain } from "./chain.ts";
+import type { Account, Chain, TxResult } from "./chain.ts";
 import { compileContract } from "./compile.ts";
 
 const hex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
 
 /** A call's answer, or the name of the custom error it reverted with. */
-export type Outcome<T> = { ok: true; value: T; executionGas: bigint } | { ok: false; error: string };
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready. */
 export function attestationArgs(attestation: EvmAttestation) {
@@ -48,14 +48,14 @@ export class VerifierContract {
       return { ok: false, error: result.output === "0x" ? "(no reason)" : decodeErrorResult({ abi: this.abi, data: result.output }).errorName };
     }
     const value = decodeFunctionResult({ abi: this.abi, functionName, data: result.output }) as T;
-    return { ok: true, value, executionGas: result.executionGas };
+    return { ok: true, value };
   }
 
   /** A transaction from `from` (the owner unless given); throws with the error name when it reverts. */
-  private async write(functionName: string, args: readonly unknown[], from = this.owner): Promise<bigint> {
+  private async write(functionName: string, args: readonly unknown[], from = this.owner): Promise<TxResult> {
     const result = await this.chain.send(from, this.address, encodeFunctionData({ abi: this.abi, functionName, args }));
     if (result.reverted) throw new Error(decodeErrorResult({ abi: this.abi, data: result.output }).errorName);
-    return result.gasUsed;
+    return result;
   }
 
   digest(attestation: EvmAttestation): Promise<Outcome<Hex>> {
@@ -76,17 +76,22 @@ export class VerifierContract {
     return outcome.ok ? { ...outcome, value: new Uint8Array(Buffer.from(outcome.value.slice(2), "hex")) } : outcome;
   }
 
-  /** Gas of a transaction that calls `verify`: what a dapp's verifying transaction pays, calldata included. */
-  verifyTransactionGas(attestation: EvmAttestation, signature: Hex): Promise<bigint> {
+  /**
+   * A transaction calling `verify`, or `verifiedRange` when a range is given: its gas is what a dapp's transaction
+   * pays (`gasUsed`, calldata included), `executionGas` the contract's part of it.
+   */
+  transaction(attestation: EvmAttestation, signature: Hex, range?: { direction: Direction; start: number; end: number }): Promise<TxResult> {
     const { tuple, revealed } = attestationArgs(attestation);
-    return this.write("verify", [tuple, revealed, signature]);
+    return range
+      ? this.write("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[range.direction], range.start, range.end])
+      : this.write("verify", [tuple, revealed, signature]);
   }
 
-  setNotary(notary: Hex, allowed: boolean, from?: Account): Promise<bigint> {
-    return this.write("setNotary", [notary, allowed], from);
+  async setNotary(notary: Hex, allowed: boolean, from?: Account): Promise<void> {
+    await this.write("setNotary", [notary, allowed], from);
   }
 
-  setAcceptsTestTrustAnchor(accepted: boolean): Promise<bigint> {
-    return this.write("setAcceptsTestTrustAnchor", [accepted]);
+  async setAcceptsTestTrustAnchor(accepted: boolean): Promise<void> {
+    await this.write("setAcceptsTestTrustAnchor", [accepted]);
   }
 }

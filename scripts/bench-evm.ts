@@ -1,0 +1,81 @@
+/**
+ * Gas of checking an EVM attestation on chain: contracts/TlsproofVerifier.sol, compiled with the pinned solc, in
+ * the in-memory EVM of the tests (@ethereumjs/vm, Prague rules).
+ *   bun scripts/bench-evm.ts
+ * For 1 KB and 4 KB of revealed transcript bytes (HTTP text, so almost no zero bytes in calldata), split as a
+ * proof splits them (one hidden value per direction: two revealed segments each; also 16 segments for 4 KB), it
+ * measures a transaction calling `verify` (what a dapp's transaction pays: 21,000 base, calldata, execution) and the
+ * execution alone of `verify` and of `verifiedRange` reading a 32-byte value from the last segment.
+ * No MPC session: gas depends on sizes and segment count only, not on where the signed bytes came from.
+ */
+import { cpus } from "node:os";
+import type { Hex } from "viem";
+import { evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../src/proof/evm-attestation.ts";
+import type { ProofBody, RevealedRange, TranscriptDirection } from "../src/proof/format.ts";
+import { generateKey, type NotaryKey } from "../src/proof/keys.ts";
+import { Chain, type TxResult } from "../test/contracts/chain.ts";
+import { attestationArgs, VerifierContract } from "../test/contracts/verifier.ts";
+
+const HIDDEN_BYTES = 24;
+
+/** `revealedBytes` of HTTP-like text in `segments` revealed ranges, one hidden value between each two. */
+function direction(revealedBytes: number, segments: number, line: string): TranscriptDirection {
+  const text = Buffer.from(line.repeat(Math.ceil((revealedBytes + segments * HIDDEN_BYTES) / line.length)));
+  const revealed: RevealedRange[] = [];
+  let position = 0;
+  for (let i = 0; i < segments; i++) {
+    const size = Math.floor(revealedBytes / segments) + (i < revealedBytes % segments ? 1 : 0);
+    revealed.push({ start: position, end: position + size, data: text.subarray(position, position + size).toString("base64") });
+    position += size + HIDDEN_BYTES;
+  }
+  return { length: position - HIDDEN_BYTES, revealed };
+}
+
+function body(key: NotaryKey, revealedBytes: number, segments: number): ProofBody {
+  const sentBytes = Math.floor(revealedBytes / 4);
+  const half = segments / 2;
+  return {
+    requestId: crypto.randomUUID(),
+    notary: { publicKey: key.publicKeyPem, algorithm: key.algorithm },
+    serverName: "api.example.com",
+    connectionTime: 1_795_258_023,
+    tlsVersion: "TLS1.2",
+    notarizedAt: 1_795_258_030_745,
+    transcript: {
+      sent: direction(sentBytes, half, "GET /v1/account?user=42 HTTP/1.1\r\nHost: api.example.com\r\nx-header: value\r\n"),
+      recv: direction(revealedBytes - sentBytes, half, '{"account":{"id":1000,"name":"alice","balance":"12.50","currency":"EUR"}},'),
+    },
+    redactions: [],
+    testTrustAnchor: false,
+    notaryVersion: "0.1.0",
+  };
+}
+
+const chain = await Chain.start();
+const owner = await chain.account();
+const verifier = await VerifierContract.deploy(chain, owner);
+const key = generateKey("secp256k1");
+await verifier.setNotary(notaryEvmAddress(key)!, true);
+
+const rows: string[] = [];
+for (const [revealedBytes, segments] of [[1024, 4], [4096, 4], [4096, 16]] as const) {
+  const signed = withEvmAttestation(body(key, revealedBytes, segments), key);
+  const attestation = evmAttestationOf(signed);
+  const signature = signed.evm!.signature as Hex;
+  // Transactions revert on a refusal, so every figure below is of an accepted attestation.
+  const verify = await verifier.transaction(attestation, signature);
+  const last = signed.transcript.recv.revealed.at(-1)!;
+  const read = await verifier.transaction(attestation, signature, { direction: "recv", start: last.end - 32, end: last.end });
+  const revealedArgumentBytes = (attestationArgs(attestation).revealed.length - 2) / 2;
+  const gas = (value: bigint) => value.toLocaleString("en");
+  const floor = (tx: TxResult) => (tx.gasUsed === tx.calldataFloorGas ? " (calldata floor)" : "");
+  rows.push(
+    `| ${revealedBytes / 1024} KB in ${segments} segments | ${revealedArgumentBytes} B | ${gas(verify.gasUsed)}${floor(verify)} | ` +
+      `${gas(verify.executionGas)} | ${gas(read.gasUsed)}${floor(read)} | ${gas(read.executionGas)} |`,
+  );
+}
+
+console.log(`Machine: ${cpus().length} cores, Bun ${Bun.version}; gas does not depend on the machine.\n`);
+console.log("| Revealed data | `revealed` argument | `verify` transaction | of which execution | `verifiedRange` transaction (32 B from the last segment) | of which execution |");
+console.log("|---|---|---|---|---|---|");
+for (const row of rows) console.log(row);
