@@ -8,6 +8,7 @@
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { buildViewerHtml } from "../src/viewer/bundle.ts";
 
 const root = join(import.meta.dir, "..");
 const { values } = parseArgs({
@@ -42,6 +43,8 @@ const result = await Bun.build({
   define: {
     TLSPROOF_COMMIT: JSON.stringify(git(["rev-parse", "HEAD"])),
     TLSPROOF_COMMIT_TIME: JSON.stringify(git(["show", "-s", "--format=%cI", "HEAD"])),
+    // The binary has no sources to bundle the viewer page from: it carries the page built now.
+    TLSPROOF_VIEWER_HTML: JSON.stringify(await buildViewerHtml()),
   },
   plugins: [redirectSpawnSnippet],
   minify: true,

@@ -11,6 +11,7 @@ import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
 import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
+import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
 import { apiKeyAuth } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
@@ -123,6 +124,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       }),
     )
     .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
+    .use(viewerRoutes(log))
     .use(storeRoutes({ store: store.messages, nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
 
   const server = Bun.serve({

@@ -1,0 +1,151 @@
+/**
+ * The proof viewer's script (bundled into /viewer's one HTML page by bundle.ts): verifies in the browser with
+ * the code of `cli verify` (verifyProof, verifiedProofJson) and shows its report. Proof text is attacker-chosen:
+ * it is only ever set as textContent, never parsed as HTML.
+ */
+import { AppError } from "../errors.ts";
+import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, verifiedProofJson } from "../proof/render.ts";
+import { HIDDEN_BYTE_MARKER, verifyProof } from "../proof/verify.ts";
+
+const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+
+const proofInput = byId<HTMLTextAreaElement>("proof");
+const keyInput = byId<HTMLTextAreaElement>("key");
+const status = byId<HTMLElement>("status");
+const report = byId<HTMLElement>("report");
+
+function element(tag: string, text?: string, className?: string): HTMLElement {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+/** Transcript text with each run of hidden bytes as one marked element (its markers, one per byte, kept). */
+function transcriptElement(text: string): HTMLElement {
+  const pre = element("pre", undefined, "transcript");
+  for (const piece of text.split(new RegExp(`(${HIDDEN_BYTE_MARKER}+)`))) {
+    if (piece === "") continue;
+    if (piece.startsWith(HIDDEN_BYTE_MARKER)) {
+      const hidden = element("mark", piece, "hidden");
+      hidden.title = `${piece.length} hidden bytes`;
+      hidden.dataset.hiddenBytes = String(piece.length);
+      pre.append(hidden);
+    } else {
+      pre.append(document.createTextNode(piece));
+    }
+  }
+  return pre;
+}
+
+function facts(rows: [string, string][]): HTMLElement {
+  const list = element("dl");
+  for (const [name, value] of rows) {
+    list.append(element("dt", name), element("dd", value));
+  }
+  return list;
+}
+
+function redactionTable(json: VerifiedProofJson): HTMLElement {
+  const section = element("section");
+  section.id = "redactions";
+  section.append(element("h2", `Redactions (${DECLARED_BY})`));
+  if (json.redactions.length === 0) {
+    section.append(element("p", "none declared"));
+    return section;
+  }
+  const table = element("table");
+  const head = element("tr");
+  head.append(element("th", "pattern"), element("th", "matched"), element("th", "hidden spans"));
+  table.append(head);
+  for (const { pattern, matched, spans } of json.redactions) {
+    const row = element("tr");
+    const where = spans.map((span) => `${span.direction} ${span.start}..${span.end}`).join(", ");
+    row.append(element("td", pattern), element("td", matched ? "yes" : "no"), element("td", where || "-"));
+    table.append(row);
+  }
+  section.append(table);
+  return section;
+}
+
+function showValid(json: VerifiedProofJson): void {
+  status.className = "valid";
+  status.textContent = `Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}`;
+  const parts: HTMLElement[] = [];
+  if (json.testTrustAnchor) parts.push(element("p", TEST_TRUST_ANCHOR_WARNING, "warning"));
+  parts.push(...json.warnings.map((warning) => element("p", warning, "warning")));
+  parts.push(
+    facts([
+      ["Server name", json.serverName],
+      ["Connected at", `${json.connectionTime.iso} (unix ${json.connectionTime.unix})`],
+      ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
+      ["TLS version", json.tlsVersion],
+      ["Request id", json.requestId],
+      ["Notary key", `${json.notary.fingerprint} (${json.notary.algorithm}, tlsproof ${json.notary.version})`],
+    ]),
+  );
+  parts.push(element("p", `Hidden bytes are marked, one ${HIDDEN_BYTE_MARKER} per byte; their content is not in the proof.`, "legend"));
+  for (const [title, view] of [["Request (sent)", json.sent], ["Response (received)", json.recv]] as const) {
+    const section = element("section");
+    section.append(element("h2", `${title}: ${view.length} bytes, ${view.hiddenBytes} hidden`), transcriptElement(view.text));
+    parts.push(section);
+  }
+  parts.push(redactionTable(json));
+  report.replaceChildren(...parts);
+}
+
+function showInvalid(reason: string): void {
+  status.className = "invalid";
+  status.textContent = reason;
+  report.replaceChildren();
+}
+
+/** Verifies what the two fields hold; says what is missing while either is empty. */
+function verifyInputs(): void {
+  const proofText = proofInput.value.trim();
+  const keyText = keyInput.value.trim();
+  if (proofText === "" || keyText === "") {
+    status.className = "waiting";
+    status.textContent = proofText === "" ? "Drop, paste or load a proof." : "Paste or load the notary's public key, or take this prover's.";
+    report.replaceChildren();
+    return;
+  }
+  try {
+    showValid(verifiedProofJson(verifyProof(proofText, keyText)));
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    showInvalid(error.code === "config_invalid" ? `The notary key is not usable: ${error.message}` : `Invalid: ${error.message}`);
+  }
+}
+
+async function loadFile(file: File | undefined, into: HTMLTextAreaElement): Promise<void> {
+  if (!file) return;
+  into.value = await file.text();
+  verifyInputs();
+}
+
+async function useProverKey(): Promise<void> {
+  try {
+    const answer = await fetch(new URL("/notaryinfo", location.href));
+    const info = (await answer.json()) as { publicKey?: unknown };
+    if (!answer.ok || typeof info.publicKey !== "string") throw new Error(`answer ${answer.status}`);
+    keyInput.value = info.publicKey;
+    verifyInputs();
+  } catch (error) {
+    showInvalid(`Cannot take the key from this prover's /notaryinfo (${(error as Error).message}); paste it instead.`);
+  }
+}
+
+proofInput.addEventListener("input", verifyInputs);
+keyInput.addEventListener("input", verifyInputs);
+byId<HTMLInputElement>("proof-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], proofInput));
+byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], keyInput));
+byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());
+// A page saved as a file has no prover behind it.
+if (location.protocol === "file:") byId<HTMLButtonElement>("prover-key").disabled = true;
+document.addEventListener("dragover", (event) => event.preventDefault());
+document.addEventListener("drop", (event) => {
+  event.preventDefault();
+  void loadFile(event.dataTransfer?.files[0], proofInput);
+});
+verifyInputs();

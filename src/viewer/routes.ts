@@ -1,0 +1,24 @@
+import { Elysia } from "elysia";
+import type { Logger } from "../log.ts";
+
+// The compiled binary carries the page, built by scripts/build.ts; from source it is built at first use.
+declare const TLSPROOF_VIEWER_HTML: string | undefined;
+
+let page: Promise<string> | undefined;
+
+function viewerHtml(): Promise<string> {
+  if (typeof TLSPROOF_VIEWER_HTML === "string") return Promise.resolve(TLSPROOF_VIEWER_HTML);
+  page ??= import("./bundle.ts").then(({ buildViewerHtml }) => buildViewerHtml());
+  return page;
+}
+
+/** `GET /viewer`: the proof viewer, one self-contained HTML page. */
+export function viewerRoutes(log: Logger) {
+  // Built while the server starts, so the first visitor does not wait for it; a failed build is logged now
+  // and answered as an internal error on every visit.
+  viewerHtml().catch((error: unknown) => log.error("the viewer page cannot be built", { error: String((error as Error)?.message ?? error) }));
+  return new Elysia({ name: "viewer" }).get(
+    "/viewer",
+    async () => new Response(await viewerHtml(), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
+  );
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { type BrowserContext, type Page, chromium } from "playwright-core";
+import { type ProveResult, prove, redact } from "../../src/client/index.ts";
+import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
+import { TMP_ROOT, scratchDir, tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { SECRET_VALUE, startTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+
+/**
+ * The proof viewer page in a real headless Chromium (Debian's, installed by .ci/debian-packages), served by a
+ * real `cli prover start`, showing a proof from one real MPC session.
+ */
+const MPC_MS = 240_000;
+/** Where the test run leaves its screenshot (docs/viewer.png is a copy of one). */
+export const SCREENSHOT = join(TMP_ROOT, "viewer.png");
+const CHROMIUM_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+let target: Server<undefined>;
+let prover: RunningProver;
+let result: ProveResult;
+let browser: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  target = startTarget(tlsFixture());
+  prover = await startProver(SOURCE_CLI, target.port!);
+  result = await prove({
+    prover: prover.url,
+    url: `https://${TARGET_HOST}:${target.port}/data`,
+    redact: [redact.responseBody("secret")],
+    timeoutMs: MPC_MS,
+  });
+  browser = await chromium.launchPersistentContext(scratchDir("chromium-profile"), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+}, MPC_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  await prover?.stop();
+  target?.stop(true);
+});
+
+async function show(proofText: string, keyPem?: string): Promise<void> {
+  await page.fill("#proof", proofText);
+  if (keyPem === undefined) await page.click("#prover-key");
+  else await page.fill("#key", keyPem);
+}
+
+describe("the proof viewer", () => {
+  test("a real proof with this prover's key (from /notaryinfo) shows valid, its facts and hidden bytes marked", async () => {
+    await page.goto(`${prover.url}/viewer`);
+    await show(result.proofText);
+    await page.waitForSelector("#status.valid");
+    const status = await page.textContent("#status");
+    expect(status).toContain(`Valid proof from ${TARGET_HOST}`);
+    expect(await page.inputValue("#key")).toBe(prover.notaryPubPem);
+    const report = (await page.textContent("#report")) ?? "";
+    expect(report).toContain(TEST_TRUST_ANCHOR_WARNING);
+    expect(report).toContain(result.requestId);
+    expect(report).toContain(new Date(result.proof.body.notarizedAt).toISOString());
+    expect(report).toMatch(/Notary key\s*sha256:[0-9a-f]{64}/);
+    expect(report).toContain("GET /data HTTP/1.1");
+    expect(report).toContain('"user":{"id":1000,"name":"alice"}');
+    expect(report).not.toContain(SECRET_VALUE);
+    // The secret and its quotes: one marked run of hidden bytes, their count in the element.
+    const hidden = await page.$$eval("mark.hidden", (marks) => marks.map((mark) => ({ bytes: mark.getAttribute("data-hidden-bytes"), text: mark.textContent })));
+    expect(hidden).toContainEqual({ bytes: String(SECRET_VALUE.length + 2), text: "█".repeat(SECRET_VALUE.length + 2) });
+    expect(await page.textContent("#redactions")).toContain("Redactions (declared by the prover)");
+    expect(await page.textContent("#redactions")).toContain("res:body:secret");
+    await page.screenshot({ path: join(TMP_ROOT, "viewer.png"), fullPage: true });
+  });
+
+  test("a tampered proof shows invalid with the reason, and no report", async () => {
+    await page.goto(`${prover.url}/viewer`);
+    await show(result.proofText.replace('"serverName":"', '"serverName":"evil.'), prover.notaryPubPem);
+    await page.waitForSelector("#status.invalid");
+    expect(await page.textContent("#status")).toContain("signature does not match");
+    expect(await page.textContent("#report")).toBe("");
+  });
+
+  test("another notary's key shows invalid; a key that is not a key says so", async () => {
+    const otherKey = (await import("../../src/proof/keys.ts")).generateKey("secp256r1").publicKeyPem;
+    await show(result.proofText, otherKey);
+    await page.waitForSelector("#status.invalid");
+    expect(await page.textContent("#status")).toContain("signed by a different notary key");
+    await show(result.proofText, "not a key");
+    expect(await page.textContent("#status")).toContain("The notary key is not usable");
+  });
+
+  test("the page saved as a file works offline, with no prover behind it", async () => {
+    const html = await (await fetch(`${prover.url}/viewer`)).text();
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org)/);
+    const path = join(scratchDir("viewer-file"), "viewer.html");
+    writeFileSync(path, html);
+    await page.goto(`file://${path}`);
+    expect(await page.isDisabled("#prover-key")).toBe(true);
+    await show(result.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#status.valid");
+    expect(await page.textContent("#status")).toContain(`Valid proof from ${TARGET_HOST}`);
+  });
+});
