@@ -99,9 +99,10 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
 
   /** Refusals decided from the request line and headers alone, before any body is read. */
   function refusal(request: Request, pathname: string): AppError | undefined {
-    if (!isSessionRoute(pathname)) return undefined;
-    if (stopping && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
-    if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
+    if (isSessionRoute(pathname)) {
+      if (stopping && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
+      if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
+    }
     if (request.method !== "POST") return undefined;
     // Every body is bounded by its declared length before a byte of it is read.
     const declared = request.headers.get("content-length");
