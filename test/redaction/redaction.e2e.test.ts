@@ -4,14 +4,21 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { firstEvent, proofData } from "../support/sse.ts";
+import { errorData, firstEvent, proofData } from "../support/sse.ts";
 import { SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
 const HIDDEN = "█";
 const hidden = (value: string) => HIDDEN.repeat(Buffer.byteLength(value));
 
-/** One real MPC session in which every kind of pattern hides something, checked in `cli verify --json`. */
+interface VerifiedJson {
+  sent: { text: string; revealed: { data: string }[] };
+  recv: { text: string; revealed: { data: string }[] };
+  redactions: { pattern: string; matched: boolean; declaredBy: string; spans: { direction: string }[] }[];
+  hiddenRanges: { direction: string; start: number; end: number; covers: { kind: string; name?: string; path?: string }; whole: boolean }[];
+}
+
+/** Real MPC sessions, one per test, checked with `cli verify --json`. */
 describe("redaction end to end", () => {
   let target: Server<undefined>;
   let prover: RunningProver;
@@ -49,6 +56,8 @@ describe("redaction end to end", () => {
         "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/chunked/${secrets.account}/info?token=${secrets.token}&view=1`,
         "T-REQUEST-ID": requestId,
         "T-REDACTED": patterns.join(","),
+        // The last pattern matches nothing: this client accepts a proof that says so.
+        "T-REDACTED-UNMATCHED": "allow",
         "x-api-key": secrets.apiKey,
         "content-type": "application/json",
       },
@@ -101,5 +110,107 @@ describe("redaction end to end", () => {
       ["res:body:no.such.key", false],
     ]);
     expect(verified.redactions[3]!.spans).toHaveLength(2); // the two pieces around the chunk boundary
+  }, 300_000);
+  /** The proof for `requestId` from the SSE stream, verified by `cli verify --json`. */
+  async function verifiedProof(requestId: string): Promise<{ text: string; verified: VerifiedJson }> {
+    const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 240_000));
+    const proofPath = join(scratchDir("redaction-e2e"), `${requestId}.json`);
+    writeFileSync(proofPath, proofText);
+    const result = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.exitCode).toBe(0);
+    return { text: proofText, verified: JSON.parse(result.stdout) as VerifiedJson };
+  }
+
+  const revealedBytes = (verified: VerifiedJson) =>
+    [...verified.sent.revealed, ...verified.recv.revealed].map((r) => Buffer.from(r.data, "base64").toString("latin1")).join("|");
+
+  test("locators hidden by an earlier pattern, echoed values and default-hidden credentials stay hidden", async () => {
+    const secrets = { auth: "Bearer auth-tok-5151", cookie: "sid=ck-7373", session: "sess-9191", password: "pw-secret-2626" };
+    const requestId = crypto.randomUUID();
+    const patterns = [
+      // Hides the response header's name and the echoed JSON key first: the two patterns after it must
+      // still find the values those names locate.
+      "search:session-token",
+      "res:header:x-session-token",
+      "res:body:headers.x-session-token",
+      "req:body:password",
+    ];
+    const response = await fetch(`${prover.url}/proxy`, {
+      method: "POST",
+      headers: {
+        "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/echo`,
+        "T-REQUEST-ID": requestId,
+        "T-REDACTED": patterns.join(", "),
+        authorization: secrets.auth,
+        cookie: secrets.cookie,
+        "x-session-token": secrets.session,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ password: secrets.password, note: "keep-visible" }),
+    });
+    expect(response.status).toBe(200);
+    // The client's own answer is not redacted: the target echoed everything.
+    const echoed = (await response.json()) as { headers: Record<string, string>; body: string };
+    expect(echoed.headers.authorization).toBe(secrets.auth);
+    expect(echoed.headers.cookie).toBe(secrets.cookie);
+    expect(JSON.parse(echoed.body).password).toBe(secrets.password);
+    expect(response.headers.get("x-session-token")).toBe(secrets.session);
+
+    const { text, verified } = await verifiedProof(requestId);
+    const revealed = revealedBytes(verified);
+    for (const secret of [...Object.values(secrets), "auth-tok-5151", "ck-7373"]) {
+      expect(revealed).not.toContain(secret);
+      expect(text).not.toContain(secret);
+    }
+    // Credential headers: names visible, values hidden, without the client naming them.
+    expect(verified.sent.text).toContain(`authorization: ${hidden(secrets.auth)}\r\n`);
+    expect(verified.sent.text).toContain(`cookie: ${hidden(secrets.cookie)}\r\n`);
+    // The search hid the header's name, and the header's value is hidden all the same.
+    expect(verified.recv.text).toContain(`x-${hidden("session-token")}: ${hidden(secrets.session)}\r\n`);
+    // The request's copy of the session token is hidden as an echo of the response's value.
+    expect(verified.sent.text).toContain(`: ${hidden(secrets.session)}\r\n`);
+    // What no pattern named stays visible on both sides.
+    expect(verified.sent.text).toContain('"note":"keep-visible"');
+    expect(verified.recv.text).toContain('\\"note\\":\\"keep-visible\\"');
+
+    expect(verified.redactions.map((r) => [r.pattern, r.matched, r.declaredBy])).toEqual([
+      ["search:*", true, "prover"],
+      ["res:header:x-session-token", true, "prover"],
+      ["res:body:headers.x-session-token", true, "prover"],
+      ["req:body:password", true, "prover"],
+      ["default:req:header:authorization", true, "prover"],
+      ["default:req:header:cookie", true, "prover"],
+      ["echo:*", true, "prover"],
+    ]);
+    const echoes = verified.redactions.at(-1)!.spans;
+    expect(new Set(echoes.map((s) => s.direction))).toEqual(new Set(["sent", "recv"]));
+    expect(verified.hiddenRanges).toContainEqual({ direction: "sent", start: expect.any(Number), end: expect.any(Number), covers: { kind: "header-value", name: "authorization" }, whole: true });
+  }, 300_000);
+
+  test("a pattern that matches nothing: the client gets its answer, the stream an error naming the entry, and no proof is stored", async () => {
+    const requestId = crypto.randomUUID();
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: {
+        "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`,
+        "T-REQUEST-ID": requestId,
+        "T-REDACTED": "res:body:user.name, res:body: balance",
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { secret: string }).secret).toBe(SECRET_VALUE);
+
+    const failure = errorData(await firstEvent(`${prover.url}/proof/${requestId}`, 240_000));
+    expect(failure.requestId).toBe(requestId);
+    expect(failure.code).toBe("redaction_unmatched");
+    expect(failure.message).toContain("entry 2");
+    expect(failure.message).not.toContain("balance");
+
+    const store = await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=100`);
+    expect(store.status).toBe(200);
+    const stored = (await store.json()) as { messages: { content: { body?: { requestId?: string } } }[] };
+    expect(Array.isArray(stored.messages)).toBe(true);
+    expect(stored.messages.map((m) => m.content.body?.requestId)).not.toContain(requestId);
+    expect(prover.log()).not.toContain("balance");
   }, 300_000);
 });

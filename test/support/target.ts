@@ -6,7 +6,8 @@ import type { TlsFixture } from "./tls-fixture.ts";
  * A real HTTPS server on loopback, TLS 1.2 capable, serving the test routes:
  *   /data            JSON with a secret field, and a secret response header
  *   /chunked/...     the same JSON as a chunked body, split inside the secret value
- *   /echo            the request as JSON (method, path, headers, body)
+ *   /echo            the request as JSON (method, path, headers, body); a request's x-session-token header
+ *                    also comes back as a response header
  *   /status/<code>   that status with a small JSON body
  *   /big?bytes=N     a body of N bytes
  */
@@ -39,12 +40,16 @@ export function startTarget(tls: TlsFixture): Server<undefined> {
         return new Response(stream, { headers: { "content-type": "application/json", [SECRET_HEADER]: SECRET_HEADER_VALUE } });
       }
       if (url.pathname === "/echo") {
-        return Response.json({
-          method: request.method,
-          path: `${url.pathname}${url.search}`,
-          headers: Object.fromEntries(request.headers),
-          body: await request.text(),
-        });
+        const sessionToken = request.headers.get("x-session-token");
+        return Response.json(
+          {
+            method: request.method,
+            path: `${url.pathname}${url.search}`,
+            headers: Object.fromEntries(request.headers),
+            body: await request.text(),
+          },
+          { headers: sessionToken === null ? {} : { "x-session-token": sessionToken } },
+        );
       }
       const status = /^\/status\/(\d{3})$/.exec(url.pathname);
       if (status) return Response.json({ status: Number(status[1]) }, { status: Number(status[1]) });
