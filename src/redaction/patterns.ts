@@ -155,8 +155,8 @@ export function parseRedactions(header: string | undefined): RedactionPattern[] 
 
 const escapeText = (text: string, special: RegExp) => text.replace(special, (char) => `\\${char}`);
 
-/** The pattern as written in the proof: the entry in its normal form, except that a search text never appears. */
-export function publicPattern(pattern: RedactionPattern): string {
+/** The pattern as a `T-REDACTED` entry, in normal form: parseRedactions reads it back as the same pattern. */
+export function entryText(pattern: RedactionPattern): string {
   switch (pattern.kind) {
     case "req:header":
     case "res:header":
@@ -169,8 +169,13 @@ export function publicPattern(pattern: RedactionPattern): string {
     case "res:path":
       return `${pattern.kind}:${pattern.segment}`;
     case "search":
-      return "search:*";
+      return `search:${escapeText(pattern.text, /[\\,]/g)}`;
     case "reveal":
       return `reveal:${pattern.header.kind}:${pattern.header.name}`;
   }
+}
+
+/** The pattern as written in the proof: its entry in normal form, except that a search text never appears. */
+export function publicPattern(pattern: RedactionPattern): string {
+  return pattern.kind === "search" ? "search:*" : entryText(pattern);
 }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
 import { parseRedactionRequest, parseRedactions, publicPattern } from "../../src/redaction/index.ts";
-import { MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
+import { entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 
 function parseError(header: string): AppError {
   try {
@@ -177,7 +177,7 @@ describe("publicPattern", () => {
 const nearEntry = fc
   .tuple(
     fc.constantFrom("req:header:", "res:header:", "req:body:", "res:body:", "res:query:", "res:path:", "search:", "res:", "", " ", "req:hdr:"),
-    fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9a-z.=&%#?\- ]{0,8}$/), fc.constantFrom("0", "1", "12", "a.b", "a..b")),
+    fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9a-z.=&%#?\\,\- ]{0,8}$/), fc.constantFrom("0", "1", "12", "a.b", "a..b", "a\\.b", "k\\,v", "x\\\\y")),
   )
   .map(([prefix, rest]) => prefix + rest);
 
@@ -201,6 +201,8 @@ describe("parser fuzz", () => {
             const text = publicPattern(pattern);
             if (pattern.kind === "search") expect(text).toBe("search:*");
             else expect(parseRedactions(text)).toEqual([pattern]);
+            // And through its entry text, search text included.
+            expect(parseRedactions(entryText(pattern))).toEqual([pattern]);
           }
         },
       ),
