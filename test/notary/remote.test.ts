@@ -53,7 +53,14 @@ describe("prover and remote notary with a whitelist", () => {
     writeFileSync(proofPath, proofText);
     const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json"]);
     expect(verified.exitCode).toBe(0);
-    expect((JSON.parse(verified.stdout) as { requestId: string }).requestId).toBe(requestId);
+    const report = JSON.parse(verified.stdout) as { requestId: string; evm: { address: string } | null };
+    expect(report.requestId).toBe(requestId);
+    // A remote secp256k1 notary adds the EVM attestation too, under the address both /info routes publish.
+    const notaryInfo = (await (await fetch(`${notary.url}/info`)).json()) as { ethereumAddress: string };
+    const proverInfo = (await (await fetch(`${prover.url}/info`)).json()) as { notary: { ethereumAddress: string } };
+    expect(notaryInfo.ethereumAddress).toMatch(/^0x[0-9a-f]{40}$/);
+    expect(report.evm?.address).toBe(notaryInfo.ethereumAddress);
+    expect(proverInfo.notary.ethereumAddress).toBe(notaryInfo.ethereumAddress);
     expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
   }, 240_000);
 });
