@@ -12,6 +12,9 @@ import { ATTESTATION_WAIT_MS, AttestationRequest, type NotaryInfo, type SessionC
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { buildProofBody } from "./attest.ts";
 import { IDLE_TIMEOUT_S, MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES, maxJsonBodyBytes } from "./limits.ts";
+import { NotaryMetrics } from "../metrics/notary.ts";
+import type { Registry } from "../metrics/registry.ts";
+import { metricsRoutes } from "../metrics/routes.ts";
 import { type ProverSocketData, createSessionRegistry } from "./sessions.ts";
 import { whitelistChecker } from "./whitelist.ts";
 
@@ -31,6 +34,8 @@ export interface NotaryServer {
   url: string;
   port: number;
   activeSessions(): number;
+  /** Its metrics (also served at its own /metrics). */
+  metrics: Registry;
   /** Stops accepting sessions, waits up to graceMs for running ones, then closes. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -40,11 +45,14 @@ const apiKeyOf = (request: Request) => request.headers.get("authorization")?.rep
 
 /** The session routes cost a place or act on one: with a whitelist, they need a listed key. */
 const isSessionRoute = (pathname: string) => pathname === "/session" || pathname.startsWith("/session/");
+/** Routes that need a whitelisted key when auth is on: the session routes and the metrics. */
+const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === "/metrics";
 
 export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const { log } = options;
   const bridge = startLoopbackBridge();
   const sessions = createSessionRegistry(options.sessions, bridge, log);
+  const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
   const isAllowed = options.whitelistPath ? whitelistChecker(options.whitelistPath) : () => true;
   const bodyLimit = maxJsonBodyBytes(options.sessions);
   let stopping = false;
@@ -67,9 +75,11 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     // activeSessions lets operators (and tests) see that finished or failed sessions were released.
     .get("/info", () => ({ ...info, activeSessions: sessions.active() }))
     .get("/healthcheck", () => new Response("Ok"))
+    .use(metricsRoutes(metrics.registry))
     .post("/session", ({ body }): SessionCreated => {
       const sizes = parseInput(SessionRequest, body, "invalid_body", "session request");
       const sessionId = sessions.create(sizes);
+      metrics.sessionCreated();
       log.info("session created", { sessionId, maxSentData: sizes.maxSentData, maxRecvData: sizes.maxRecvData });
       return { sessionId };
     })
@@ -84,22 +94,31 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       return new Response(null, { status: 204 });
     })
     .post("/session/:id/attestation", async ({ body, params }) => {
-      const declared = parseInput(AttestationRequest, body, "invalid_body", "attestation request");
-      const output = await sessions.takeVerified(params.id);
-      const proofBody = buildProofBody(output, declared, {
-        publicKeyPem: options.key.publicKeyPem,
-        algorithm: options.key.algorithm,
-        testTrustAnchor: options.testTrustAnchor,
-        notaryVersion: VERSION,
-      });
-      log.info("proof signed", { sessionId: params.id, requestId: declared.requestId });
-      // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
-      return signProof(withEvmAttestation(proofBody, options.key), options.key);
+      try {
+        const declared = parseInput(AttestationRequest, body, "invalid_body", "attestation request");
+        const output = await sessions.takeVerified(params.id);
+        const proof = metrics.timeSigning(() => {
+          const proofBody = buildProofBody(output, declared, {
+            publicKeyPem: options.key.publicKeyPem,
+            algorithm: options.key.algorithm,
+            testTrustAnchor: options.testTrustAnchor,
+            notaryVersion: VERSION,
+          });
+          // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
+          return signProof(withEvmAttestation(proofBody, options.key), options.key);
+        });
+        metrics.attestation("signed");
+        log.info("proof signed", { sessionId: params.id, requestId: declared.requestId });
+        return proof;
+      } catch (error) {
+        metrics.attestation(error instanceof AppError ? error.code : "internal");
+        throw error;
+      }
     });
 
   /** Refusals decided from the request line and headers alone, before any body is read. */
   function refusal(request: Request, pathname: string): AppError | undefined {
-    if (isSessionRoute(pathname)) {
+    if (needsKey(pathname)) {
       if (stopping && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
       if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
     }
@@ -149,6 +168,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     url: `${scheme}://${host}:${server.port}`,
     port: server.port ?? options.port,
     activeSessions: () => sessions.active(),
+    metrics: metrics.registry,
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;

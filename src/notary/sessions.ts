@@ -50,6 +50,8 @@ export interface SessionRegistry {
   /** True while the session's prover socket is connected and its Verifier is running. */
   isRunning(id: string): boolean;
   active(): number;
+  /** Sessions whose verification failed since start. */
+  failures(): number;
   closeAll(reason: string): void;
 }
 
@@ -60,12 +62,14 @@ export interface SessionRegistry {
  */
 export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBridge, log: Logger): SessionRegistry {
   const sessions = new Map<string, NotarySession>();
+  let failures = 0;
 
   function dispose(session: NotarySession, failure?: string) {
     clearTimeout(session.timer);
     clearTimeout(session.connectTimer);
     sessions.delete(session.id);
     if (failure && session.state !== "verified") {
+      failures += 1;
       session.state = "failed";
       session.failure = failure;
       session.settle.reject(new AppError("session_failed", failure));
@@ -175,6 +179,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     has: (id) => sessions.has(id),
     isRunning: (id) => sessions.get(id)?.state === "running",
     active: () => sessions.size,
+    failures: () => failures,
     closeAll(reason) {
       for (const session of [...sessions.values()]) dispose(session, reason);
     },

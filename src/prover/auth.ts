@@ -28,7 +28,7 @@ function storeStreamOf(pathname: string): string | undefined {
  * an API key.
  */
 export function requiresApiKey(method: string, pathname: string, proofs: ProofReadAccess): boolean {
-  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/pool") return true;
+  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/pool" || pathname === "/metrics") return true;
   const stream = storeStreamOf(pathname);
   if (stream === undefined) return false;
   if (method.toUpperCase() === "POST") return true;

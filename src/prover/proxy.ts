@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
 import { bodyBytes } from "../http1/message.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
 import { parseRedactionRequest } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
@@ -13,6 +14,8 @@ export interface ProxyDeps extends SessionDeps {
   authorizationIsOurs: boolean;
   /** Lifts the server's idle limit for this request's connection (its MPC part is silent for long stretches). */
   exemptFromIdleLimit(request: Request): void;
+  /** Starts timing a call that needs sessions of these sizes; the result ends it. */
+  timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -87,7 +90,12 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
-    const body = await readJsonBody(request, deps.maxBodyBytes);
+    const done = deps.timeProxy(needed ?? deps.sessions.sizes);
+    const failed = (error: unknown): never => {
+      done("failed");
+      throw error;
+    };
+    const body = await readJsonBody(request, deps.maxBodyBytes).catch(failed);
     const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
     const answer = await runProofSession(deps, {
       requestId,
@@ -103,7 +111,8 @@ export function proxyRoutes(deps: ProxyDeps) {
       allowUnmatched,
       proveFailed,
       onMpcStart: () => deps.exemptFromIdleLimit(request),
-    });
+    }).catch(failed);
+    done("answered");
     return answerResponse(answer, requestId);
   }
 

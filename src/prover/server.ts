@@ -2,10 +2,14 @@ import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import { setupProverSession } from "../engine/session.ts";
-import { startEngine } from "../engine/wasm.ts";
+import { engineMemoryBytes, startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
 import type { Logger } from "../log.ts";
+import { ProverMetrics } from "../metrics/prover.ts";
+import { Registry } from "../metrics/registry.ts";
+import { metricsRoutes } from "../metrics/routes.ts";
+import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
@@ -66,10 +70,19 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
   }
   const notary = createNotaryClient(config.notary.url ?? embedded!.url, config.notary.apiKey);
+  // Its sources are read at scrape time, once everything below exists.
+  const metrics = new ProverMetrics({
+    pool: () => pool.status(),
+    liveSessions: () => slots.active(),
+    engineBytes: engineMemoryBytes,
+    rssBytes: () => process.memoryUsage.rss(),
+    sseSubscribers: () => delivery.totalSubscribers(),
+    notarySessions: () => embedded?.activeSessions() ?? null,
+  });
   const pool = createWarmPool({
     ...config.pool,
     limits: sizes,
-    setup: (serverName, sessionSizes) => setupProverSession(notary, serverName, sessionSizes),
+    setup: (serverName, sessionSizes) => metrics.timeSetup(sessionSizes, () => setupProverSession(notary, serverName, sessionSizes)),
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     log: log.child({ component: "pool" }),
@@ -78,7 +91,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   const store = await openStore({ url: config.store.url, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
-  const records = await store.proofRecords(nodeKey, config.store.proofStream);
+  const records = countedProofRecords(await store.proofRecords(nodeKey, config.store.proofStream), metrics);
   const bridge = startLoopbackBridge();
   // A SQLite store belongs to this prover alone: ids it left pending died with its previous process.
   // A PostgreSQL store may be shared by running provers, whose pending ids are theirs to settle.
@@ -120,12 +133,15 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
         authorizationIsOurs: config.auth.apiKeys.length > 0,
         exemptFromIdleLimit: (request) => idleExemptions.get(request)?.(),
+        timeProxy: (sizes) => metrics.proxyTimer(sizes),
         log,
       }),
     )
     .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
     .use(viewerRoutes(log))
-    .use(storeRoutes({ store: store.messages, nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
+    // With an embedded notary, its metrics are the prover's too.
+    .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))
+    .use(storeRoutes({ store: countedMessageStore(store.messages, metrics), nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
 
   const server = Bun.serve({
     hostname: config.listen.host,

@@ -1,0 +1,84 @@
+/** The prover's metrics: proofs, /proxy and setup timings, and the live state of its parts, read at scrape time. */
+import type { ErrorCode } from "../errors.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
+import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, readGauge, sizeClass } from "./registry.ts";
+
+/** Where the prover's live numbers come from. */
+export interface ProverSources {
+  pool(): { ready: number; inUse: number; warming: number; served: Record<string, number>; failures: number };
+  liveSessions(): number;
+  engineBytes(): number;
+  rssBytes(): number;
+  sseSubscribers(): number;
+  /** The embedded notary's open sessions; null with a remote notary. */
+  notarySessions(): number | null;
+}
+
+export class ProverMetrics {
+  readonly registry = newRegistry();
+  private readonly proofs = new Counter({
+    name: "tlsproof_proofs_total",
+    help: "Request ids settled: outcome is proof, or the error code no proof came with",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  private readonly proxySeconds = new Histogram({
+    name: "tlsproof_proxy_duration_seconds",
+    help: "/proxy calls from the request to the target's answer (or the error), by session size class and result",
+    labelNames: ["size", "result"],
+    buckets: SESSION_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly setupSeconds = new Histogram({
+    name: "tlsproof_session_setup_duration_seconds",
+    help: "MPC session setups with the notary (warm pool and on demand), by session size class and result",
+    labelNames: ["size", "result"],
+    buckets: SESSION_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  /** Store operations by operation and result (ok or error). */
+  readonly storeOperations = new Counter({
+    name: "tlsproof_store_operations_total",
+    help: "Message store and request-id record operations, by operation (read, write) and result",
+    labelNames: ["operation", "kind", "result"],
+    registers: [this.registry],
+  });
+
+  constructor(sources: ProverSources) {
+    const { registry } = this;
+    readGauge(registry, "tlsproof_pool_ready_sessions", "Warm sessions set up and waiting", () => sources.pool().ready);
+    readGauge(registry, "tlsproof_pool_in_use_sessions", "Warm-pool sessions handed to requests and still running", () => sources.pool().inUse);
+    readGauge(registry, "tlsproof_pool_warming_sessions", "Warm sessions being set up", () => sources.pool().warming);
+    readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
+    readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
+    readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);
+    readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engine's wasm memory", sources.engineBytes);
+    readGauge(registry, "tlsproof_process_resident_memory_bytes", "Resident memory of the prover process", sources.rssBytes);
+    readGauge(registry, "tlsproof_sse_subscribers", "Open proof streams (/proof subscribers)", sources.sseSubscribers);
+    readGauge(registry, "tlsproof_embedded_notary_sessions", "The embedded notary's open sessions (-1 with a remote notary)", () => sources.notarySessions() ?? -1);
+  }
+
+  /** Every settled request id, once: a proof, or the code no proof came with. */
+  settled(outcome: "proof" | ErrorCode): void {
+    this.proofs.inc({ outcome });
+  }
+
+  /** Times a /proxy call; call the result with its result when it ends. */
+  proxyTimer(sizes: SessionSizes): (result: "answered" | "failed") => void {
+    const end = this.proxySeconds.startTimer({ size: sizeClass(sizes) });
+    return (result) => end({ result });
+  }
+
+  /** Times one MPC session setup. */
+  async timeSetup<T>(sizes: SessionSizes, setup: () => Promise<T>): Promise<T> {
+    const end = this.setupSeconds.startTimer({ size: sizeClass(sizes) });
+    try {
+      const session = await setup();
+      end({ result: "ok" });
+      return session;
+    } catch (error) {
+      end({ result: "failed" });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/** Store reads and writes counted by wrapping the two store interfaces the prover uses. */
+import type { MessageStore } from "../store/store.ts";
+import type { ProofRecords } from "../store/proof-records.ts";
+import type { ProverMetrics } from "./prover.ts";
+
+type Operation = "read" | "write";
+
+function counter(metrics: ProverMetrics) {
+  return async <T>(operation: Operation, kind: string, pending: Promise<T>): Promise<T> => {
+    try {
+      const value = await pending;
+      metrics.storeOperations.inc({ operation, kind, result: "ok" });
+      return value;
+    } catch (error) {
+      metrics.storeOperations.inc({ operation, kind, result: "error" });
+      throw error;
+    }
+  };
+}
+
+/**
+ * Also counts settled request ids: every outcome is recorded here before anyone is told of it (a proof is
+ * counted once stored, a failure when its recording is attempted).
+ */
+export function countedProofRecords(records: ProofRecords, metrics: ProverMetrics): ProofRecords {
+  const count = counter(metrics);
+  return {
+    claim: (requestId) => count("write", "claim", records.claim(requestId)),
+    saveProof: async (requestId, proof) => {
+      await count("write", "save_proof", records.saveProof(requestId, proof));
+      metrics.settled("proof");
+    },
+    saveFailure: (requestId, failure) => {
+      metrics.settled(failure.code);
+      return count("write", "save_failure", records.saveFailure(requestId, failure));
+    },
+    lookup: (requestId) => count("read", "lookup", records.lookup(requestId)),
+    failPending: (failure) => count("write", "fail_pending", records.failPending(failure)),
+  };
+}
+
+export function countedMessageStore(store: MessageStore, metrics: ProverMetrics): MessageStore {
+  const count = counter(metrics);
+  return {
+    backend: store.backend,
+    insert: (messages) => count("write", "publish", store.insert(messages)),
+    read: (request) => count("read", "query", store.read(request)),
+    nthNewestKey: (streamId, partition, n) => count("read", "query", store.nthNewestKey(streamId, partition, n)),
+    chainHead: (streamId, partition, publisherId, msgChainId) => count("read", "chain_head", store.chainHead(streamId, partition, publisherId, msgChainId)),
+  };
+}

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type PromMetrics, getMetricsFromIterator } from "prom2javascript";
+import type { Server } from "bun";
+import { tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { startTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+
+/**
+ * GET /metrics of a real `cli prover start` (embedded notary, one warm session really set up with it),
+ * scraped over HTTP and read with a Prometheus text-format parser.
+ */
+const SETUP_MS = 240_000;
+const API_KEY = "metrics-test-key";
+const auth = { authorization: `Bearer ${API_KEY}` };
+
+let target: Server<undefined>;
+let prover: RunningProver;
+
+async function scrape(): Promise<PromMetrics> {
+  const response = await fetch(`${prover.url}/metrics`, { headers: auth });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+  return await getMetricsFromIterator((await response.text()).split("\n")[Symbol.iterator]());
+}
+
+/**
+ * The value of the gauge or counter sample (a histogram's count) whose labels include `labels`; undefined
+ * when there is none.
+ */
+function sample(families: PromMetrics, name: string, labels: Record<string, string> = {}): number | undefined {
+  const data: { labels: Record<string, string>; value?: number; count?: number }[] = families[name]?.data ?? [];
+  const found = data.find((metric) => Object.entries(labels).every(([key, value]) => metric.labels[key] === value));
+  return found === undefined ? undefined : (found.value ?? found.count);
+}
+
+beforeAll(async () => {
+  target = startTarget(tlsFixture());
+  prover = await startProver(SOURCE_CLI, target.port!, {
+    PROVER_API_KEYS: API_KEY,
+    PROVER_POOL_SIZE: "1",
+    PROVER_POOL_HOSTS: TARGET_HOST,
+  });
+});
+
+afterAll(async () => {
+  await prover?.stop();
+  target?.stop(true);
+});
+
+describe("GET /metrics", () => {
+  test("needs an API key when keys are on", async () => {
+    expect((await fetch(`${prover.url}/metrics`)).status).toBe(401);
+    expect((await fetch(`${prover.url}/metrics`, { headers: { authorization: "Bearer wrong" } })).status).toBe(403);
+  });
+
+  test("a warm session set up with the embedded notary shows in the pool, setup and notary metrics", async () => {
+    let families = await scrape();
+    while (sample(families, "tlsproof_pool_ready_sessions") !== 1) {
+      expect(sample(families, "tlsproof_pool_failures_in_a_row")).toBe(0);
+      await Bun.sleep(500);
+      families = await scrape();
+    }
+    expect(families.tlsproof_session_setup_duration_seconds?.type).toBe("histogram");
+    expect(sample(families, "tlsproof_session_setup_duration_seconds", { size: "1024x2048", result: "ok" })).toBe(1);
+    expect(sample(families, "tlsproof_notary_sessions_created_total")).toBe(1);
+    expect(sample(families, "tlsproof_notary_active_sessions")).toBe(1);
+    expect(sample(families, "tlsproof_embedded_notary_sessions")).toBe(1);
+    expect(sample(families, "tlsproof_engine_memory_bytes")).toBeGreaterThan(0);
+    expect(sample(families, "tlsproof_process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(sample(families, "tlsproof_live_sessions")).toBe(0);
+  }, SETUP_MS);
+
+  test("a failed /proxy call is counted by code, timed by size class, and its id's record counted as store writes", async () => {
+    const before = await scrape();
+    const writes = sample(before, "tlsproof_store_operations_total", { operation: "write", kind: "claim", result: "ok" }) ?? 0;
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { ...auth, "T-PROXY-URL": "https://unknown.tlsproof.test/data", "T-REQUEST-ID": crypto.randomUUID() },
+    });
+    expect(response.status).toBe(404);
+    const after = await scrape();
+    expect(sample(after, "tlsproof_proofs_total", { outcome: "target_unresolvable" })).toBe(1);
+    expect(sample(after, "tlsproof_proxy_duration_seconds", { size: "1024x2048", result: "failed" })).toBe(1);
+    expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "claim", result: "ok" })).toBe(writes + 1);
+    expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "save_failure", result: "ok" })).toBeGreaterThanOrEqual(1);
+  });
+
+  test("open proof streams are counted while they are open; store queries count as reads", async () => {
+    const stream = await fetch(`${prover.url}/proof/${crypto.randomUUID()}`, { headers: auth });
+    expect(stream.status).toBe(200);
+    expect(sample(await scrape(), "tlsproof_sse_subscribers")).toBe(1);
+    await stream.body?.cancel();
+    let families = await scrape();
+    while (sample(families, "tlsproof_sse_subscribers") !== 0) families = await scrape();
+    const reads = sample(families, "tlsproof_store_operations_total", { operation: "read", kind: "query", result: "ok" }) ?? 0;
+    const query = await fetch(`${prover.url}/stores/some-stream/data/partitions/0/last?count=1`);
+    expect(query.status).toBe(200);
+    expect(sample(await scrape(), "tlsproof_store_operations_total", { operation: "read", kind: "query", result: "ok" })).toBeGreaterThan(reads);
+  });
+});
