@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { scratchDir, tlsFixture } from "../support/env.ts";
 import { SOURCE_CLI } from "../support/prover.ts";
 
+export { eventually } from "../support/wait.ts";
+
 export interface RunningNotary {
   url: string;
   port: number;
@@ -80,17 +82,6 @@ export function rssBytes(pid: number): number {
 export async function notarySessions(url: string): Promise<number> {
   const info = (await (await fetch(`${url}/info`)).json()) as { activeSessions: number };
   return info.activeSessions;
-}
-
-/** Polls until `check` holds or time runs out; returns the last value seen. */
-export async function eventually<T>(read: () => Promise<T> | T, check: (value: T) => boolean, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await read();
-  while (!check(value) && Date.now() < deadline) {
-    await Bun.sleep(100);
-    value = await read();
-  }
-  return value;
 }
 
 /** Headers of a /proxy call that fails validation or policy before any MPC session starts. */

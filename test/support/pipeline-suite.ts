@@ -4,9 +4,10 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { scratchDir, tlsFixture } from "./env.ts";
 import { type CliCommand, type RunningProver, runCli, startProver } from "./prover.ts";
-import { firstEvent, proofData } from "./sse.ts";
+import { firstEvent, openStream, proofData } from "./sse.ts";
 import { SECRET_VALUE, startTarget } from "./target.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
+import { eventually } from "./wait.ts";
 
 const CLIENT_API_KEY = "client-api-key-7781-do-not-leak";
 const CARD_NUMBER = "4111-2222-3333-4444";
@@ -57,8 +58,9 @@ export function pipelineSuite(name: string, cli: CliCommand) {
 
     test("GET with redaction: a subscriber that came first gets a proof that verifies and hides the values", async () => {
       const requestId = crypto.randomUUID();
-      const event = firstEvent(`${prover.url}/proof/${requestId}`, 240_000);
-      await Bun.sleep(100); // the subscription is open before the call
+      // The subscription is registered before the call: the stream's first comment says it waits for the proof.
+      const stream = await openStream(`${prover.url}/proof/${requestId}`, 240_000);
+      expect(stream.comments).toEqual(["waiting for the proof"]);
       const response = await fetch(`${prover.url}/proxy`, {
         headers: {
           "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data?view=full`,
@@ -73,7 +75,9 @@ export function pipelineSuite(name: string, cli: CliCommand) {
       expect(answer.secret).toBe(SECRET_VALUE); // the client sees the whole answer
       expect(answer.user.name).toBe("alice");
 
-      const { publicKey, proofText: data } = proofData(await event);
+      const events = await stream.events;
+      expect(events).toHaveLength(1);
+      const { publicKey, proofText: data } = proofData(events[0]!);
       // The key before the first `|` is the notary's SPKI PEM, as written to notary.pub.
       expect(publicKey).toBe(prover.notaryPubPem);
       getProofText = data;
@@ -130,7 +134,12 @@ export function pipelineSuite(name: string, cli: CliCommand) {
       expect(echoed.headers.connection).toBe("close");
       expect(echoed.headers["t-request-id"]).toBeUndefined();
 
-      await Bun.sleep(3000); // the proof is made meanwhile; this subscriber is late
+      // This subscriber is late: it subscribes once the proof is in the proofs stream.
+      const storedIds = async () =>
+        ((await (await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=10`)).json()) as {
+          messages: { content: { body: { requestId: string } } }[];
+        }).messages.map((m) => m.content.body.requestId);
+      expect(await eventually(storedIds, (ids) => ids.includes(requestId), 240_000)).toContain(requestId);
       const { proofText: data } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
       const proof = JSON.parse(data);
       const sentText = proof.body.transcript.sent.revealed
