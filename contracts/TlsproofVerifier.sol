@@ -124,8 +124,9 @@ contract TlsproofVerifier {
     }
 
     /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.
+    /// Internal: it trusts `revealed`, so outside callers go through `verifiedRange`.
     function rangeOf(bytes calldata revealed, uint8 direction, uint32 start, uint32 end)
-        public
+        internal
         pure
         returns (bytes calldata)
     {

@@ -2,8 +2,10 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import fc from "fast-check";
 import { type Hex, hashTypedData } from "viem";
+import { signDigest } from "../../src/store/eth-signature.ts";
 import {
   attestationDigest,
+  SEGMENT_HEADER_BYTES,
   EVM_DOMAIN,
   type EvmAttestation,
   evmAttestationOf,
@@ -185,6 +187,14 @@ describe("EVM attestation digest", () => {
       const hiddenEnd = recv.revealed[1]!.start;
       expect(await verifier.verifiedRange(attestation, signature, "recv", inFirstRange.end - 2, hiddenEnd + 2)).toEqual({ ok: false, error: "RangeNotRevealed" });
       expect(await verifier.verifiedRange(attestation, signature, "sent", recv.length - 4, recv.length)).toEqual({ ok: false, error: "RangeNotRevealed" });
+    });
+
+    test("a signed but malformed segment list is refused when read, never read past its end", async () => {
+      // No notary packs segments like this; the contract must still not trust the lengths it is given.
+      const truncated = { ...attestation, revealed: attestation.revealed.subarray(0, SEGMENT_HEADER_BYTES + 3) };
+      const signed = signDigest(attestationDigest(truncated), notaryKey.privateKey) as Hex;
+      expect((await verifier.verify(truncated, signed)).ok).toBe(true);
+      expect(await verifier.verifiedRange(truncated, signed, "sent", 0, 2)).toEqual({ ok: false, error: "MalformedSegments" });
     });
   });
 });
