@@ -208,7 +208,7 @@ describe("parser fuzz", () => {
       ),
       { numRuns: 20_000 },
     );
-  });
+  }, 60_000);
 
   test("a secret in a rejected entry never appears in the message", () => {
     fc.assert(
