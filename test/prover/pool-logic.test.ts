@@ -16,6 +16,7 @@ import {
   sessionEngineBytes,
 } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
+import { eventually } from "../support/wait.ts";
 
 const GiB = 1024 ** 3;
 const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
@@ -223,8 +224,8 @@ describe("warm pool", () => {
     setups[1]!.reject(new Error("still down"));
     await expect(acquiring).rejects.toThrow("still down");
 
-    await Bun.sleep(1100);
-    expect(setups).toHaveLength(3); // the retry after the backoff
+    // The retry after the backoff: waited for as a state, not by out-sleeping the backoff timer.
+    expect(await eventually(() => setups.length, (n) => n === 3, 10_000)).toBe(3);
     setups[2]!.resolve();
     await settle();
     expect(pool.status()).toMatchObject({ ready: 1, failures: 0, lastError: null });
@@ -235,7 +236,7 @@ describe("warm pool", () => {
     const { pool, setups, discarded, settle } = fakePool({ idleMs: 30 });
     await settle();
     setups[0]!.resolve();
-    await Bun.sleep(60);
+    expect(await eventually(() => setups.length, (n) => n === 2, 10_000)).toBe(2);
     expect(discarded).toEqual(["s1"]);
     expect(pool.status()).toMatchObject({ expired: 1, warming: 1 });
     expect(setups).toHaveLength(2);
