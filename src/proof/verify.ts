@@ -67,7 +67,8 @@ const transcriptDirectionSchema = strict({
   revealed: list(strict({ ...byteRangeEntries, data: text })),
 });
 
-const proofSchema = strict({
+/** A proof as the verifier reads it (also the OpenAPI document's proof schema). */
+export const proofSchema = strict({
   version: v.literal(PROOF_VERSION, `expected "${PROOF_VERSION}"`),
   body: strict({
     requestId: nonEmptyText,

@@ -11,6 +11,8 @@ import { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
+import type { AppRoute } from "../openapi/document.ts";
+import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
 import { storeRoutes } from "../store/routes.ts";
@@ -34,6 +36,8 @@ export interface ProverServer {
   port: number;
   /** The embedded notary, when the prover runs one. */
   notary?: NotaryServer;
+  /** The routes the app answers, as Elysia lists them (`ALL` for any method). */
+  routes(): AppRoute[];
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -142,6 +146,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     // With an embedded notary, its metrics are the prover's too.
     .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))
     .use(storeRoutes({ store: countedMessageStore(store.messages, metrics), nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
+  // The document describes the app's routes, this one included: added once the others exist.
+  app.use(openApiRoutes(() => app.routes));
 
   const server = Bun.serve({
     hostname: config.listen.host,
@@ -165,6 +171,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     url: `http://${host}:${server.port}`,
     port: server.port ?? config.listen.port,
     notary: embedded,
+    routes: () => app.routes.map(({ method, path }) => ({ method, path })),
     /**
      * Stops accepting, lets running sessions finish their proofs for up to graceMs, then ends every
      * open proof stream with `shutting_down` and closes.

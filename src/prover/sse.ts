@@ -12,7 +12,7 @@ export interface SseLimits {
   heartbeatMs: number;
 }
 
-const RequestIdParam = v.object({ requestId: v.pipe(v.string(), v.uuid("the request id must be a UUID")) });
+export const RequestIdParam = v.object({ requestId: v.pipe(v.string(), v.uuid("the request id must be a UUID")) });
 const encoder = new TextEncoder();
 
 /** One SSE field per line: a value with line breaks becomes several `data:` lines, joined again by the reader. */

@@ -33,7 +33,7 @@ export const MAX_ENTRIES_PER_PUBLISH = 100;
 /** How far a caller-given timestamp may lie from the node's clock, either way. */
 export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
-const contentEntrySchema = v.strictObject({
+export const contentEntrySchema = v.strictObject({
   content: v.unknown(),
   timestamp: v.optional(nonNegativeInt),
   sequenceNumber: v.optional(sequenceNumberSchema),

@@ -38,13 +38,13 @@ const integerText = (message: (input: string) => string) =>
 const queryNumber = (name: string) => v.optional(integerText((input) => `Query parameter "${name}" not a number: ${input}`));
 const nonEmpty = (name: string) => v.optional(v.pipe(v.string(), v.minLength(1, `Query parameter "${name}" is empty`)));
 
-const partitionSchema = v.pipe(
+export const partitionSchema = v.pipe(
   integerText((input) => `Path parameter "partition" not a number: ${input}`),
   v.minValue(0, (issue) => `Path parameter "partition" must not be negative: ${issue.input}`),
   v.maxValue(MAX_PARTITION, (issue) => `Path parameter "partition" must be at most ${MAX_PARTITION}: ${issue.input}`),
 );
 
-const querySchema = v.object({
+export const querySchema = v.object({
   count: queryNumber("count"),
   fromTimestamp: queryNumber("fromTimestamp"),
   fromSequenceNumber: queryNumber("fromSequenceNumber"),

@@ -1,0 +1,229 @@
+/**
+ * The prover's OpenAPI 3.1 document. Every route the app answers must have an entry in `operations` (the
+ * document is built from the app's own route list and refuses a route it cannot describe); parameters and
+ * bodies come from the valibot schemas the routes validate with, except /proxy's headers, which proxy.ts
+ * reads one by one and are described here.
+ */
+import { ErrorReply, NotaryInfo, SessionSizes } from "../protocol/notary.ts";
+import { proofSchema } from "../proof/verify.ts";
+import { RequestIdParam } from "../prover/sse.ts";
+import { contentEntrySchema } from "../store/publish.ts";
+import { rawMessageSchema } from "../store/message.ts";
+import { partitionSchema, querySchema } from "../store/query.ts";
+import { VERSION } from "../version.ts";
+import { type JsonSchema, entrySchema, jsonSchemaOf } from "./json-schema.ts";
+
+/** A route as Elysia lists it. */
+export interface AppRoute {
+  method: string;
+  path: string;
+}
+
+type Operation = Record<string, unknown>;
+
+/** The methods `ALL /proxy` can prove (the engine's). */
+const PROXY_METHODS = ["get", "post", "put", "delete"] as const;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ "application/json": { schema } });
+const text = (description: string, type = "text/plain") => ({ description, content: { [type]: { schema: { type: "string" } } } });
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [String(status), { description: "an error with its code", content: json(ref("Error")) }]));
+/** The message store's errors keep the Log Store's `{"error": "<message>"}`. */
+const storeErrors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      { description: "an error", content: json({ type: "object", properties: { error: { type: "string" } }, required: ["error"] }) },
+    ]),
+  );
+const keyed = { security: [{ apiKey: [] }] };
+
+const header = (name: string, description: string, schema: JsonSchema, required = false) => ({ in: "header", name, description, required, schema });
+const proxyHeaders = [
+  header("T-PROXY-URL", "the target: an https:// URL, may carry a query", { type: "string", format: "uri", pattern: "^https://" }, true),
+  header("T-REQUEST-ID", "a UUID, single use for ever", { type: "string", format: "uuid" }, true),
+  header("T-REDACTED", "what to hide: comma-separated patterns (README, Redaction)", { type: "string" }),
+  header("T-REDACTED-UNMATCHED", "allow: prove even when a pattern matched nothing", { enum: ["allow", "refuse"], default: "refuse" }),
+  header("T-PROVE-FAILED-REQ", "prove answers with status ≥ 400 too", { enum: ["true", "false"], default: "false" }),
+  header("T-MAX-SENT-DATA", "bytes the request needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
+  header("T-MAX-RECV-DATA", "bytes the response needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
+];
+
+const proxyOperation = (method: string): Operation => ({
+  summary: `${method.toUpperCase()} the target through an MPC-TLS session and prove the exchange`,
+  operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
+  ...keyed,
+  parameters: proxyHeaders,
+  ...(method === "get" || method === "delete" ? {} : { requestBody: { description: "a JSON body, sent on to the target", content: json({}) } }),
+  responses: {
+    default: {
+      description: "the target's answer: its status, headers and body; T-PROOF-ID names the request id when a proof follows",
+      headers: { "T-PROOF-ID": { schema: { type: "string", format: "uuid" } } },
+    },
+    ...errors(400, 401, 403, 404, 413, 500, 502, 503, 504),
+  },
+});
+
+const storePath = [
+  { in: "path", name: "id", required: true, description: "stream id", schema: { type: "string" } },
+  { in: "path", name: "partition", required: true, schema: { ...jsonSchemaOf(partitionSchema), type: "string", pattern: "^[0-9]+$" } },
+];
+
+function storeQueryParameters(): unknown[] {
+  return Object.keys(querySchema.entries).map((name) => ({ in: "query", name, required: false, schema: entrySchema(querySchema, name) }));
+}
+
+/** One entry per route, keyed `METHOD path` as the app lists it. */
+function operations(): Record<string, Record<string, Operation>> {
+  return {
+    "GET /healthcheck": { get: { summary: "liveness", operationId: "healthcheck", responses: { 200: text("Ok") } } },
+    "GET /info": {
+      get: {
+        summary: "version, node address, notary, session sizes, test trust anchor",
+        operationId: "info",
+        responses: {
+          200: {
+            description: "about this prover",
+            content: json({
+              type: "object",
+              properties: {
+                version: { type: "string" },
+                nodeAddress: { type: "string" },
+                notary: { anyOf: [{ type: "null" }, { allOf: [jsonSchemaOf(NotaryInfo), { type: "object", properties: { embedded: { type: "boolean" } } }] }] },
+                sessionSizes: jsonSchemaOf(SessionSizes),
+                testTrustAnchor: { type: "boolean" },
+              },
+            }),
+          },
+        },
+      },
+    },
+    "GET /notaryinfo": {
+      get: {
+        summary: "the notary's version and public key, as Verity's prover answers it",
+        operationId: "notaryInfo",
+        responses: {
+          200: {
+            description: "the notary",
+            content: json({
+              type: "object",
+              properties: {
+                version: { type: "string" },
+                publicKey: { type: "string", description: "SPKI PEM" },
+                ethereumAddress: { type: ["string", "null"] },
+                gitCommitHash: { type: "string" },
+                gitCommitTimestamp: { type: "string" },
+              },
+              required: ["version", "publicKey", "gitCommitHash", "gitCommitTimestamp"],
+            }),
+          },
+          ...errors(500),
+        },
+      },
+    },
+    "GET /proof/:requestId": {
+      get: {
+        summary: "the proof of a request id, as one Server-Sent Event",
+        description:
+          "One event, then the stream ends. A proof: an unnamed event whose data is `<notary public key PEM>|<proof JSON>` " +
+          "(the Proof schema). No proof will come: `event: error` whose data is the ProofStreamError schema.",
+        operationId: "proofStream",
+        ...keyed,
+        parameters: [{ in: "path", name: "requestId", required: true, schema: entrySchema(RequestIdParam, "requestId") }],
+        responses: {
+          200: { description: "the event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+          204: { description: "a reconnecting EventSource (Last-Event-ID: the request id): nothing more will come" },
+          ...errors(400, 401, 403, 503),
+        },
+      },
+    },
+    "ALL /proxy": Object.fromEntries(PROXY_METHODS.map((method) => [method, proxyOperation(method)])),
+    "GET /pool": {
+      get: {
+        summary: "the warm pool's state, the embedded notary's sessions and memory",
+        operationId: "pool",
+        ...keyed,
+        responses: { 200: { description: "pool state (README, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
+      },
+    },
+    "GET /metrics": {
+      get: {
+        summary: "Prometheus metrics, text format",
+        operationId: "metrics",
+        ...keyed,
+        responses: { 200: text("Prometheus text exposition format 0.0.4"), ...errors(401, 403) },
+      },
+    },
+    "GET /viewer": {
+      get: { summary: "the proof viewer: one self-contained HTML page", operationId: "viewer", responses: { 200: text("the page", "text/html") } },
+    },
+    "GET /openapi.json": {
+      get: { summary: "this document", operationId: "openapi", responses: { 200: { description: "OpenAPI 3.1", content: json({ type: "object" }) } } },
+    },
+    "GET /stores/:id/data/partitions/:partition/:queryType": {
+      get: {
+        summary: "messages of a stream partition (Log Store / Streamr semantics); the proofs stream holds every proof",
+        description: "With API keys on, reading the proofs stream needs a key (unless PROVER_PUBLIC_PROOFS=1); other streams are open.",
+        operationId: "storeQuery",
+        parameters: [
+          ...storePath,
+          { in: "path", name: "queryType", required: true, schema: { enum: ["last", "from", "range"] } },
+          ...storeQueryParameters(),
+        ],
+        responses: {
+          200: {
+            description: "messages with pagination metadata; with Accept: text/event-stream one data event per message and a final metadata event",
+            content: { ...json({ type: "object" }), "text/event-stream": { schema: { type: "string" } } },
+          },
+          ...storeErrors(400, 401, 403, 500, 503),
+        },
+      },
+    },
+    "POST /stores/:id/data/partitions/:partition": {
+      post: {
+        summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
+        operationId: "storePublish",
+        ...keyed,
+        parameters: storePath,
+        requestBody: {
+          required: true,
+          content: json({ anyOf: [ref("PublishEntry"), { type: "array", items: ref("PublishEntry"), maxItems: 100 }] }),
+        },
+        responses: { 200: { description: "one result per entry", content: json({ type: "object" }) }, ...storeErrors(400, 401, 403, 500) },
+      },
+    },
+  };
+}
+
+/** `/a/:b` → `/a/{b}`. */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
+
+/** The document for these routes; throws naming any route it has no description for. */
+export function openApiDocument(routes: readonly AppRoute[]): Record<string, unknown> {
+  const described = operations();
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const { method, path } of routes) {
+    const operation = described[`${method} ${path}`];
+    if (!operation) throw new Error(`the OpenAPI document does not describe ${method} ${path}`);
+    paths[openApiPath(path)] = { ...paths[openApiPath(path)], ...operation };
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "tlsproof prover", version: VERSION, description: "A proving proxy over MPC-TLS. README.md has the full contract." },
+    paths,
+    components: {
+      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "PROVER_API_KEYS, when set" } },
+      schemas: {
+        Error: jsonSchemaOf(ErrorReply),
+        Proof: jsonSchemaOf(proofSchema),
+        ProofStreamError: {
+          type: "object",
+          properties: { requestId: { type: "string" }, code: { type: "string" }, message: { type: "string" } },
+          required: ["requestId", "code", "message"],
+        },
+        PublishEntry: { anyOf: [jsonSchemaOf(contentEntrySchema), jsonSchemaOf(rawMessageSchema)], description: "a content entry, or a v32 RawMessage" },
+      },
+    },
+  };
+}
