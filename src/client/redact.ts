@@ -4,7 +4,7 @@
  * client asks for is exactly what the prover will hide, or the call fails here with `invalid_redaction`.
  */
 import { AppError } from "../errors.ts";
-import { type DefaultHidden, type RedactionPattern, parseRedactions } from "../redaction/patterns.ts";
+import { type DefaultHidden, type RedactionPattern, entryText, parseRedactions } from "../redaction/patterns.ts";
 import { TlsproofError } from "./errors.ts";
 
 export type { RedactionPattern } from "../redaction/patterns.ts";
@@ -31,27 +31,6 @@ export const redact = {
   /** Shows a header the prover hides by default (credentials). */
   reveal: (header: DefaultHidden): RedactionPattern => ({ kind: "reveal", header }),
 } as const;
-
-const escape = (text: string, special: RegExp): string => text.replace(special, (char) => `\\${char}`);
-
-/** One entry as `T-REDACTED` text. */
-function entryText(pattern: RedactionPattern): string {
-  switch (pattern.kind) {
-    case "req:header":
-    case "res:header":
-    case "res:query":
-      return `${pattern.kind}:${escape(pattern.name, /[\\,]/g)}`;
-    case "req:body":
-    case "res:body":
-      return `${pattern.kind}:${pattern.path.map((segment) => escape(segment, /[\\,.]/g)).join(".")}`;
-    case "res:path":
-      return `${pattern.kind}:${pattern.segment}`;
-    case "search":
-      return `search:${escape(pattern.text, /[\\,]/g)}`;
-    case "reveal":
-      return `reveal:${pattern.header.kind}:${pattern.header.name}`;
-  }
-}
 
 /**
  * The `T-REDACTED` header value for these patterns. Throws TlsproofError("invalid_redaction") naming the entry
