@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { defineCommand } from "citty";
+import { addCompletion } from "./src/cli/completion.ts";
 import { runCli } from "./src/cli/run.ts";
 import { VERSION_TEXT } from "./src/version.ts";
 
@@ -13,4 +14,5 @@ const main = defineCommand({
   },
 });
 
+await addCompletion(main, process.argv.slice(2));
 await runCli(main, process.argv.slice(2));
