@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Server as TlsServer } from "node:tls";
-import { TEST_SESSION, tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { TEST_SESSION, scratchDir, tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { errorData, firstEvent, proofData } from "../support/sse.ts";
 import { startTarget, startTls13OnlyTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
@@ -83,14 +85,23 @@ describe("/proxy answers and failures", () => {
     expect(errorData(await event)).toMatchObject({ requestId, code: "target_request_failed" });
   }, 240_000);
 
-  test("with T-PROVE-FAILED-REQ a failed answer is proven", async () => {
+  test("with T-PROVE-FAILED-REQ the target's real 404 is proven, and cli verify accepts the proof", async () => {
     const requestId = crypto.randomUUID();
-    const response = await proxy({ "T-PROXY-URL": url("/status/503"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true" });
-    expect(response.status).toBe(503);
+    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true" });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ status: 404 });
     expect(response.headers.get("t-proof-id")).toBe(requestId);
     const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
-    const recv = JSON.parse(proofText).body.transcript.recv.revealed.map((r: { data: string }) => Buffer.from(r.data, "base64").toString());
-    expect(recv.join("")).toStartWith("HTTP/1.1 503 ");
+    const proofPath = join(scratchDir("proxy"), "failed-answer.json");
+    writeFileSync(proofPath, proofText);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    expect(verified.stderr).toBe("");
+    expect(verified.exitCode).toBe(0);
+    const body = JSON.parse(verified.stdout) as { valid: boolean; requestId: string; sent: { text: string }; recv: { text: string } };
+    expect(body).toMatchObject({ valid: true, requestId });
+    expect(body.sent.text).toStartWith("GET /status/404 HTTP/1.1\r\n");
+    expect(body.recv.text).toStartWith("HTTP/1.1 404 ");
+    expect(body.recv.text).toEndWith('{"status":404}');
   }, 240_000);
 
   test("a response larger than the session allows is a 500 that says so", async () => {
