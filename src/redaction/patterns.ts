@@ -90,8 +90,8 @@ function unescape(text: string, position: number): string {
 }
 
 function parseDefaultHidden(rest: string, position: number): DefaultHidden {
-  const lower = rest.toLowerCase();
-  const found = DEFAULT_HIDDEN.find((d) => lower === `${d.kind}:${d.name}`);
+  // The kind is written exactly, the header name in any case.
+  const found = DEFAULT_HIDDEN.find((d) => rest.startsWith(`${d.kind}:`) && rest.slice(d.kind.length + 1).toLowerCase() === d.name);
   if (!found) fail(position, `reveal: applies only to ${DEFAULT_HIDDEN.map((d) => `${d.kind}:${d.name}`).join(", ")}`);
   return found;
 }
