@@ -1,6 +1,6 @@
 /**
  * Limits of the notary's sockets and routes, derived from what an honest prover sends (measured with
- * tlsn-wasm alpha.12 through a relay in front of /notarize, sessions 1024/2048, 1024/8192 and 4096/16384):
+ * tlsn-wasm alpha.12 by scripts/mpc-traffic.ts, sessions 1024/2048, 1024/8192 and 4096/16384; BENCHMARKS.md):
  * - the engine writes its MPC stream in WebSocket messages of at most 16 KiB, at every size;
  * - a whole session sends the prover about 3.4 MB, at every size;
  * - the prover sends the notary 34 MB at 1024 sent bytes and 74 MB at 4096: about 21 MB plus 13 KB per
