@@ -1,9 +1,9 @@
 /** The notary's metrics: its sessions, their failures, and the proofs it signs. */
-import { Counter, Histogram, newRegistry, readCounter, readGauge } from "./registry.ts";
+import { Counter, Histogram, newRegistry, readGauge } from "./registry.ts";
 
 export interface NotarySources {
   activeSessions(): number;
-  /** Sessions whose MPC verification failed (the prover went away, or the session broke), since start. */
+  /** Sessions that ended without a verification, since start. */
   failedSessions(): number;
 }
 
@@ -29,9 +29,15 @@ export class NotaryMetrics {
 
   constructor(sources: NotarySources) {
     readGauge(this.registry, "tlsproof_notary_active_sessions", "Notary sessions open now", sources.activeSessions);
-    readCounter(this.registry, "tlsproof_notary_session_failures_total", "Notary sessions whose MPC verification failed", "reason", () => ({
-      verification_failed: sources.failedSessions(),
-    }));
+    new Counter({
+      name: "tlsproof_notary_session_failures_total",
+      help: "Notary sessions that ended without a verification (the prover never connected or went away, a timeout, a broken MPC run)",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(sources.failedSessions());
+      },
+    });
   }
 
   sessionCreated(): void {
