@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
+import { getMetricsFromIterator } from "prom2javascript";
 import { generateKey } from "../../src/proof/keys.ts";
 import { type ProveResult, TlsproofError, prove, redact, verifyProof } from "../../src/client/index.ts";
 import { scratchDir, tlsFixture } from "../support/env.ts";
@@ -115,6 +116,20 @@ describe("prove() against a real prover", () => {
     const { exitCode, stdout } = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", path]);
     expect(exitCode).toBe(0);
     expect(stdout).toContain(`Request id:   ${result.requestId}`);
+  });
+
+  test("the prover's metrics count the proof, and its embedded notary's the signing", async () => {
+    const response = await fetch(`${prover.url}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const metrics = await getMetricsFromIterator((await response.text()).split("\n")[Symbol.iterator]());
+    const value = (name: string, labels: Record<string, string> = {}) => {
+      const data: { labels: Record<string, string>; value?: number; count?: number }[] = metrics[name]?.data ?? [];
+      const found = data.find((sample) => Object.entries(labels).every(([key, label]) => sample.labels[key] === label));
+      return found && (found.value ?? found.count);
+    };
+    expect(value("tlsproof_proofs_total", { outcome: "proof" })).toBe(1);
+    expect(value("tlsproof_proxy_duration_seconds", { size: "1024x2048", result: "answered" })).toBe(1);
+    expect(value("tlsproof_notary_attestations_total", { result: "signed" })).toBe(1);
+    expect(value("tlsproof_notary_signing_duration_seconds")).toBe(1);
   });
 
   test("a tampered proof or another notary's key is proof_invalid", () => {
