@@ -79,8 +79,8 @@ export function rssBytes(pid: number): number {
 }
 
 /** The notary's count of open sessions, from its /info. */
-export async function notarySessions(url: string): Promise<number> {
-  const info = (await (await fetch(`${url}/info`)).json()) as { activeSessions: number };
+export async function notarySessions(url: string, init: BunFetchRequestInit = {}): Promise<number> {
+  const info = (await (await fetch(`${url}/info`, init)).json()) as { activeSessions: number };
   return info.activeSessions;
 }
 

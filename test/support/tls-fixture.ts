@@ -93,3 +93,15 @@ export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentitie
   if (!existsSync(join(dir, "other-host-chain.pem"))) makeLeaf(dir, "other-host", "ca", OTHER_HOST, "other-host-chain.pem");
   return { impostorCa: identity(dir, "impostor-leaf", "impostor-chain.pem"), wrongHost: identity(dir, "other-host", "other-host-chain.pem") };
 }
+
+/** A TLS server identity from the trusted test CA for `localhost`, with its files: for a notary's tls section. */
+export interface LocalhostIdentity extends ServerIdentity {
+  keyPath: string;
+  chainPath: string;
+}
+
+export function makeLocalhostIdentity(fixture: TlsFixture): LocalhostIdentity {
+  const { dir } = fixture;
+  if (!existsSync(join(dir, "localhost-chain.pem"))) makeLeaf(dir, "localhost", "ca", "localhost", "localhost-chain.pem");
+  return { ...identity(dir, "localhost", "localhost-chain.pem"), keyPath: join(dir, "localhost.key"), chainPath: join(dir, "localhost-chain.pem") };
+}

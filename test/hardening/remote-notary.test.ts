@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Server } from "bun";
+import { tlsFixture } from "../support/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { openStream, proofData } from "../support/sse.ts";
+import { startTarget } from "../support/target.ts";
+import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
+import { eventually } from "../support/wait.ts";
+import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "./support.ts";
+
+/**
+ * A remote `cli notary start` with everything a production notary turns on at once: TLS (tls.enabled, a
+ * certificate from the test CA for localhost, which the prover trusts through NODE_EXTRA_CA_CERTS), API-key auth
+ * (whitelist) and a secp256r1 key; one real MPC session through a `cli prover start` that uses it over https
+ * and wss, and `cli verify` on the proof.
+ */
+const KEY = "tls-remote-prover-key-9c8b7a";
+let notary: RunningNotary;
+let notaryPubPath: string;
+let prover: RunningProver;
+let target: Server<undefined>;
+
+beforeAll(async () => {
+  const tls = tlsFixture();
+  const identity = makeLocalhostIdentity(tls);
+  const configPath = notaryConfig(
+    [
+      "host: 127.0.0.1", "port: 0",
+      "notarization:", "  max_sent_data: 1024", "  max_recv_data: 2048", "  private_key_path: notary.key", "  signature_algorithm: secp256r1",
+      "tls:", "  enabled: true", `  private_key_path: ${identity.keyPath}`, `  certificate_path: ${identity.chainPath}`,
+      "auth:", "  enabled: true", "  whitelist: keys.csv", "",
+    ].join("\n"),
+    { "keys.csv": `"Name","ApiKey","CreatedAt"\n"prover","${KEY}","2026-01-01"\n` },
+  );
+  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), "--algorithm", "secp256r1"]);
+  expect(keygen.exitCode).toBe(0);
+  notaryPubPath = join(dirname(configPath), "notary.pub");
+  notary = await startNotary(configPath, { NODE_EXTRA_CA_CERTS: tls.caPath });
+  target = startTarget(tls);
+  prover = await startProver(SOURCE_CLI, target.port!, {
+    PROVER_NOTARY_URL: `https://localhost:${notary.port}`,
+    PROVER_NOTARY_API_KEY: KEY,
+    NODE_EXTRA_CA_CERTS: tls.caPath,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await prover?.stop();
+  notary?.process.kill("SIGKILL");
+  target?.stop(true);
+});
+
+describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
+  test("serves https only to whitelisted keys", async () => {
+    expect(notary.url).toStartWith("https://");
+    const options = { tls: { ca: tlsFixture().caPem } };
+    const refused = await fetch(`https://localhost:${notary.port}/session`, { ...options, method: "POST", body: "{}" });
+    expect(refused.status).toBe(401);
+    const info = (await (await fetch(`https://localhost:${notary.port}/info`, options)).json()) as Record<string, unknown>;
+    expect(info).toMatchObject({ signatureAlgorithm: "secp256r1", publicKey: readFileSync(notaryPubPath, "utf8") });
+    // Plain HTTP to the TLS port gets no answer the prover could mistake for the notary's.
+    expect(await fetch(`http://127.0.0.1:${notary.port}/info`).then((r) => r.status, () => "refused")).not.toBe(200);
+  });
+
+  test("a prover that does not trust the notary's certificate does not use it", async () => {
+    const untrusting = await startProver(SOURCE_CLI, target.port!, {
+      PROVER_NOTARY_URL: `https://localhost:${notary.port}`,
+      PROVER_NOTARY_API_KEY: KEY,
+    });
+    try {
+      const response = await fetch(`${untrusting.url}/proxy`, {
+        headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": crypto.randomUUID() },
+      });
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("notary_unavailable");
+    } finally {
+      expect(await untrusting.stop()).toBe(0);
+    }
+  }, 120_000);
+
+  test("a real session over https and wss makes a proof signed with secp256r1 that cli verify accepts", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${prover.url}/proof/${requestId}`, 240_000);
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
+    });
+    expect(response.status).toBe(200);
+    const [event] = await stream.events;
+    const { publicKey, proofText } = proofData(event!);
+    expect(publicKey).toBe(readFileSync(notaryPubPath, "utf8"));
+    expect(JSON.parse(proofText).body.notary.algorithm).toBe("secp256r1");
+    const proofPath = join(dirname(notaryPubPath), "proof.json");
+    writeFileSync(proofPath, proofText);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json"]);
+    expect(verified.stderr).toBe("");
+    expect(verified.exitCode).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, requestId, serverName: TARGET_HOST });
+    const sessions = () => notarySessions(`https://localhost:${notary.port}`, { tls: { ca: tlsFixture().caPem } });
+    expect(await eventually(sessions, (n) => n === 0, 10_000)).toBe(0);
+  }, 240_000);
+});
