@@ -24,7 +24,7 @@ const port = wholeNumber(1, 65535);
 const ProverEnv = v.object({
   PROVER_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), "127.0.0.1"),
   PROVER_PORT: v.optional(wholeNumber(0, 65535), "8080"),
-  PROVER_NOTARY_URL: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL"))),
+  PROVER_NOTARY_URL: v.optional(v.pipe(list, v.minLength(1), v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s,]+$/, "must be an http(s) URL, or a comma list of them"))))),
   PROVER_NOTARY_API_KEY: v.optional(v.string()),
   PROVER_DATA_DIR: v.optional(v.string()),
   // Committing more than about 64 KB fails in this engine version, so the caps stay below it.
@@ -39,6 +39,7 @@ const ProverEnv = v.object({
   ),
   PROVER_RESOLVE: v.optional(v.string()),
   PROVER_STORE_URL: v.optional(storeUrlSchema),
+  PROVER_INSTANCE_TIMEOUT_S: v.optional(wholeNumber(3, 3600), "10"),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
@@ -77,6 +78,11 @@ const PROOF_RETAINED_MAX = 512;
 /** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
 const PROOF_STORE_POLL_MS = 5_000;
 /**
+ * With PostgreSQL, a NOTIFY wakes subscribers when another prover settles their id: asking the store is
+ * then only a safety net (a notification lost while the listening connection reconnects).
+ */
+const PROOF_STORE_RECHECK_MS = 30_000;
+/**
  * The embedded notary serves only this prover, whose sessions are bounded by the warm pool and
  * PROVER_MAX_SESSIONS (both far below this); the cap only guards against leaked sessions.
  */
@@ -89,8 +95,8 @@ export interface ProverConfig {
   dataDir: string;
   /** The largest session any request may use; the embedded notary's limits too. */
   sessionLimits: SessionSizes;
-  /** A remote notary (`url` set), or the embedded one's session limits. */
-  notary: { url?: string; apiKey?: string; embedded: SessionLimits };
+  /** Remote notaries (`urls`: sessions are spread over the healthy ones), or the embedded one's session limits. */
+  notary: { urls: string[]; apiKey?: string; embedded: SessionLimits };
   proxy: {
     policy: TargetPolicy;
     maxBodyBytes: number;
@@ -110,6 +116,11 @@ export interface ProverConfig {
     publicProofs: boolean;
     /** Store answers streamed over SSE at once. */
     maxStreams: number;
+    /**
+     * PostgreSQL: an instance whose heartbeat is older than this is dead; a live one settles its pending
+     * ids. Heartbeats and sweeps run every third of it.
+     */
+    instanceTimeoutMs: number;
   };
   /** Keys for `Authorization: Bearer`; empty = no authentication. */
   auth: { apiKeys: string[] };
@@ -143,7 +154,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     dataDir: e.PROVER_DATA_DIR ?? join(e.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof"),
     sessionLimits,
     notary: {
-      url: e.PROVER_NOTARY_URL,
+      urls: e.PROVER_NOTARY_URL ?? [],
       apiKey: e.PROVER_NOTARY_API_KEY,
       embedded: {
         concurrency: EMBEDDED_NOTARY_CONCURRENCY,
@@ -172,6 +183,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       proofStream: e.PROVER_PROOF_STREAM,
       publicProofs: e.PROVER_PUBLIC_PROOFS,
       maxStreams: e.PROVER_STORE_STREAMS,
+      instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
     },
     auth: { apiKeys: e.PROVER_API_KEYS },
     sse: {
@@ -183,7 +195,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
       maxRetained: PROOF_RETAINED_MAX,
       unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
-      storePollMs: PROOF_STORE_POLL_MS,
+      storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },
     log: { format: e.LOG_FORMAT },
   };

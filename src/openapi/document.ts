@@ -38,6 +38,20 @@ const storeErrors = (...statuses: number[]) =>
     ]),
   );
 const keyed = { security: [{ apiKey: [] }] };
+/** Every notary a prover uses, in configuration order (src/prover/notary-pool.ts, NotaryStatus). */
+const notaryList = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: {
+      publicKey: { type: ["string", "null"], description: "SPKI PEM; null until the notary answered once" },
+      signatureAlgorithm: { type: ["string", "null"] },
+      ethereumAddress: { type: ["string", "null"] },
+      healthy: { type: "boolean" },
+    },
+    required: ["publicKey", "signatureAlgorithm", "ethereumAddress", "healthy"],
+  },
+};
 
 const header = (name: string, description: string, schema: JsonSchema, required = false) => ({ in: "header", name, description, required, schema });
 const proxyHeaders = [
@@ -91,6 +105,7 @@ function operations(): Record<string, Record<string, Operation>> {
                 version: { type: "string" },
                 nodeAddress: { type: "string" },
                 notary: { anyOf: [{ type: "null" }, { allOf: [jsonSchemaOf(NotaryInfo), { type: "object", properties: { embedded: { type: "boolean" } } }] }] },
+                notaries: notaryList,
                 sessionSizes: jsonSchemaOf(SessionSizes),
                 testTrustAnchor: { type: "boolean" },
               },
@@ -114,8 +129,9 @@ function operations(): Record<string, Record<string, Operation>> {
                 ethereumAddress: { type: ["string", "null"] },
                 gitCommitHash: { type: "string" },
                 gitCommitTimestamp: { type: "string" },
+                notaries: notaryList,
               },
-              required: ["version", "publicKey", "gitCommitHash", "gitCommitTimestamp"],
+              required: ["version", "publicKey", "gitCommitHash", "gitCommitTimestamp", "notaries"],
             }),
           },
           ...errors(500),

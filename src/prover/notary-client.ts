@@ -5,7 +5,6 @@ import type { Proof } from "../proof/format.ts";
 import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, type SessionRequest } from "../protocol/notary.ts";
 
 export interface NotaryClient extends NotarySessions {
-  baseUrl: string;
   /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
   attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
@@ -13,6 +12,11 @@ export interface NotaryClient extends NotarySessions {
   /** Ends a session that will make no proof, so the notary frees its slot now. Never throws. */
   release(sessionId: string): Promise<void>;
   info(): Promise<NotaryInfo>;
+  /**
+   * Resolves while the notary running this session (any notary, without one) answers; throws
+   * `notary_unavailable` otherwise. A running session polls it to notice a notary that went away.
+   */
+  reachable(sessionId?: string): Promise<void>;
 }
 
 export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClient {
@@ -38,8 +42,13 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
     throw new AppError(response.status >= 500 ? "notary_unavailable" : "session_failed", `the notary answered: ${reason}`);
   }
 
+  async function info(): Promise<NotaryInfo> {
+    const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
+    if (!parsed.success) throw new AppError("notary_unavailable", "the notary's /info answer is malformed");
+    return parsed.output;
+  }
+
   return {
-    baseUrl: base,
     async createSession(sizes) {
       const request: SessionRequest = { clientType: "Websocket", ...sizes };
       const body = await call("/session", {
@@ -73,10 +82,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
     async release(sessionId) {
       await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },
-    async info() {
-      const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
-      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's /info answer is malformed");
-      return parsed.output;
+    info,
+    async reachable() {
+      await info();
     },
   };
 }

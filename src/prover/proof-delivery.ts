@@ -7,7 +7,10 @@ import type { ProofHub, Subscription } from "./proof-hub.ts";
 export interface DeliveryOptions {
   /** A subscriber to an id that no /proxy call has used gets `unknown_request` after this long. */
   unknownRequestMs: number;
-  /** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
+  /**
+   * How often a subscriber to an id not in flight here asks the store (another prover may settle it). With
+   * PostgreSQL a NOTIFY wakes it at once (`settledElsewhere`); this is then only the safety re-check.
+   */
   storePollMs: number;
 }
 
@@ -114,6 +117,19 @@ export class ProofDelivery {
         local.cancel();
       },
     };
+  }
+
+  /**
+   * Another prover sharing the store settled this id (its NOTIFY arrived): wakes this process's
+   * subscribers with the recorded outcome, read once however many wait.
+   */
+  async settledElsewhere(requestId: string): Promise<void> {
+    if (this.hub.subscribers(requestId) === 0 || this.hub.isInFlight(requestId)) return;
+    const recorded = await this.records.lookup(requestId).catch((error: unknown) => {
+      this.log.warn("reading a request id's record failed", { requestId, error: toAppError(error).message });
+      return undefined;
+    });
+    if (recorded?.state === "settled") this.hub.settle(requestId, recorded.outcome);
   }
 
   subscribers(requestId: string): number {

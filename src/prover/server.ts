@@ -21,7 +21,9 @@ import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
 import { apiKeyAuth } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
+import { joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
+import { NotaryPool } from "./notary-pool.ts";
 import { createWarmPool } from "./pool.ts";
 import { poolRoutes } from "./pool-routes.ts";
 import { notaryInfoRoutes } from "./notary-info.ts";
@@ -50,6 +52,9 @@ function readTrustAnchor(path: string | undefined): string | undefined {
   }
 }
 
+/** Notaries are checked every 5 s; one that fails is checked again after 1 s, doubling to 30 s. */
+const NOTARY_HEALTH = { checkEveryMs: 5_000, backoff: { firstMs: 1_000, maxMs: 30_000 } };
+
 export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
   const testTrustAnchorPem = readTrustAnchor(config.engine.testTrustAnchorPath);
   if (testTrustAnchorPem) {
@@ -61,7 +66,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const sizes = config.sessionLimits;
 
   let embedded: NotaryServer | undefined;
-  if (!config.notary.url) {
+  if (config.notary.urls.length === 0) {
     const key = loadOrCreateKey(config.dataDir);
     embedded = startNotaryServer({
       host: "127.0.0.1",
@@ -73,7 +78,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     });
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
   }
-  const notary = createNotaryClient(config.notary.url ?? embedded!.url, config.notary.apiKey);
+  const notaryUrls = embedded ? [embedded.url] : config.notary.urls;
+  const notary = new NotaryPool(
+    notaryUrls.map((url) => createNotaryClient(url, config.notary.apiKey)),
+    { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
+  );
   // Its sources are read at scrape time, once everything below exists.
   const metrics = new ProverMetrics({
     pool: () => pool.status(),
@@ -95,7 +104,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   const store = await openStore({ url: config.store.url, dataDir: config.dataDir });
   const nodeKey = loadNodeKey(config.dataDir);
-  const records = countedProofRecords(await store.proofRecords(nodeKey, config.store.proofStream), metrics);
+  // Each process is its own instance: a restarted prover does not own the ids its previous process left.
+  const instanceId = crypto.randomUUID();
+  const shared = Boolean(config.store.url);
+  const records = countedProofRecords(await store.proofRecords(nodeKey, config.store.proofStream, shared ? instanceId : undefined), metrics);
+  const cluster = await store.cluster(instanceId);
   const bridge = startLoopbackBridge();
   // A SQLite store belongs to this prover alone: ids it left pending died with its previous process.
   // A PostgreSQL store may be shared by running provers, whose pending ids are theirs to settle.
@@ -104,6 +117,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     if (settled > 0) log.warn("request ids left pending by the previous run settled as failed", { count: settled });
   }
   const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }));
+  // PostgreSQL: outcomes settled by any prover sharing the store reach this one's subscribers.
+  const presence = cluster && (await joinCluster(cluster, delivery, config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
   /** Lifts the idle limit of one /proxy connection, from inside its handler. */
   const idleExemptions = new WeakMap<Request, () => void>();
   const slots = createSessionSlots(config.proxy.maxSessions);
@@ -120,6 +135,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         nodeAddress: nodeKey.address,
         // Where the notary runs is the operator's business: /info only says whether it is embedded.
         notary: notaryInfo && { embedded: embedded !== undefined, ...notaryInfo },
+        // Every notary this prover uses, in configuration order: clients pin all of these keys.
+        notaries: notary.statuses(),
         sessionSizes: sizes,
         testTrustAnchor: engine.testTrustAnchor,
       };
@@ -185,6 +202,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       await Promise.race([idle, Bun.sleep(2000)]);
       await server.stop(true);
       pool.stop();
+      notary.stop();
+      await presence?.stop();
       await embedded?.stop(0);
       bridge.stop();
       await store.close();

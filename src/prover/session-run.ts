@@ -61,7 +61,7 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   );
   let failedChecks = 0;
   const watch = setInterval(() => {
-    deps.notary.info().then(
+    deps.notary.reachable(run.session?.notarySessionId).then(
       () => (failedChecks = 0),
       () => {
         failedChecks += 1;

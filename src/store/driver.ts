@@ -24,5 +24,10 @@ export interface SqlDriver {
    * database (several provers starting at once) would otherwise race on CREATE TABLE IF NOT EXISTS.
    */
   setUp(statements: readonly string[]): Promise<void>;
+  /**
+   * PostgreSQL only: calls `onNotify` with each payload NOTIFYed on `channel` (one dedicated connection,
+   * re-subscribed after a reconnect). Resolves once listening, with the function that stops it.
+   */
+  listen?(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 /** The message store: a database driver, the shared store over it, request-id records, and (in routes.ts) the HTTP routes. */
 import * as v from "valibot";
 import { parseOrThrow } from "../errors.ts";
+import { type ClusterStore, openClusterStore } from "./cluster.ts";
 import type { SqlDriver } from "./driver.ts";
 import type { NodeKey } from "./node-key.ts";
 import { openPostgresDriver } from "./postgres.ts";
@@ -14,6 +15,7 @@ import type { MessageStore } from "./store.ts";
 export type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
 export type { MessageId, MessageObject, MessageRef, RawMessage, StoredMessage } from "./message.ts";
 export type { ProofRecords, RecordedOutcome } from "./proof-records.ts";
+export type { ClusterStore } from "./cluster.ts";
 export { loadNodeKey, type NodeKey } from "./node-key.ts";
 export { DEFAULT_PROOF_STREAM, publishEntries, type PublishEntry, type PublishResult } from "./publish.ts";
 export { verifyStoreResponse, type ExpectedStoreRequest, type ResponseMetadata } from "./response-signature.ts";
@@ -24,8 +26,16 @@ const storeEnv = v.object({ PROVER_STORE_URL: v.optional(storeUrlSchema) });
 
 export interface Store {
   readonly messages: MessageStore;
-  /** Request-id records whose proofs are published to `proofStream`, signed by `nodeKey`. */
-  proofRecords(nodeKey: NodeKey, proofStream: string): Promise<ProofRecords>;
+  /**
+   * Request-id records whose proofs are published to `proofStream`, signed by `nodeKey`; claims made by
+   * instance `instanceId` (a prover sharing a PostgreSQL store with others) record it.
+   */
+  proofRecords(nodeKey: NodeKey, proofStream: string, instanceId?: string): Promise<ProofRecords>;
+  /**
+   * PostgreSQL: instance `instanceId`'s view of the provers sharing this store (open `proofRecords` first:
+   * it creates the request-id table); undefined on SQLite (one prover).
+   */
+  cluster(instanceId: string): Promise<ClusterStore | undefined>;
   close(): Promise<void>;
 }
 
@@ -37,7 +47,8 @@ export async function openStore(opts: { url?: string; dataDir: string; table?: s
     const messages = await SqlMessageStore.open(driver, opts.table ?? DEFAULT_TABLE);
     return {
       messages,
-      proofRecords: (nodeKey, proofStream) => SqlProofRecords.open(driver, messages, nodeKey, proofStream),
+      proofRecords: (nodeKey, proofStream, instanceId) => SqlProofRecords.open(driver, messages, nodeKey, proofStream, instanceId),
+      cluster: async (instanceId) => (driver.backend === "postgres" ? openClusterStore(driver, messages.table, instanceId) : undefined),
       close: () => driver.close(),
     };
   } catch (error) {

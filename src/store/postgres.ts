@@ -24,6 +24,10 @@ export async function openPostgresDriver(url: string): Promise<SqlDriver> {
         await tx.unsafe(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`);
         for (const text of statements) await tx.unsafe(text);
       }),
+    async listen(channel, onNotify) {
+      const subscription = await sql.listen(channel, onNotify);
+      return () => subscription.unlisten();
+    },
     close: () => sql.close(),
   };
 }

@@ -33,7 +33,10 @@ export interface ProofRecords {
   failPending(failure: { code: ErrorCode; message: string }): Promise<number>;
 }
 
-const PENDING = "pending";
+export const PENDING = "pending";
+
+/** The request-id table beside a messages table. */
+export const requestsTable = (messagesTable: string): string => `${messagesTable}_requests`;
 type RecordState = typeof PENDING | "proof" | "error";
 
 interface RecordRow {
@@ -65,12 +68,17 @@ export class SqlProofRecords implements ProofRecords {
     private readonly messages: SqlMessageStore,
     private readonly nodeKey: NodeKey,
     private readonly proofStream: string,
+    private readonly instanceId: string | undefined,
   ) {
-    this.table = `${messages.table}_requests`;
+    this.table = requestsTable(messages.table);
   }
 
-  static async open(driver: SqlDriver, messages: SqlMessageStore, nodeKey: NodeKey, proofStream: string): Promise<SqlProofRecords> {
-    const records = new SqlProofRecords(driver, messages, nodeKey, proofStream);
+  /**
+   * `instanceId`: the prover process claiming ids, recorded with each claim so that another instance can
+   * settle the ids of one that died (src/store/cluster.ts; PostgreSQL only).
+   */
+  static async open(driver: SqlDriver, messages: SqlMessageStore, nodeKey: NodeKey, proofStream: string, instanceId?: string): Promise<SqlProofRecords> {
+    const records = new SqlProofRecords(driver, messages, nodeKey, proofStream, instanceId);
     const t = records.table;
     await driver.setUp([
       `CREATE TABLE IF NOT EXISTS ${t} (
@@ -78,18 +86,22 @@ export class SqlProofRecords implements ProofRecords {
         claimed_at BIGINT NOT NULL,
         state TEXT NOT NULL,
         stream_id TEXT, partition INTEGER, ts BIGINT, sequence_no BIGINT, publisher_id TEXT, msg_chain_id TEXT,
-        error_code TEXT, error_message TEXT
+        error_code TEXT, error_message TEXT, instance_id TEXT
       ) ${driver.keyedTableSuffix}`,
       // failPending reads only the pending few, not the whole history.
       `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`,
+      // Tables made before instance ids existed (SQLite never records one: its store has a single prover).
+      ...(driver.backend === "postgres" ? [`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS instance_id TEXT`] : []),
     ]);
     return records;
   }
 
   async claim(requestId: string): Promise<boolean> {
+    const owned = this.instanceId !== undefined;
     const rows = await this.driver.run({
-      text: `INSERT INTO ${this.table} (request_id, claimed_at, state) VALUES ($1, $2, '${PENDING}') ON CONFLICT DO NOTHING RETURNING request_id`,
-      params: [requestId, Date.now()],
+      text: `INSERT INTO ${this.table} (request_id, claimed_at, state${owned ? ", instance_id" : ""})
+        VALUES ($1, $2, '${PENDING}'${owned ? ", $3" : ""}) ON CONFLICT DO NOTHING RETURNING request_id`,
+      params: owned ? [requestId, Date.now(), this.instanceId!] : [requestId, Date.now()],
     });
     return rows.length === 1;
   }

@@ -25,7 +25,7 @@ describe("prover configuration", () => {
       PROVER_POOL_IDLE_S: "30",
       PROVER_ALLOWED_HOSTS: "a.test, *.b.test",
       PROVER_RESOLVE: "a.test:443:10.0.0.1",
-      PROVER_NOTARY_URL: "http://notary.internal:7047",
+      PROVER_NOTARY_URL: "http://notary.internal:7047, http://notary-b.internal:7047",
       PROVER_API_KEYS: "k1,k2",
       PROVER_SSE_PER_REQUEST: "3",
       LOG_FORMAT: "JSON",
@@ -41,7 +41,7 @@ describe("prover configuration", () => {
       allowedHosts: ["a.test", "*.b.test"],
       allowedPorts: [443, 8443],
     });
-    expect(config.notary.url).toBe("http://notary.internal:7047");
+    expect(config.notary.urls).toEqual(["http://notary.internal:7047", "http://notary-b.internal:7047"]);
     // The embedded notary outlives a warm session's idle time plus a whole session, and ends unconnected ones soon.
     expect(config.notary.embedded).toMatchObject({ maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000 + 2 * 60_000, connectTimeoutMs: 30_000 });
     expect(config.auth.apiKeys).toEqual(["k1", "k2"]);
@@ -62,7 +62,9 @@ describe("prover configuration", () => {
     [{ PROVER_ALLOWED_PORTS: "70000" }, "PROVER_ALLOWED_PORTS"],
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT: must be one of compact, json"],
     [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
-    [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL: must be an http(s) URL"],
+    [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL[0]: must be an http(s) URL"],
+    [{ PROVER_NOTARY_URL: "http://a:7047,notary:7047" }, "PROVER_NOTARY_URL[1]: must be an http(s) URL"],
+    [{ PROVER_INSTANCE_TIMEOUT_S: "1" }, "PROVER_INSTANCE_TIMEOUT_S: must be at least 3"],
     [{ PROVER_STORE_URL: "mysql://x" }, "PROVER_STORE_URL: must be a postgres:// URL"],
     [{ PROVER_SHUTDOWN_GRACE_S: "3601" }, "PROVER_SHUTDOWN_GRACE_S: must be at most 3600"],
     [{ PROVER_PUBLIC_PROOFS: "yes" }, "PROVER_PUBLIC_PROOFS: must be 1, 0, true or false"],

@@ -98,7 +98,11 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     expect(response.status).toBe(200);
     const info = (await response.json()) as Record<string, string>;
     // Verity's four fields, plus the address the notary's EVM attestations recover to.
-    expect(Object.keys(info).sort()).toEqual(["ethereumAddress", "gitCommitHash", "gitCommitTimestamp", "publicKey", "version"]);
+    expect(Object.keys(info).sort()).toEqual(["ethereumAddress", "gitCommitHash", "gitCommitTimestamp", "notaries", "publicKey", "version"]);
+    // The list of every notary's key (one here: the embedded notary), for clients pinning several.
+    expect((info as unknown as { notaries: unknown }).notaries).toEqual([
+      { publicKey: prover.notaryPubPem, signatureAlgorithm: "secp256k1", ethereumAddress: info.ethereumAddress, healthy: true },
+    ]);
     expect(info.ethereumAddress).toMatch(/^0x[0-9a-f]{40}$/);
     expect(info.publicKey).toBe(prover.notaryPubPem);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
