@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { AppError } from "../errors.ts";
-import { readPublicKeyFile } from "../proof/keys.ts";
+import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
 import { verifyProof } from "../proof/verify.ts";
 
@@ -26,12 +26,16 @@ function requiredPath(value: unknown, flag: string): string {
 export default defineCommand({
   meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
   args: {
-    "notary-pub-key": { type: "string", required: true, description: "The notary's public key (PEM file, from `cli notary keygen`)" },
+    "notary-pub-key": {
+      type: "string",
+      required: true,
+      description: "The notary's public key (PEM file, from `cli notary keygen`); with several notaries, one file holding all their keys (valid if one of them signed)",
+    },
     proof: { type: "string", required: true, description: "The proof file, or - for stdin" },
     json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
   },
   async run({ args }) {
-    const pinned = readPublicKeyFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
+    const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned);
     process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },

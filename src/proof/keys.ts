@@ -291,3 +291,14 @@ function decodeFile<T>(path: string, decode: (text: string) => T): T {
 
 export const readPrivateKeyFile = (path: string): NotaryKey => decodeFile(path, decodePrivateKeyPem);
 export const readPublicKeyFile = (path: string): PublicKey => decodeFile(path, decodePublicKeyPem);
+
+/**
+ * Every SPKI "PUBLIC KEY" PEM block of a text, in order (the keys of several notaries, concatenated like a
+ * CA bundle). A text without one is refused as decodePublicKeyPem refuses it.
+ */
+export function decodePublicKeysPem(text: string): PublicKey[] {
+  const blocks = text.match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g);
+  return blocks ? blocks.map(decodePublicKeyPem) : [decodePublicKeyPem(text)];
+}
+
+export const readPublicKeysFile = (path: string): PublicKey[] => decodeFile(path, decodePublicKeysPem);

@@ -170,11 +170,12 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
 // ---- entry ----
 
 /**
- * Verifies a proof (parsed JSON, or its JSON text) against the pinned notary key (PEM text or decoded).
+ * Verifies a proof (parsed JSON, or its JSON text) against the pinned notary key (PEM text or decoded), or
+ * against several (a deployment with several notaries): the proof must be signed by one of them.
  * A pinned PEM that does not decode throws AppError("config_invalid"): that is the caller's input, not the proof.
  */
-export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey): VerifiedProof {
-  const pinned = typeof pinnedPublicKey === "string" ? decodePublicKeyPem(pinnedPublicKey) : pinnedPublicKey;
+export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey | readonly PublicKey[]): VerifiedProof {
+  const pinned = typeof pinnedPublicKey === "string" ? [decodePublicKeyPem(pinnedPublicKey)] : "algorithm" in pinnedPublicKey ? [pinnedPublicKey] : pinnedPublicKey;
   let value = input;
   if (typeof input === "string") {
     try {
@@ -198,8 +199,9 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey)
   if (problem) fail(problem);
 
   const notaryKey = proofKey(body);
-  if (!samePublicKey(notaryKey, pinned)) {
-    fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${publicKeyFingerprint(pinned)})`);
+  if (!pinned.some((key) => samePublicKey(notaryKey, key))) {
+    const expected = pinned.map(publicKeyFingerprint).join(" or ");
+    fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${expected})`);
   }
   if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.

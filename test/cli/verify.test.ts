@@ -83,6 +83,20 @@ describe("cli verify", () => {
     expect(json.hiddenRanges[1].covers).toEqual({ kind: "json-value", path: "token" });
   });
 
+  test("a key file holding several notaries' keys: valid when one of them signed, refused when none did", async () => {
+    const [foreignA, foreignB] = [generateKey("secp256k1").publicKeyPem, generateKey("secp256r1").publicKeyPem];
+    const several = join(dir, "notaries.pub");
+    writeFileSync(several, `${foreignA}${key.publicKeyPem}\n${foreignB}`);
+    const valid = await verify("--notary-pub-key", several, "--proof", proofPath, "--json");
+    expect(valid.exitCode).toBe(0);
+    expect(JSON.parse(valid.stdout).notary.publicKey).toBe(key.publicKeyPem);
+    const none = join(dir, "none-of-them.pub");
+    writeFileSync(none, `${foreignA}${foreignB}`);
+    const refused = await verify("--notary-pub-key", none, "--proof", proofPath);
+    expect(refused.exitCode).toBe(1);
+    expectOneErrorLine(refused.stderr, /^error: invalid proof: signed by a different notary key \(sha256:[0-9a-f]{64}, expected sha256:[0-9a-f]{64} or sha256:[0-9a-f]{64}\)$/);
+  });
+
   test("a proof checked against another notary's key: exit 1, foreign key", async () => {
     const otherPub = join(dir, "other.pub");
     writeFileSync(otherPub, generateKey("secp256k1").publicKeyPem);
