@@ -82,6 +82,7 @@ function showValid(json: VerifiedProofJson): void {
       ["TLS version", json.tlsVersion],
       ["Request id", json.requestId],
       ["Notary key", `${json.notary.fingerprint} (${json.notary.algorithm}, tlsproof ${json.notary.version})`],
+      ["EVM attestation", json.evm ? `valid, signed by ${json.evm.address}` : "none in this proof"],
     ]),
   );
   parts.push(element("p", `Hidden bytes are marked, one ${HIDDEN_BYTE_MARKER} per byte; their content is not in the proof.`, "legend"));

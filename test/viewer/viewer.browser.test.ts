@@ -16,7 +16,7 @@ import { TARGET_HOST } from "../support/tls-fixture.ts";
  */
 const MPC_MS = 240_000;
 /** Where the test run leaves its screenshot (docs/viewer.png is a copy of one). */
-export const SCREENSHOT = join(TMP_ROOT, "viewer.png");
+const SCREENSHOT = join(TMP_ROOT, "viewer.png");
 const CHROMIUM_FLAGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -75,6 +75,7 @@ describe("the proof viewer", () => {
     expect(report).toContain(result.requestId);
     expect(report).toContain(new Date(result.proof.body.notarizedAt).toISOString());
     expect(report).toMatch(/Notary key\s*sha256:[0-9a-f]{64}/);
+    expect(report).toMatch(/EVM attestation\s*valid, signed by 0x[0-9a-f]{40}/);
     expect(report).toContain("GET /data HTTP/1.1");
     expect(report).toContain('"user":{"id":1000,"name":"alice"}');
     expect(report).not.toContain(SECRET_VALUE);
@@ -83,7 +84,7 @@ describe("the proof viewer", () => {
     expect(hidden).toContainEqual({ bytes: String(SECRET_VALUE.length + 2), text: "█".repeat(SECRET_VALUE.length + 2) });
     expect(await page.textContent("#redactions")).toContain("Redactions (declared by the prover)");
     expect(await page.textContent("#redactions")).toContain("res:body:secret");
-    await page.screenshot({ path: join(TMP_ROOT, "viewer.png"), fullPage: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
   test("a tampered proof shows invalid with the reason, and no report", async () => {
