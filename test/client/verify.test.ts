@@ -1,0 +1,27 @@
+import { expect, test } from "bun:test";
+import { TlsproofError, verifyProof } from "../../src/client/index.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { signedSample } from "../proof/fixtures.ts";
+
+function failure(run: () => unknown): TlsproofError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(TlsproofError);
+    return error as TlsproofError;
+  }
+  throw new Error("expected a failure");
+}
+
+test("verifyProof: valid when one pinned key signed; another key, no key or a bad key are typed errors", () => {
+  const { key, proof } = signedSample("secp256k1");
+  const other = generateKey("secp256r1").publicKeyPem;
+  expect(verifyProof(JSON.stringify(proof), [other, key.publicKeyPem]).body.requestId).toBe(proof.body.requestId);
+  expect(verifyProof(proof, key.publicKeyPem).notaryFingerprint).toStartWith("sha256:");
+  const wrongKey = failure(() => verifyProof(proof, [other]));
+  expect(wrongKey.code).toBe("proof_invalid");
+  expect(wrongKey.message).toContain("signed by a different notary key");
+  expect(failure(() => verifyProof(proof, [])).code).toBe("config_invalid");
+  expect(failure(() => verifyProof(proof, "not a key")).code).toBe("config_invalid");
+  expect(failure(() => verifyProof('{"version":"tlsproof/1"}', key.publicKeyPem)).code).toBe("proof_invalid");
+});
