@@ -1,9 +1,10 @@
 import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
-import { parseEnv, wholeNumber } from "./env.ts";
+import { flag, parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { defaultPoolSize, maxPoolSize } from "../prover/pool-policy.ts";
+import { classesWithin } from "../prover/size-classes.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */
@@ -12,7 +13,30 @@ export interface PoolConfig {
   hosts: string[];
   learnHosts: number;
   idleMs: number;
+  /** Session size classes, smallest first; the limits are the largest. */
+  classes: SessionSizes[];
+  /** A GET whose answer overflowed its session is repeated once in a class that fits. */
+  repeatTooLarge: boolean;
+  /** Endpoints whose answer size is remembered (least recently used forgotten first). */
+  learnEndpoints: number;
+  /** CPU cores the engine may use: refills run beside at most this many sessions past their setup. */
+  cpuSlots: number;
 }
+
+/**
+ * Recv 1, 4 and 16 KiB: setup takes about 12, 21-25 and 41-45 s on 2 cores (engine.md, issue 14), and most API
+ * answers fit the first two. The sent limit barely changes setup cost, so each class allows a generous request.
+ */
+const DEFAULT_CLASSES = "1024/1024,2048/4096,4096/16384";
+const sizeClass = v.pipe(
+  v.string(),
+  v.regex(/^\d{2,5}\/\d{2,5}$/, "must list classes as sent/recv bytes, e.g. 1024/4096"),
+  v.transform((s) => {
+    const [sent, recv] = s.split("/").map(Number) as [number, number];
+    return { maxSentData: sent, maxRecvData: recv };
+  }),
+  v.check((c) => c.maxSentData >= 64 && c.maxRecvData >= 64, "must have at least 64 bytes each way"),
+);
 
 const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "must list host names"));
 
@@ -27,11 +51,18 @@ const PoolEnv = v.object({
   PROVER_POOL_IDLE_S: v.optional(wholeNumber(1, 24 * 3600), "600"),
   PROVER_POOL_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768)),
   PROVER_POOL_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536)),
+  PROVER_SIZE_CLASSES: v.optional(
+    v.pipe(v.string(), v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)), v.minLength(1, "must list at least one class"), v.array(sizeClass)),
+    DEFAULT_CLASSES,
+  ),
+  PROVER_REPEAT_TOO_LARGE: v.optional(flag(), "1"),
+  PROVER_LEARN_ENDPOINTS: v.optional(wholeNumber(0, 1_000_000), "1000"),
 });
 
 /**
- * The warm pool's settings. Pool sessions default to the prover's limits; smaller ones set up faster and
- * requests that announce more get an on-demand session. The size defaults to what memory and cores allow.
+ * The warm pool's and session sizing's settings. The default class (PROVER_POOL_MAX_*) defaults to the prover's
+ * limits: it serves unseen endpoints whose answer cannot be repeated, and hosts not served yet. The pool size
+ * defaults to what memory and cores allow.
  */
 export function loadPoolConfig(env: Record<string, string | undefined>, limits: SessionSizes): PoolConfig {
   const e = parseEnv(PoolEnv, env);
@@ -52,5 +83,9 @@ export function loadPoolConfig(env: Record<string, string | undefined>, limits: 
     hosts: [...new Set(e.PROVER_POOL_HOSTS)],
     learnHosts: e.PROVER_POOL_LEARN_HOSTS,
     idleMs: e.PROVER_POOL_IDLE_S * 1000,
+    classes: classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]),
+    repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
+    learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
+    cpuSlots: cpus().length,
   };
 }

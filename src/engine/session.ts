@@ -77,6 +77,20 @@ function untrustedReason(reason: string, serverName: string): string {
   return `the engine refused it (${reason})`;
 }
 
+/**
+ * alpha.12 names the overflow: `attempted to receive more data than was configured ... current=16,
+ * additional=3118, max=1056`. current + additional is what the session had to hold at least (the rest of
+ * the answer may follow in further records).
+ */
+const OVERFLOW = /(send|receive) more data than was configured.*?current=(\d+), additional=(\d+)/;
+
+/** The direction and size of an overflow, when the engine said (a size class to repeat with is chosen from it). */
+function overflowOf(text: string): { overflow: { direction: "sent" | "recv"; atLeastBytes?: number } } {
+  const match = OVERFLOW.exec(text);
+  if (!match) return { overflow: { direction: /send|sent/.test(text) ? "sent" : "recv" } };
+  return { overflow: { direction: match[1] === "send" ? "sent" : "recv", atLeastBytes: Number(match[2]) + Number(match[3]) } };
+}
+
 /** Explains an engine failure from what the TCP bridge saw and what the engine said. */
 function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession): AppError {
   const { sizes } = session;
@@ -89,6 +103,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
     return new AppError(
       "response_too_large",
       `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes)`,
+      overflowOf(text),
     );
   }
   if (!tcp.state.connected) return new AppError("target_unreachable", "the target could not be reached");

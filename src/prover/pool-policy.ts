@@ -87,3 +87,46 @@ export function backoffMs(failures: number): number {
 /** True when a session of `sizes` can carry an exchange announced as `needed`. */
 export const fitsIn = (needed: SessionSizes, sizes: SessionSizes): boolean =>
   needed.maxSentData <= sizes.maxSentData && needed.maxRecvData <= sizes.maxRecvData;
+
+/** Sessions of one size class kept warm for one host. */
+export interface WarmTarget {
+  host: string;
+  sizes: SessionSizes;
+  count: number;
+  /** Asked for by an operator (`/prepare`): kept until dropped, beside the automatic share. */
+  pinned: boolean;
+}
+
+/**
+ * What the pool keeps warm: the operator's pinned (host, class, count) first, then the automatic slots
+ * dealt over the hosts by `hostShares`, each host in the class its last request needed.
+ */
+export function warmTargets(
+  poolSize: number,
+  hosts: readonly string[],
+  classOf: (host: string) => SessionSizes,
+  pinned: readonly Omit<WarmTarget, "pinned">[],
+): WarmTarget[] {
+  const automatic = [...hostShares(poolSize, hosts)].map(([host, count]) => ({ host, sizes: classOf(host), count, pinned: false }));
+  return [...pinned.map((p) => ({ ...p, pinned: true })), ...automatic];
+}
+
+export interface RefillLoad {
+  /** On-demand setups under way (requests that found no warm session). */
+  setups: number;
+  /** Sessions handed to requests and past their setup (exchange, reveal). */
+  inUse: number;
+  /** Refills under way. */
+  warming: number;
+  /** The CPU cores the engine may use. */
+  cpuSlots: number;
+}
+
+/**
+ * Whether a refill may start now. Waiting for a fully idle prover lets the pool drain under steady load,
+ * so a refill also runs beside sessions past their setup while each still has a core of its own. Never
+ * beside an on-demand setup: sharing the cores would make that request slower than a setup alone
+ * (1 thread instead of 2: 33 s instead of 25 s at 1024/4096). One refill at a time.
+ */
+export const mayRefill = (load: RefillLoad): boolean =>
+  load.warming === 0 && load.setups === 0 && load.inUse < Math.max(1, load.cpuSlots);

@@ -5,6 +5,7 @@ import { bodyBytes } from "../http1/message.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { parseRedactionRequest } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
+import { className, endpointKey, planSession, requestBytes } from "./size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
 import { parseTargetUrl } from "./target.ts";
 
@@ -16,6 +17,8 @@ export interface ProxyDeps extends SessionDeps {
   exemptFromIdleLimit(request: Request): void;
   /** Starts timing a call that needs sessions of these sizes; the result ends it. */
   timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
+  /** A GET whose answer overflowed its session is repeated once in a class that fits. */
+  repeatTooLarge: boolean;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -73,6 +76,8 @@ function answerResponse(answer: SessionAnswer, requestId: string): Response {
     if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, decoder.decode(Uint8Array.from(value)));
   }
   if (answer.proofFollows) headers.set("t-proof-id", requestId);
+  headers.set("t-session-class", className(answer.sessionSizes));
+  if (answer.repeatedIn) headers.set("t-session-retried", className(answer.repeatedIn));
   return new Response(bodyBytes(answer.recv), { status: answer.response.status, headers });
 }
 
@@ -85,33 +90,38 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
     const { patterns, allowUnmatched } = parseRedactionRequest(headers);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
-    const needed = requestedSizes(headers, deps.sessions.sizes, deps.sessions.limits);
+    const announced = requestedSizes(headers, deps.sessions.limits);
     const method = request.method.toUpperCase();
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
-    const done = deps.timeProxy(needed ?? deps.sessions.sizes);
-    const failed = (error: unknown): never => {
-      done("failed");
-      throw error;
-    };
-    const body = await readJsonBody(request, deps.maxBodyBytes).catch(failed);
     const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
+    const body = await readJsonBody(request, deps.maxBodyBytes);
+    const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps.authorizationIsOurs), body };
+    const endpoint = endpointKey(host, method, target.pathAndQuery);
+    const canRepeat = method === "GET" && deps.repeatTooLarge;
+    const need = planSession({
+      classes: deps.sessions.classes,
+      defaultClass: deps.sessions.defaultClass,
+      announced,
+      requestBytes: requestBytes(exchange),
+      learnedRecv: deps.endpointSizes.expected(endpoint),
+      canRepeat,
+    });
+    const done = deps.timeProxy(need.class);
     const answer = await runProofSession(deps, {
       requestId,
       target,
-      needed,
-      exchange: {
-        method: method as Method,
-        pathAndQuery: target.pathAndQuery,
-        headers: forwardedHeaders(request, host, deps.authorizationIsOurs),
-        body,
-      },
+      sizing: { need, endpoint, canRepeat },
+      exchange,
       patterns,
       allowUnmatched,
       proveFailed,
       onMpcStart: () => deps.exemptFromIdleLimit(request),
-    }).catch(failed);
+    }).catch((error: unknown) => {
+      done("failed");
+      throw error;
+    });
     done("answered");
     return answerResponse(answer, requestId);
   }

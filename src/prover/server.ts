@@ -24,6 +24,7 @@ import { createSessionSlots } from "./capacity.ts";
 import { joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
 import { NotaryPool } from "./notary-pool.ts";
+import { EndpointSizes } from "./endpoint-sizes.ts";
 import { createWarmPool } from "./pool.ts";
 import { poolRoutes } from "./pool-routes.ts";
 import { notaryInfoRoutes } from "./notary-info.ts";
@@ -155,6 +156,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         authorizationIsOurs: config.auth.apiKeys.length > 0,
         exemptFromIdleLimit: (request) => idleExemptions.get(request)?.(),
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
+        repeatTooLarge: config.pool.repeatTooLarge,
+        endpointSizes: new EndpointSizes(config.pool.learnEndpoints),
         log,
       }),
     )

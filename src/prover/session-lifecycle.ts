@@ -6,17 +6,19 @@
  */
 import type { HttpResponse } from "tlsn-wasm";
 import type { LoopbackBridge } from "../engine/bridge.ts";
-import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, revealTranscript, sendRequest } from "../engine/session.ts";
+import { type EngineExchange, type EngineRequest, type ProverSession, revealTranscript } from "../engine/session.ts";
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
-import { type SessionRun, discardSession, startRun, within } from "./session-run.ts";
+import { type SessionRun, startRun, within } from "./session-run.ts";
+import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
 import { type Target, type TargetPolicy, resolveTarget } from "./target.ts";
 
 export interface SessionDeps {
@@ -29,14 +31,16 @@ export interface SessionDeps {
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   sessionTimeoutMs: number;
+  /** Answer sizes learned per endpoint (sessions are sized from them). */
+  endpointSizes: EndpointSizes;
   log: Logger;
 }
 
 export interface ProofRequest {
   requestId: string;
   target: Target;
-  /** Announced session sizes; undefined: the pool's. */
-  needed?: SessionSizes;
+  /** The session size the exchange needs, and whether a too-small guess is repeated. */
+  sizing: Sizing;
   /** What the engine sends; the caller has chosen the headers. */
   exchange: EngineRequest;
   patterns: readonly RedactionPattern[];
@@ -54,6 +58,10 @@ export interface SessionAnswer {
   recv: Uint8Array;
   /** A proof is being made for this id. */
   proofFollows: boolean;
+  /** The size class of the session that carried the exchange. */
+  sessionSizes: SessionSizes;
+  /** Set when the exchange was repeated in this class because its answer did not fit the first session. */
+  repeatedIn?: SessionSizes;
 }
 
 /**
@@ -74,17 +82,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   try {
     const resolved = await resolveTarget(request.target, deps.policy);
     request.onMpcStart();
-    const session = (run.session = await within(run, deps.sessions.acquire(resolved.serverName, request.needed), (late) =>
-      discardSession(deps.notary, late),
-    ));
-    const tcp = (run.tcp = deps.bridge.openTcp({
-      hostname: resolved.address,
-      port: resolved.port,
-      connectTimeoutMs: deps.connectTimeoutMs,
-      responseTimeoutMs: deps.responseTimeoutMs,
-    }));
-    // Abandoned mid-exchange, the session is closed by sendRequest's own failure path or else right here.
-    const exchange = await within(run, sendRequest(session, tcp, request.exchange), () => closeProverSession(session));
+    const { session, exchange, sizes, repeatedIn } = await runSizedExchange(deps, run, resolved, request.exchange, request.sizing, log);
     const status = exchange.response.status;
     log.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
 
@@ -96,7 +94,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
       proving = true;
       void prove(deps, run, session, requestId, exchange, plan.redaction, log);
     }
-    return { response: exchange.response, recv: exchange.recv, proofFollows: proving };
+    return { response: exchange.response, recv: exchange.recv, proofFollows: proving, sessionSizes: sizes, repeatedIn };
   } catch (error) {
     const failure = run.failure ?? toAppError(error, "session_failed");
     run.discard();

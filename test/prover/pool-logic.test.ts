@@ -16,11 +16,14 @@ import {
   sessionEngineBytes,
 } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
+import type { SessionNeed } from "../../src/prover/size-classes.ts";
 import { eventually } from "../support/wait.ts";
 
 const GiB = 1024 ** 3;
 const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
 const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
+/** An exchange that a session of `sizes` carries, in that class. */
+const need = (sizes = SMALL, fits = sizes): SessionNeed => ({ class: sizes, fits, setup: sizes, reason: "default" });
 
 describe("pool sizing", () => {
   test("memory per session grows with the session sizes", () => {
@@ -91,7 +94,9 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
   const pool = createWarmPool({
     size: 1,
     sizes: SMALL,
+    classes: [SMALL, LARGE],
     limits: LARGE,
+    cpuSlots: 1,
     hosts: ["a.test"],
     learnHosts: 2,
     idleMs: 60_000,
@@ -126,7 +131,7 @@ describe("warm pool", () => {
     await settle();
     expect(pool.status()).toMatchObject({ ready: 1 });
 
-    const acquiring = pool.acquire("a.test");
+    const acquiring = pool.acquire("a.test", need());
     await settle();
     expect(discarded).toEqual(["s1"]);
     expect(setups).toHaveLength(2); // the dead one was not handed out: an on-demand setup runs
@@ -145,7 +150,7 @@ describe("warm pool", () => {
     await settle();
     expect(pool.status()).toMatchObject({ ready: 1, warming: 0, inUse: 0 });
 
-    const session = await pool.acquire("a.test");
+    const session = await pool.acquire("a.test", need());
     expect(session.notarySessionId).toBe("s1");
     await settle();
     expect(pool.status()).toMatchObject({ ready: 0, inUse: 1, warming: 0, served: { ready: 1, warming: 0, onDemand: 0 } });
@@ -161,7 +166,7 @@ describe("warm pool", () => {
   test("a request for the host being warmed takes that setup instead of starting a second one", async () => {
     const { pool, setups, settle } = fakePool();
     await settle();
-    const acquiring = pool.acquire("a.test");
+    const acquiring = pool.acquire("a.test", need());
     await settle();
     expect(setups).toHaveLength(1);
     setups[0]!.resolve();
@@ -170,27 +175,27 @@ describe("warm pool", () => {
     pool.stop();
   });
 
-  test("announced sizes above the pool's get an on-demand session of those sizes; the host is learned", async () => {
+  test("an exchange bigger than the warm sessions gets an on-demand session of its setup sizes; the host is learned in its class", async () => {
     const { pool, setups, settle } = fakePool({ hosts: [], size: 1 });
     await settle();
     expect(setups).toHaveLength(0); // nothing to warm before traffic
-    const big = { maxSentData: 1024, maxRecvData: 16384 };
-    const acquiring = pool.acquire("b.test", big);
+    const announced = { maxSentData: 1024, maxRecvData: 16384 };
+    const acquiring = pool.acquire("b.test", { class: LARGE, fits: announced, setup: announced, reason: "announced" });
     await settle();
-    expect(setups[0]).toMatchObject({ host: "b.test", sizes: big });
+    expect(setups[0]).toMatchObject({ host: "b.test", sizes: announced });
     setups[0]!.resolve();
     closeProverSession(await acquiring);
     await settle();
-    // After serving b.test, the pool keeps a session of its own sizes warm for it.
-    expect(setups[1]).toMatchObject({ host: "b.test", sizes: SMALL });
-    expect(pool.status().hosts).toEqual([{ host: "b.test", learned: true, share: 1, ready: 0, warming: 1 }]);
+    // After serving b.test, the pool keeps a session of the class its request needed warm for it.
+    expect(setups[1]).toMatchObject({ host: "b.test", sizes: LARGE });
+    expect(pool.status().hosts).toEqual([{ host: "b.test", class: "4096/16384", learned: true, pinned: false, share: 1, ready: 0, warming: 1 }]);
     expect(pool.status().served.onDemand).toBe(1);
     pool.stop();
   });
 
   test("a newer learned host takes the slot: the older host's warm session is closed", async () => {
     const { pool, setups, discarded, settle } = fakePool({ hosts: [], size: 1 });
-    const first = pool.acquire("b.test");
+    const first = pool.acquire("b.test", need());
     await settle();
     setups[0]!.resolve();
     closeProverSession(await first);
@@ -199,7 +204,7 @@ describe("warm pool", () => {
     await settle();
     expect(pool.status().ready).toBe(1);
 
-    const second = pool.acquire("c.test");
+    const second = pool.acquire("c.test", need());
     await settle();
     setups[2]!.resolve();
     closeProverSession(await second);
@@ -218,7 +223,7 @@ describe("warm pool", () => {
     expect(status).toMatchObject({ warming: 0, failures: 1, lastError: "notary down" });
     expect(status.retryInMs).toBeGreaterThan(500);
 
-    const acquiring = pool.acquire("a.test");
+    const acquiring = pool.acquire("a.test", need());
     await settle();
     expect(setups).toHaveLength(2); // on demand, not waiting for the backoff
     setups[1]!.reject(new Error("still down"));
@@ -245,7 +250,7 @@ describe("warm pool", () => {
 
   test("size 0: nothing is warmed or learned, every request sets its own session up", async () => {
     const { pool, setups, settle } = fakePool({ size: 0 });
-    const acquiring = pool.acquire("a.test");
+    const acquiring = pool.acquire("a.test", need());
     await settle();
     setups[0]!.resolve();
     closeProverSession(await acquiring);
@@ -262,7 +267,7 @@ describe("warm pool", () => {
     await settle();
     pool.stop();
     expect(discarded).toEqual(["s1"]);
-    await expect(pool.acquire("a.test")).rejects.toThrow("shutting down");
+    await expect(pool.acquire("a.test", need())).rejects.toThrow("shutting down");
   });
 });
 
