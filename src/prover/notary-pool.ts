@@ -39,7 +39,8 @@ const SEPARATOR = "~";
 
 export class NotaryPool implements NotaryClient {
   private readonly members: Member[];
-  private cursor = 0;
+  /** Starts at a random notary: provers starting together do not all send their first sessions to the first one. */
+  private cursor: number;
   private readonly timer: Timer;
 
   constructor(
@@ -48,6 +49,7 @@ export class NotaryPool implements NotaryClient {
   ) {
     if (clients.length === 0) throw new AppError("internal", "a notary pool needs at least one notary");
     this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, nextCheckAt: 0 }));
+    this.cursor = Math.floor(Math.random() * clients.length);
     this.timer = setInterval(() => void this.checkDue(), Math.min(1000, options.backoff.firstMs));
     this.timer.unref();
     void this.checkDue();

@@ -1,0 +1,337 @@
+/**
+ * The deployment of deploy/ on this machine: nginx (its config rendered from deploy/nginx/tlsproof.conf) in
+ * front of two `cli prover start` sharing a fresh PostgreSQL database (deploy/prover.env), two
+ * `cli notary start` (deploy/notary-a.yaml, notary-b.yaml), and the local TLS target. Real MPC sessions.
+ *
+ * nginx comes from .ci/debian-packages (this test installs nothing). Without it the test is skipped with the
+ * reason, except under CI=true, where that is a failure.
+ *
+ * CLUSTER_PROOFS sets how many proofs part 1 makes (default 2: each costs a real MPC session; the issue's 10
+ * run with `CLUSTER_PROOFS=10 bun test test/deploy/cluster.test.ts`).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL, type Server, type Subprocess } from "bun";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { verifyProof } from "../../src/proof/verify.ts";
+import { decodePublicKeysPem } from "../../src/proof/keys.ts";
+import { type RunningNotary, freePort, notarySessions, startNotary } from "../hardening/support.ts";
+import { PG_URL, postgresSkipReason } from "../store/backends.ts";
+import { scratchDir, tlsFixture } from "../support/env.ts";
+import { REPO, type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
+import { startTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { eventually } from "../support/wait.ts";
+
+const NGINX = Bun.which("nginx", { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` });
+const nginxMissing = NGINX ? undefined : "nginx is not installed (.ci/debian-packages lists it; .ci/run installs it)";
+if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
+if (nginxMissing) console.warn(`SKIPPING the cluster test: ${nginxMissing}`);
+const skipReason = nginxMissing ?? postgresSkipReason;
+
+const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
+const DEPLOY = join(REPO, "deploy");
+const DATABASE = `test_cluster_${process.pid}`;
+const SESSION_MS = 600_000;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Peak resident memory of a process so far, in MB. */
+function peakRss(pid: number): number {
+  return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
+}
+
+/** KEY=VALUE lines of an env file (comments and blank lines skipped). */
+function readEnvFile(path: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (match) env[match[1]!] = match[2]!;
+  }
+  return env;
+}
+
+interface Nginx {
+  url: string;
+  process: Subprocess;
+  log(): string;
+}
+
+/** Renders deploy/'s nginx config as envsubst would and runs nginx on it, in the foreground, under `dir`. */
+async function startNginx(dir: string, values: { LISTEN: string; PROVER_A: string; PROVER_B: string }): Promise<Nginx> {
+  const template = readFileSync(join(DEPLOY, "nginx", "tlsproof.conf"), "utf8");
+  writeFileSync(join(dir, "tlsproof.conf"), template.replace(/\$\{(LISTEN|PROVER_A|PROVER_B)\}/g, (_, name: keyof typeof values) => values[name]));
+  for (const temp of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
+    mkdirSync(join(dir, temp), { recursive: true });
+    // Workers may run as another user than the master (root): they write here.
+    chmodSync(join(dir, temp), 0o777);
+  }
+  // What a distribution's nginx.conf provides around a conf.d include, with every path under `dir`.
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    [
+      `pid ${dir}/nginx.pid;`,
+      "worker_processes 1;",
+      "events { worker_connections 512; }",
+      "http {",
+      `  access_log ${dir}/access.log;`,
+      ...["body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t === "body" ? "client_body" : t}_temp_path ${dir}/${t};`),
+      `  include ${dir}/tlsproof.conf;`,
+      "}",
+      "",
+    ].join("\n"),
+  );
+  const child = Bun.spawn([NGINX!, "-p", dir, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`, "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
+  const log = () => {
+    try {
+      return readFileSync(`${dir}/error.log`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const url = `http://${values.LISTEN}`;
+  const health = await eventually(
+    () => fetch(`${url}/healthcheck`).then((r) => r.text(), () => ""),
+    (text) => text === "Ok" || child.exitCode !== null,
+    30_000,
+  );
+  if (health !== "Ok") throw new Error(`nginx did not start: ${log()} ${await new Response(child.stderr).text()}`);
+  return { url, process: child, log };
+}
+
+describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
+  let target: Server<undefined>;
+  let admin: SQL;
+  let databaseUrl: string;
+  const notaries: Record<"a" | "b", RunningNotary> = {} as never;
+  const notaryKeys: Record<"a" | "b", string> = {} as never;
+  const provers: Record<"a" | "b", RunningProver> = {} as never;
+  let nginx: Nginx;
+  let instanceTimeoutS: number;
+  /** Every proof a client received: request id → the proof JSON it got. */
+  const acknowledged = new Map<string, string>();
+  const everyProcess: Subprocess[] = [];
+
+  const targetUrl = () => `https://${TARGET_HOST}:${target.port}/data`;
+  const pinnedKeys = () => decodePublicKeysPem(`${notaryKeys.a}${notaryKeys.b}`);
+  const proxy = (via: "a" | "b", requestId: string) =>
+    fetch(`${nginx.url}/instance/${via}/proxy`, {
+      headers: { "T-PROXY-URL": targetUrl(), "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
+    });
+  const subscribe = (via: "a" | "b" | "any", requestId: string) =>
+    openStream(`${nginx.url}${via === "any" ? "" : `/instance/${via}`}/proof/${requestId}`, SESSION_MS);
+  const only = (events: SseEvent[]): SseEvent => {
+    expect(events).toHaveLength(1);
+    return events[0]!;
+  };
+
+  beforeAll(async () => {
+    const dir = scratchDir("cluster");
+    target = startTarget(tlsFixture());
+    admin = new SQL(PG_URL, { max: 1 });
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE ${DATABASE}`);
+    const url = new URL(PG_URL);
+    url.pathname = `/${DATABASE}`;
+    databaseUrl = url.toString();
+
+    for (const name of ["a", "b"] as const) {
+      const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", join(dir, `notary-${name}`)]);
+      expect(keygen.exitCode).toBe(0);
+      notaryKeys[name] = readFileSync(join(dir, `notary-${name}`, "notary.pub"), "utf8");
+      // deploy/'s file as it is, on loopback and a free port, logging in the compact form startNotary reads.
+      const yaml = readFileSync(join(DEPLOY, `notary-${name}.yaml`), "utf8")
+        .replace(/^host: .*$/m, 'host: "127.0.0.1"')
+        .replace(/^port: \d+$/m, "port: 0")
+        .replace(/^  format: JSON$/m, "  format: COMPACT");
+      writeFileSync(join(dir, `notary-${name}.yaml`), yaml);
+      notaries[name] = await startNotary(join(dir, `notary-${name}.yaml`));
+      everyProcess.push(notaries[name].process);
+    }
+
+    const shared = readEnvFile(join(DEPLOY, "prover.env"));
+    instanceTimeoutS = Number(shared.PROVER_INSTANCE_TIMEOUT_S);
+    delete shared.PROVER_DATA_DIR; // each prover gets a fresh one
+    for (const name of ["a", "b"] as const) {
+      provers[name] = await startProver(SOURCE_CLI, target.port!, {
+        ...shared,
+        PROVER_HOST: "127.0.0.1",
+        PROVER_STORE_URL: databaseUrl,
+        PROVER_NOTARY_URL: `${notaries.a.url},${notaries.b.url}`,
+      });
+      everyProcess.push(provers[name].process);
+    }
+    nginx = await startNginx(dir, {
+      LISTEN: `127.0.0.1:${freePort()}`,
+      PROVER_A: new URL(provers.a.url).host,
+      PROVER_B: new URL(provers.b.url).host,
+    });
+    everyProcess.push(nginx.process);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const child of everyProcess) child.kill("SIGKILL");
+    await Promise.all(everyProcess.map((child) => child.exited));
+    target?.stop(true);
+    await admin?.unsafe(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+    await admin?.close();
+  });
+
+  test("both provers list both notaries' keys in /info and /notaryinfo", async () => {
+    for (const via of ["a", "b"] as const) {
+      const info = (await (await fetch(`${nginx.url}/instance/${via}/notaryinfo`)).json()) as { publicKey: string; notaries: { publicKey: string; healthy: boolean }[] };
+      const listed = await eventually(
+        async () => ((await (await fetch(`${nginx.url}/instance/${via}/info`)).json()) as { notaries: { publicKey: string | null; healthy: boolean }[] }).notaries,
+        (list) => list.every((n) => n.publicKey !== null),
+        10_000,
+      );
+      expect(listed.map((n) => [n.publicKey, n.healthy])).toEqual([
+        [notaryKeys.a, true],
+        [notaryKeys.b, true],
+      ]);
+      expect([notaryKeys.a, notaryKeys.b]).toContain(info.publicKey);
+      expect(info.notaries.map((n) => n.publicKey)).toEqual([notaryKeys.a, notaryKeys.b]);
+    }
+  });
+
+  test(`1. ${PROOFS} proofs through nginx, each subscribed on the other prover than its /proxy call: all arrive, within a second of the local delivery, and verify`, async () => {
+    const signers = new Set<string>();
+    const roles = { provers: [provers.a, provers.b], notaries: [notaries.a, notaries.b] };
+    const cpu = () => Object.fromEntries(Object.entries(roles).map(([role, list]) => [role, list.reduce((sum, p) => sum + cpuSeconds(p.process.pid), 0)]));
+    const cpuBefore = cpu();
+    for (let i = 0; i < PROOFS; i++) {
+      const [proxyVia, streamVia] = i % 2 === 0 ? (["a", "b"] as const) : (["b", "a"] as const);
+      const requestId = crypto.randomUUID();
+      const remote = await subscribe(streamVia, requestId);
+      const local = await subscribe(proxyVia, requestId);
+      const arrival = (stream: typeof remote) => stream.events.then((events) => ({ events, at: performance.now() }));
+      const [remoteArrival, localArrival] = [arrival(remote), arrival(local)];
+      const response = await proxy(proxyVia, requestId);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("t-proof-id")).toBe(requestId);
+      await response.arrayBuffer();
+      const [fromRemote, fromLocal] = await Promise.all([remoteArrival, localArrival]);
+      // The other prover heard of it through PostgreSQL's NOTIFY, not its 30 s safety re-check.
+      expect(fromRemote.at - fromLocal.at).toBeLessThan(1000);
+      const event = only(fromRemote.events);
+      expect(event.id).toBe(requestId);
+      const { publicKey, proofText } = proofData(event);
+      expect(proofText).toBe(proofData(only(fromLocal.events)).proofText);
+      const verified = verifyProof(proofText, pinnedKeys());
+      expect(verified.body.requestId).toBe(requestId);
+      expect(publicKey).toBe(verified.body.notary.publicKey);
+      signers.add(publicKey);
+      acknowledged.set(requestId, proofText);
+    }
+    const cpuAfter = cpu();
+    // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of test/support: small sessions).
+    console.log(
+      `CPU seconds per proof: provers ${((cpuAfter.provers! - cpuBefore.provers!) / PROOFS).toFixed(1)}, ` +
+        `notaries ${((cpuAfter.notaries! - cpuBefore.notaries!) / PROOFS).toFixed(1)}; peak RSS prover ${peakRss(provers.a.process.pid)} MB`,
+    );
+    // Each prover alternates between the healthy notaries: with two proofs or more per prover, both sign.
+    if (PROOFS >= 4) expect([...signers].sort()).toEqual([notaryKeys.a, notaryKeys.b].sort());
+    // cli verify with one file holding both notaries' keys, as deploy/README.md tells clients to pin them.
+    const dir = scratchDir("cluster-verify");
+    writeFileSync(join(dir, "notaries.pub"), `${notaryKeys.a}${notaryKeys.b}`);
+    const [requestId, proofText] = [...acknowledged][0]!;
+    writeFileSync(join(dir, "proof.json"), proofText);
+    const cli = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", join(dir, "notaries.pub"), "--proof", join(dir, "proof.json"), "--json"]);
+    expect(cli.exitCode).toBe(0);
+    expect(JSON.parse(cli.stdout).requestId).toBe(requestId);
+  }, PROOFS * SESSION_MS);
+
+  test("2. a request id used through one prover is refused by the other", async () => {
+    const [usedAtA] = [...acknowledged.keys()];
+    const response = await proxy("b", usedAtA!);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("duplicate_request_id");
+  });
+
+  test("3. a notary killed during a session: that request gets a clean error, new sessions go to the other notary", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await subscribe("b", requestId);
+    const answer = proxy("a", requestId).then(async (r) => ({ status: r.status, body: await r.text() }));
+    // Whichever notary took the session is the one killed.
+    const busy = await eventually(
+      async () => {
+        const [a, b] = await Promise.all([notarySessions(notaries.a.url), notarySessions(notaries.b.url)]);
+        return a > 0 ? "a" : b > 0 ? "b" : undefined;
+      },
+      (name) => name !== undefined,
+      SESSION_MS,
+    );
+    expect(busy).toBeDefined();
+    const survivor = busy === "a" ? "b" : "a";
+    notaries[busy!].process.kill("SIGKILL");
+    const { status, body } = await answer;
+    const failure = errorData(only(await stream.events));
+    expect(failure.requestId).toBe(requestId);
+    expect(["notary_unavailable", "session_failed"]).toContain(failure.code);
+    expect(failure.message.length).toBeGreaterThan(0);
+    // The /proxy call itself failed cleanly too (the target's answer, had it come, would carry no proof).
+    if (status !== 200) expect(JSON.parse(body).error.code).toBe(failure.code);
+
+    // New sessions, on both provers, are signed by the survivor.
+    for (const [proxyVia, streamVia] of [["b", "a"], ["a", "b"]] as const) {
+      const id = crypto.randomUUID();
+      const proofStream = await subscribe(streamVia, id);
+      const response = await proxy(proxyVia, id);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      const { publicKey, proofText } = proofData(only(await proofStream.events));
+      expect(publicKey).toBe(notaryKeys[survivor]);
+      expect(verifyProof(proofText, pinnedKeys()).body.requestId).toBe(id);
+      acknowledged.set(id, proofText);
+    }
+    const info = (await (await fetch(`${nginx.url}/instance/a/info`)).json()) as { notaries: { publicKey: string; healthy: boolean }[] };
+    expect(info.notaries.find((n) => n.publicKey === notaryKeys[busy!])?.healthy).toBe(false);
+    expect(info.notaries.find((n) => n.publicKey === notaryKeys[survivor])?.healthy).toBe(true);
+  }, 3 * SESSION_MS);
+
+  test("4. a prover SIGKILLed during a session: its subscriber on the other prover gets an error event within the stated bound; every acknowledged proof is still in the store", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await subscribe("b", requestId);
+    const answer = proxy("a", requestId).then((r) => r.status, () => 0);
+    const running = await eventually(
+      async () => (await Promise.all([notaries.a, notaries.b].filter((n) => n.process.exitCode === null && !n.process.killed).map((n) => notarySessions(n.url)))).reduce((x, y) => x + y, 0),
+      (sessions) => sessions > 0,
+      SESSION_MS,
+    );
+    expect(running).toBeGreaterThan(0);
+    provers.a.process.kill("SIGKILL");
+    const killedAt = performance.now();
+    const failure = errorData(only(await stream.events));
+    const elapsedS = (performance.now() - killedAt) / 1000;
+    // The stated bound (README): the timeout, plus one sweep interval (a third of it), plus the notification.
+    expect(elapsedS).toBeLessThan(instanceTimeoutS + instanceTimeoutS / 3 + 1);
+    expect(failure).toEqual({ requestId, code: "session_failed", message: "the prover running this session stopped" });
+    expect(await answer).toBe(502);
+
+    // Every proof a client received is still delivered, now by the surviving prover, through nginx.
+    for (const [id, proofText] of acknowledged) {
+      const again = await subscribe("any", id);
+      expect(proofData(only(await again.events)).proofText).toBe(proofText);
+    }
+    const db = new SQL(databaseUrl, { max: 1 });
+    try {
+      const [messages] = await db.unsafe(`SELECT count(*)::int AS n, pg_total_relation_size('messages')::bigint AS bytes FROM messages WHERE stream_id = 'proofs'`);
+      const [requests] = await db.unsafe(`SELECT count(*)::int AS n, pg_total_relation_size('messages_requests')::bigint AS bytes FROM messages_requests`);
+      const [pending] = await db.unsafe(`SELECT count(*)::int AS n FROM messages_requests WHERE state = 'pending'`);
+      expect(messages.n).toBe(acknowledged.size);
+      expect(pending.n).toBe(0);
+      // For deploy/README.md's cost table: rows and bytes (tables with their indexes) per proof.
+      console.log(
+        `store after ${acknowledged.size} proofs: ${messages.n} proof messages, ${requests.n} request records; ` +
+          `messages ${messages.bytes} bytes, requests ${requests.bytes} bytes (with indexes; PostgreSQL allocates 8 KiB pages)`,
+      );
+    } finally {
+      await db.close();
+    }
+  }, 2 * SESSION_MS);
+});
