@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { createLogger } from "../../src/log.ts";
+import { openApiDocument } from "../../src/openapi/document.ts";
 import { type ProverServer, startProverServer } from "../../src/prover/server.ts";
 import { scratchDir } from "../support/env.ts";
 
@@ -37,7 +38,22 @@ describe("GET /openapi.json", () => {
     expect(document.openapi).toBe("3.1.0");
   });
 
-  test("describes every route the server answers, and nothing else", () => {
+  test("describes every route the server answers: none is listed as undescribed", () => {
+    const undescribed = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => (operation as Record<string, unknown>)["x-undescribed"] === true)
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(undescribed).toEqual([]);
+  });
+
+  test("a route added without a description is listed as undescribed, and the document stays valid", async () => {
+    const withNew = openApiDocument([...server.routes(), { method: "GET", path: "/new/:thing" }]) as { paths: Paths };
+    expect((withNew.paths["/new/{thing}"]?.get as Record<string, unknown>)["x-undescribed"]).toBe(true);
+    expect((await new Validator().validate(structuredClone(withNew))).valid).toBe(true);
+  });
+
+  test("lists every route the server answers, and nothing else", () => {
     const routes = server.routes();
     expect(routes.length).toBeGreaterThanOrEqual(11);
     const fromApp = routes.flatMap(({ method, path }) => methodsOf(method).map((m) => `${m} ${documentPath(path)}`)).sort();
