@@ -28,7 +28,9 @@ function storeStreamOf(pathname: string): string | undefined {
  * an API key.
  */
 export function requiresApiKey(method: string, pathname: string, proofs: ProofReadAccess): boolean {
-  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/pool" || pathname === "/metrics") return true;
+  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/metrics") return true;
+  // The warm pool's state and its run-time requests (sessions cost memory and CPU).
+  if (pathname === "/pool" || pathname.startsWith("/pool/") || pathname === "/pools" || pathname === "/prepare") return true;
   const stream = storeStreamOf(pathname);
   if (stream === undefined) return false;
   if (method.toUpperCase() === "POST") return true;

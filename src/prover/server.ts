@@ -123,6 +123,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   /** Lifts the idle limit of one /proxy connection, from inside its handler. */
   const idleExemptions = new WeakMap<Request, () => void>();
   const slots = createSessionSlots(config.proxy.maxSessions);
+  const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   let stopping = false;
 
   const app = new Elysia()
@@ -157,11 +158,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         exemptFromIdleLimit: (request) => idleExemptions.get(request)?.(),
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
-        endpointSizes: new EndpointSizes(config.pool.learnEndpoints),
+        endpointSizes,
         log,
       }),
     )
-    .use(poolRoutes(pool, () => embedded?.activeSessions() ?? null))
+    .use(poolRoutes({ pool, endpointSizes, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
     .use(viewerRoutes(log))
     // With an embedded notary, its metrics are the prover's too.
     .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))
