@@ -80,7 +80,10 @@ describe("GET /metrics", () => {
     expect(response.status).toBe(404);
     const after = await scrape();
     expect(sample(after, "tlsproof_proofs_total", { outcome: "target_unresolvable" })).toBe(1);
-    expect(sample(after, "tlsproof_proxy_duration_seconds", { size: "1024x2048", result: "failed" })).toBe(1);
+    // Timed under the size class the request was given (`<max sent>x<max recv>`).
+    const timed = (after.tlsproof_proxy_duration_seconds?.data ?? []) as { labels: Record<string, string>; count: number }[];
+    expect(timed.map(({ labels, count }) => ({ result: labels.result, count }))).toEqual([{ result: "failed", count: 1 }]);
+    expect(timed[0]?.labels.size).toMatch(/^\d+x\d+$/);
     expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "claim", result: "ok" })).toBe(writes + 1);
     expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "save_failure", result: "ok" })).toBeGreaterThanOrEqual(1);
   });
