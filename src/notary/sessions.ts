@@ -68,6 +68,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     clearTimeout(session.timer);
     clearTimeout(session.connectTimer);
     sessions.delete(session.id);
+    if (failure) log.info("session ended", { sessionId: session.id, state: session.state, reason: failure });
     if (failure && session.state !== "verified") {
       failures += 1;
       session.state = "failed";
@@ -162,7 +163,10 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     },
     async takeVerified(id) {
       const session = sessions.get(id);
-      if (!session) throw new AppError("not_found", "unknown or finished session");
+      if (!session) {
+        log.warn("attestation asked for an unknown or finished session", { sessionId: id });
+        throw new AppError("not_found", "unknown or finished session");
+      }
       // Taken before any await: two calls arriving together must not both get a signature.
       if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
       session.taken = true;
