@@ -10,6 +10,11 @@ export interface NotarySessions {
   createSession(sizes: SessionSizes): Promise<string>;
   /** The WebSocket URL the engine's prover dials for this session. */
   notarizeUrl(sessionId: string): string;
+  /**
+   * Waits for `work` on this session, or rejects once its notary is found gone (the engine may not notice a
+   * notary that died during setup). Without it, the work alone is awaited.
+   */
+  whileReachable?<T>(sessionId: string, work: Promise<T>): Promise<T>;
 }
 
 /** A prover whose MPC setup with the notary is done: it can make one request. */
@@ -54,10 +59,15 @@ export async function setupProverSession(notary: NotarySessions, serverName: str
     network: "Latency",
     client_auth: undefined,
   });
+  const setup = prover.setup(notary.notarizeUrl(notarySessionId));
   try {
-    await prover.setup(notary.notarizeUrl(notarySessionId));
+    await (notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup);
   } catch (error) {
-    prover.free();
+    // Freed once the engine lets go: a setup given up because its notary is gone may still be running.
+    setup.then(
+      () => prover.free(),
+      () => prover.free(),
+    );
     throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${errorText(error)}`);
   }
   return { notarySessionId, serverName, sizes, prover, closed: false };

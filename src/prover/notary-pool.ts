@@ -33,9 +33,13 @@ interface Member {
   info?: NotaryInfo;
   failures: number;
   nextCheckAt: number;
+  /** Called once when it is found down: work waiting on its sessions (whileReachable) gives up. */
+  onDown: Set<() => void>;
 }
 
 const SEPARATOR = "~";
+/** Failures in a row after which work waiting on the notary's sessions gives up (whileReachable). */
+const FAILURES_ENDING_SESSIONS = 2;
 
 export class NotaryPool implements NotaryClient {
   private readonly members: Member[];
@@ -48,7 +52,7 @@ export class NotaryPool implements NotaryClient {
     private readonly options: NotaryPoolOptions,
   ) {
     if (clients.length === 0) throw new AppError("internal", "a notary pool needs at least one notary");
-    this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, nextCheckAt: 0 }));
+    this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, nextCheckAt: 0, onDown: new Set<() => void>() }));
     this.cursor = Math.floor(Math.random() * clients.length);
     this.timer = setInterval(() => void this.checkDue(), Math.min(1000, options.backoff.firstMs));
     this.timer.unref();
@@ -84,6 +88,15 @@ export class NotaryPool implements NotaryClient {
       if (failure.code === "notary_unavailable") this.markDown(member, failure.message);
       throw failure;
     }
+  }
+
+  whileReachable<T>(sessionId: string, work: Promise<T>): Promise<T> {
+    const { member } = this.route(sessionId);
+    return new Promise<T>((resolve, reject) => {
+      const gone = () => reject(new AppError("notary_unavailable", "the notary went away during the session"));
+      member.onDown.add(gone);
+      work.then(resolve, reject).finally(() => member.onDown.delete(gone));
+    });
   }
 
   isRunning(sessionId: string): Promise<boolean> {
@@ -166,6 +179,8 @@ export class NotaryPool implements NotaryClient {
     member.nextCheckAt = Date.now() + waitMs;
     if (member.healthy) this.options.log.warn("notary unavailable; sessions go to the others", { notary: member.position, reason, retryInMs: waitMs });
     member.healthy = false;
+    // New sessions avoid it at once; running ones give up only when it fails again (one slow answer is no death).
+    if (member.failures === FAILURES_ENDING_SESSIONS) for (const gone of [...member.onDown]) gone();
   }
 
   private async checkDue(): Promise<void> {
