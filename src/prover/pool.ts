@@ -3,6 +3,7 @@ import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { type WarmTarget, backoffMs, fitsIn, mayRefill, rememberHost, warmTargets } from "./pool-policy.ts";
+import { ReadySessions } from "./ready-sessions.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
 
 /** Where /proxy gets a set-up MPC session for a target. */
@@ -74,11 +75,6 @@ export interface PoolStatus {
   lastError: string | null;
 }
 
-interface ReadySession {
-  session: ProverSession;
-  idleTimer: Timer;
-}
-
 interface WarmingJob {
   host: string;
   sizes: SessionSizes;
@@ -87,239 +83,217 @@ interface WarmingJob {
   claimed: boolean;
 }
 
-const sameClass = (a: SessionSizes, b: SessionSizes) => className(a) === className(b);
-const bySize = (a: ReadySession, b: ReadySession) =>
-  a.session.sizes.maxRecvData - b.session.sizes.maxRecvData || a.session.sizes.maxSentData - b.session.sizes.maxSentData;
+type Wanted = { host: string; sizes: SessionSizes; count: number };
+const keyOf = (host: string, sizes: SessionSizes) => `${host} ${className(sizes)}`;
 
 /**
  * A pool of sessions whose MPC setup is done, per (host, size class): a prover is bound to its server name
  * and its sizes before setup. Refills run one at a time, when `mayRefill` says the CPU has room. Failures
  * back off and never reach requests: those fall back to an on-demand setup.
  */
-export function createWarmPool(options: PoolOptions): WarmPool {
-  const { log } = options;
-  let learned: string[] = [];
+class SessionPool implements WarmPool {
+  readonly classes: SessionSizes[];
+  readonly defaultClass: SessionSizes;
+  readonly limits: SessionSizes;
+  private learned: string[] = [];
   /** The class each kept host's last request needed: its automatic warm sessions are of that class. */
-  const hostClass = new Map<string, SessionSizes>();
-  const pinned = new Map<string, Omit<WarmTarget, "pinned">>();
-  const ready: ReadySession[] = [];
-  let warming: WarmingJob | undefined;
-  const inUse = new Set<ProverSession>();
-  let onDemandSetups = 0;
-  const served = { ready: 0, warming: 0, onDemand: 0 };
-  let expired = 0;
-  let failures = 0;
-  let retryAt = 0;
-  let retryTimer: Timer | undefined;
-  let lastError: string | null = null;
-  let stopped = false;
+  private readonly hostClass = new Map<string, SessionSizes>();
+  private readonly pinned = new Map<string, Omit<WarmTarget, "pinned">>();
+  private readonly ready: ReadySessions;
+  private warming: WarmingJob | undefined;
+  private readonly inUse = new Set<ProverSession>();
+  private onDemandSetups = 0;
+  private readonly served = { ready: 0, warming: 0, onDemand: 0 };
+  private expired = 0;
+  private failures = 0;
+  private retryAt = 0;
+  private retryTimer: Timer | undefined;
+  private lastError: string | null = null;
+  private stopped = false;
+  private readonly log: Logger;
+  private readonly pump = () => this.refill();
 
-  const targets = () =>
-    warmTargets(options.size, [...options.hosts, ...learned], (host) => hostClass.get(host) ?? options.sizes, [...pinned.values()]);
-  const readyOf = (host: string, sizes: SessionSizes) =>
-    ready.filter((r) => r.session.serverName === host && sameClass(r.session.sizes, sizes)).length;
-  const warmingOf = (host: string, sizes: SessionSizes) => (warming && warming.host === host && sameClass(warming.sizes, sizes) ? 1 : 0);
-  /** Sessions wanted per host and class: a pinned and an automatic target of the same class add up. */
-  function wanted(): Map<string, { host: string; sizes: SessionSizes; count: number }> {
-    const byKey = new Map<string, { host: string; sizes: SessionSizes; count: number }>();
-    for (const t of targets()) {
-      const key = `${t.host} ${className(t.sizes)}`;
-      const entry = byKey.get(key) ?? { host: t.host, sizes: t.sizes, count: 0 };
-      entry.count += t.count;
-      byKey.set(key, entry);
-    }
-    return byKey;
+  constructor(private readonly options: PoolOptions) {
+    this.classes = options.classes;
+    this.defaultClass = options.sizes;
+    this.limits = options.limits;
+    this.log = options.log;
+    this.ready = new ReadySessions(options.idleMs, (session) => {
+      this.expired++;
+      this.log.info("warm session idle too long: closed", { host: session.serverName, class: className(session.sizes) });
+      options.discard(session);
+      this.refill();
+    });
+    queueMicrotask(this.pump);
   }
 
-  function track(session: ProverSession): ProverSession {
-    inUse.add(session);
-    // The pool just got shorter; a refill may run beside this session (mayRefill decides).
-    queueMicrotask(pump);
-    session.onClose = () => {
-      inUse.delete(session);
-      // Close handlers run inside the request's code path; refill after it has moved on.
-      queueMicrotask(pump);
-    };
-    return session;
-  }
-
-  /** The smallest ready session for `host` that carries `fits`. */
-  function takeReady(host: string, fits: SessionSizes): ProverSession | undefined {
-    const entry = ready.filter((r) => r.session.serverName === host && fitsIn(fits, r.session.sizes)).sort(bySize)[0];
-    if (!entry) return undefined;
-    ready.splice(ready.indexOf(entry), 1);
-    clearTimeout(entry.idleTimer);
-    return entry.session;
-  }
-
-  function close(entry: ReadySession) {
-    clearTimeout(entry.idleTimer);
-    ready.splice(ready.indexOf(entry), 1);
-    options.discard(entry.session);
-  }
-
-  function expire(entry: ReadySession) {
-    if (!ready.includes(entry)) return;
-    close(entry);
-    expired++;
-    log.info("warm session idle too long: closed", { host: entry.session.serverName, class: className(entry.session.sizes) });
-    pump();
-  }
-
-  function addReady(session: ProverSession) {
-    const entry: ReadySession = { session, idleTimer: setTimeout(() => expire(entry), options.idleMs) };
-    ready.push(entry);
-  }
-
-  /** Closes ready sessions no target wants any more (a newer host took the slot, a host's class changed). */
-  function evictSurplus(want: Map<string, { count: number }>) {
-    for (const entry of [...ready]) {
-      const { serverName, sizes } = entry.session;
-      if (readyOf(serverName, sizes) > (want.get(`${serverName} ${className(sizes)}`)?.count ?? 0)) close(entry);
-    }
-  }
-
-  function startWarming(host: string, sizes: SessionSizes) {
-    const job: WarmingJob = { host, sizes, claimed: false, session: options.setup(host, sizes) };
-    warming = job;
-    job.session.then(
-      (session) => {
-        warming = undefined;
-        failures = 0;
-        lastError = null;
-        if (job.claimed) return;
-        if (stopped) return options.discard(session);
-        addReady(session);
-        log.info("warm session ready", { host, class: className(sizes), ready: ready.length });
-        pump();
-      },
-      (error: unknown) => {
-        warming = undefined;
-        failures++;
-        lastError = String((error as Error)?.message ?? error);
-        const wait = backoffMs(failures);
-        retryAt = Date.now() + wait;
-        log.warn("warming a session failed; retrying later", { host, failures, retryInMs: wait, error: lastError });
-        retryTimer = setTimeout(() => {
-          retryTimer = undefined;
-          pump();
-        }, wait);
-      },
-    );
-  }
-
-  /** Starts the next refill when the pool is short and the CPU has room for it. */
-  function pump() {
-    if (stopped || retryTimer) return;
-    if (!mayRefill({ setups: onDemandSetups, inUse: inUse.size, warming: warming ? 1 : 0, cpuSlots: options.cpuSlots })) return;
-    const want = wanted();
-    evictSurplus(want);
-    const short = [...want.values()].find((w) => readyOf(w.host, w.sizes) < w.count);
-    if (short) startWarming(short.host, short.sizes);
-  }
-
-  async function onDemand(serverName: string, sizes: SessionSizes): Promise<ProverSession> {
-    onDemandSetups++;
-    try {
-      const session = track(await options.setup(serverName, sizes));
-      served.onDemand++;
-      return session;
-    } finally {
-      onDemandSetups--;
-      queueMicrotask(pump);
-    }
-  }
-
-  function remember(serverName: string, sizes: SessionSizes) {
-    if (options.size === 0) return;
-    learned = rememberHost(learned, serverName, options.hosts, options.learnHosts);
-    const kept = new Set([...options.hosts, ...learned]);
-    if (kept.has(serverName)) hostClass.set(serverName, sizes);
-    for (const host of hostClass.keys()) if (!kept.has(host)) hostClass.delete(host);
-  }
-
-  async function acquire(serverName: string, need: SessionNeed): Promise<ProverSession> {
-    if (stopped) throw new AppError("shutting_down", "the prover is shutting down");
-    remember(serverName, need.class);
-
-    for (let warm = takeReady(serverName, need.fits); warm; warm = takeReady(serverName, need.fits)) {
-      if (await options.isAlive(warm)) {
-        served.ready++;
-        return track(warm);
+  async acquire(serverName: string, need: SessionNeed): Promise<ProverSession> {
+    if (this.stopped) throw new AppError("shutting_down", "the prover is shutting down");
+    this.remember(serverName, need.class);
+    for (let warm = this.ready.take(serverName, need.fits); warm; warm = this.ready.take(serverName, need.fits)) {
+      if (await this.options.isAlive(warm)) {
+        this.served.ready++;
+        return this.track(warm);
       }
-      expired++;
-      log.warn("warm session lost its notary side while idle: closed", { host: serverName });
-      options.discard(warm);
+      this.expired++;
+      this.log.warn("warm session lost its notary side while idle: closed", { host: serverName });
+      this.options.discard(warm);
     }
     // A setup already under way for this host finishes sooner than a second one competing with it.
-    const job = warming;
+    const job = this.warming;
     if (job && job.host === serverName && !job.claimed && fitsIn(need.fits, job.sizes)) {
       job.claimed = true;
       try {
-        const session = track(await job.session);
-        served.warming++;
+        const session = this.track(await job.session);
+        this.served.warming++;
         return session;
       } catch {
         // The warming failed (and backs off); this request still gets its own attempt.
       }
     }
-    return onDemand(serverName, need.setup);
+    return this.onDemand(serverName, need.setup);
   }
 
-  queueMicrotask(pump);
+  prepare(host: string, sizes: SessionSizes, count: number): void {
+    if (count === 0) this.pinned.delete(keyOf(host, sizes));
+    else this.pinned.set(keyOf(host, sizes), { host, sizes, count });
+    this.log.info("warm sessions asked for", { host, class: className(sizes), count });
+    queueMicrotask(this.pump);
+  }
 
-  return {
-    classes: options.classes,
-    defaultClass: options.sizes,
-    limits: options.limits,
-    acquire,
-    prepare(host, sizes, count) {
-      const key = `${host} ${className(sizes)}`;
-      if (count === 0) pinned.delete(key);
-      else pinned.set(key, { host, sizes, count });
-      log.info("warm sessions asked for", { host, class: className(sizes), count });
-      queueMicrotask(pump);
-    },
-    drop(host) {
-      for (const [key, pin] of pinned) if (pin.host === host) pinned.delete(key);
-      learned = learned.filter((h) => h !== host);
-      hostClass.delete(host);
-      const closing = ready.filter((r) => r.session.serverName === host);
-      for (const entry of closing) close(entry);
-      log.info("warm sessions dropped", { host, closed: closing.length });
-      queueMicrotask(pump);
-      return closing.length;
-    },
-    status() {
-      const hosts = [...wanted().values()].map(({ host, sizes, count }) => ({
-        host,
-        class: className(sizes),
-        learned: learned.includes(host),
-        pinned: [...pinned.values()].some((p) => p.host === host && sameClass(p.sizes, sizes)),
-        share: count,
-        ready: readyOf(host, sizes),
-        warming: warmingOf(host, sizes),
-      }));
-      return {
-        size: options.size,
-        sizes: options.sizes,
-        classes: options.classes.map(className),
-        idleS: options.idleMs / 1000,
-        ready: ready.length,
-        inUse: inUse.size,
-        warming: warming ? 1 : 0,
-        hosts,
-        served: { ...served },
-        expired,
-        failures,
-        retryInMs: retryTimer ? Math.max(0, retryAt - Date.now()) : 0,
-        lastError,
-      };
-    },
-    stop() {
-      stopped = true;
-      clearTimeout(retryTimer);
-      for (const entry of [...ready]) close(entry);
-    },
-  };
+  drop(host: string): number {
+    for (const [key, pin] of this.pinned) if (pin.host === host) this.pinned.delete(key);
+    this.learned = this.learned.filter((h) => h !== host);
+    this.hostClass.delete(host);
+    const closed = this.ready.removeWhere((session) => session.serverName === host);
+    for (const session of closed) this.options.discard(session);
+    this.log.info("warm sessions dropped", { host, closed: closed.length });
+    queueMicrotask(this.pump);
+    return closed.length;
+  }
+
+  status(): PoolStatus {
+    const pins = [...this.pinned.values()];
+    const hosts = [...this.wanted().values()].map(({ host, sizes, count }) => ({
+      host,
+      class: className(sizes),
+      learned: this.learned.includes(host),
+      pinned: pins.some((p) => p.host === host && className(p.sizes) === className(sizes)),
+      share: count,
+      ready: this.ready.count(host, sizes),
+      warming: this.warming && this.warming.host === host && className(this.warming.sizes) === className(sizes) ? 1 : 0,
+    }));
+    return {
+      size: this.options.size,
+      sizes: this.options.sizes,
+      classes: this.classes.map(className),
+      idleS: this.options.idleMs / 1000,
+      ready: this.ready.size,
+      inUse: this.inUse.size,
+      warming: this.warming ? 1 : 0,
+      hosts,
+      served: { ...this.served },
+      expired: this.expired,
+      failures: this.failures,
+      retryInMs: this.retryTimer ? Math.max(0, this.retryAt - Date.now()) : 0,
+      lastError: this.lastError,
+    };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    for (const session of this.ready.removeWhere(() => true)) this.options.discard(session);
+  }
+
+  /** Sessions wanted per host and class: a pinned and an automatic target of the same class add up. */
+  private wanted(): Map<string, Wanted> {
+    const all = [...this.options.hosts, ...this.learned];
+    const targets = warmTargets(this.options.size, all, (host) => this.hostClass.get(host) ?? this.options.sizes, [...this.pinned.values()]);
+    const byKey = new Map<string, Wanted>();
+    for (const t of targets) {
+      const entry = byKey.get(keyOf(t.host, t.sizes)) ?? { host: t.host, sizes: t.sizes, count: 0 };
+      entry.count += t.count;
+      byKey.set(keyOf(t.host, t.sizes), entry);
+    }
+    return byKey;
+  }
+
+  private remember(serverName: string, sizes: SessionSizes) {
+    if (this.options.size === 0) return;
+    this.learned = rememberHost(this.learned, serverName, this.options.hosts, this.options.learnHosts);
+    const kept = new Set([...this.options.hosts, ...this.learned]);
+    if (kept.has(serverName)) this.hostClass.set(serverName, sizes);
+    for (const host of this.hostClass.keys()) if (!kept.has(host)) this.hostClass.delete(host);
+  }
+
+  private track(session: ProverSession): ProverSession {
+    this.inUse.add(session);
+    // The pool just got shorter; a refill may run beside this session (mayRefill decides).
+    queueMicrotask(this.pump);
+    session.onClose = () => {
+      this.inUse.delete(session);
+      // Close handlers run inside the request's code path; refill after it has moved on.
+      queueMicrotask(this.pump);
+    };
+    return session;
+  }
+
+  private async onDemand(serverName: string, sizes: SessionSizes): Promise<ProverSession> {
+    this.onDemandSetups++;
+    try {
+      const session = this.track(await this.options.setup(serverName, sizes));
+      this.served.onDemand++;
+      return session;
+    } finally {
+      this.onDemandSetups--;
+      queueMicrotask(this.pump);
+    }
+  }
+
+  /** Starts the next refill when the pool is short and the CPU has room for it. */
+  private refill() {
+    if (this.stopped || this.retryTimer) return;
+    const load = { setups: this.onDemandSetups, inUse: this.inUse.size, warming: this.warming ? 1 : 0, cpuSlots: this.options.cpuSlots };
+    if (!mayRefill(load)) return;
+    const want = this.wanted();
+    // Sessions no target wants any more (a newer host took the slot, a host's class changed) are closed.
+    const surplus = this.ready.removeWhere(
+      (s) => this.ready.count(s.serverName, s.sizes) > (want.get(keyOf(s.serverName, s.sizes))?.count ?? 0),
+    );
+    for (const session of surplus) this.options.discard(session);
+    const short = [...want.values()].find((w) => this.ready.count(w.host, w.sizes) < w.count);
+    if (short) this.startWarming(short.host, short.sizes);
+  }
+
+  private startWarming(host: string, sizes: SessionSizes) {
+    const job: WarmingJob = { host, sizes, claimed: false, session: this.options.setup(host, sizes) };
+    this.warming = job;
+    job.session.then(
+      (session) => {
+        this.warming = undefined;
+        this.failures = 0;
+        this.lastError = null;
+        if (job.claimed) return;
+        if (this.stopped) return this.options.discard(session);
+        this.ready.add(session);
+        this.log.info("warm session ready", { host, class: className(sizes), ready: this.ready.size });
+        this.refill();
+      },
+      (error: unknown) => {
+        this.warming = undefined;
+        this.failures++;
+        this.lastError = String((error as Error)?.message ?? error);
+        const wait = backoffMs(this.failures);
+        this.retryAt = Date.now() + wait;
+        this.log.warn("warming a session failed; retrying later", { host, failures: this.failures, retryInMs: wait, error: this.lastError });
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.refill();
+        }, wait);
+      },
+    );
+  }
 }
+
+export const createWarmPool = (options: PoolOptions): WarmPool => new SessionPool(options);
