@@ -6,7 +6,7 @@ import { tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { proxyHeaders } from "./support.ts";
+import { proxyHeaders, waitForLog } from "./support.ts";
 
 /**
  * Access and abuse limits of a real `cli prover start` process. Every request here fails or is answered
@@ -193,7 +193,10 @@ describe("logs", () => {
     expect(patternError).toMatchObject({ status: 400, code: "invalid_redaction" });
     expect(patternError.message).not.toContain(BODY_SECRET);
 
-    await Bun.sleep(200);
+    // The log is a pipe read as it comes: a last refused call's line, once seen, comes after every line above.
+    const marker = crypto.randomUUID();
+    await fetch(`${prover.url}/proxy`, { headers: { ...proxyHeaders(dataUrl, { "t-request-id": marker }), ...bearer(KEY) } });
+    await waitForLog(prover.process, prover.log, new RegExp(`"requestId":"${marker}"`), 10_000);
     const log = prover.log();
     const lines = log.split("\n").filter(Boolean);
     expect(lines.length).toBeGreaterThan(3);
