@@ -19,7 +19,7 @@ export interface PoolConfig {
   repeatTooLarge: boolean;
   /** Endpoints whose answer size is remembered (least recently used forgotten first). */
   learnEndpoints: number;
-  /** CPU cores the engine may use: refills run beside at most this many sessions past their setup. */
+  /** Sessions that each have the engine's thread count in cores: refills run beside fewer sessions than this. */
   cpuSlots: number;
 }
 
@@ -65,7 +65,7 @@ const PoolEnv = v.object({
  * limits: it serves unseen endpoints whose answer cannot be repeated, and hosts not served yet. The pool size
  * defaults to what memory and cores allow.
  */
-export function loadPoolConfig(env: Record<string, string | undefined>, limits: SessionSizes): PoolConfig {
+export function loadPoolConfig(env: Record<string, string | undefined>, limits: SessionSizes, engineThreads = cpus().length): PoolConfig {
   const e = parseEnv(PoolEnv, env);
   const sizes = {
     maxSentData: e.PROVER_POOL_MAX_SENT_DATA ?? limits.maxSentData,
@@ -87,6 +87,9 @@ export function loadPoolConfig(env: Record<string, string | undefined>, limits: 
     classes: classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]),
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
-    cpuSlots: cpus().length,
+    // Sessions of one engine share its threads: a refill beside a live session only runs when each gets
+    // threads' worth of cores of its own (2 cores, 2 threads: only an idle prover refills). Measured: a refill
+    // beside a live exchange on 2 cores slowed its TLS handshake past the target's idle limit.
+    cpuSlots: Math.max(1, Math.floor(cpus().length / Math.max(1, engineThreads))),
   };
 }

@@ -133,7 +133,7 @@ export interface ProverConfig {
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   const e = parseEnv(ProverEnv, env);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
-  const pool = loadPoolConfig(env, sessionLimits);
+  const pool = loadPoolConfig(env, sessionLimits, e.PROVER_THREADS ?? Math.max(1, cpus().length));
   const liveCeiling = maxLiveSessions(pool, sessionLimits);
   if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {
     throw new AppError(

@@ -118,15 +118,16 @@ export interface RefillLoad {
   inUse: number;
   /** Refills under way. */
   warming: number;
-  /** The CPU cores the engine may use. */
+  /** How many sessions can each have the engine's thread count in cores (cores / threads, at least 1). */
   cpuSlots: number;
 }
 
 /**
  * Whether a refill may start now. Waiting for a fully idle prover lets the pool drain under steady load,
- * so a refill also runs beside sessions past their setup while each still has a core of its own. Never
- * beside an on-demand setup: sharing the cores would make that request slower than a setup alone
- * (1 thread instead of 2: 33 s instead of 25 s at 1024/4096). One refill at a time.
+ * so a refill also runs beside sessions past their setup while each still has cores of its own. Never
+ * beside an on-demand setup, and never beside a live session on cores it would share: that would make the
+ * request slower than a setup alone (1 thread instead of 2: 33 s instead of 25 s at 1024/4096), and a slowed
+ * MPC-TLS handshake can outlast the target's patience. One refill at a time.
  */
 export const mayRefill = (load: RefillLoad): boolean =>
   load.warming === 0 && load.setups === 0 && load.inUse < Math.max(1, load.cpuSlots);

@@ -45,7 +45,7 @@ export interface PoolOptions {
   /** How many recently served hosts to keep warm besides `hosts`; 0 turns learning off. */
   learnHosts: number;
   idleMs: number;
-  /** CPU cores the engine may use: refills run beside at most this many sessions past their setup. */
+  /** How many sessions can each have the engine's thread count in cores: refills run beside fewer than this. */
   cpuSlots: number;
   /** MPC setup with the notary (the slow part). */
   setup(serverName: string, sizes: SessionSizes): Promise<ProverSession>;

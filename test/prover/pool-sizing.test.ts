@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { cpus } from "node:os";
 import type { Prover } from "tlsn-wasm";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
@@ -42,6 +43,13 @@ describe("size classes", () => {
     expect(loadPoolConfig({ PROVER_REPEAT_TOO_LARGE: "0", PROVER_SIZE_CLASSES: "512/512" }, L)).toMatchObject({ repeatTooLarge: false });
     expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "1k/4k" }, L)).toThrow("PROVER_SIZE_CLASSES");
     expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "10/4096" }, L)).toThrow("PROVER_SIZE_CLASSES");
+  });
+
+  test("refills beside live sessions only when each can have the engine's threads in cores", () => {
+    const cores = cpus().length;
+    expect(loadPoolConfig({}, L, cores).cpuSlots).toBe(1);
+    expect(loadPoolConfig({}, L, 1).cpuSlots).toBe(cores);
+    expect(loadPoolConfig({}, L, cores * 4).cpuSlots).toBe(1);
   });
 
   test("an unseen GET gets the smallest class; an unseen POST the default class", () => {
