@@ -7,6 +7,8 @@
  * 2. cold proof: `cli prover start` with PROVER_POOL_SIZE=0, `/proxy` call to the proof event.
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
+ * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --throughput-n N
+ *    (default 12); --sized-only runs only these.
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -21,6 +23,7 @@ import { BINARY_CLI, type CliCommand, SOURCE_CLI, runCli, startProver } from "..
 import { firstEvent, proofData } from "../test/support/sse.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { benchSized } from "./bench-sized.ts";
 
 const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
 const THREADS = 2;
@@ -42,7 +45,12 @@ function peakRssMB(pid: number): number {
 }
 
 /** Child: one Verifier per accepted MPC socket; prints when each session is verified. */
-async function bareVerifier() {
+const sizesArgument = (): typeof SIZES => {
+  const [sent, recv] = (argument("--sizes") ?? `${SIZES.maxSentData}/${SIZES.maxRecvData}`).split("/").map(Number) as [number, number];
+  return { maxSentData: sent, maxRecvData: recv };
+};
+
+async function bareVerifier(sizes: typeof SIZES) {
   await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
   const bridge = startLoopbackBridge();
   const server = Bun.serve<{ peer?: ReturnType<typeof bridge.openPeer> }>({
@@ -57,8 +65,8 @@ async function bareVerifier() {
         const peer = bridge.openPeer({ onData: (d) => ws.readyState === 1 && ws.sendBinary(d), onClose: () => ws.close() });
         ws.data.peer = peer;
         const verifier = new Verifier({
-          max_sent_data: SIZES.maxSentData,
-          max_recv_data: SIZES.maxRecvData,
+          max_sent_data: sizes.maxSentData,
+          max_recv_data: sizes.maxRecvData,
           max_sent_records: undefined,
           max_recv_records_online: undefined,
         });
@@ -77,15 +85,15 @@ async function bareVerifier() {
 }
 
 /** Child: one full prover session per line on stdin (the verifier URL is an argument). */
-async function bareProver(verifierUrl: string, targetPort: number) {
+async function bareProver(verifierUrl: string, targetPort: number, sizes: typeof SIZES) {
   await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
   const bridge = startLoopbackBridge();
   for await (const _ of console) {
     const startedAt = Date.now();
     const prover = new Prover({
       server_name: TARGET_HOST,
-      max_sent_data: SIZES.maxSentData,
-      max_recv_data: SIZES.maxRecvData,
+      max_sent_data: sizes.maxSentData,
+      max_recv_data: sizes.maxRecvData,
       max_sent_records: undefined,
       max_recv_data_online: undefined,
       max_recv_records_online: undefined,
@@ -95,7 +103,7 @@ async function bareProver(verifierUrl: string, targetPort: number) {
     });
     await prover.setup(verifierUrl);
     const setupMs = Date.now() - startedAt;
-    const session = { notarySessionId: "bare", serverName: TARGET_HOST, sizes: SIZES, prover, closed: false };
+    const session = { notarySessionId: "bare", serverName: TARGET_HOST, sizes, prover, closed: false };
     const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: targetPort, connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
     const exchange = await sendRequest(session, tcp, {
       method: "GET",
@@ -132,11 +140,12 @@ function lines(stream: ReadableStream<Uint8Array>) {
   return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<Record<string, unknown>>((r) => waiters.push(r)));
 }
 
-async function benchBare(runs: number, targetPort: number) {
-  const verifier = Bun.spawn([process.execPath, import.meta.path, "--bare-verifier"], { stdout: "pipe", stderr: "inherit" });
+export async function benchBare(runs: number, targetPort: number, sizes = SIZES) {
+  const size = `${sizes.maxSentData}/${sizes.maxRecvData}`;
+  const verifier = Bun.spawn([process.execPath, import.meta.path, "--bare-verifier", "--sizes", size], { stdout: "pipe", stderr: "inherit" });
   const fromVerifier = lines(verifier.stdout);
   const { url } = (await fromVerifier()) as { url: string };
-  const prover = Bun.spawn([process.execPath, import.meta.path, "--bare-prover", url, String(targetPort)], {
+  const prover = Bun.spawn([process.execPath, import.meta.path, "--sizes", size, "--bare-prover", url, String(targetPort)], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "inherit",
@@ -151,7 +160,7 @@ async function benchBare(runs: number, targetPort: number) {
     if (!v.verifiedAt) throw new Error(`bare verifier failed: ${v.error}`);
     const totalMs = v.verifiedAt - p.startedAt;
     results.push({ totalMs, setupMs: p.setupMs, requestMs: p.requestMs, finishMs: totalMs - p.setupMs - p.requestMs });
-    console.error(`bare run ${run + 1}: ${JSON.stringify(results.at(-1))}`);
+    console.error(`bare ${size} run ${run + 1}: ${JSON.stringify(results.at(-1))}`);
   }
   const peaks = { prover: peakRssMB(prover.pid), verifier: peakRssMB(verifier.pid) };
   prover.kill();
@@ -220,6 +229,24 @@ async function benchVerify(cli: CliCommand, proofPath: string, pubKey: string, r
   return median(times);
 }
 
+/** Issue 14's measurements, printed as their own table. */
+async function benchSizedMain() {
+  const runs = Math.max(1, Number(argument("--runs") ?? 3));
+  const loadAtStart = loadavg()[0]!;
+  const rows = await benchSized(benchBare, {
+    runs,
+    mixedS: Number(argument("--mixed-s") ?? 600),
+    throughputN: Number(argument("--throughput-n") ?? 12),
+    log: (line) => console.error(line),
+  });
+  console.log(
+    [
+      `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}. Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
+      ...rows,
+    ].join("\n"),
+  );
+}
+
 async function main() {
   const runs = Math.max(3, Number(argument("--runs") ?? 3));
   // Every measure here is CPU-bound: other work on the machine shows up in the times, so say how busy it was.
@@ -266,8 +293,9 @@ async function main() {
       `Runs (ms): bare ${JSON.stringify(bare.results.map((r) => Math.round(r.totalMs)))}, cold ${JSON.stringify(cold.results.map((r) => Math.round(r.proofMs)))}, warm /proxy ${JSON.stringify(warm.results.map((r) => Math.round(r.responseMs)))}, warm proof ${JSON.stringify(warm.results.map((r) => Math.round(r.proofMs)))}.`,
     ].join("\n"),
   );
+  await benchSizedMain();
 }
 
-if (process.argv.includes("--bare-verifier")) await bareVerifier();
-else if (process.argv.includes("--bare-prover")) await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)));
-else await main();
+if (process.argv.includes("--bare-verifier")) await bareVerifier(sizesArgument());
+else if (process.argv.includes("--bare-prover")) await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)), sizesArgument());
+else if (import.meta.main) await (process.argv.includes("--sized-only") ? benchSizedMain() : main());
