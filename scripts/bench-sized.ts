@@ -121,8 +121,8 @@ async function mixed(seconds: number, perMinute: number, ports: number[]) {
           else failed++;
         }),
       );
-      // Poisson arrivals: exponential gaps.
-      await Bun.sleep((-Math.log(1 - Math.random()) * 60_000) / perMinute);
+      // Poisson arrivals: exponential gaps (cut at the end of the run).
+      await Bun.sleep(Math.min((-Math.log(1 - Math.random()) * 60_000) / perMinute, Math.max(0, end - performance.now())));
     }
     await Promise.all(running);
     const after = await poolOf(prover);
