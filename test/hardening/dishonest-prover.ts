@@ -1,0 +1,43 @@
+/**
+ * A prover that lies to the notary, run as its own process by dishonest-prover.test.ts (the engine is one wasm
+ * instance per process): a real MPC session through the real engine, every byte revealed, then an attestation
+ * request declaring the response's secret value hidden. Prints `{"code","message"}` of the notary's refusal, or
+ * `{"signed":true}` if the notary signed.
+ * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path>
+ */
+import { readFileSync } from "node:fs";
+import { startLoopbackBridge } from "../../src/engine/bridge.ts";
+import { revealTranscript, sendRequest, setupProverSession } from "../../src/engine/session.ts";
+import { startEngine } from "../../src/engine/wasm.ts";
+import { toAppError } from "../../src/errors.ts";
+import { createNotaryClient } from "../../src/prover/notary-client.ts";
+import { SECRET_VALUE } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+
+const [notaryUrl, targetPort, caPath] = process.argv.slice(2) as [string, string, string];
+await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8") });
+const bridge = startLoopbackBridge();
+const notary = createNotaryClient(notaryUrl);
+const session = await setupProverSession(notary, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
+const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: Number(targetPort), connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
+const exchange = await sendRequest(session, tcp, {
+  method: "GET",
+  pathAndQuery: "/data",
+  headers: [["host", TARGET_HOST], ["accept-encoding", "identity"], ["connection", "close"]],
+  body: undefined,
+});
+await revealTranscript(session, { sent: [{ start: 0, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+const start = Buffer.from(exchange.recv).indexOf(SECRET_VALUE);
+if (start < 0) throw new Error("the response lacks the secret value");
+try {
+  await notary.attest(session.notarySessionId, {
+    requestId: crypto.randomUUID(),
+    redactions: [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }],
+  });
+  console.log(JSON.stringify({ signed: true }));
+} catch (error) {
+  const failure = toAppError(error);
+  console.log(JSON.stringify({ code: failure.code, message: failure.message }));
+}
+bridge.stop();
+process.exit(0);
