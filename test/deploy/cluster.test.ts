@@ -232,7 +232,8 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of test/support: small sessions).
     console.log(
       `CPU seconds per proof: provers ${((cpuAfter.provers! - cpuBefore.provers!) / PROOFS).toFixed(1)}, ` +
-        `notaries ${((cpuAfter.notaries! - cpuBefore.notaries!) / PROOFS).toFixed(1)}; peak RSS prover ${peakRss(provers.a.process.pid)} MB`,
+        `notaries ${((cpuAfter.notaries! - cpuBefore.notaries!) / PROOFS).toFixed(1)}; ` +
+        `peak RSS: prover ${peakRss(provers.a.process.pid)} MB, notary ${peakRss(notaries.a.process.pid)} MB`,
     );
     // Each prover alternates between the healthy notaries: with two proofs or more per prover, both sign.
     if (PROOFS >= 4) expect([...signers].sort()).toEqual([notaryKeys.a, notaryKeys.b].sort());
@@ -320,15 +321,18 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     }
     const db = new SQL(databaseUrl, { max: 1 });
     try {
-      const [messages] = await db.unsafe(`SELECT count(*)::int AS n, pg_total_relation_size('messages')::bigint AS bytes FROM messages WHERE stream_id = 'proofs'`);
-      const [requests] = await db.unsafe(`SELECT count(*)::int AS n, pg_total_relation_size('messages_requests')::bigint AS bytes FROM messages_requests`);
+      // Rows, their average stored size (pg_column_size of the row), and the tables with indexes (8 KiB pages).
+      const measure = (table: string, where = "true") =>
+        `SELECT count(*)::int AS n, avg(pg_column_size(t.*))::int AS "rowBytes", pg_total_relation_size('${table}')::bigint AS bytes FROM ${table} t WHERE ${where}`;
+      const [messages] = await db.unsafe(measure("messages", "stream_id = 'proofs'"));
+      const [requests] = await db.unsafe(measure("messages_requests"));
       const [pending] = await db.unsafe(`SELECT count(*)::int AS n FROM messages_requests WHERE state = 'pending'`);
       expect(messages.n).toBe(acknowledged.size);
       expect(pending.n).toBe(0);
       // For deploy/README.md's cost table: rows and bytes (tables with their indexes) per proof.
       console.log(
-        `store after ${acknowledged.size} proofs: ${messages.n} proof messages, ${requests.n} request records; ` +
-          `messages ${messages.bytes} bytes, requests ${requests.bytes} bytes (with indexes; PostgreSQL allocates 8 KiB pages)`,
+        `store after ${acknowledged.size} proofs: ${messages.n} proof messages of ${messages.rowBytes} bytes on average, ` +
+          `${requests.n} request records of ${requests.rowBytes} bytes; tables with indexes: messages ${messages.bytes} bytes, requests ${requests.bytes} bytes`,
       );
     } finally {
       await db.close();
