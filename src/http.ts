@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type * as v from "valibot";
-import { AppError, type ErrorCode, errorBody, httpStatusOf, parseOrThrow, retryAfterOf } from "./errors.ts";
+import { AppError, type ErrorCode, errorBody, httpStatusOf, retryAfterOf } from "./errors.ts";
+import { parseOrThrow } from "./schema.ts";
 import type { Logger } from "./log.ts";
 
 /** Parses request input with a valibot schema; the first issue becomes one 4xx message naming `what` and its key. */

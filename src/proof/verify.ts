@@ -5,7 +5,8 @@
  * field at fault.
  */
 import * as v from "valibot";
-import { AppError, describeIssue } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import { describeIssue } from "../schema.ts";
 import {
   type Direction,
   PROOF_VERSION,

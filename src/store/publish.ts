@@ -7,7 +7,8 @@
  * future, and sequence numbers stay at most MAX_SEQUENCE_NUMBER.
  */
 import * as v from "valibot";
-import { AppError, parseOrThrow } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import { parseOrThrow } from "../schema.ts";
 import {
   createSignedMessage,
   isContentReadable,

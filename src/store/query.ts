@@ -3,7 +3,8 @@
  * reference's message texts where it has one. Nothing is replaced by a default when it was given but malformed.
  */
 import * as v from "valibot";
-import { AppError, parseOrThrow } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import { parseOrThrow } from "../schema.ts";
 import { MAX_PARTITION, PROTOCOL_VERSION, type MessageRef } from "./message.ts";
 
 export const QUERY_TYPES = ["last", "from", "range"] as const;
