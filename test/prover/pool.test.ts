@@ -119,7 +119,7 @@ describe("warm pool (real MPC)", () => {
     const after = await pool();
     expect(after.served.onDemand).toBe(before.served.onDemand + 1);
     expect(after.served.ready + after.served.warming).toBe(before.served.ready + before.served.warming);
-  }, MPC_STEP_MS);
+  }, 2 * MPC_STEP_MS); // two setups: the replacement, then the on-demand one
 
   test("announced sizes above the prover's limits are refused before any MPC", async () => {
     const response = await fetch(`${prover.url}/proxy`, {
