@@ -4,8 +4,9 @@
  * 2. a mixed workload: answers of 1, 4 and 12 KB from three origins, Poisson arrivals at half the measured
  *    sustained throughput for --mixed-s seconds: median and p95 /proxy latency / bare default-size session,
  *    and how many were served warm;
- * 3. sustained throughput with requests always waiting (one client per core): proofs per minute / bare
- *    sessions per minute of the same size class, one at a time;
+ * 3. sustained throughput with requests always waiting (one client per core, a 503 at the session cap
+ *    retried after its Retry-After): proofs per minute / bare sessions per minute of the same size class,
+ *    one at a time;
  * 4. memory per warm session per class (engine and resident, from /pool) and how many the pool holds at once.
  */
 import { cpus, totalmem } from "node:os";
@@ -59,10 +60,21 @@ async function proof(prover: RunningProver, port: number, body: number) {
   const response = await fetch(`${prover.url}/proxy`, {
     headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${port}/big?bytes=${body}`, "T-REQUEST-ID": requestId },
   });
-  await response.arrayBuffer();
+  const text = await response.text();
   const responseMs = performance.now() - started;
+  if (response.status === 503) return { ok: false, busy: true, status: 503, error: text, responseMs, proofMs: responseMs };
   const outcome = await event;
-  return { ok: response.status === 200 && outcome.event === "message", status: response.status, responseMs, proofMs: performance.now() - started };
+  const ok = response.status === 200 && outcome.event === "message";
+  return { ok, busy: false, status: response.status, error: ok ? "" : text.slice(0, 200), responseMs, proofMs: performance.now() - started };
+}
+
+/** A client with requests always waiting: a 503 (the prover's session cap) is retried after its Retry-After. */
+async function proofWhenAdmitted(prover: RunningProver, port: number, body: number) {
+  for (;;) {
+    const r = await proof(prover, port, body);
+    if (!r.busy) return r;
+    await Bun.sleep(5_000);
+  }
 }
 
 const poolOf = async (prover: RunningProver) =>
@@ -79,7 +91,7 @@ async function coldSmallGet(runs: number, port: number) {
     const prover = await defaultProver([port]); // a fresh process: nothing learned, nothing warm
     try {
       const r = await proof(prover, port, MIX_BODIES[0]!);
-      if (!r.ok) throw new Error(`cold small GET failed: ${r.status}`);
+      if (!r.ok) throw new Error(`cold small GET failed: ${r.status} ${r.error}`);
       times.push(r.proofMs);
     } finally {
       await prover.stop();
@@ -96,7 +108,10 @@ async function throughput(n: number, port: number) {
     let left = n;
     const started = performance.now();
     const client = async () => {
-      while (left-- > 0) if (!(await proof(prover, port, MIX_BODIES[0]!)).ok) throw new Error("throughput proof failed");
+      while (left-- > 0) {
+        const r = await proofWhenAdmitted(prover, port, MIX_BODIES[0]!);
+        if (!r.ok) throw new Error(`throughput proof failed: ${r.status} ${r.error}`);
+      }
     };
     await Promise.all(cpus().map(client));
     return (n / (performance.now() - started)) * 60_000;
@@ -110,6 +125,7 @@ async function mixed(seconds: number, perMinute: number, ports: number[]) {
   try {
     const latencies: number[] = [];
     let failed = 0;
+    let busy = 0;
     const before = await poolOf(prover);
     const running: Promise<void>[] = [];
     const end = performance.now() + seconds * 1000;
@@ -118,6 +134,7 @@ async function mixed(seconds: number, perMinute: number, ports: number[]) {
       running.push(
         proof(prover, ports[origin]!, MIX_BODIES[origin]!).then((r) => {
           if (r.ok) latencies.push(r.responseMs);
+          else if (r.busy) busy++;
           else failed++;
         }),
       );
@@ -127,7 +144,7 @@ async function mixed(seconds: number, perMinute: number, ports: number[]) {
     await Promise.all(running);
     const after = await poolOf(prover);
     const warm = after.served.ready + after.served.warming - before.served.ready - before.served.warming;
-    return { latencies, failed, warm, requests: running.length };
+    return { latencies, failed, busy, warm, requests: running.length };
   } finally {
     await prover.stop();
   }
@@ -193,7 +210,7 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
       `| 1. Cold small GET (≈200 B sent, 1 KB answer), default settings, to the proof event | ${s(cold)} | / bare default ${coldRatio.toFixed(2)} | ≤ 0.45 ${mark(coldRatio <= 0.45)} |`,
       `| 2. Mixed workload (1/4/12 KB, ${options.mixedS} s at ${(proofsPerMinute / 2).toFixed(2)}/min): /proxy median | ${s(median(mix.latencies))} | / bare default ${mixMedian.toFixed(2)} | ≤ 0.2 ${mark(mixMedian <= 0.2)} |`,
       `| 2. Mixed workload: /proxy p95 | ${s(quantile(mix.latencies, 0.95))} | / bare default ${mixP95.toFixed(2)} | ≤ 0.6 ${mark(mixP95 <= 0.6)} |`,
-      `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.failed} failed) | — | — |`,
+      `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.busy} refused 503 at the session cap, ${mix.failed} failed) | — | — |`,
       `| 3. Sustained throughput (${options.throughputN} proofs of 1 KB answers, ${cpus().length} clients) | ${proofsPerMinute.toFixed(2)} proofs/min | / bare sessions per minute ${throughputRatio.toFixed(2)} | ≥ 0.9 ${mark(throughputRatio >= 0.9)} |`,
       ...memory.map(
         (m) => `| 4. One warm session of class ${m.cls} | engine +${m.engineMiB} MiB, resident +${m.rssMiB} MiB | pool ceiling in one engine (pool-policy model): ${m.heldAtOnce} | — |`,
