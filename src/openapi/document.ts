@@ -74,8 +74,14 @@ const proxyOperation = (method: string): Operation => ({
   ...(method === "get" || method === "delete" ? {} : { requestBody: { description: "a JSON body, sent on to the target", content: json({}) } }),
   responses: {
     default: {
-      description: "the target's answer: its status, headers and body; T-PROOF-ID names the request id when a proof follows",
-      headers: { "T-PROOF-ID": { schema: { type: "string", format: "uuid" } } },
+      description:
+        "the target's answer: its status, headers and body; T-PROOF-ID names the request id when a proof follows, " +
+        "T-SESSION-CLASS the session's size class, T-SESSION-RETRIED the class a GET was repeated in after overflowing",
+      headers: {
+        "T-PROOF-ID": { schema: { type: "string", format: "uuid" } },
+        "T-SESSION-CLASS": { schema: { type: "string", pattern: "^[0-9]+/[0-9]+$" } },
+        "T-SESSION-RETRIED": { schema: { type: "string", pattern: "^[0-9]+/[0-9]+$" } },
+      },
     },
     ...errors(400, 401, 403, 404, 413, 500, 502, 503, 504),
   },
