@@ -31,12 +31,12 @@ beforeAll(async () => {
     PROVER_SSE_TOTAL: "1",
     PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2",
   });
-});
+}, 120_000);
 
 afterAll(async () => {
   await prover?.stop();
   target?.stop(true);
-});
+}, 120_000);
 
 const options = () => ({ prover: prover.url, apiKey: API_KEY });
 

@@ -53,7 +53,7 @@ describe("a real proof's EVM attestation on chain", () => {
   afterAll(async () => {
     await prover?.stop();
     target?.stop(true);
-  });
+  }, 120_000);
 
   test("the proof verifies off chain with its EVM attestation, under the address /info and /notaryinfo publish", async () => {
     const verified = verifyProof(proof, prover.notaryPubPem);

@@ -180,7 +180,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     target?.stop(true);
     await admin?.unsafe(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
     await admin?.close();
-  });
+  }, 120_000);
 
   test("both provers list both notaries' keys in /info and /notaryinfo", async () => {
     for (const via of ["a", "b"] as const) {

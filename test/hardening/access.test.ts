@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   expect(await prover?.stop()).toBe(0);
   target?.stop(true);
-});
+}, 120_000);
 
 async function errorOf(response: Response): Promise<{ status: number; code: string; message: string }> {
   const body = (await response.json()) as { error: { code: string; message: string } };

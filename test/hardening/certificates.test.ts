@@ -51,7 +51,7 @@ afterAll(async () => {
   await prover?.stop();
   impostor?.server.stop(true);
   wrongHost?.server.stop(true);
-});
+}, 120_000);
 
 const notarySessions = async () =>
   ((await (await fetch(`${prover.url}/pool`)).json()) as { notarySessions: number | null }).notarySessions;

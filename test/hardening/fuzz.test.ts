@@ -33,7 +33,7 @@ afterAll(async () => {
   // No generated request may have crashed a handler or left a rejection unhandled.
   expect(prover.log()).not.toMatch(/unhandled|internal error|panicked/i);
   expect(prover.log()).not.toMatch(STACK_FRAME);
-});
+}, 120_000);
 
 /** Printable ASCII, the most a header value can carry through fetch. */
 const ascii = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });

@@ -63,7 +63,7 @@ afterAll(async () => {
   notary?.releaseAll();
   await prover?.stop();
   notary?.stop();
-});
+}, 120_000);
 
 const proxyCall = (base: string, body?: string) =>
   fetch(`${base}/proxy`, {

@@ -50,7 +50,7 @@ afterAll(async () => {
   await prover?.stop();
   notary?.process.kill("SIGKILL");
   target?.stop(true);
-});
+}, 120_000);
 
 describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
   test("serves https only to whitelisted keys", async () => {

@@ -89,7 +89,7 @@ describe.skipIf(postgresSkipReason !== undefined)("real sessions carrying secret
   afterAll(async () => {
     if (prover && prover.process.exitCode === null) prover.process.kill("SIGKILL");
     target?.stop(true);
-  });
+  }, 120_000);
 
   test(
     "PUT with a secret header and body: three subscribers opened first all get the same proof after heartbeats; cli verify shows the PUT with the secrets hidden",

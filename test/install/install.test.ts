@@ -133,7 +133,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop(true);
   if (tmp) await rm(tmp, { recursive: true, force: true });
-});
+}, 120_000);
 
 interface InstallCase {
   uname?: readonly [string, string];

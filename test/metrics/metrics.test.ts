@@ -41,12 +41,12 @@ beforeAll(async () => {
     PROVER_POOL_SIZE: "1",
     PROVER_POOL_HOSTS: TARGET_HOST,
   });
-});
+}, 120_000);
 
 afterAll(async () => {
   await prover?.stop();
   target?.stop(true);
-});
+}, 120_000);
 
 describe("GET /metrics", () => {
   test("needs an API key when keys are on", async () => {

@@ -12,7 +12,7 @@ import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/
 const running: { stop(): unknown }[] = [];
 afterAll(async () => {
   for (const child of running) await child.stop();
-});
+}, 120_000);
 
 async function notaryWithKey(algorithm: "secp256k1" | "secp256r1"): Promise<{ notary: RunningNotary; pubPath: string }> {
   const configPath = notaryConfig(["host: 127.0.0.1", "port: 0", "notarization:", "  private_key_path: notary.key", `  signature_algorithm: ${algorithm}`, ""].join("\n"));

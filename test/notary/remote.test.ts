@@ -37,7 +37,7 @@ afterAll(async () => {
   await prover?.stop();
   notary?.process.kill("SIGKILL");
   target?.stop(true);
-});
+}, 120_000);
 
 describe("prover and remote notary with a whitelist", () => {
   test("a proof made over the protocol verifies against the notary's key; the notary frees its place", async () => {

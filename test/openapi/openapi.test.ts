@@ -18,11 +18,11 @@ beforeAll(async () => {
   const response = await fetch(`${server.url}/openapi.json`);
   expect(response.status).toBe(200);
   document = (await response.json()) as typeof document;
-});
+}, 120_000);
 
 afterAll(async () => {
   await server?.stop();
-});
+}, 120_000);
 
 /** The methods an Elysia route stands for in the document: `ALL /proxy` is the methods the engine can send. */
 const methodsOf = (method: string): string[] => (method === "ALL" ? ["get", "post", "put", "delete"] : [method.toLowerCase()]);

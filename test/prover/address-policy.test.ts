@@ -251,7 +251,7 @@ describe("through a real prover with a remote notary", () => {
   afterAll(async () => {
     await prover?.stop();
     await notary?.stop(0);
-  });
+  }, 120_000);
 
   const proxy = (url: string) => fetch(`${prover.url}/proxy`, { headers: { "t-proxy-url": url, "t-request-id": crypto.randomUUID() } });
 

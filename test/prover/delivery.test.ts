@@ -91,7 +91,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
   afterAll(async () => {
     await prover?.stop();
     target?.stop(true);
-  });
+  }, 120_000);
 
   test("GET /notaryinfo answers like Verity's prover: version, the notary's PEM key, the build's commit", async () => {
     const response = await fetch(`${prover.url}/notaryinfo`);

@@ -30,7 +30,7 @@ describe("/proxy answers and failures", () => {
     await prover?.stop();
     target?.stop(true);
     tls13?.server.close();
-  });
+  }, 120_000);
 
   const proxy = (headers: Record<string, string>, init: RequestInit = {}) =>
     fetch(`${prover.url}/proxy`, { ...init, headers: { "T-REQUEST-ID": crypto.randomUUID(), ...headers } });

@@ -30,7 +30,7 @@ describe("redaction end to end", () => {
   afterAll(async () => {
     await prover?.stop();
     target?.stop(true);
-  });
+  }, 120_000);
 
   test("header, body, query, path and search patterns hide exactly their values, also across chunks", async () => {
     const secrets = {

@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   expect(await prover?.stop()).toBe(0);
   target?.stop(true);
-});
+}, 120_000);
 
 /** The proofs stream's newest messages in raw form. */
 async function storedProofs(): Promise<RawMessage[]> {

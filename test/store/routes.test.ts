@@ -65,11 +65,11 @@ for (const backend of backends) {
       const app = storeApp(opened, nodeKey).listen(0);
       base = `http://127.0.0.1:${app.server?.port}`;
       stop = () => void app.stop(true);
-    });
+    }, 120_000);
     afterAll(async () => {
       stop();
       await opened.cleanup();
-    });
+    }, 120_000);
 
     const url = (stream: string, rest: string) => `${base}/stores/${encodeURIComponent(stream)}/data/partitions/${rest}`;
     const publish = (stream: string, body: unknown, partition = 0) =>

@@ -33,7 +33,7 @@ describe("store through the prover, API keys on, 2 store streams at most", () =>
   }, 90_000);
   afterAll(async () => {
     expect(await prover?.stop()).toBe(0);
-  });
+  }, 120_000);
 
   describe("error bodies", () => {
     test("a bad store query is 400 {error: <reference text>}", async () => {
@@ -172,7 +172,7 @@ describe("store through the prover, API keys on, PROVER_PUBLIC_PROOFS=1", () => 
   }, 90_000);
   afterAll(async () => {
     expect(await prover?.stop()).toBe(0);
-  });
+  }, 120_000);
 
   test("the proofs stream is readable without a key; publishing still needs one and is still refused there", async () => {
     expect((await fetch(`${prover.url}/stores/proofs/data/partitions/0/last`)).status).toBe(200);

@@ -51,7 +51,7 @@ export function pipelineSuite(name: string, cli: CliCommand) {
       const exitCode = await prover?.stop();
       target?.stop(true);
       expect(exitCode).toBe(0);
-    });
+    }, 120_000);
 
     const verify = (proofPath: string, keyPath = prover.notaryPubPath, json = true) =>
       runCli(cli, ["verify", "--notary-pub-key", keyPath, "--proof", proofPath, ...(json ? ["--json"] : [])]);

@@ -54,7 +54,7 @@ afterAll(async () => {
   await browser?.close();
   await prover?.stop();
   target?.stop(true);
-});
+}, 120_000);
 
 async function show(proofText: string, keyPem?: string): Promise<void> {
   await page.fill("#proof", proofText);
