@@ -158,7 +158,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       open: (ws) => sessions.attach(ws),
       message: (ws, message) =>
         sessions.forward(ws, typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message)),
-      close: (ws) => sessions.detach(ws),
+      close: (ws, code) => sessions.detach(ws, code),
     },
   });
 

@@ -38,7 +38,8 @@ export interface SessionRegistry {
   attach(socket: ServerWebSocket<ProverSocketData>): void;
   /** Bytes from the prover's socket. */
   forward(socket: ServerWebSocket<ProverSocketData>, data: Uint8Array): void;
-  detach(socket: ServerWebSocket<ProverSocketData>): void;
+  /** The prover's MPC socket closed (`code` as WebSocket close codes: 1009 means a message over the limit). */
+  detach(socket: ServerWebSocket<ProverSocketData>, code?: number): void;
   /**
    * Takes the session for its one attestation (a second call is refused with `session_taken`), then waits
    * for its verification; the session is gone afterwards.
@@ -155,9 +156,10 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
       if (session.budget < 0) return dispose(session, "the prover sent more than a session of its sizes needs");
       session.peer?.send(data);
     },
-    detach(socket) {
+    detach(socket, code) {
       const session = sessions.get(socket.data.sessionId);
       if (session && session.socket === socket && session.state === "running") {
+        log.info("MPC socket closed while the session ran", { sessionId: session.id, code });
         session.peer?.close();
       }
     },
