@@ -20,7 +20,7 @@
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../store/eth-signature.ts";
+import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../eth-signature.ts";
 import { base64ToBytes } from "../bytes.ts";
 import type { Direction, EvmSignature, ProofBody } from "./format.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";

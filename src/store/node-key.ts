@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../errors.ts";
-import { addressOfSecretKey, type Address } from "./eth-signature.ts";
+import { addressOfSecretKey, type Address } from "../eth-signature.ts";
 
 export interface NodeKey {
   /** Lower-case 0x Ethereum address: the node's publisherId and the address `/info` shows. */
