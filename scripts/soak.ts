@@ -1,0 +1,123 @@
+/**
+ * Soak: bounded abuse of a real prover and a real remote notary, then a normal proof.
+ *   bun scripts/soak.ts [--seconds N] (default 180)
+ * Starts `cli notary start` (auth on, small connect_timeout and concurrency) and `cli prover start` using it, with
+ * the local TLS target of test/support. For N seconds: idle proof subscribers up to PROVER_SSE_TOTAL and beyond,
+ * /proxy bodies slower than PROVER_IDLE_TIMEOUT_S, POST /session floods on the notary with and without a key,
+ * slow and stalled SSE readers of a 3000-message store stream up to PROVER_STORE_STREAMS and beyond. Then it stops
+ * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
+ * test/hardening/soak.test.ts runs the same `runSoak` with a short duration.
+ */
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { SOURCE_CLI, runCli } from "../test/support/prover.ts";
+import { openStream, proofData } from "../test/support/sse.ts";
+import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { eventually, notarySessions } from "../test/hardening/support.ts";
+import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
+import { type Bound, MiB, type Sample, formatBounds, mib, openFds, sampleUntil, takeSample } from "./soak/figures.ts";
+import { SOAK_LIMITS, type SoakServers, startSoakServers } from "./soak/servers.ts";
+
+/** Stated bounds. RSS: both processes hold a wasm engine (the prover several hundred MiB at rest). */
+export const SOAK_BOUNDS = { proverRss: 1536 * MiB, notaryRss: 1024 * MiB, fdSlack: 16, sessionsSettleSlackS: 10 };
+
+export interface ProofCheck {
+  valid: boolean;
+  seconds: number;
+  detail: string;
+}
+
+export interface SoakReport {
+  seconds: number;
+  baseline: Sample;
+  samples: Sample[];
+  end: Sample;
+  counts: AbuseCounts;
+  sessionsAfterAbuse: number;
+  proof: ProofCheck;
+  bounds: Bound[];
+  ok: boolean;
+}
+
+/** One ordinary proof through /proxy (real MPC with the remote notary), checked by `cli verify`. */
+export async function proveOnce(servers: SoakServers): Promise<ProofCheck> {
+  const started = performance.now();
+  const requestId = crypto.randomUUID();
+  const stream = await openStream(`${servers.prover.url}/proof/${requestId}`, 300_000);
+  const response = await fetch(`${servers.prover.url}/proxy`, {
+    headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${servers.target.port}/data`, "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
+  });
+  const answer = await response.text();
+  if (response.status !== 200) return { valid: false, seconds: 0, detail: `/proxy answered ${response.status}: ${answer}` };
+  const [event] = await stream.events;
+  const { proofText } = proofData(event!);
+  const seconds = (performance.now() - started) / 1000;
+  const proofPath = join(dirname(servers.notaryPubPath), `proof-${requestId}.json`);
+  writeFileSync(proofPath, proofText);
+  const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", servers.notaryPubPath, "--proof", proofPath, "--json"]);
+  const valid = verified.exitCode === 0 && (JSON.parse(verified.stdout) as { valid: boolean; requestId: string }).valid;
+  return { valid, seconds, detail: valid ? "cli verify: valid" : `cli verify exit ${verified.exitCode}: ${verified.stderr}` };
+}
+
+function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
+  const { baseline, samples, end, counts, proof } = report;
+  const peak = (pick: (s: Sample) => number) => Math.max(...[baseline, ...samples, end].map(pick));
+  const unauthenticated = counts.sessionsUnauthenticated401 + counts.sessionsUnauthenticatedOther;
+  return [
+    { figure: "subscribers beyond the cap: 503", value: `${counts.subscribersRefused503} (${counts.subscribersOpened} opened)`, bound: "> 0", ok: counts.subscribersRefused503 > 0 },
+    { figure: "slow /proxy bodies dropped", value: String(counts.slowBodiesClosedByServer), bound: `>= ${SLOW_BODY_CLIENTS}`, ok: counts.slowBodiesClosedByServer >= SLOW_BODY_CLIENTS },
+    { figure: "POST /session without key: 401", value: `${counts.sessionsUnauthenticated401}/${unauthenticated}`, bound: "all", ok: unauthenticated > 0 && counts.sessionsUnauthenticatedOther === 0 },
+    { figure: "POST /session with key: created/503", value: `${counts.sessionsCreated}/${counts.sessionsRefused503}`, bound: "both > 0", ok: counts.sessionsCreated > 0 && counts.sessionsRefused503 > 0 },
+    { figure: "notary sessions, peak", value: String(peak((s) => s.notarySessions)), bound: `<= ${SOAK_LIMITS.notaryConcurrency}`, ok: peak((s) => s.notarySessions) <= SOAK_LIMITS.notaryConcurrency },
+    { figure: "notary sessions after abuse", value: String(report.sessionsAfterAbuse), bound: `0 within ${SOAK_LIMITS.notaryConnectTimeoutS + SOAK_BOUNDS.sessionsSettleSlackS} s`, ok: report.sessionsAfterAbuse === 0 },
+    { figure: "store streams beyond the cap: 503", value: `${counts.storeStreamsRefused503} (${counts.storeStreamsOpened} opened)`, bound: "> 0", ok: counts.storeStreamsRefused503 > 0 },
+    { figure: "prover RSS, peak", value: mib(peak((s) => s.proverRss)), bound: `<= ${mib(SOAK_BOUNDS.proverRss)}`, ok: peak((s) => s.proverRss) <= SOAK_BOUNDS.proverRss },
+    { figure: "notary RSS, peak", value: mib(peak((s) => s.notaryRss)), bound: `<= ${mib(SOAK_BOUNDS.notaryRss)}`, ok: peak((s) => s.notaryRss) <= SOAK_BOUNDS.notaryRss },
+    { figure: "prover fds: baseline/peak/end", value: `${baseline.proverFds}/${peak((s) => s.proverFds)}/${end.proverFds}`, bound: `end <= ${baseline.proverFds + SOAK_BOUNDS.fdSlack}`, ok: end.proverFds <= baseline.proverFds + SOAK_BOUNDS.fdSlack },
+    { figure: "notary fds: baseline/peak/end", value: `${baseline.notaryFds}/${peak((s) => s.notaryFds)}/${end.notaryFds}`, bound: `end <= ${baseline.notaryFds + SOAK_BOUNDS.fdSlack}`, ok: end.notaryFds <= baseline.notaryFds + SOAK_BOUNDS.fdSlack },
+    { figure: "proof after abuse", value: proof.valid ? `${proof.seconds.toFixed(1)} s` : "failed", bound: "verifies", ok: proof.valid },
+  ];
+}
+
+/** Starts the servers, abuses them for `seconds`, then checks that they recovered and still prove; stops them. */
+export async function runSoak(seconds: number, progress: (line: string) => void = () => {}): Promise<SoakReport> {
+  const servers = await startSoakServers();
+  try {
+    progress(`prover ${servers.prover.url}, notary ${servers.notary.url}; filling the store stream`);
+    await fillStoreStream(servers);
+    const startedAt = Date.now();
+    const baseline = await takeSample(servers, startedAt);
+    const counts = emptyCounts();
+    const samples: Sample[] = [];
+    const stop = AbortSignal.timeout(seconds * 1000);
+    progress(`abuse for ${seconds} s`);
+    await Promise.all([runAbuse(servers, counts, stop), sampleUntil(servers, startedAt, 3_000, stop, samples)]);
+    progress(`abuse stopped: ${JSON.stringify(counts)}`);
+    const settleMs = (SOAK_LIMITS.notaryConnectTimeoutS + SOAK_BOUNDS.sessionsSettleSlackS) * 1000;
+    const sessionsAfterAbuse = await eventually(() => notarySessions(servers.notary.url), (n) => n === 0, settleMs);
+    // Closed sockets leave the servers' fd tables once the servers notice; wait for that state, then prove.
+    const fdsBack = (pid: number, base: number) => eventually(() => openFds(pid), (n) => n <= base + SOAK_BOUNDS.fdSlack, 30_000);
+    await Promise.all([fdsBack(servers.prover.process.pid, baseline.proverFds), fdsBack(servers.notary.process.pid, baseline.notaryFds)]);
+    progress("proving");
+    const proof = await proveOnce(servers);
+    const end = await takeSample(servers, startedAt);
+    const partial = { seconds, baseline, samples, end, counts, sessionsAfterAbuse, proof };
+    const bounds = boundsOf(partial);
+    return { ...partial, bounds, ok: bounds.every((b) => b.ok) };
+  } finally {
+    await servers.stop();
+  }
+}
+
+if (import.meta.main) {
+  const index = process.argv.indexOf("--seconds");
+  const seconds = index >= 0 ? Number(process.argv[index + 1]) : 180;
+  if (!Number.isInteger(seconds) || seconds < 10) {
+    console.error("--seconds must be a whole number of at least 10");
+    process.exit(2);
+  }
+  const report = await runSoak(seconds, (line) => console.error(line));
+  console.log(`soak: ${seconds} s of abuse, then one proof`);
+  console.log(formatBounds(report.bounds));
+  process.exit(report.ok ? 0 : 1);
+}

@@ -1,0 +1,54 @@
+/** What the soak measures: memory and open descriptors of both processes, the notary's sessions, over time. */
+import { readdirSync } from "node:fs";
+import { notarySessions, rssBytes } from "../../test/hardening/support.ts";
+import type { SoakServers } from "./servers.ts";
+
+export interface Sample {
+  atS: number;
+  proverRss: number;
+  proverFds: number;
+  notaryRss: number;
+  notaryFds: number;
+  notarySessions: number;
+}
+
+export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+export async function takeSample(servers: SoakServers, startedAt: number): Promise<Sample> {
+  return {
+    atS: Math.round((Date.now() - startedAt) / 1000),
+    proverRss: rssBytes(servers.prover.process.pid),
+    proverFds: openFds(servers.prover.process.pid),
+    notaryRss: rssBytes(servers.notary.process.pid),
+    notaryFds: openFds(servers.notary.process.pid),
+    notarySessions: await notarySessions(servers.notary.url),
+  };
+}
+
+/** Samples every `everyMs` until `stop` fires. */
+export async function sampleUntil(servers: SoakServers, startedAt: number, everyMs: number, stop: AbortSignal, into: Sample[]): Promise<void> {
+  while (!stop.aborted) {
+    into.push(await takeSample(servers, startedAt));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, everyMs);
+      stop.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
+}
+
+export interface Bound {
+  figure: string;
+  value: string;
+  bound: string;
+  ok: boolean;
+}
+
+export const MiB = 1024 * 1024;
+export const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
+
+/** Prints the bounds as a fixed-width table. */
+export function formatBounds(bounds: Bound[]): string {
+  const widths = [6, 34, 14, 22];
+  const row = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join(" ").trimEnd();
+  return [row(["result", "figure", "value", "bound"]), ...bounds.map((b) => row([b.ok ? "pass" : "FAIL", b.figure, b.value, b.bound]))].join("\n");
+}

@@ -1,0 +1,66 @@
+/** The soak's real processes: a `cli notary start` with auth on, a `cli prover start` using it, the local TLS target. */
+import { dirname, join } from "node:path";
+import type { Server } from "bun";
+import { TEST_SESSION, tlsFixture } from "../../test/support/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../test/support/prover.ts";
+import { startTarget } from "../../test/support/target.ts";
+import { type RunningNotary, notaryConfig, startNotary } from "../../test/hardening/support.ts";
+
+/** The limits the abuse runs into; small so that a short run reaches every one of them. */
+export const SOAK_LIMITS = {
+  notaryConcurrency: 8,
+  notaryConnectTimeoutS: 3,
+  sseTotal: 48,
+  ssePerRequest: 16,
+  storeStreams: 8,
+  idleTimeoutS: 5,
+  unknownRequestTimeoutS: 20,
+} as const;
+
+export interface SoakServers {
+  notary: RunningNotary;
+  notaryKey: string;
+  notaryPubPath: string;
+  prover: RunningProver;
+  target: Server<undefined>;
+  stop(): Promise<void>;
+}
+
+export async function startSoakServers(): Promise<SoakServers> {
+  const notaryKey = `soak-${crypto.randomUUID()}`;
+  const configPath = notaryConfig(
+    [
+      "host: 127.0.0.1", "port: 0", `concurrency: ${SOAK_LIMITS.notaryConcurrency}`,
+      "notarization:", `  max_sent_data: ${TEST_SESSION.maxSentData}`, `  max_recv_data: ${TEST_SESSION.maxRecvData}`,
+      `  connect_timeout: ${SOAK_LIMITS.notaryConnectTimeoutS}`, "  private_key_path: notary.key",
+      "auth:", "  enabled: true", "  whitelist: keys.csv", "",
+    ].join("\n"),
+    { "keys.csv": `"Name","ApiKey","CreatedAt"\n"soak","${notaryKey}","2026-01-01"\n` },
+  );
+  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath)]);
+  if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
+  const notary = await startNotary(configPath);
+  const target = startTarget(tlsFixture());
+  const prover = await startProver(SOURCE_CLI, target.port!, {
+    PROVER_NOTARY_URL: notary.url,
+    PROVER_NOTARY_API_KEY: notaryKey,
+    PROVER_SSE_TOTAL: String(SOAK_LIMITS.sseTotal),
+    PROVER_SSE_PER_REQUEST: String(SOAK_LIMITS.ssePerRequest),
+    PROVER_STORE_STREAMS: String(SOAK_LIMITS.storeStreams),
+    PROVER_IDLE_TIMEOUT_S: String(SOAK_LIMITS.idleTimeoutS),
+    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: String(SOAK_LIMITS.unknownRequestTimeoutS),
+  });
+  return {
+    notary,
+    notaryKey,
+    notaryPubPath: join(dirname(configPath), "notary.pub"),
+    prover,
+    target,
+    async stop() {
+      await prover.stop();
+      notary.process.kill("SIGTERM");
+      await notary.process.exited;
+      target.stop(true);
+    },
+  };
+}
