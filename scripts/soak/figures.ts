@@ -48,7 +48,7 @@ export const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
 
 /** Prints the bounds as a fixed-width table. */
 export function formatBounds(bounds: Bound[]): string {
-  const widths = [6, 34, 14, 22];
+  const widths = [6, 36, 16, 22];
   const row = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join(" ").trimEnd();
   return [row(["result", "figure", "value", "bound"]), ...bounds.map((b) => row([b.ok ? "pass" : "FAIL", b.figure, b.value, b.bound]))].join("\n");
 }
