@@ -65,6 +65,7 @@ function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
   const unauthenticated = counts.sessionsUnauthenticated401 + counts.sessionsUnauthenticatedOther;
   return [
     { figure: "subscribers beyond the cap: 503", value: `${counts.subscribersRefused503} (${counts.subscribersOpened} opened)`, bound: "> 0", ok: counts.subscribersRefused503 > 0 },
+    { figure: "subscribers held at once, peak", value: String(counts.subscribersHeldPeak), bound: `<= ${SOAK_LIMITS.sseTotal}`, ok: counts.subscribersHeldPeak <= SOAK_LIMITS.sseTotal },
     { figure: "slow /proxy bodies dropped", value: String(counts.slowBodiesClosedByServer), bound: `>= ${SLOW_BODY_CLIENTS}`, ok: counts.slowBodiesClosedByServer >= SLOW_BODY_CLIENTS },
     { figure: "POST /session without key: 401", value: `${counts.sessionsUnauthenticated401}/${unauthenticated}`, bound: "all", ok: unauthenticated > 0 && counts.sessionsUnauthenticatedOther === 0 },
     { figure: "POST /session with key: created/503", value: `${counts.sessionsCreated}/${counts.sessionsRefused503}`, bound: "both > 0", ok: counts.sessionsCreated > 0 && counts.sessionsRefused503 > 0 },

@@ -8,6 +8,8 @@ import { SOAK_LIMITS, type SoakServers } from "./servers.ts";
 export interface AbuseCounts {
   subscribersOpened: number;
   subscribersRefused503: number;
+  /** Most subscriptions held open at once (the prover answered 200 and had not ended them). */
+  subscribersHeldPeak: number;
   slowBodiesClosedByServer: number;
   sessionsUnauthenticated401: number;
   sessionsUnauthenticatedOther: number;
@@ -18,7 +20,7 @@ export interface AbuseCounts {
 }
 
 export const emptyCounts = (): AbuseCounts => ({
-  subscribersOpened: 0, subscribersRefused503: 0, slowBodiesClosedByServer: 0,
+  subscribersOpened: 0, subscribersRefused503: 0, subscribersHeldPeak: 0, slowBodiesClosedByServer: 0,
   sessionsUnauthenticated401: 0, sessionsUnauthenticatedOther: 0, sessionsCreated: 0, sessionsRefused503: 0,
   storeStreamsOpened: 0, storeStreamsRefused503: 0,
 });
@@ -64,6 +66,7 @@ async function idleSubscribers(servers: SoakServers, counts: AbuseCounts, stop: 
       if (response.status !== 200) throw new Error(`subscriber answered ${response.status}`);
       counts.subscribersOpened++;
       held.add(abort);
+      counts.subscribersHeldPeak = Math.max(counts.subscribersHeldPeak, held.size);
       // Never reads past what arrives: the stream ends by itself (unknown_request) or when the soak stops.
       await response.body?.pipeTo(new WritableStream()).catch(() => {});
     } catch (error) {

@@ -13,6 +13,7 @@ test("after bounded abuse the prover and notary are back to baseline and still p
   const { counts, baseline, end } = report;
   expect(counts.subscribersRefused503).toBeGreaterThan(0);
   expect(counts.subscribersOpened).toBeGreaterThanOrEqual(SOAK_LIMITS.sseTotal);
+  expect(counts.subscribersHeldPeak).toBe(SOAK_LIMITS.sseTotal);
   expect(counts.slowBodiesClosedByServer).toBeGreaterThanOrEqual(SLOW_BODY_CLIENTS);
   expect(counts.sessionsUnauthenticated401).toBeGreaterThan(0);
   expect(counts.sessionsUnauthenticatedOther).toBe(0);
