@@ -69,10 +69,13 @@ export const retryAfterOf = (code: ErrorCode): number | undefined => {
 };
 export const isErrorCode = (text: string): text is ErrorCode => Object.hasOwn(errorCodes, text);
 
+/** The message of any thrown value. */
+export const errorText = (error: unknown): string => String((error as Error)?.message ?? error);
+
 /** Any thrown value as an AppError; unknown failures become `internal` with a generic message. */
 export function toAppError(error: unknown, fallback: ErrorCode = "internal"): AppError {
   if (error instanceof AppError) return error;
-  return new AppError(fallback, fallback === "internal" ? "internal error" : String((error as Error)?.message ?? error));
+  return new AppError(fallback, fallback === "internal" ? "internal error" : errorText(error));
 }
 
 /** The JSON body of an HTTP error: `{"error": {"code", "message"}}`. */

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type * as v from "valibot";
-import { AppError, type ErrorCode, errorBody, httpStatusOf, retryAfterOf } from "./errors.ts";
+import { AppError, type ErrorCode, errorBody, errorText, httpStatusOf, retryAfterOf } from "./errors.ts";
 import { parseOrThrow } from "./schema.ts";
 import type { Logger } from "./log.ts";
 
@@ -43,7 +43,7 @@ export function errorHandling(log: Logger) {
     if (error instanceof AppError) return errorResponse(error, { pathname });
     const known = frameworkError(code);
     if (known) return errorResponse(known, { pathname });
-    log.error("unhandled error", { path: pathname, error: String((error as Error)?.message ?? error) });
+    log.error("unhandled error", { path: pathname, error: errorText(error) });
     return errorResponse(new AppError("internal", "internal error"), { pathname });
   });
 }

@@ -2,7 +2,7 @@ import type { ServerWebSocket } from "bun";
 import { Verifier, type VerifierOutput } from "tlsn-wasm";
 import type { SessionLimits } from "../config/notary.ts";
 import type { LoopbackBridge, PeerHandle } from "../engine/bridge.ts";
-import { AppError } from "../errors.ts";
+import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { mpcBudgetBytes } from "./limits.ts";
@@ -56,6 +56,9 @@ export interface SessionRegistry {
   closeAll(reason: string): void;
 }
 
+/** How long the Verifier may still read what a prover sent before closing its socket. */
+const PEER_CLOSE_GRACE_MS = 5_000;
+
 /**
  * Notary sessions: at most `concurrency` at once, each single use and bounded by `timeoutMs` from
  * creation; one whose prover does not connect within `connectTimeoutMs` ends then. When a prover vanishes,
@@ -108,7 +111,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
           log.info("session verified", { sessionId: session.id });
         },
         (error: unknown) => {
-          log.warn("session failed", { sessionId: session.id, reason: String((error as Error)?.message ?? error) });
+          log.warn("session failed", { sessionId: session.id, reason: errorText(error) });
           dispose(session, "the MPC session failed or the prover went away");
         },
       )
@@ -160,7 +163,9 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
       const session = sessions.get(socket.data.sessionId);
       if (session && session.socket === socket && session.state === "running") {
         log.info("MPC socket closed while the session ran", { sessionId: session.id, code });
-        session.peer?.close();
+        // A prover may close as soon as it has sent its last message: the Verifier still has it to read.
+        // It ends on its own then, or finds the stream ended once the bytes are delivered.
+        setTimeout(() => session.peer?.close(), PEER_CLOSE_GRACE_MS);
       }
     },
     async takeVerified(id) {

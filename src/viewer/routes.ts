@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Logger } from "../log.ts";
+import { errorText } from "../errors.ts";
 
 // The compiled binary carries the page, built by scripts/build.ts; from source it is built at first use.
 declare const TLSPROOF_VIEWER_HTML: string | undefined;
@@ -16,7 +17,7 @@ function viewerHtml(): Promise<string> {
 export function viewerRoutes(log: Logger) {
   // Built while the server starts, so the first visitor does not wait for it; a failed build is logged now
   // and answered as an internal error on every visit.
-  viewerHtml().catch((error: unknown) => log.error("the viewer page cannot be built", { error: String((error as Error)?.message ?? error) }));
+  viewerHtml().catch((error: unknown) => log.error("the viewer page cannot be built", { error: errorText(error) }));
   return new Elysia({ name: "viewer" }).get(
     "/viewer",
     async () => new Response(await viewerHtml(), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
