@@ -14,5 +14,11 @@ const main = defineCommand({
   },
 });
 
-await addCompletion(main, process.argv.slice(2));
-await runCli(main, process.argv.slice(2));
+const args = process.argv.slice(2);
+// The prover starts its engine hosts as `cli engine-host`: not a user command, so not in help or completion.
+if (args[0] === "engine-host") {
+  await runCli((await import("./src/cli/engine-host.ts")).default, args.slice(1));
+} else {
+  await addCompletion(main, args);
+  await runCli(main, args);
+}

@@ -14,13 +14,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { Prover, Verifier } from "tlsn-wasm";
+import { Verifier } from "tlsn-wasm";
+import { LocalProver } from "../src/engine/prover.ts";
 import { startLoopbackBridge } from "../src/engine/bridge.ts";
-import { revealTranscript, sendRequest } from "../src/engine/session.ts";
+import { type ProverSession, closeProverSession } from "../src/engine/session.ts";
 import { startEngine } from "../src/engine/wasm.ts";
 import { scratchDir, tlsFixture } from "../test/support/env.ts";
 import { BINARY_CLI, type CliCommand, SOURCE_CLI, runCli, startProver } from "../test/support/prover.ts";
 import { firstEvent, proofData } from "../test/support/sse.ts";
+import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
 import { benchSized } from "./bench-sized.ts";
@@ -88,32 +90,18 @@ async function bareVerifier(sizes: typeof SIZES) {
 async function bareProver(verifierUrl: string, targetPort: number, sizes: typeof SIZES) {
   await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
   const bridge = startLoopbackBridge();
+  let previous: ProverSession | undefined;
   for await (const _ of console) {
+    // The next line comes once the verifier has finished the previous session: its prover may go now.
+    if (previous) closeProverSession(previous);
     const startedAt = Date.now();
-    const prover = new Prover({
-      server_name: TARGET_HOST,
-      max_sent_data: sizes.maxSentData,
-      max_recv_data: sizes.maxRecvData,
-      max_sent_records: undefined,
-      max_recv_data_online: undefined,
-      max_recv_records_online: undefined,
-      defer_decryption_from_start: undefined,
-      network: "Latency",
-      client_auth: undefined,
-    });
-    await prover.setup(verifierUrl);
+    const engine = new LocalProver(TARGET_HOST, sizes);
+    await engine.setup(verifierUrl);
     const setupMs = Date.now() - startedAt;
-    const session = { notarySessionId: "bare", serverName: TARGET_HOST, sizes, prover, closed: false };
-    const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: targetPort, connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
-    const exchange = await sendRequest(session, tcp, {
-      method: "GET",
-      pathAndQuery: "/data",
-      headers: [["host", `${TARGET_HOST}:${targetPort}`], ["accept-encoding", "identity"], ["connection", "close"]],
-      body: undefined,
-    });
+    const session: ProverSession = (previous = { notarySessionId: "bare", serverName: TARGET_HOST, sizes, engine, closed: false });
+    const exchange = await getFromTarget(session, bridge, targetPort);
     const requestMs = Date.now() - startedAt - setupMs;
-    // Reveals everything and frees the prover.
-    await revealTranscript(session, { sent: [{ start: 0, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+    await revealAll(session, exchange);
     emit({ startedAt, setupMs, requestMs, revealedAt: Date.now() });
   }
 }

@@ -7,12 +7,14 @@
  */
 import type { ServerWebSocket } from "bun";
 import { startLoopbackBridge } from "../src/engine/bridge.ts";
-import { revealTranscript, sendRequest, setupProverSession } from "../src/engine/session.ts";
+import { localProvers } from "../src/engine/prover.ts";
+import { setupProverSession } from "../src/engine/session.ts";
 import { startEngine } from "../src/engine/wasm.ts";
 import { createLogger } from "../src/log.ts";
 import { startNotaryServer } from "../src/notary/server.ts";
 import { generateKey } from "../src/proof/keys.ts";
 import { createNotaryClient } from "../src/prover/notary-client.ts";
+import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { tlsFixture } from "../test/support/env.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
@@ -96,18 +98,12 @@ const client = createNotaryClient(notary.url);
 const started = performance.now();
 const session = await setupProverSession(
   { createSession: (s) => client.createSession(s), notarizeUrl: (id) => `ws://127.0.0.1:${relay.port}/notarize?sessionId=${id}` },
+  localProvers,
   TARGET_HOST,
   sizes,
 );
 const setup = { seconds: (performance.now() - started) / 1000, toNotary: { ...toNotary }, toProver: { ...toProver } };
 const bridge = startLoopbackBridge();
-const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: target.port!, connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
-const exchange = await sendRequest(session, tcp, {
-  method: "GET",
-  pathAndQuery: "/data",
-  headers: [["host", TARGET_HOST], ["accept-encoding", "identity"], ["connection", "close"]],
-  body: undefined,
-});
-await revealTranscript(session, { sent: [{ start: 0, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+await revealAll(session, await getFromTarget(session, bridge, target.port!));
 console.log(JSON.stringify({ sizes, setup, total: { seconds: (performance.now() - started) / 1000, toNotary, toProver } }, null, 2));
 process.exit(0);

@@ -4,6 +4,7 @@
  *   bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>
  * The numbers feed sessionEngineBytes in src/prover/pool-policy.ts (see BENCHMARKS.md).
  */
+import { localProvers } from "../src/engine/prover.ts";
 import { type ProverSession, setupProverSession } from "../src/engine/session.ts";
 import { engineMemoryBytes, startEngine } from "../src/engine/wasm.ts";
 import { createLogger } from "../src/log.ts";
@@ -32,7 +33,7 @@ const MiB = (bytes: number) => Math.round(bytes / 2 ** 20);
 const held: ProverSession[] = [];
 for (let k = 0; k <= count; k++) {
   const started = performance.now();
-  if (k > 0) held.push(await setupProverSession(notary, TARGET_HOST, sizes));
+  if (k > 0) held.push(await setupProverSession(notary, localProvers, TARGET_HOST, sizes));
   Bun.gc(true);
   const setupS = k > 0 ? Number(((performance.now() - started) / 1000).toFixed(1)) : 0;
   console.log(JSON.stringify({ ...sizes, sessions: k, setupS, rssMiB: MiB(process.memoryUsage.rss()), engineMiB: MiB(engineMemoryBytes()) }));

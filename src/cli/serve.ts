@@ -1,4 +1,4 @@
-import { AppError } from "../errors.ts";
+import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 /** Starting a server: a port in use or a bad address is a configuration error, not a crash. */
@@ -7,7 +7,7 @@ export async function listening<T>(what: string, start: () => Promise<T> | T): P
     return await start();
   } catch (error) {
     if (error instanceof AppError) throw error;
-    const text = String((error as Error)?.message ?? error);
+    const text = errorText(error);
     if (/EADDRINUSE|in use/i.test(text)) throw new AppError("config_invalid", `${what}: the port is already in use`);
     if (/EADDRNOTAVAIL|EACCES/i.test(text)) throw new AppError("config_invalid", `${what}: cannot listen on that address (${text})`);
     throw error;

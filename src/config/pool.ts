@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { flag, parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import { type Engines, enginesText } from "../engine/host/placement.ts";
 import { defaultPoolSize, maxPoolSize } from "../prover/pool-policy.ts";
 import { classesWithin } from "../prover/size-classes.ts";
 
@@ -65,7 +66,11 @@ const PoolEnv = v.object({
  * limits: it serves unseen endpoints whose answer cannot be repeated, and hosts not served yet. The pool size
  * defaults to what memory and cores allow.
  */
-export function loadPoolConfig(env: Record<string, string | undefined>, limits: SessionSizes, engineThreads = cpus().length): PoolConfig {
+export function loadPoolConfig(
+  env: Record<string, string | undefined>,
+  limits: SessionSizes,
+  engine: { threads: number } & Engines,
+): PoolConfig {
   const e = parseEnv(PoolEnv, env);
   const sizes = {
     maxSentData: e.PROVER_POOL_MAX_SENT_DATA ?? limits.maxSentData,
@@ -74,12 +79,12 @@ export function loadPoolConfig(env: Record<string, string | undefined>, limits: 
   if (sizes.maxSentData > limits.maxSentData || sizes.maxRecvData > limits.maxRecvData) {
     throw new AppError("config_invalid", "PROVER_POOL_MAX_*_DATA must not exceed PROVER_MAX_SENT_DATA / PROVER_MAX_RECV_DATA");
   }
-  const ceiling = maxPoolSize(sizes);
+  const ceiling = maxPoolSize(sizes, engine);
   if (e.PROVER_POOL_SIZE !== undefined && e.PROVER_POOL_SIZE > ceiling) {
-    throw new AppError("config_invalid", `PROVER_POOL_SIZE must be at most ${ceiling} for these session sizes (one engine's memory cannot pass 4 GiB)`);
+    throw new AppError("config_invalid", `PROVER_POOL_SIZE must be at most ${ceiling} for these session sizes (${enginesText(engine)})`);
   }
   return {
-    size: e.PROVER_POOL_SIZE ?? defaultPoolSize({ cores: cpus().length, totalMemoryBytes: totalmem() }, sizes),
+    size: e.PROVER_POOL_SIZE ?? defaultPoolSize({ cores: cpus().length, totalMemoryBytes: totalmem() }, sizes, engine),
     sizes,
     hosts: [...new Set(e.PROVER_POOL_HOSTS)],
     learnHosts: e.PROVER_POOL_LEARN_HOSTS,
@@ -87,9 +92,9 @@ export function loadPoolConfig(env: Record<string, string | undefined>, limits: 
     classes: classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]),
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
-    // Sessions of one engine share its threads: a refill beside a live session only runs when each gets
-    // threads' worth of cores of its own (2 cores, 2 threads: only an idle prover refills). Measured: a refill
-    // beside a live exchange on 2 cores slowed its TLS handshake past the target's idle limit.
-    cpuSlots: Math.max(1, Math.floor(cpus().length / Math.max(1, engineThreads))),
+    // A refill runs beside live sessions only when each gets threads' worth of cores of its own: sharing cores slows
+    // the live exchange, in one engine (a TLS handshake slowed past the target's idle limit) and across engine hosts
+    // alike (pool-policy.ts, mayRefill): an engine host of its own is not enough.
+    cpuSlots: Math.max(1, Math.floor(cpus().length / engine.threads)),
   };
 }

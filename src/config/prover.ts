@@ -3,12 +3,13 @@
  * and handed out grouped by the part of the prover that uses them. A bad value is one config_invalid line
  * naming the variable (exit 2). README.md, "Prover configuration", documents each one.
  */
-import { cpus, homedir } from "node:os";
+import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import type { LogFormat } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
@@ -31,6 +32,8 @@ const ProverEnv = v.object({
   PROVER_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768), "4096"),
   PROVER_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536), "16384"),
   PROVER_THREADS: v.optional(wholeNumber(1, 64)),
+  PROVER_ENGINE_HOSTS: v.optional(wholeNumber(1, 64)),
+  PROVER_ENGINE_HANG_S: v.optional(wholeNumber(1, 3600), "15"),
   PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
   PROVER_ALLOWED_HOSTS: v.optional(list, ""),
   PROVER_ALLOWED_PORTS: v.optional(
@@ -90,7 +93,14 @@ const EMBEDDED_NOTARY_CONCURRENCY = 64;
 
 export interface ProverConfig {
   listen: { host: string; port: number; idleTimeoutS: number; maxRequestBodyBytes: number; shutdownGraceMs: number };
-  engine: { threads: number; testTrustAnchorPath?: string };
+  engine: {
+    threads: number;
+    /** Engine host processes: each its own wasm instance. */
+    hosts: number;
+    /** How long an abandoned engine call may take to end before its host is replaced. */
+    hangMs: number;
+    testTrustAnchorPath?: string;
+  };
   /** Keys, the SQLite store and the embedded notary's key live here. */
   dataDir: string;
   /** The largest session any request may use; the embedded notary's limits too. */
@@ -133,12 +143,15 @@ export interface ProverConfig {
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   const e = parseEnv(ProverEnv, env);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
-  const pool = loadPoolConfig(env, sessionLimits, e.PROVER_THREADS ?? Math.max(1, cpus().length));
-  const liveCeiling = maxLiveSessions(pool, sessionLimits);
+  const threads = e.PROVER_THREADS ?? Math.max(1, cpus().length);
+  const hosts = e.PROVER_ENGINE_HOSTS ?? defaultHostCount({ cores: cpus().length, totalMemoryBytes: totalmem() });
+  const engines = { hosts, embeddedNotary: e.PROVER_NOTARY_URL === undefined };
+  const pool = loadPoolConfig(env, sessionLimits, { threads, ...engines });
+  const liveCeiling = maxLiveSessions(sessionLimits, engines);
   if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {
     throw new AppError(
       "config_invalid",
-      `PROVER_MAX_SESSIONS must be at most ${liveCeiling} with these session sizes and a warm pool of ${pool.size} (one engine's memory cannot pass 4 GiB)`,
+      `PROVER_MAX_SESSIONS must be at most ${liveCeiling} with these session sizes (${enginesText(engines)})`,
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
@@ -150,7 +163,12 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       maxRequestBodyBytes: e.PROVER_MAX_BODY_BYTES + BODY_LIMIT_SLACK_BYTES,
       shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
     },
-    engine: { threads: e.PROVER_THREADS ?? Math.max(1, cpus().length), testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR },
+    engine: {
+      threads,
+      hosts,
+      hangMs: e.PROVER_ENGINE_HANG_S * 1000,
+      testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    },
     dataDir: e.PROVER_DATA_DIR ?? join(e.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof"),
     sessionLimits,
     notary: {

@@ -1,8 +1,9 @@
-import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
-import { AppError } from "../errors.ts";
-import type { ByteRange } from "../proof/format.ts";
+import { AppError, errorText } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import type { TcpHandle } from "./bridge.ts";
+import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";
+
+export type { EngineExchange, EngineRequest } from "./prover.ts";
 
 /** What the engine needs from a notary: a session, and the WebSocket its prover dials for MPC. */
 export interface NotarySessions {
@@ -22,55 +23,37 @@ export interface ProverSession {
   notarySessionId: string;
   serverName: string;
   sizes: SessionSizes;
-  prover: Prover;
+  engine: EngineProver;
   /** True once the session may no longer be used (used, failed or closed). */
   closed: boolean;
   /** Called once when the session closes (the warm pool counts sessions in use with it). */
   onClose?: () => void;
 }
 
-export interface EngineRequest {
-  method: Method;
-  pathAndQuery: string;
-  headers: [string, string][];
-  /** Parsed JSON body; the engine serialises it. */
-  body: unknown;
-}
-
-export interface EngineExchange {
-  response: HttpResponse;
-  sent: Uint8Array;
-  recv: Uint8Array;
-}
-
-const errorText = (error: unknown) => String((error as Error)?.message ?? error);
-
 /** Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. */
-export async function setupProverSession(notary: NotarySessions, serverName: string, sizes: SessionSizes): Promise<ProverSession> {
-  const notarySessionId = await notary.createSession(sizes);
-  const prover = new Prover({
-    server_name: serverName,
-    max_sent_data: sizes.maxSentData,
-    max_sent_records: undefined,
-    max_recv_data_online: undefined,
-    max_recv_data: sizes.maxRecvData,
-    max_recv_records_online: undefined,
-    defer_decryption_from_start: undefined,
-    network: "Latency",
-    client_auth: undefined,
-  });
-  const setup = prover.setup(notary.notarizeUrl(notarySessionId));
+export async function setupProverSession(
+  notary: NotarySessions,
+  provers: EngineProvers,
+  serverName: string,
+  sizes: SessionSizes,
+): Promise<ProverSession> {
+  const engine = provers.create(serverName, sizes);
+  let notarySessionId: string;
+  try {
+    notarySessionId = await notary.createSession(sizes);
+  } catch (error) {
+    engine.free();
+    throw error;
+  }
+  const setup = engine.setup(notary.notarizeUrl(notarySessionId));
   try {
     await (notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup);
   } catch (error) {
-    // Freed once the engine lets go: a setup given up because its notary is gone may still be running.
-    setup.then(
-      () => prover.free(),
-      () => prover.free(),
-    );
+    // A setup given up because its notary is gone may never end inside the engine.
+    engine.abandon();
     throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${errorText(error)}`);
   }
-  return { notarySessionId, serverName, sizes, prover, closed: false };
+  return { notarySessionId, serverName, sizes, engine, closed: false };
 }
 
 /**
@@ -135,31 +118,26 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
 
 /** MPC-TLS handshake and one HTTP/1.1 exchange. The session is used up afterwards. */
 export async function sendRequest(session: ProverSession, tcp: TcpHandle, request: EngineRequest): Promise<EngineExchange> {
-  const headers = new Map<string, number[]>();
-  for (const [name, value] of request.headers) headers.set(name, [...new TextEncoder().encode(value)]);
   try {
-    const response = await session.prover.send_request(tcp.url, {
-      uri: request.pathAndQuery,
-      method: request.method,
-      headers,
-      body: request.body === undefined ? undefined : (request.body as never),
-    });
-    const transcript = session.prover.transcript();
-    return { response, sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
+    return await session.engine.sendRequest(tcp.url, request);
   } catch (error) {
     closeProverSession(session);
     throw requestFailure(error, tcp, session);
   }
 }
 
-/** Reveals everything but the hidden ranges, with the server identity, and ends the MPC session. */
-export async function revealTranscript(session: ProverSession, revealed: { sent: ByteRange[]; recv: ByteRange[] }): Promise<void> {
+/**
+ * Reveals everything but the hidden ranges, with the server identity. The engine's reveal resolves once the
+ * prover has handed its last messages over, not once the notary has read them: closing the session at once
+ * can cut the socket under the notary's verification (`unexpected end of file`). So the session stays open
+ * (closed here only on failure); its owner closes it once the notary has verified.
+ */
+export async function revealTranscript(session: ProverSession, revealed: RevealedRanges): Promise<void> {
   try {
-    await session.prover.reveal({ sent: revealed.sent, recv: revealed.recv, server_identity: true });
+    await session.engine.reveal(revealed);
   } catch (error) {
-    throw new AppError("session_failed", `revealing the transcript to the notary failed: ${errorText(error)}`);
-  } finally {
     closeProverSession(session);
+    throw new AppError("session_failed", `revealing the transcript to the notary failed: ${errorText(error)}`);
   }
 }
 
@@ -167,9 +145,13 @@ export function closeProverSession(session: ProverSession): void {
   if (session.closed) return;
   session.closed = true;
   session.onClose?.();
-  try {
-    session.prover.free();
-  } catch {
-    // Already released by the engine after a failure.
-  }
+  session.engine.free();
+}
+
+/** Closes a session whose engine call may still be running and may never end (its run was abandoned). */
+export function abandonProverSession(session: ProverSession): void {
+  if (session.closed) return;
+  session.closed = true;
+  session.onClose?.();
+  session.engine.abandon();
 }

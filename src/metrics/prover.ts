@@ -9,6 +9,8 @@ export interface ProverSources {
   liveSessions(): number;
   engineBytes(): number;
   rssBytes(): number;
+  /** Engine hosts running, their resident memory, and how many were ended or replaced since start. */
+  engineHosts(): { running: number; rssBytes: number; replaced: { hung: number; died: number } };
   sseSubscribers(): number;
   /** The embedded notary's open sessions; null with a remote notary. */
   notarySessions(): number | null;
@@ -52,8 +54,13 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
     readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
     readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);
-    readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engine's wasm memory", sources.engineBytes);
+    readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engines' wasm memory: this process and its engine hosts", sources.engineBytes);
     readGauge(registry, "tlsproof_process_resident_memory_bytes", "Resident memory of the prover process", sources.rssBytes);
+    readGauge(registry, "tlsproof_engine_hosts", "Engine host processes running (retiring ones included)", () => sources.engineHosts().running);
+    readGauge(registry, "tlsproof_engine_hosts_resident_memory_bytes", "Resident memory of the engine host processes together", () => sources.engineHosts().rssBytes);
+    readCounter(registry, "tlsproof_engine_hosts_replaced_total", "Engine hosts replaced, by reason: a call on them hung, or they died", "reason", () => ({
+      ...sources.engineHosts().replaced,
+    }));
     readGauge(registry, "tlsproof_sse_subscribers", "Open proof streams (/proof subscribers)", sources.sseSubscribers);
     readGauge(registry, "tlsproof_embedded_notary_sessions", "The embedded notary's open sessions (-1 with a remote notary)", () => sources.notarySessions() ?? -1);
   }

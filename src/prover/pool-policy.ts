@@ -1,3 +1,5 @@
+import { type Engines, hostedSessions } from "../engine/host/placement.ts";
+import { sessionResidentBytes } from "../engine/memory.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 
 /**
@@ -5,58 +7,37 @@ import type { SessionSizes } from "../protocol/notary.ts";
  * long to wait after a failure. No timers or engine here, so they are tested without MPC.
  */
 
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const GiB = 1024 * MiB;
-
-/**
- * Engine (wasm) memory one set-up session holds, prover and embedded notary side together (one instance),
- * as measured with tlsn-wasm alpha.12 (BENCHMARKS.md, "Proof pipeline"): 574 MiB more per session at
- * 1024/4096 bytes, 1281 MiB at 4096/16384. Freed sessions' memory is reused, but the instance never shrinks.
- */
-export function sessionEngineBytes(sizes: SessionSizes): number {
-  return 345 * MiB + (sizes.maxSentData + sizes.maxRecvData) * 47 * KiB;
-}
-
-/** Resident memory grows faster than the engine's (1.4 GiB per 1024/4096 session, 1.9 GiB per 4096/16384). */
-export const sessionResidentBytes = (sizes: SessionSizes): number => 2.5 * sessionEngineBytes(sizes);
-
-/** The engine's memory that stays after the first session: code, thread stacks, buffers. */
-export const ENGINE_BASE_BYTES = 320 * MiB;
-/** A wasm32 instance cannot pass 4 GiB. */
-export const WASM_LIMIT_BYTES = 4 * GiB;
-
 export interface Machine {
   cores: number;
   totalMemoryBytes: number;
 }
 
 /**
- * Default pool size: warm sessions plus one live on-demand session must fit in three quarters of the wasm
- * limit and in half the machine's memory; at most one per core, because sessions in use are CPU-bound
- * and more ready sessions than cores cannot be used at full speed anyway. At least 1.
+ * Default pool size: warm sessions plus one live on-demand session must fit in the engine hosts and in half
+ * the machine's memory; at most one per core, because sessions in use are CPU-bound and more ready sessions
+ * than cores cannot be used at full speed anyway. At least 1.
  */
-export function defaultPoolSize(machine: Machine, sizes: SessionSizes): number {
-  const byWasm = Math.floor((WASM_LIMIT_BYTES * 0.75 - ENGINE_BASE_BYTES) / sessionEngineBytes(sizes)) - 1;
+export function defaultPoolSize(machine: Machine, sizes: SessionSizes, engines: Engines): number {
+  const byEngines = hostedSessions(engines, sizes) - 1;
   const byMachine = Math.floor((machine.totalMemoryBytes * 0.5) / sessionResidentBytes(sizes)) - 1;
-  return Math.max(1, Math.min(machine.cores, byWasm, byMachine));
+  return Math.max(1, Math.min(machine.cores, byEngines, byMachine));
 }
 
-/** The largest pool size accepted from the environment for these sizes: the wasm limit, hard. */
-export function maxPoolSize(sizes: SessionSizes): number {
-  return Math.max(1, Math.floor((WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES) / sessionEngineBytes(sizes)) - 1);
+/** The largest pool size accepted for these sizes, leaving room for one live session in the engine hosts. */
+export function maxPoolSize(sizes: SessionSizes, engines: Engines): number {
+  return Math.max(1, hostedSessions(engines, sizes) - 1);
 }
 
 /** Sessions in use are CPU-bound: beyond this many at once none gets faster, all get slower. */
 const LIVE_SESSIONS_CAP = 4;
 
 /**
- * The most live sessions (at the prover's full sizes) that fit in one engine beside a full warm pool,
- * within 90% of the wasm limit: the default and the ceiling of PROVER_MAX_SESSIONS. At least 1.
+ * The most live sessions: as many full-size sessions as the engines hold, at most LIVE_SESSIONS_CAP. The
+ * default and the ceiling of PROVER_MAX_SESSIONS. Memory itself is guarded where sessions are placed
+ * (engine-hosts.ts): a session that finds no room, warm sessions holding it, is refused with over_capacity.
  */
-export function maxLiveSessions(pool: { size: number; sizes: SessionSizes }, limits: SessionSizes): number {
-  const free = WASM_LIMIT_BYTES * 0.9 - ENGINE_BASE_BYTES - pool.size * sessionEngineBytes(pool.sizes);
-  return Math.max(1, Math.min(LIVE_SESSIONS_CAP, Math.floor(free / sessionEngineBytes(limits))));
+export function maxLiveSessions(limits: SessionSizes, engines: Engines): number {
+  return Math.max(1, Math.min(LIVE_SESSIONS_CAP, hostedSessions(engines, limits)));
 }
 
 /**
@@ -112,8 +93,11 @@ export function warmTargets(
 }
 
 export interface RefillLoad {
-  /** On-demand setups under way (requests that found no warm session). */
-  setups: number;
+  /**
+   * Sessions set up on demand (requests that found no warm session), from their setup to their end: a request
+   * already paying for a setup must not be slowed further.
+   */
+  onDemand: number;
   /** Sessions handed to requests and past their setup (exchange, reveal). */
   inUse: number;
   /** Refills under way. */
@@ -124,10 +108,11 @@ export interface RefillLoad {
 
 /**
  * Whether a refill may start now. Waiting for a fully idle prover lets the pool drain under steady load,
- * so a refill also runs beside sessions past their setup while each still has cores of its own. Never
- * beside an on-demand setup, and never beside a live session on cores it would share: that would make the
- * request slower than a setup alone (1 thread instead of 2: 33 s instead of 25 s at 1024/4096), and a slowed
- * MPC-TLS handshake can outlast the target's patience. One refill at a time.
+ * so a refill also runs beside warm sessions in use while each still has cores of its own. Never beside a
+ * session set up on demand (its request would get slower than on-demand setup alone), and never beside a live
+ * session on cores it would share, even in another engine host: measured on 2 cores, a warm 12 KB proof took 18 s
+ * (the bare exchange takes about 3) and a cold small GET 17 s instead of 11, and a slowed MPC-TLS handshake can outlast the
+ * target's patience. One refill at a time.
  */
 export const mayRefill = (load: RefillLoad): boolean =>
-  load.warming === 0 && load.setups === 0 && load.inUse < Math.max(1, load.cpuSlots);
+  load.warming === 0 && load.onDemand === 0 && load.inUse < Math.max(1, load.cpuSlots);

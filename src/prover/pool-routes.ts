@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
 import * as v from "valibot";
+import type { EngineHosts } from "../engine/host/engine-hosts.ts";
+import { enginesText } from "../engine/host/placement.ts";
 import { engineMemoryBytes } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
@@ -12,6 +14,7 @@ import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
 
 export interface PoolRouteDeps {
   pool: WarmPool;
+  hosts: Pick<EngineHosts, "status" | "replaced" | "engines">;
   endpointSizes: EndpointSizes;
   policy: TargetPolicy;
   /** The embedded notary's open sessions; null with a remote notary. */
@@ -27,7 +30,7 @@ export const HostParam = v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.
 
 /**
  * The warm pool at run time. `GET /pool` (and `GET /pools`, its entries only): what is kept warm per
- * (host, class), with the embedded notary's sessions and this process's memory. `GET /prepare` (Verity's
+ * (host, class), with the embedded notary's sessions, this process's memory and each engine host's. `GET /prepare` (Verity's
  * shape): keep `T-PREPARE: N` sessions warm for the host of `T-PROXY-URL`, in the class `T-SESSION-CLASS`
  * names, else the one `T-MAX-*-DATA` or the endpoint's learned answer size needs, else the default class.
  * `DELETE /pool/{host}`: stop keeping sessions for a host and close its ready ones.
@@ -46,9 +49,9 @@ export function poolRoutes(deps: PoolRouteDeps) {
     // The same host policy as /proxy: no sessions are set up for a target /proxy would refuse.
     await resolveTarget(target, deps.policy);
     const sizes = asked["t-session-class"] ? namedClass(asked["t-session-class"]) : classFor(headers, target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`, target.pathAndQuery);
-    const ceiling = maxPoolSize(sizes);
+    const ceiling = maxPoolSize(sizes, deps.hosts.engines);
     if (asked["t-prepare"] > ceiling) {
-      throw new AppError("invalid_header", `T-PREPARE must be at most ${ceiling} for class ${className(sizes)} (one engine's memory cannot pass 4 GiB)`);
+      throw new AppError("invalid_header", `T-PREPARE must be at most ${ceiling} for class ${className(sizes)} (${enginesText(deps.hosts.engines)})`);
     }
     pool.prepare(target.serverName, sizes, asked["t-prepare"]);
     return { host: target.serverName, class: className(sizes), count: asked["t-prepare"] };
@@ -75,7 +78,9 @@ export function poolRoutes(deps: PoolRouteDeps) {
     .get("/pool", () => ({
       ...pool.status(),
       notarySessions: deps.notarySessions(),
+      // This process's engine holds the embedded notary's verifiers; provers live in the engine hosts.
       memory: { rssBytes: process.memoryUsage.rss(), engineBytes: engineMemoryBytes() },
+      engineHosts: { replaced: { ...deps.hosts.replaced }, hosts: deps.hosts.status() },
     }))
     .get("/pools", () => ({ pools: pool.status().hosts }))
     .get("/prepare", ({ request }) => prepare(request.headers))

@@ -1,5 +1,5 @@
 import type { ProverSession } from "../engine/session.ts";
-import { AppError } from "../errors.ts";
+import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { type WarmTarget, backoffMs, fitsIn, mayRefill, rememberHost, warmTargets } from "./pool-policy.ts";
@@ -102,7 +102,7 @@ class SessionPool implements WarmPool {
   private readonly ready: ReadySessions;
   private warming: WarmingJob | undefined;
   private readonly inUse = new Set<ProverSession>();
-  private onDemandSetups = 0;
+  private onDemandSessions = 0;
   private readonly served = { ready: 0, warming: 0, onDemand: 0 };
   private expired = 0;
   private failures = 0;
@@ -227,34 +227,38 @@ class SessionPool implements WarmPool {
     for (const host of this.hostClass.keys()) if (!kept.has(host)) this.hostClass.delete(host);
   }
 
-  private track(session: ProverSession): ProverSession {
+  private track(session: ProverSession, onEnd = () => {}): ProverSession {
     this.inUse.add(session);
     // The pool just got shorter; a refill may run beside this session (mayRefill decides).
     queueMicrotask(this.pump);
     session.onClose = () => {
       this.inUse.delete(session);
+      onEnd();
       // Close handlers run inside the request's code path; refill after it has moved on.
       queueMicrotask(this.pump);
     };
     return session;
   }
 
+  /** A session set up for this request; it counts as on demand until it closes (no refill runs beside it). */
   private async onDemand(serverName: string, sizes: SessionSizes): Promise<ProverSession> {
-    this.onDemandSetups++;
+    this.onDemandSessions++;
+    let session: ProverSession;
     try {
-      const session = this.track(await this.options.setup(serverName, sizes));
-      this.served.onDemand++;
-      return session;
-    } finally {
-      this.onDemandSetups--;
+      session = await this.options.setup(serverName, sizes);
+    } catch (error) {
+      this.onDemandSessions--;
       queueMicrotask(this.pump);
+      throw error;
     }
+    this.served.onDemand++;
+    return this.track(session, () => this.onDemandSessions--);
   }
 
   /** Starts the next refill when the pool is short and the CPU has room for it. */
   private refill() {
     if (this.stopped || this.retryTimer) return;
-    const load = { setups: this.onDemandSetups, inUse: this.inUse.size, warming: this.warming ? 1 : 0, cpuSlots: this.options.cpuSlots };
+    const load = { onDemand: this.onDemandSessions, inUse: this.inUse.size, warming: this.warming ? 1 : 0, cpuSlots: this.options.cpuSlots };
     if (!mayRefill(load)) return;
     const want = this.wanted();
     // Sessions no target wants any more (a newer host took the slot, a host's class changed) are closed.
@@ -282,8 +286,10 @@ class SessionPool implements WarmPool {
       },
       (error: unknown) => {
         this.warming = undefined;
+        // Shutting down ends the engine hosts under a running setup: not a failure to retry.
+        if (this.stopped) return;
         this.failures++;
-        this.lastError = String((error as Error)?.message ?? error);
+        this.lastError = errorText(error);
         const wait = backoffMs(this.failures);
         this.retryAt = Date.now() + wait;
         this.log.warn("warming a session failed; retrying later", { host, failures: this.failures, retryInMs: wait, error: this.lastError });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import { setupProverSession } from "../engine/session.ts";
+import { EngineHosts } from "../engine/host/engine-hosts.ts";
 import { engineMemoryBytes, startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
@@ -63,18 +64,28 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       path: config.engine.testTrustAnchorPath,
     });
   }
-  const engine = await startEngine({ threads: config.engine.threads, testTrustAnchorPem });
   const sizes = config.sessionLimits;
+  const testTrustAnchor = Boolean(testTrustAnchorPem);
+  const hosts = await EngineHosts.start({
+    count: config.engine.hosts,
+    embeddedNotary: config.notary.urls.length === 0,
+    threads: config.engine.threads,
+    testTrustAnchorPem,
+    hangMs: config.engine.hangMs,
+    log: log.child({ component: "engine" }),
+  });
 
   let embedded: NotaryServer | undefined;
   if (config.notary.urls.length === 0) {
+    // The embedded notary's verifiers run in this process's own engine; provers run in the hosts.
+    await startEngine({ threads: config.engine.threads, testTrustAnchorPem });
     const key = loadOrCreateKey(config.dataDir);
     embedded = startNotaryServer({
       host: "127.0.0.1",
       port: 0,
       sessions: config.notary.embedded,
       key,
-      testTrustAnchor: engine.testTrustAnchor,
+      testTrustAnchor,
       log: log.child({ component: "notary" }),
     });
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
@@ -88,15 +99,19 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const metrics = new ProverMetrics({
     pool: () => pool.status(),
     liveSessions: () => slots.active(),
-    engineBytes: engineMemoryBytes,
+    engineBytes: () => engineMemoryBytes() + hosts.engineBytes(),
     rssBytes: () => process.memoryUsage.rss(),
+    engineHosts: () => {
+      const running = hosts.status();
+      return { running: running.length, rssBytes: running.reduce((sum, h) => sum + h.memory.rssBytes, 0), replaced: hosts.replaced };
+    },
     sseSubscribers: () => delivery.totalSubscribers(),
     notarySessions: () => embedded?.activeSessions() ?? null,
   });
   const pool = createWarmPool({
     ...config.pool,
     limits: sizes,
-    setup: (serverName, sessionSizes) => metrics.timeSetup(sessionSizes, () => setupProverSession(notary, serverName, sessionSizes)),
+    setup: (serverName, sessionSizes) => metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes)),
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     log: log.child({ component: "pool" }),
@@ -140,7 +155,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         // Every notary this prover uses, in configuration order: clients pin all of these keys.
         notaries: notary.statuses(),
         sessionSizes: sizes,
-        testTrustAnchor: engine.testTrustAnchor,
+        testTrustAnchor,
       };
     })
     .use(notaryInfoRoutes(notary))
@@ -162,7 +177,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         log,
       }),
     )
-    .use(poolRoutes({ pool, endpointSizes, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
+    .use(poolRoutes({ pool, hosts, endpointSizes, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
     .use(viewerRoutes(log))
     // With an embedded notary, its metrics are the prover's too.
     .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))
@@ -210,6 +225,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       await presence?.stop();
       await embedded?.stop(0);
       bridge.stop();
+      await hosts.stop();
       await store.close();
     },
   };

@@ -6,7 +6,7 @@
  */
 import type { HttpResponse } from "tlsn-wasm";
 import type { LoopbackBridge } from "../engine/bridge.ts";
-import { type EngineExchange, type EngineRequest, type ProverSession, revealTranscript } from "../engine/session.ts";
+import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, revealTranscript } from "../engine/session.ts";
 import { AppError, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
@@ -142,10 +142,13 @@ async function prove(
         recv: revealedRanges(exchange.recv.length, redaction.hidden.recv),
       }),
     );
+    // The notary answers once it has verified: only then may the prover's side of the session close.
     const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared });
     outcome = { event: "proof", proof };
   } catch (error) {
     outcome = failureOutcome(requestId, run.failure ?? toAppError(error, "session_failed"));
+  } finally {
+    closeProverSession(session);
   }
   try {
     // The slot is held until the outcome is stored: shutdown waits for it before closing the store.

@@ -1,5 +1,5 @@
 import type { TcpHandle } from "../engine/bridge.ts";
-import { type ProverSession, closeProverSession } from "../engine/session.ts";
+import { type ProverSession, abandonProverSession, closeProverSession } from "../engine/session.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
@@ -23,10 +23,7 @@ export interface SessionRun {
   failure?: AppError;
   /** Rejects with `failure` when the run is abandoned. */
   abandoned: Promise<never>;
-  /**
-   * Ends the session without a proof. After an abandonment an engine call may still be running on it: the
-   * prover is then left to `within`'s late cleanup and only the notary side is freed here.
-   */
+  /** Ends the session without a proof (after an abandonment the session is already closed). */
   discard(): void;
   /** Frees the slot and stops the timers; call once, when the run is over. */
   end(): void;
@@ -52,7 +49,11 @@ export function startRun(deps: SessionRunDeps): SessionRun {
     if (run.failure) return;
     run.failure = error;
     run.tcp?.close();
-    if (run.session) void deps.notary.release(run.session.notarySessionId);
+    if (run.session) {
+      // An engine call may still be running on it, and may never end.
+      abandonProverSession(run.session);
+      void deps.notary.release(run.session.notarySessionId);
+    }
     reject(error);
   };
   const timer = setTimeout(
@@ -72,10 +73,7 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   const run: SessionRun = {
     abandoned,
     discard() {
-      const session = run.session;
-      if (!session) return;
-      if (run.failure) void deps.notary.release(session.notarySessionId);
-      else discardSession(deps.notary, session);
+      if (run.session && !run.failure) discardSession(deps.notary, run.session);
     },
     end() {
       clearTimeout(timer);

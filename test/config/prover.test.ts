@@ -30,7 +30,11 @@ describe("prover configuration", () => {
       PROVER_SSE_PER_REQUEST: "3",
       LOG_FORMAT: "JSON",
       PROVER_DATA_DIR: "/srv/tlsproof",
+      PROVER_ENGINE_HOSTS: "3",
+      PROVER_ENGINE_HANG_S: "20",
+      PROVER_THREADS: "1",
     });
+    expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, threads: 1 });
     expect(config.listen).toMatchObject({ host: "0.0.0.0", port: 9000, maxRequestBodyBytes: 1000 + 64 * 1024 });
     expect(config.listen.idleTimeoutS).toBeGreaterThan(config.sse.heartbeatMs / 1000);
     expect(config.sessionLimits).toEqual({ maxSentData: 1024, maxRecvData: 2048 });
@@ -50,6 +54,20 @@ describe("prover configuration", () => {
     expect(config.dataDir).toBe("/srv/tlsproof");
   });
 
+  test("engine hosts: the count defaults from the machine; more hosts allow more live sessions", () => {
+    const byDefault = loadProverConfig({ PROVER_POOL_SIZE: "1" });
+    expect(byDefault.engine.hosts).toBeGreaterThanOrEqual(1);
+    const one = loadProverConfig({ PROVER_ENGINE_HOSTS: "1", PROVER_POOL_SIZE: "1" });
+    const two = loadProverConfig({ PROVER_ENGINE_HOSTS: "2", PROVER_POOL_SIZE: "1" });
+    // At the default 4096/16384: one host holds two sessions, two hold four (the embedded notary's engine too).
+    expect(one.proxy.maxSessions).toBe(2);
+    expect(two.proxy.maxSessions).toBe(4);
+    expect(failure({ PROVER_ENGINE_HOSTS: "1", PROVER_MAX_SESSIONS: "3" }).message).toBe(
+      "PROVER_MAX_SESSIONS must be at most 2 with these session sizes (1 engine host of 4 GiB and the embedded notary's one engine)",
+    );
+    expect(loadProverConfig({ PROVER_ENGINE_HOSTS: "2", PROVER_MAX_SESSIONS: "3" }).proxy.maxSessions).toBe(3);
+  });
+
   test("PROVER_ALLOWED_PORTS: a list, or * for any port", () => {
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "443, 4443" }).proxy.policy.allowedPorts).toEqual([443, 4443]);
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);
@@ -62,6 +80,8 @@ describe("prover configuration", () => {
     [{ PROVER_ALLOWED_PORTS: "70000" }, "PROVER_ALLOWED_PORTS"],
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT: must be one of compact, json"],
     [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
+    [{ PROVER_ENGINE_HOSTS: "0" }, "PROVER_ENGINE_HOSTS: must be at least 1"],
+    [{ PROVER_ENGINE_HANG_S: "soon" }, "PROVER_ENGINE_HANG_S: must be a whole number"],
     [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL[0]: must be an http(s) URL"],
     [{ PROVER_NOTARY_URL: "http://a:7047,notary:7047" }, "PROVER_NOTARY_URL[1]: must be an http(s) URL"],
     [{ PROVER_INSTANCE_TIMEOUT_S: "1" }, "PROVER_INSTANCE_TIMEOUT_S: must be at least 3"],

@@ -7,10 +7,12 @@
  */
 import { readFileSync } from "node:fs";
 import { startLoopbackBridge } from "../../src/engine/bridge.ts";
-import { revealTranscript, sendRequest, setupProverSession } from "../../src/engine/session.ts";
+import { localProvers } from "../../src/engine/prover.ts";
+import { closeProverSession, setupProverSession } from "../../src/engine/session.ts";
 import { startEngine } from "../../src/engine/wasm.ts";
 import { toAppError } from "../../src/errors.ts";
 import { createNotaryClient } from "../../src/prover/notary-client.ts";
+import { getFromTarget, revealAll } from "../support/engine-exchange.ts";
 import { SECRET_VALUE } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
@@ -18,15 +20,9 @@ const [notaryUrl, targetPort, caPath] = process.argv.slice(2) as [string, string
 await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8") });
 const bridge = startLoopbackBridge();
 const notary = createNotaryClient(notaryUrl);
-const session = await setupProverSession(notary, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
-const tcp = bridge.openTcp({ hostname: "127.0.0.1", port: Number(targetPort), connectTimeoutMs: 10_000, responseTimeoutMs: 30_000 });
-const exchange = await sendRequest(session, tcp, {
-  method: "GET",
-  pathAndQuery: "/data",
-  headers: [["host", TARGET_HOST], ["accept-encoding", "identity"], ["connection", "close"]],
-  body: undefined,
-});
-await revealTranscript(session, { sent: [{ start: 0, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+const session = await setupProverSession(notary, localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
+const exchange = await getFromTarget(session, bridge, Number(targetPort));
+await revealAll(session, exchange);
 const start = Buffer.from(exchange.recv).indexOf(SECRET_VALUE);
 if (start < 0) throw new Error("the response lacks the secret value");
 try {
@@ -38,6 +34,8 @@ try {
 } catch (error) {
   const failure = toAppError(error);
   console.log(JSON.stringify({ code: failure.code, message: failure.message }));
+} finally {
+  closeProverSession(session);
 }
 bridge.stop();
 process.exit(0);

@@ -6,6 +6,8 @@ import { errorData, firstEvent, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "./support.ts";
+import { isRunning } from "../support/process.ts";
+import type { EngineHostStatus } from "../../src/engine/host/engine-hosts.ts";
 
 /**
  * Faults around real MPC sessions: a standalone `cli notary start` process, a `cli prover start` process
@@ -85,6 +87,9 @@ beforeAll(async () => {
     // Smaller sessions set up faster; the test responses fit.
     PROVER_MAX_SENT_DATA: "512",
     PROVER_MAX_RECV_DATA: "1024",
+    PROVER_ENGINE_HOSTS: "2",
+    // An abandoned engine call gets 2 s to end before its host is replaced.
+    PROVER_ENGINE_HANG_S: "2",
   });
 }, 90_000);
 
@@ -145,6 +150,13 @@ describe("client drops", () => {
   );
 });
 
+const engineHosts = async () =>
+  ((await (await fetch(`${prover.url}/pool`, { headers: auth })).json()) as { engineHosts: { replaced: { hung: number; died: number }; hosts: EngineHostStatus[] } })
+    .engineHosts;
+/** Whether the prover counts its notary as up (a notary found down is checked again with back-off). */
+const notaryHealthy = async () =>
+  ((await (await fetch(`${prover.url}/info`, { headers: auth })).json()) as { notaries: { healthy: boolean }[] }).notaries[0]!.healthy;
+
 describe("the notary dies mid-session", () => {
   test(
     "/proxy answers 500 notary_unavailable, subscribers get the error, and the prover keeps serving",
@@ -159,6 +171,10 @@ describe("the notary dies mid-session", () => {
       const answer = await call;
       expect(answer).toMatchObject({ status: 500, code: "notary_unavailable" });
       expect(errorData(await event)).toMatchObject({ requestId, code: "notary_unavailable" });
+      // The engine saw the socket close and ended the setup itself: its prover is freed, no host is replaced.
+      const hosts = await eventually(engineHosts, (h) => h.hosts.every((host) => host.sessions === 0), 10_000);
+      expect(hosts.replaced).toEqual({ hung: 0, died: 0 });
+      expect(hosts.hosts.every((host) => host.sessions === 0 && !host.retiring)).toBe(true);
       // Still serving, and failing fast while the notary is gone.
       expect((await fetch(`${prover.url}/healthcheck`)).status).toBe(200);
       const meanwhile = await proxy(urlFor(target.port!));
@@ -168,9 +184,49 @@ describe("the notary dies mid-session", () => {
   );
 
   test(
+    "a notary that stops answering during setup (its sockets stay open): the engine never ends that setup, so its host is ended and replaced",
+    async () => {
+      notary = await startNotary(notaryConfigPath);
+      expect(await eventually(notaryHealthy, (healthy) => healthy, 40_000)).toBe(true);
+      const before = await engineHosts();
+      expect(before.hosts).toHaveLength(2);
+      const requestId = crypto.randomUUID();
+      const call = proxy(urlFor(target.port!), requestId);
+      expect(await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000)).toBe(1);
+      const busy = await eventually(async () => (await engineHosts()).hosts.find((h) => h.sessions === 1), (h) => h !== undefined, 10_000);
+      // The setup grows the engine's memory before the notary stops.
+      const grown = await eventually(
+        async () => (await engineHosts()).hosts.find((h) => h.pid === busy!.pid)?.memory.engineBytes ?? 0,
+        (bytes) => bytes > 100 * 2 ** 20,
+        30_000,
+      );
+      expect(grown).toBeGreaterThan(100 * 2 ** 20);
+      notary.process.kill("SIGSTOP");
+      try {
+        // Health checks find the notary gone; the session gives up on the engine's setup.
+        expect(await call).toMatchObject({ status: 500, code: "notary_unavailable" });
+        // The setup is still running after PROVER_ENGINE_HANG_S: the host is retired, ended and replaced.
+        expect(await eventually(() => isRunning(busy!.pid), (running) => !running, 30_000)).toBe(false);
+        const after = await eventually(engineHosts, (h) => h.hosts.length === 2 && h.replaced.hung === 1, 30_000);
+        expect(after.hosts.map((h) => h.pid)).not.toContain(busy!.pid);
+        expect(after.hosts.every((h) => !h.retiring && h.sessions === 0)).toBe(true);
+        // Its memory went with it: the replacement starts small.
+        const replacement = after.hosts.find((h) => !before.hosts.some((b) => b.pid === h.pid))!;
+        expect(replacement.memory.engineBytes).toBeLessThan(grown);
+        expect(prover.log()).toContain("engine host retired");
+      } finally {
+        notary.process.kill("SIGKILL");
+        await notary.process.exited;
+      }
+    },
+    MPC_MS,
+  );
+
+  test(
     "when the notary returns, proofs work again; SIGTERM then finishes the running proof, ends other streams and exits 0",
     async () => {
       notary = await startNotary(notaryConfigPath);
+      expect(await eventually(notaryHealthy, (healthy) => healthy, 40_000)).toBe(true);
       const requestId = crypto.randomUUID();
       const waiting = crypto.randomUUID();
       const proofOfRunning = proofEvent(requestId);

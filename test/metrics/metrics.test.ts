@@ -69,6 +69,11 @@ describe("GET /metrics", () => {
     expect(sample(families, "tlsproof_engine_memory_bytes")).toBeGreaterThan(0);
     expect(sample(families, "tlsproof_process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(sample(families, "tlsproof_live_sessions")).toBe(0);
+    // The warm session's prover lives in an engine host: the hosts' memory shows, none was replaced.
+    expect(sample(families, "tlsproof_engine_hosts")).toBeGreaterThanOrEqual(1);
+    expect(sample(families, "tlsproof_engine_hosts_resident_memory_bytes")).toBeGreaterThan(100 * 2 ** 20);
+    expect(sample(families, "tlsproof_engine_hosts_replaced_total", { reason: "hung" })).toBe(0);
+    expect(sample(families, "tlsproof_engine_hosts_replaced_total", { reason: "died" })).toBe(0);
   }, SETUP_MS);
 
   test("a failed /proxy call is counted by code, timed by size class, and its id's record counted as store writes", async () => {

@@ -1,22 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import type { Prover } from "tlsn-wasm";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
-import {
-  ENGINE_BASE_BYTES,
-  backoffMs,
-  defaultPoolSize,
-  fitsIn,
-  hostShares,
-  WASM_LIMIT_BYTES,
-  maxLiveSessions,
-  maxPoolSize,
-  rememberHost,
-  sessionEngineBytes,
-} from "../../src/prover/pool-policy.ts";
+import { HOST_BUDGET_BYTES, hostedSessions } from "../../src/engine/host/placement.ts";
+import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, verifierEngineBytes } from "../../src/engine/memory.ts";
+import { backoffMs, defaultPoolSize, fitsIn, hostShares, maxLiveSessions, maxPoolSize, rememberHost } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import type { SessionNeed } from "../../src/prover/size-classes.ts";
+import { unusedEngine } from "../support/unused-engine.ts";
 import { eventually } from "../support/wait.ts";
 
 const GiB = 1024 ** 3;
@@ -24,6 +15,10 @@ const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
 const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
 /** An exchange that a session of `sizes` carries, in that class. */
 const need = (sizes = SMALL, fits = sizes): SessionNeed => ({ class: sizes, fits, setup: sizes, reason: "default" });
+/** One engine host and a remote notary; with 2 engine threads. */
+const ONE = { hosts: 1, embeddedNotary: false };
+const FOUR = { hosts: 4, embeddedNotary: false };
+const ONE_HOST = { threads: 2, ...ONE };
 
 describe("pool sizing", () => {
   test("memory per session grows with the session sizes", () => {
@@ -33,32 +28,42 @@ describe("pool sizing", () => {
     expect(sessionEngineBytes(LARGE) / 1024 ** 2).toBeGreaterThanOrEqual(1281);
   });
 
-  test("the default is bounded by cores, by the 4 GiB engine and by the machine's memory, and is at least 1", () => {
-    expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, SMALL)).toBe(2);
-    expect(defaultPoolSize({ cores: 1, totalMemoryBytes: 24 * GiB }, SMALL)).toBe(1);
-    const manyCores = defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE);
+  test("the default is bounded by cores, by the engine hosts' 4 GiB each and by the machine's memory, and is at least 1", () => {
+    expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, SMALL, ONE)).toBe(2);
+    expect(defaultPoolSize({ cores: 1, totalMemoryBytes: 24 * GiB }, SMALL, ONE)).toBe(1);
+    const manyCores = defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, ONE);
     expect(manyCores).toBe(1);
-    // Warm sessions plus one live session stay within three quarters of the engine's 4 GiB.
-    expect(ENGINE_BASE_BYTES + (manyCores + 1) * sessionEngineBytes(LARGE)).toBeLessThanOrEqual(3 * GiB);
-    expect(defaultPoolSize({ cores: 8, totalMemoryBytes: 1 * GiB }, LARGE)).toBe(1);
+    // Warm sessions plus one live session stay within one host's budget, under 90% of its 4 GiB.
+    expect((manyCores + 1) * sessionEngineBytes(LARGE)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
+    expect(ENGINE_BASE_BYTES + HOST_BUDGET_BYTES).toBeLessThanOrEqual(WASM_LIMIT_BYTES * 0.9);
+    // Four hosts hold seven large warm sessions beside a live one; cores and memory still bound the default.
+    // An embedded notary's one engine holds every session's verifier: four large ones, so three warm.
+    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, { ...FOUR, embeddedNotary: true })).toBe(3);
+    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, FOUR)).toBe(7);
+    expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, LARGE, FOUR)).toBe(2);
+    expect(defaultPoolSize({ cores: 8, totalMemoryBytes: 1 * GiB }, LARGE, FOUR)).toBe(1);
   });
 
   test("an explicit size above the engine's ceiling is refused; 0 turns the pool off", () => {
     const limits = { maxSentData: 4096, maxRecvData: 16384 };
-    const ceiling = maxPoolSize(limits);
-    expect(() => loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits)).toThrow(`at most ${ceiling}`);
-    expect(loadPoolConfig({ PROVER_POOL_SIZE: "0" }, limits).size).toBe(0);
+    const ceiling = maxPoolSize(limits, ONE);
+    expect(() => loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits, ONE_HOST)).toThrow(`at most ${ceiling}`);
+    expect(loadPoolConfig({ PROVER_POOL_SIZE: "0" }, limits, ONE_HOST).size).toBe(0);
+    // More hosts, more room.
+    const three = { hosts: 3, embeddedNotary: false };
+    expect(maxPoolSize(limits, three)).toBeGreaterThan(ceiling);
+    expect(loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits, { threads: 2, ...three }).size).toBe(ceiling + 1);
   });
 
   test("pool config: hosts lower-cased and deduplicated, pool sizes default to the limits and may not exceed them", () => {
     const limits = { maxSentData: 4096, maxRecvData: 16384 };
-    const config = loadPoolConfig({ PROVER_POOL_HOSTS: "API.example.com, api.example.com,b.test", PROVER_POOL_IDLE_S: "30" }, limits);
+    const config = loadPoolConfig({ PROVER_POOL_HOSTS: "API.example.com, api.example.com,b.test", PROVER_POOL_IDLE_S: "30" }, limits, ONE_HOST);
     expect(config.hosts).toEqual(["api.example.com", "b.test"]);
     expect(config.sizes).toEqual(limits);
     expect(config.idleMs).toBe(30_000);
-    expect(() => loadPoolConfig({ PROVER_POOL_MAX_RECV_DATA: "32768" }, limits)).toThrow("must not exceed");
-    expect(() => loadPoolConfig({ PROVER_POOL_IDLE_S: "ten" }, limits)).toThrow("PROVER_POOL_IDLE_S");
-    expect(() => loadPoolConfig({ PROVER_POOL_HOSTS: "https://a.test/" }, limits)).toThrow("host names");
+    expect(() => loadPoolConfig({ PROVER_POOL_MAX_RECV_DATA: "32768" }, limits, ONE_HOST)).toThrow("must not exceed");
+    expect(() => loadPoolConfig({ PROVER_POOL_IDLE_S: "ten" }, limits, ONE_HOST)).toThrow("PROVER_POOL_IDLE_S");
+    expect(() => loadPoolConfig({ PROVER_POOL_HOSTS: "https://a.test/" }, limits, ONE_HOST)).toThrow("host names");
   });
 });
 
@@ -106,7 +111,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
           notarySessionId: `s${++counter}`,
           serverName: host,
           sizes,
-          prover: { free() {} } as unknown as Prover,
+          engine: unusedEngine(),
           closed: false,
         };
         setups.push({ host, sizes, resolve: () => resolve(session), reject });
@@ -275,21 +280,24 @@ describe("live sessions beside the pool", () => {
   const small = { maxSentData: 1024, maxRecvData: 4096 };
   const large = { maxSentData: 4096, maxRecvData: 16384 };
 
-  test("the default cap keeps the pool and live sessions inside one engine's 4 GiB", () => {
-    for (const [pool, limits] of [
-      [{ size: 1, sizes: large }, large],
-      [{ size: 2, sizes: small }, small],
-      [{ size: 0, sizes: small }, large],
-    ] as const) {
-      const live = maxLiveSessions(pool, limits);
-      const total = ENGINE_BASE_BYTES + pool.size * sessionEngineBytes(pool.sizes) + live * sessionEngineBytes(limits);
-      expect(live).toBeGreaterThanOrEqual(1);
-      expect(total).toBeLessThanOrEqual(WASM_LIMIT_BYTES * 0.9);
+  test("as many full-size sessions as the engines hold, up to the CPU-bound cap of 4", () => {
+    expect(maxLiveSessions(small, ONE)).toBe(4);
+    expect(maxLiveSessions(large, ONE)).toBe(2);
+    expect(maxLiveSessions(large, { hosts: 8, embeddedNotary: false })).toBe(4);
+    for (const engines of [ONE, FOUR, { hosts: 1, embeddedNotary: true }, { hosts: 4, embeddedNotary: true }]) {
+      const live = maxLiveSessions(large, engines);
+      // Every host within its budget (sessions spread over them), and an embedded notary's one engine within its own.
+      expect(Math.ceil(live / engines.hosts) * sessionEngineBytes(large)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
+      if (engines.embeddedNotary) expect(live * verifierEngineBytes(large)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
     }
   });
 
-  test("small sessions allow more live sessions than large ones, up to the CPU-bound cap of 4", () => {
-    expect(maxLiveSessions({ size: 0, sizes: small }, small)).toBe(4);
-    expect(maxLiveSessions({ size: 1, sizes: large }, large)).toBe(1);
+  test("each engine host adds room, up to what an embedded notary's one engine holds", () => {
+    expect(maxLiveSessions(large, { hosts: 1, embeddedNotary: true })).toBe(2);
+    expect(maxLiveSessions(large, { hosts: 2, embeddedNotary: true })).toBe(4);
+    const tiny = { maxSentData: 256, maxRecvData: 256 };
+    expect(hostedSessions({ hosts: 8, embeddedNotary: false }, large)).toBe(16);
+    expect(hostedSessions({ hosts: 8, embeddedNotary: true }, large)).toBe(4);
+    expect(hostedSessions({ hosts: 1, embeddedNotary: true }, tiny)).toBe(hostedSessions({ hosts: 1, embeddedNotary: false }, tiny));
   });
 });

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { cpus } from "node:os";
-import type { Prover } from "tlsn-wasm";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
 import { createLogger } from "../../src/log.ts";
 import { EndpointSizes } from "../../src/prover/endpoint-sizes.ts";
 import { mayRefill, warmTargets } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
+import { unusedEngine } from "../support/unused-engine.ts";
 import {
   type SessionNeed,
   classForRepeat,
@@ -37,19 +37,21 @@ describe("size classes", () => {
   });
 
   test("the default classes come from the environment, and a malformed list is refused by name", () => {
-    const config = loadPoolConfig({}, L);
+    const config = loadPoolConfig({}, L, { threads: 2, hosts: 1, embeddedNotary: true });
     expect(config.classes.map(className)).toEqual(["1024/1536", "2048/4096", "4096/16384"]);
     expect(config.repeatTooLarge).toBe(true);
-    expect(loadPoolConfig({ PROVER_REPEAT_TOO_LARGE: "0", PROVER_SIZE_CLASSES: "512/512" }, L)).toMatchObject({ repeatTooLarge: false });
-    expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "1k/4k" }, L)).toThrow("PROVER_SIZE_CLASSES");
-    expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "10/4096" }, L)).toThrow("PROVER_SIZE_CLASSES");
+    expect(loadPoolConfig({ PROVER_REPEAT_TOO_LARGE: "0", PROVER_SIZE_CLASSES: "512/512" }, L, { threads: 2, hosts: 1, embeddedNotary: true })).toMatchObject({ repeatTooLarge: false });
+    expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "1k/4k" }, L, { threads: 2, hosts: 1, embeddedNotary: true })).toThrow("PROVER_SIZE_CLASSES");
+    expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "10/4096" }, L, { threads: 2, hosts: 1, embeddedNotary: true })).toThrow("PROVER_SIZE_CLASSES");
   });
 
-  test("refills beside live sessions only when each can have the engine's threads in cores", () => {
+  test("refills beside live sessions only when each can have the engine's threads in cores, however many engine hosts", () => {
     const cores = cpus().length;
-    expect(loadPoolConfig({}, L, cores).cpuSlots).toBe(1);
-    expect(loadPoolConfig({}, L, 1).cpuSlots).toBe(cores);
-    expect(loadPoolConfig({}, L, cores * 4).cpuSlots).toBe(1);
+    expect(loadPoolConfig({}, L, { threads: cores, hosts: 1, embeddedNotary: true }).cpuSlots).toBe(1);
+    expect(loadPoolConfig({}, L, { threads: 1, hosts: 1, embeddedNotary: true }).cpuSlots).toBe(cores);
+    expect(loadPoolConfig({}, L, { threads: cores * 4, hosts: 1, embeddedNotary: true }).cpuSlots).toBe(1);
+    // Engine hosts of their own still share the cores: no more refills beside live sessions.
+    expect(loadPoolConfig({}, L, { threads: cores, hosts: 2, embeddedNotary: true }).cpuSlots).toBe(1);
   });
 
   test("an unseen GET gets the smallest class; an unseen POST the default class", () => {
@@ -114,14 +116,14 @@ describe("size classes", () => {
 });
 
 describe("refill policy", () => {
-  test("refills beside sessions past setup while each has a core, never beside an on-demand setup, one at a time", () => {
-    expect(mayRefill({ setups: 0, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(true);
-    expect(mayRefill({ setups: 0, inUse: 1, warming: 0, cpuSlots: 2 })).toBe(true);
-    expect(mayRefill({ setups: 0, inUse: 2, warming: 0, cpuSlots: 2 })).toBe(false);
-    expect(mayRefill({ setups: 1, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(false);
-    expect(mayRefill({ setups: 0, inUse: 0, warming: 1, cpuSlots: 2 })).toBe(false);
+  test("refills beside warm sessions in use while each has a core or host, never beside an on-demand session, one at a time", () => {
+    expect(mayRefill({ onDemand: 0, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(true);
+    expect(mayRefill({ onDemand: 0, inUse: 1, warming: 0, cpuSlots: 2 })).toBe(true);
+    expect(mayRefill({ onDemand: 0, inUse: 2, warming: 0, cpuSlots: 2 })).toBe(false);
+    expect(mayRefill({ onDemand: 1, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(false);
+    expect(mayRefill({ onDemand: 0, inUse: 0, warming: 1, cpuSlots: 2 })).toBe(false);
     // One core: only an idle prover refills.
-    expect(mayRefill({ setups: 0, inUse: 1, warming: 0, cpuSlots: 1 })).toBe(false);
+    expect(mayRefill({ onDemand: 0, inUse: 1, warming: 0, cpuSlots: 1 })).toBe(false);
   });
 
   test("targets: pinned (host, class) first, then the automatic shares in each host's class", () => {
@@ -149,7 +151,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     cpuSlots: 2,
     setup: (host, sizes) =>
       new Promise<ProverSession>((resolve) => {
-        const session: ProverSession = { notarySessionId: `s${++counter}`, serverName: host, sizes, prover: { free() {} } as unknown as Prover, closed: false };
+        const session: ProverSession = { notarySessionId: `s${++counter}`, serverName: host, sizes, engine: unusedEngine(), closed: false };
         setups.push({ host, sizes, resolve: () => resolve(session) });
       }),
     discard: (session) => closeProverSession(session),
@@ -193,7 +195,7 @@ describe("warm pool per (host, class)", () => {
     pool.stop();
   });
 
-  test("no refill starts while an on-demand setup runs", async () => {
+  test("no refill starts beside a session set up on demand, until it ends: its request already pays for a setup", async () => {
     const { pool, setups, settle } = fakePool({ hosts: [] });
     const acquiring = pool.acquire("b.test", needOf(XS));
     await settle();
@@ -201,9 +203,13 @@ describe("warm pool per (host, class)", () => {
     setups[0]!.resolve();
     const session = await acquiring;
     await settle();
-    // Setup done, session in use on one of two cores: the pool now warms b.test in the class it needed.
-    expect(setups.map((s) => [s.host, className(s.sizes)])).toEqual([["b.test", "1024/1024"], ["b.test", "1024/1024"]]);
+    // Set up, now in its exchange: still no refill beside it.
+    expect(setups).toHaveLength(1);
+    expect(pool.status()).toMatchObject({ inUse: 1, warming: 0 });
     closeProverSession(session);
+    await settle();
+    // Over: the pool warms b.test in the class it needed.
+    expect(setups.map((s) => [s.host, className(s.sizes)])).toEqual([["b.test", "1024/1024"], ["b.test", "1024/1024"]]);
     pool.stop();
   });
 

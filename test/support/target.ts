@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { type Server as TlsServer, createServer } from "node:tls";
-import type { TlsFixture } from "./tls-fixture.ts";
+import type { ServerIdentity, TlsFixture } from "./tls-fixture.ts";
 
 /**
  * A real HTTPS server on loopback, TLS 1.2 capable, serving the test routes:
@@ -15,7 +15,8 @@ export const SECRET_VALUE = "s3cr3t-response-value";
 export const SECRET_HEADER = "x-secret-token";
 export const SECRET_HEADER_VALUE = "resp-header-secret-42";
 
-export function startTarget(tls: TlsFixture): Server<undefined> {
+/** The test target, presenting `tls`'s leaf (for TARGET_HOST) or another identity from the test CA. */
+export function startTarget(tls: ServerIdentity): Server<undefined> {
   return Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

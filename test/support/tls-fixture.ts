@@ -90,8 +90,14 @@ export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentitie
     makeCa(dir, "impostor-ca");
     makeLeaf(dir, "impostor-leaf", "impostor-ca", TARGET_HOST, "impostor-chain.pem");
   }
-  if (!existsSync(join(dir, "other-host-chain.pem"))) makeLeaf(dir, "other-host", "ca", OTHER_HOST, "other-host-chain.pem");
-  return { impostorCa: identity(dir, "impostor-leaf", "impostor-chain.pem"), wrongHost: identity(dir, "other-host", "other-host-chain.pem") };
+  return { impostorCa: identity(dir, "impostor-leaf", "impostor-chain.pem"), wrongHost: trustedIdentityFor(fixture, OTHER_HOST) };
+}
+
+/** A server identity for `host` from the trusted test CA (cached like the rest). */
+export function trustedIdentityFor(fixture: TlsFixture, host: string): ServerIdentity {
+  const name = `host-${host}`;
+  if (!existsSync(join(fixture.dir, `${name}-chain.pem`))) makeLeaf(fixture.dir, name, "ca", host, `${name}-chain.pem`);
+  return identity(fixture.dir, name, `${name}-chain.pem`);
 }
 
 /** A TLS server identity from the trusted test CA for `localhost`, with its files: for a notary's tls section. */
@@ -102,6 +108,5 @@ export interface LocalhostIdentity extends ServerIdentity {
 
 export function makeLocalhostIdentity(fixture: TlsFixture): LocalhostIdentity {
   const { dir } = fixture;
-  if (!existsSync(join(dir, "localhost-chain.pem"))) makeLeaf(dir, "localhost", "ca", "localhost", "localhost-chain.pem");
-  return { ...identity(dir, "localhost", "localhost-chain.pem"), keyPath: join(dir, "localhost.key"), chainPath: join(dir, "localhost-chain.pem") };
+  return { ...trustedIdentityFor(fixture, "localhost"), keyPath: join(dir, "host-localhost.key"), chainPath: join(dir, "host-localhost-chain.pem") };
 }

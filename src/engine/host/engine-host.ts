@@ -1,0 +1,94 @@
+import { fileURLToPath } from "node:url";
+import type { Subprocess } from "bun";
+import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
+
+type Done = HostReply & { kind: "done" };
+/** A command as the caller writes it: the host numbers its calls. */
+type Call = HostCommand extends infer C ? (C extends { call: number } ? Omit<C, "call"> : never) : never;
+type Post = Exclude<HostCommand, { call: number }>;
+
+/** Inside the compiled binary `cli engine-host` is the binary itself; from source it is index.ts under Bun. */
+const IN_BINARY = import.meta.url.includes("/$bunfs/");
+const hostCommand = (): string[] =>
+  IN_BINARY ? [process.execPath, "engine-host"] : [process.execPath, fileURLToPath(new URL("../../../index.ts", import.meta.url)), "engine-host"];
+
+export interface EngineHostOptions {
+  threads: number;
+  testTrustAnchorPem?: string;
+  /** Called once when the process ends, whoever ended it. */
+  onExit(host: EngineHost, ended: string): void;
+}
+
+/** One engine host process, as its parent sees it: numbered calls over IPC, and the memory it last reported. */
+export class EngineHost {
+  readonly pid: number;
+  memory: HostMemory = { engineBytes: 0, rssBytes: 0 };
+  /** Set once the process has ended: calls fail from then on. */
+  ended: string | undefined;
+  private readonly process: Subprocess;
+  private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void }>();
+  private nextCall = 1;
+
+  private constructor(options: EngineHostOptions) {
+    this.process = Bun.spawn({
+      cmd: hostCommand(),
+      stdio: ["ignore", "inherit", "inherit"],
+      serialization: "advanced",
+      ipc: (reply: HostReply) => this.receive(reply),
+      onExit: (_process, exitCode, signalCode) => {
+        const ended = signalCode ? `ended by ${signalCode}` : `exited with code ${exitCode}`;
+        this.ended = ended;
+        const error = new Error(`the engine host stopped (${ended})`);
+        for (const pending of this.calls.values()) pending.reject(error);
+        this.calls.clear();
+        options.onExit(this, ended);
+      },
+    });
+    this.pid = this.process.pid;
+  }
+
+  /** Starts a host and its engine; rejects when the engine does not start. */
+  static async start(options: EngineHostOptions): Promise<EngineHost> {
+    const host = new EngineHost(options);
+    try {
+      await host.call({ kind: "start", threads: options.threads, testTrustAnchorPem: options.testTrustAnchorPem });
+    } catch (error) {
+      host.kill();
+      throw error;
+    }
+    return host;
+  }
+
+  call(command: Call): Promise<Done> {
+    if (this.ended) return Promise.reject(new Error(`the engine host stopped (${this.ended})`));
+    const call = this.nextCall++;
+    return new Promise<Done>((resolve, reject) => {
+      this.calls.set(call, { resolve, reject });
+      this.process.send({ ...command, call } as HostCommand);
+    });
+  }
+
+  /** A command that gets no answer; dropped once the host has ended. */
+  post(command: Post): void {
+    if (!this.ended) this.process.send(command);
+  }
+
+  /** Ends the process at once: a hung engine cannot be asked to stop. */
+  kill(): void {
+    if (!this.ended) this.process.kill("SIGKILL");
+  }
+
+  exited(): Promise<number> {
+    return this.process.exited;
+  }
+
+  private receive(reply: HostReply) {
+    this.memory = reply.memory;
+    if (reply.kind === "memory") return;
+    const pending = this.calls.get(reply.call);
+    if (!pending) return;
+    this.calls.delete(reply.call);
+    if (reply.kind === "done") pending.resolve(reply);
+    else pending.reject(new Error(reply.message));
+  }
+}

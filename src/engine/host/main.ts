@@ -1,0 +1,61 @@
+/**
+ * An engine host: a process of this same binary that holds one wasm instance and runs provers for its
+ * parent (protocol.ts). Its memory is its own: when it hangs, the parent ends it and the memory comes back.
+ */
+import { AppError, errorText } from "../../errors.ts";
+import { LocalProver } from "../prover.ts";
+import { engineMemoryBytes, startEngine } from "../wasm.ts";
+import type { HostCommand, HostReply } from "./protocol.ts";
+
+const MEMORY_REPORT_MS = 1_000;
+const memory = () => ({ engineBytes: engineMemoryBytes(), rssBytes: process.memoryUsage.rss() });
+
+export function runEngineHost(): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) throw new AppError("usage", "cli engine-host runs only as a child process of cli prover start");
+  const provers = new Map<number, LocalProver>();
+  const reply = (message: HostReply) => send(message);
+
+  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange"> | void>) {
+    try {
+      const value = (await work()) ?? {};
+      reply({ kind: "done", call, ...value, memory: memory() });
+    } catch (error) {
+      reply({ kind: "failed", call, message: errorText(error), memory: memory() });
+    }
+  }
+
+  function proverOf(id: number): LocalProver {
+    const prover = provers.get(id);
+    if (!prover) throw new Error(`no prover ${id} in this engine host`);
+    return prover;
+  }
+
+  process.on("message", (command: HostCommand) => {
+    switch (command.kind) {
+      case "start":
+        return void answer(command.call, async () => {
+          await startEngine({ threads: command.threads, testTrustAnchorPem: command.testTrustAnchorPem });
+        });
+      case "create":
+        return void provers.set(command.prover, new LocalProver(command.serverName, command.sizes));
+      case "setup":
+        return void answer(command.call, () => proverOf(command.prover).setup(command.notarizeUrl));
+      case "send":
+        return void answer(command.call, async () => ({ exchange: await proverOf(command.prover).sendRequest(command.tcpUrl, command.request) }));
+      case "reveal":
+        return void answer(command.call, () => proverOf(command.prover).reveal(command.revealed));
+      case "free":
+        provers.get(command.prover)?.free();
+        return void provers.delete(command.prover);
+    }
+  });
+  const report = setInterval(() => reply({ kind: "memory", memory: memory() }), MEMORY_REPORT_MS);
+  // The parent is gone (or let go): nothing else can use this engine.
+  return new Promise<void>((resolve) =>
+    process.on("disconnect", () => {
+      clearInterval(report);
+      resolve();
+    }),
+  );
+}

@@ -1,0 +1,30 @@
+/**
+ * The wire format between a prover process and its engine hosts (`cli engine-host`), over Bun's IPC channel
+ * with structured-clone serialisation (byte arrays cross as they are).
+ *
+ * The parent numbers its provers (`prover`) and its calls (`call`). Every call is answered exactly once, by
+ * `done` or `failed`; `create` and `free` are not answered. Each answer carries the host's memory, and a host
+ * also reports it every second (`memory`), so the parent always knows it without asking. A host ends when
+ * its channel closes.
+ */
+import type { SessionSizes } from "../../protocol/notary.ts";
+import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
+
+export type HostCommand =
+  | { kind: "start"; call: number; threads: number; testTrustAnchorPem?: string }
+  | { kind: "create"; prover: number; serverName: string; sizes: SessionSizes }
+  | { kind: "setup"; call: number; prover: number; notarizeUrl: string }
+  | { kind: "send"; call: number; prover: number; tcpUrl: string; request: EngineRequest }
+  | { kind: "reveal"; call: number; prover: number; revealed: RevealedRanges }
+  | { kind: "free"; prover: number };
+
+export interface HostMemory {
+  /** The wasm instance's linear memory (it only grows, up to 4 GiB). */
+  engineBytes: number;
+  rssBytes: number;
+}
+
+export type HostReply =
+  | { kind: "done"; call: number; exchange?: EngineExchange; memory: HostMemory }
+  | { kind: "failed"; call: number; message: string; memory: HostMemory }
+  | { kind: "memory"; memory: HostMemory };

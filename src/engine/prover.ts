@@ -1,0 +1,126 @@
+import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
+import type { ByteRange } from "../proof/format.ts";
+import type { SessionSizes } from "../protocol/notary.ts";
+
+export interface EngineRequest {
+  method: Method;
+  pathAndQuery: string;
+  headers: [string, string][];
+  /** Parsed JSON body; the engine serialises it. */
+  body: unknown;
+}
+
+export interface EngineExchange {
+  response: HttpResponse;
+  sent: Uint8Array;
+  recv: Uint8Array;
+}
+
+export interface RevealedRanges {
+  sent: ByteRange[];
+  recv: ByteRange[];
+}
+
+/**
+ * One engine prover, wherever its wasm runs (this process or an engine host). Calls fail with the engine's
+ * own error text; `session.ts` explains it.
+ */
+export interface EngineProver {
+  /** MPC preprocessing with the notary behind this WebSocket URL: the slow part. */
+  setup(notarizeUrl: string): Promise<void>;
+  /** MPC-TLS handshake and one HTTP/1.1 exchange over a WebSocket that carries bytes to the target. */
+  sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange>;
+  reveal(revealed: RevealedRanges): Promise<void>;
+  /** Releases the prover's engine memory (again: nothing happens). */
+  free(): void;
+  /**
+   * Gives up a call that may never end (a notary that died during setup leaves the engine waiting for good):
+   * its memory comes back as soon as the engine allows.
+   */
+  abandon(): void;
+}
+
+/** Where provers are made. */
+export interface EngineProvers {
+  /** A prover bound to this server name and these sizes; throws over_capacity when no engine has room. */
+  create(serverName: string, sizes: SessionSizes): EngineProver;
+}
+
+const encoder = new TextEncoder();
+
+/** A prover in this process's wasm instance (startEngine must have run). */
+export class LocalProver implements EngineProver {
+  private readonly prover: Prover;
+  private freed = false;
+  /** The call running now: a prover freed under a running call is freed once it settles. */
+  private running: Promise<unknown> | undefined;
+
+  constructor(serverName: string, sizes: SessionSizes) {
+    this.prover = new Prover({
+      server_name: serverName,
+      max_sent_data: sizes.maxSentData,
+      max_sent_records: undefined,
+      max_recv_data_online: undefined,
+      max_recv_data: sizes.maxRecvData,
+      max_recv_records_online: undefined,
+      defer_decryption_from_start: undefined,
+      network: "Latency",
+      client_auth: undefined,
+    });
+  }
+
+  setup(notarizeUrl: string): Promise<void> {
+    return this.track(this.prover.setup(notarizeUrl));
+  }
+
+  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
+    const headers = new Map<string, number[]>();
+    for (const [name, value] of request.headers) headers.set(name, [...encoder.encode(value)]);
+    const response = await this.track(
+      this.prover.send_request(tcpUrl, {
+        uri: request.pathAndQuery,
+        method: request.method,
+        headers,
+        body: request.body === undefined ? undefined : (request.body as never),
+      }),
+    );
+    const transcript = this.prover.transcript();
+    return { response, sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
+  }
+
+  reveal(revealed: RevealedRanges): Promise<void> {
+    return this.track(this.prover.reveal({ sent: revealed.sent, recv: revealed.recv, server_identity: true }));
+  }
+
+  free(): void {
+    if (this.freed) return;
+    this.freed = true;
+    const running = this.running;
+    if (running) running.then(() => this.release(), () => this.release());
+    else this.release();
+  }
+
+  /** In one wasm instance nothing can end a hung call: the prover is freed if it ever settles. */
+  abandon(): void {
+    this.free();
+  }
+
+  private release() {
+    try {
+      this.prover.free();
+    } catch {
+      // Already released by the engine after a failure.
+    }
+  }
+
+  private track<T>(call: Promise<T>): Promise<T> {
+    this.running = call;
+    const done = () => {
+      if (this.running === call) this.running = undefined;
+    };
+    call.then(done, done);
+    return call;
+  }
+}
+
+export const localProvers: EngineProvers = { create: (serverName, sizes) => new LocalProver(serverName, sizes) };
