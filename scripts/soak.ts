@@ -101,6 +101,8 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     await Promise.all([fdsBack(servers.prover.process.pid, baseline.proverFds), fdsBack(servers.notary.process.pid, baseline.notaryFds)]);
     progress("proving");
     const proof = await proveOnce(servers);
+    // The proof's own sockets close once the attestation is answered: the end sample waits for them too.
+    await Promise.all([fdsBack(servers.prover.process.pid, baseline.proverFds), fdsBack(servers.notary.process.pid, baseline.notaryFds)]);
     const end = await takeSample(servers, startedAt);
     const partial = { seconds, baseline, samples, end, counts, sessionsAfterAbuse, proof };
     const bounds = boundsOf(partial);
