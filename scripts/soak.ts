@@ -15,10 +15,10 @@ import { openStream, proofData } from "../test/support/sse.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
 import { eventually, notarySessions } from "../test/hardening/support.ts";
 import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
-import { type Bound, MiB, type Sample, formatBounds, mib, openFds, sampleUntil, takeSample } from "./soak/figures.ts";
+import { type Bound, MiB, type Sample, formatBounds, mib, openFds, proverFds, sampleUntil, takeSample } from "./soak/figures.ts";
 import { SOAK_LIMITS, type SoakServers, startSoakServers } from "./soak/servers.ts";
 
-/** Stated bounds. RSS: both processes hold a wasm engine (the prover several hundred MiB at rest). */
+/** Stated bounds. The prover's figures include its engine hosts, where its MPC sessions run. */
 export const SOAK_BOUNDS = { proverRss: 1536 * MiB, notaryRss: 1024 * MiB, fdSlack: 16, sessionsSettleSlackS: 10 };
 
 export interface ProofCheck {
@@ -76,7 +76,7 @@ function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
     { figure: "notary RSS, peak", value: mib(peak((s) => s.notaryRss)), bound: `<= ${mib(SOAK_BOUNDS.notaryRss)}`, ok: peak((s) => s.notaryRss) <= SOAK_BOUNDS.notaryRss },
     { figure: "prover fds: baseline/peak/end", value: `${baseline.proverFds}/${peak((s) => s.proverFds)}/${end.proverFds}`, bound: `end <= ${baseline.proverFds + SOAK_BOUNDS.fdSlack}`, ok: end.proverFds <= baseline.proverFds + SOAK_BOUNDS.fdSlack },
     { figure: "notary fds: baseline/peak/end", value: `${baseline.notaryFds}/${peak((s) => s.notaryFds)}/${end.notaryFds}`, bound: `end <= ${baseline.notaryFds + SOAK_BOUNDS.fdSlack}`, ok: end.notaryFds <= baseline.notaryFds + SOAK_BOUNDS.fdSlack },
-    { figure: "proof after abuse", value: proof.valid ? `${proof.seconds.toFixed(1)} s` : "failed", bound: "verifies", ok: proof.valid },
+    { figure: "proof after abuse", value: proof.valid ? `${proof.seconds.toFixed(1)} s` : `failed: ${proof.detail}`, bound: "verifies", ok: proof.valid },
   ];
 }
 
@@ -97,12 +97,14 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     const settleMs = (SOAK_LIMITS.notaryConnectTimeoutS + SOAK_BOUNDS.sessionsSettleSlackS) * 1000;
     const sessionsAfterAbuse = await eventually(() => notarySessions(servers.notary.url), (n) => n === 0, settleMs);
     // Closed sockets leave the servers' fd tables once the servers notice; wait for that state, then prove.
-    const fdsBack = (pid: number, base: number) => eventually(() => openFds(pid), (n) => n <= base + SOAK_BOUNDS.fdSlack, 30_000);
-    await Promise.all([fdsBack(servers.prover.process.pid, baseline.proverFds), fdsBack(servers.notary.process.pid, baseline.notaryFds)]);
+    const fdsBack = (count: () => number, base: number) => eventually(count, (n) => n <= base + SOAK_BOUNDS.fdSlack, 30_000);
+    const bothFdsBack = () =>
+      Promise.all([fdsBack(() => proverFds(servers.prover.process.pid), baseline.proverFds), fdsBack(() => openFds(servers.notary.process.pid), baseline.notaryFds)]);
+    await bothFdsBack();
     progress("proving");
     const proof = await proveOnce(servers);
     // The proof's own sockets close once the attestation is answered: the end sample waits for them too.
-    await Promise.all([fdsBack(servers.prover.process.pid, baseline.proverFds), fdsBack(servers.notary.process.pid, baseline.notaryFds)]);
+    await bothFdsBack();
     const end = await takeSample(servers, startedAt);
     const partial = { seconds, baseline, samples, end, counts, sessionsAfterAbuse, proof };
     const bounds = boundsOf(partial);

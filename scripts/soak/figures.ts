@@ -1,5 +1,5 @@
 /** What the soak measures: memory and open descriptors of both processes, the notary's sessions, over time. */
-import { readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { notarySessions, rssBytes } from "../../test/hardening/support.ts";
 import type { SoakServers } from "./servers.ts";
 
@@ -14,11 +14,41 @@ export interface Sample {
 
 export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 
+/** `pid` and its children (the prover's engine hosts), from /proc. */
+export function processTree(pid: number): number[] {
+  const parentOf = (child: string): number => {
+    try {
+      // Field 4 of /proc/<pid>/stat, after the command name in parentheses.
+      return Number(readFileSync(`/proc/${child}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+    } catch {
+      return -1; // the process ended while the table was read
+    }
+  };
+  const children = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && parentOf(entry) === pid).map(Number);
+  return [pid, ...children];
+}
+
+const sumOver = (pids: number[], figure: (pid: number) => number): number => {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      total += figure(pid);
+    } catch {
+      // a child that ended between listing and reading holds nothing any more
+    }
+  }
+  return total;
+};
+
+/** A prover's memory and descriptors include its engine hosts': the MPC sessions live there. */
+export const proverRss = (pid: number): number => sumOver(processTree(pid), rssBytes);
+export const proverFds = (pid: number): number => sumOver(processTree(pid), openFds);
+
 export async function takeSample(servers: SoakServers, startedAt: number): Promise<Sample> {
   return {
     atS: Math.round((Date.now() - startedAt) / 1000),
-    proverRss: rssBytes(servers.prover.process.pid),
-    proverFds: openFds(servers.prover.process.pid),
+    proverRss: proverRss(servers.prover.process.pid),
+    proverFds: proverFds(servers.prover.process.pid),
     notaryRss: rssBytes(servers.notary.process.pid),
     notaryFds: openFds(servers.notary.process.pid),
     notarySessions: await notarySessions(servers.notary.url),

@@ -11,6 +11,8 @@ import { SOAK_BOUNDS, runSoak } from "../../scripts/soak.ts";
 test("after bounded abuse the prover and notary are back to baseline and still prove", async () => {
   const report = await runSoak(45);
   const { counts, baseline, end } = report;
+  // Every stated bound first, so that a failure names its figure and value.
+  expect(report.bounds.filter((b) => !b.ok).map((b) => `${b.figure}: ${b.value} (bound ${b.bound})`)).toEqual([]);
   expect(counts.subscribersRefused503).toBeGreaterThan(0);
   expect(counts.subscribersOpened).toBeGreaterThanOrEqual(SOAK_LIMITS.sseTotal);
   expect(counts.subscribersHeldPeak).toBe(SOAK_LIMITS.sseTotal);
