@@ -11,7 +11,7 @@
  *    (default 12); --sized-only runs only these.
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { Verifier } from "tlsn-wasm";
@@ -21,6 +21,7 @@ import { type ProverSession, closeProverSession } from "../src/engine/session.ts
 import { startEngine } from "../src/engine/wasm.ts";
 import { scratchDir, tlsFixture } from "../test/support/env.ts";
 import { BINARY_CLI, type CliCommand, SOURCE_CLI, runCli, startProver } from "../test/support/prover.ts";
+import { peakRssBytes, treeTotal } from "../test/support/process.ts";
 import { firstEvent, proofData } from "../test/support/sse.ts";
 import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { startTarget } from "../test/support/target.ts";
@@ -40,11 +41,8 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** Peak resident memory of a running process, from the kernel. */
-function peakRssMB(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Math.round(Number(match[1]) / 1024) : 0;
-}
+/** Peak resident memory of a running process and its engine hosts, from the kernel. */
+const peakRssMB = (pid: number): number => Math.round(treeTotal(pid, peakRssBytes) / 2 ** 20);
 
 /** Child: one Verifier per accepted MPC socket; prints when each session is verified. */
 const sizesArgument = (): typeof SIZES => {

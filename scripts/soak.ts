@@ -8,14 +8,11 @@
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
  * test/hardening/soak.test.ts runs the same `runSoak` with a short duration.
  */
-import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { SOURCE_CLI, runCli } from "../test/support/prover.ts";
-import { openStream, proofData } from "../test/support/sse.ts";
-import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { openFds } from "../test/support/process.ts";
+import { proveData, verifyWithCli } from "../test/support/prove.ts";
 import { eventually, notarySessions } from "../test/hardening/support.ts";
 import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
-import { type Bound, MiB, type Sample, formatBounds, mib, openFds, proverFds, sampleUntil, takeSample } from "./soak/figures.ts";
+import { type Bound, MiB, type Sample, formatBounds, mib, proverFds, sampleUntil, takeSample } from "./soak/figures.ts";
 import { SOAK_LIMITS, type SoakServers, startSoakServers } from "./soak/servers.ts";
 
 /** Stated bounds. The prover's figures include its engine hosts, where its MPC sessions run. */
@@ -42,20 +39,11 @@ export interface SoakReport {
 /** One ordinary proof through /proxy (real MPC with the remote notary), checked by `cli verify`. */
 export async function proveOnce(servers: SoakServers): Promise<ProofCheck> {
   const started = performance.now();
-  const requestId = crypto.randomUUID();
-  const stream = await openStream(`${servers.prover.url}/proof/${requestId}`, 300_000);
-  const response = await fetch(`${servers.prover.url}/proxy`, {
-    headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${servers.target.port}/data`, "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
-  });
-  const answer = await response.text();
-  if (response.status !== 200) return { valid: false, seconds: 0, detail: `/proxy answered ${response.status}: ${answer}` };
-  const [event] = await stream.events;
-  const { proofText } = proofData(event!);
+  const proved = await proveData(servers.prover.url, servers.target.port!, 300_000);
+  if (!proved.proof) return { valid: false, seconds: 0, detail: `/proxy answered ${proved.status}: ${proved.answer}` };
   const seconds = (performance.now() - started) / 1000;
-  const proofPath = join(dirname(servers.notaryPubPath), `proof-${requestId}.json`);
-  writeFileSync(proofPath, proofText);
-  const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", servers.notaryPubPath, "--proof", proofPath, "--json"]);
-  const valid = verified.exitCode === 0 && (JSON.parse(verified.stdout) as { valid: boolean; requestId: string }).valid;
+  const verified = await verifyWithCli(proved.proof.proofText, servers.notaryPubPath);
+  const valid = verified.exitCode === 0 && (JSON.parse(verified.stdout) as { valid: boolean }).valid;
   return { valid, seconds, detail: valid ? "cli verify: valid" : `cli verify exit ${verified.exitCode}: ${verified.stderr}` };
 }
 

@@ -1,6 +1,6 @@
 /** What the soak measures: memory and open descriptors of both processes, the notary's sessions, over time. */
-import { readFileSync, readdirSync } from "node:fs";
-import { notarySessions, rssBytes } from "../../test/hardening/support.ts";
+import { notarySessions } from "../../test/hardening/support.ts";
+import { openFds, rssBytes, treeTotal } from "../../test/support/process.ts";
 import type { SoakServers } from "./servers.ts";
 
 export interface Sample {
@@ -12,37 +12,9 @@ export interface Sample {
   notarySessions: number;
 }
 
-export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
-
-/** `pid` and its children (the prover's engine hosts), from /proc. */
-export function processTree(pid: number): number[] {
-  const parentOf = (child: string): number => {
-    try {
-      // Field 4 of /proc/<pid>/stat, after the command name in parentheses.
-      return Number(readFileSync(`/proc/${child}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
-    } catch {
-      return -1; // the process ended while the table was read
-    }
-  };
-  const children = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && parentOf(entry) === pid).map(Number);
-  return [pid, ...children];
-}
-
-const sumOver = (pids: number[], figure: (pid: number) => number): number => {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      total += figure(pid);
-    } catch {
-      // a child that ended between listing and reading holds nothing any more
-    }
-  }
-  return total;
-};
-
 /** A prover's memory and descriptors include its engine hosts': the MPC sessions live there. */
-export const proverRss = (pid: number): number => sumOver(processTree(pid), rssBytes);
-export const proverFds = (pid: number): number => sumOver(processTree(pid), openFds);
+const proverRss = (pid: number): number => treeTotal(pid, rssBytes);
+export const proverFds = (pid: number): number => treeTotal(pid, openFds);
 
 export async function takeSample(servers: SoakServers, startedAt: number): Promise<Sample> {
   return {

@@ -1,10 +1,9 @@
 /** The soak's real processes: a `cli notary start` with auth on, a `cli prover start` using it, the local TLS target. */
-import { dirname, join } from "node:path";
 import type { Server } from "bun";
 import { TEST_SESSION, tlsFixture } from "../../test/support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../test/support/prover.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../test/support/prover.ts";
 import { startTarget } from "../../test/support/target.ts";
-import { type RunningNotary, notaryConfig, startNotary } from "../../test/hardening/support.ts";
+import { type RunningNotary, startKeyedNotary } from "../../test/hardening/support.ts";
 
 /** The limits the abuse runs into; small so that a short run reaches every one of them. */
 export const SOAK_LIMITS = {
@@ -28,18 +27,11 @@ export interface SoakServers {
 
 export async function startSoakServers(): Promise<SoakServers> {
   const notaryKey = `soak-${crypto.randomUUID()}`;
-  const configPath = notaryConfig(
-    [
-      "host: 127.0.0.1", "port: 0", `concurrency: ${SOAK_LIMITS.notaryConcurrency}`,
-      "notarization:", `  max_sent_data: ${TEST_SESSION.maxSentData}`, `  max_recv_data: ${TEST_SESSION.maxRecvData}`,
-      `  connect_timeout: ${SOAK_LIMITS.notaryConnectTimeoutS}`, "  private_key_path: notary.key",
-      "auth:", "  enabled: true", "  whitelist: keys.csv", "",
-    ].join("\n"),
-    { "keys.csv": `"Name","ApiKey","CreatedAt"\n"soak","${notaryKey}","2026-01-01"\n` },
-  );
-  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath)]);
-  if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
-  const notary = await startNotary(configPath);
+  const { notary, pubPath } = await startKeyedNotary(notaryKey, [
+    "host: 127.0.0.1", "port: 0", `concurrency: ${SOAK_LIMITS.notaryConcurrency}`,
+    "notarization:", `  max_sent_data: ${TEST_SESSION.maxSentData}`, `  max_recv_data: ${TEST_SESSION.maxRecvData}`,
+    `  connect_timeout: ${SOAK_LIMITS.notaryConnectTimeoutS}`, "  private_key_path: notary.key",
+  ]);
   const target = startTarget(tlsFixture());
   const prover = await startProver(SOURCE_CLI, target.port!, {
     PROVER_NOTARY_URL: notary.url,
@@ -53,7 +45,7 @@ export async function startSoakServers(): Promise<SoakServers> {
   return {
     notary,
     notaryKey,
-    notaryPubPath: join(dirname(configPath), "notary.pub"),
+    notaryPubPath: pubPath,
     prover,
     target,
     async stop() {

@@ -18,6 +18,7 @@ import { decodePublicKeysPem } from "../../src/proof/keys.ts";
 import { type RunningNotary, freePort, notarySessions, startNotary } from "../hardening/support.ts";
 import { PG_URL, postgresSkipReason } from "../store/backends.ts";
 import { scratchDir, tlsFixture } from "../support/env.ts";
+import { cpuSeconds, peakRssBytes, treeTotal } from "../support/process.ts";
 import { REPO, type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
@@ -34,17 +35,6 @@ const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
 const DEPLOY = join(REPO, "deploy");
 const DATABASE = `test_cluster_${process.pid}`;
 const SESSION_MS = 600_000;
-
-/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Peak resident memory of a process so far, in MB. */
-function peakRss(pid: number): number {
-  return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
-}
 
 /** KEY=VALUE lines of an env file (comments and blank lines skipped). */
 function readEnvFile(path: string): Record<string, string> {
@@ -202,7 +192,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
   test(`1. ${PROOFS} proofs through nginx, each subscribed on the other prover than its /proxy call: all arrive, within a second of the local delivery, and verify`, async () => {
     const signers = new Set<string>();
     const roles = { provers: [provers.a, provers.b], notaries: [notaries.a, notaries.b] };
-    const cpu = () => Object.fromEntries(Object.entries(roles).map(([role, list]) => [role, list.reduce((sum, p) => sum + cpuSeconds(p.process.pid), 0)]));
+    const cpu = () => Object.fromEntries(Object.entries(roles).map(([role, list]) => [role, list.reduce((sum, p) => sum + treeTotal(p.process.pid, cpuSeconds), 0)]));
     const cpuBefore = cpu();
     for (let i = 0; i < PROOFS; i++) {
       const [proxyVia, streamVia] = i % 2 === 0 ? (["a", "b"] as const) : (["b", "a"] as const);
@@ -229,11 +219,13 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
       acknowledged.set(requestId, proofText);
     }
     const cpuAfter = cpu();
-    // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of test/support: small sessions).
+    const peakMB = (pid: number) => Math.round(treeTotal(pid, peakRssBytes) / 2 ** 20);
+    // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of test/support: small sessions); a prover's
+    // figures include its engine hosts.
     console.log(
       `CPU seconds per proof: provers ${((cpuAfter.provers! - cpuBefore.provers!) / PROOFS).toFixed(1)}, ` +
         `notaries ${((cpuAfter.notaries! - cpuBefore.notaries!) / PROOFS).toFixed(1)}; ` +
-        `peak RSS: prover ${peakRss(provers.a.process.pid)} MB, notary ${peakRss(notaries.a.process.pid)} MB`,
+        `peak RSS: prover ${peakMB(provers.a.process.pid)} MB, notary ${peakMB(notaries.a.process.pid)} MB`,
     );
     // Each prover alternates between the healthy notaries: with two proofs or more per prover, both sign.
     if (PROOFS >= 4) expect([...signers].sort()).toEqual([notaryKeys.a, notaryKeys.b].sort());

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { scratchDir } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { eventually, rssBytes } from "./support.ts";
+import { rssBytes } from "../support/process.ts";
+import { eventually } from "./support.ts";
 
 /**
  * Load on loopback, bounded in count, not in time. The one session slot (PROVER_MAX_SESSIONS=1) is held by a

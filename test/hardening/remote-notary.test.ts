@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
 import type { Server } from "bun";
 import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { openStream, proofData } from "../support/sse.ts";
+import { proveData, verifyWithCli } from "../support/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
 import { eventually } from "../support/wait.ts";
-import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "./support.ts";
+import { type RunningNotary, notarySessions, startKeyedNotary } from "./support.ts";
 
 /**
  * A remote `cli notary start` with everything a production notary turns on at once: TLS (tls.enabled, a
@@ -25,19 +24,18 @@ let target: Server<undefined>;
 beforeAll(async () => {
   const tls = tlsFixture();
   const identity = makeLocalhostIdentity(tls);
-  const configPath = notaryConfig(
+  const keyed = await startKeyedNotary(
+    KEY,
     [
       "host: 127.0.0.1", "port: 0",
       "notarization:", "  max_sent_data: 1024", "  max_recv_data: 2048", "  private_key_path: notary.key", "  signature_algorithm: secp256r1",
       "tls:", "  enabled: true", `  private_key_path: ${identity.keyPath}`, `  certificate_path: ${identity.chainPath}`,
-      "auth:", "  enabled: true", "  whitelist: keys.csv", "",
-    ].join("\n"),
-    { "keys.csv": `"Name","ApiKey","CreatedAt"\n"prover","${KEY}","2026-01-01"\n` },
+    ],
+    ["--algorithm", "secp256r1"],
+    { NODE_EXTRA_CA_CERTS: tls.caPath },
   );
-  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), "--algorithm", "secp256r1"]);
-  expect(keygen.exitCode).toBe(0);
-  notaryPubPath = join(dirname(configPath), "notary.pub");
-  notary = await startNotary(configPath, { NODE_EXTRA_CA_CERTS: tls.caPath });
+  notary = keyed.notary;
+  notaryPubPath = keyed.pubPath;
   target = startTarget(tls);
   prover = await startProver(SOURCE_CLI, target.port!, {
     PROVER_NOTARY_URL: `https://localhost:${notary.port}`,
@@ -81,22 +79,15 @@ describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
   }, 120_000);
 
   test("a real session over https and wss makes a proof signed with secp256r1 that cli verify accepts", async () => {
-    const requestId = crypto.randomUUID();
-    const stream = await openStream(`${prover.url}/proof/${requestId}`, 240_000);
-    const response = await fetch(`${prover.url}/proxy`, {
-      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
-    });
-    expect(response.status).toBe(200);
-    const [event] = await stream.events;
-    const { publicKey, proofText } = proofData(event!);
+    const proved = await proveData(prover.url, target.port!);
+    expect(proved.status).toBe(200);
+    const { publicKey, proofText } = proved.proof!;
     expect(publicKey).toBe(readFileSync(notaryPubPath, "utf8"));
     expect(JSON.parse(proofText).body.notary.algorithm).toBe("secp256r1");
-    const proofPath = join(dirname(notaryPubPath), "proof.json");
-    writeFileSync(proofPath, proofText);
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json"]);
+    const verified = await verifyWithCli(proofText, notaryPubPath);
     expect(verified.stderr).toBe("");
     expect(verified.exitCode).toBe(0);
-    expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, requestId, serverName: TARGET_HOST });
+    expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, requestId: proved.requestId, serverName: TARGET_HOST });
     const sessions = () => notarySessions(`https://localhost:${notary.port}`, { tls: { ca: tlsFixture().caPem } });
     expect(await eventually(sessions, (n) => n === 0, 10_000)).toBe(0);
   }, 240_000);

@@ -1,8 +1,8 @@
 import type { Subprocess } from "bun";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { scratchDir, tlsFixture } from "../support/env.ts";
-import { SOURCE_CLI } from "../support/prover.ts";
+import { SOURCE_CLI, runCli } from "../support/prover.ts";
 
 export { eventually } from "../support/wait.ts";
 
@@ -72,10 +72,23 @@ export async function startNotary(configPath: string, env: Record<string, string
   return { url, port: Number(new URL(url).port), process: child, log };
 }
 
-/** Resident memory of a process, from /proc. */
-export function rssBytes(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match?.[1] ?? 0) * 1024;
+export interface KeyedNotary {
+  notary: RunningNotary;
+  /** Its public key file, `notary.pub` beside the config. */
+  pubPath: string;
+}
+
+/**
+ * A `cli notary start` whose whitelist holds `apiKey`: `settings` are the YAML lines before the `auth` block,
+ * the signing key is made first by `cli notary keygen` with `keygenArgs`.
+ */
+export async function startKeyedNotary(apiKey: string, settings: string[], keygenArgs: string[] = [], env: Record<string, string> = {}): Promise<KeyedNotary> {
+  const configPath = notaryConfig([...settings, "auth:", "  enabled: true", "  whitelist: keys.csv", ""].join("\n"), {
+    "keys.csv": `"Name","ApiKey","CreatedAt"\n"prover","${apiKey}","2026-01-01"\n`,
+  });
+  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), ...keygenArgs]);
+  if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
+  return { notary: await startNotary(configPath, env), pubPath: join(dirname(configPath), "notary.pub") };
 }
 
 /** The notary's count of open sessions, from its /info. */

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import type { Server } from "bun";
-import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, eventually, notarySessions, startKeyedNotary } from "../hardening/support.ts";
 import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { openStream, proofData } from "../support/sse.ts";
+import { proveData, verifyWithCli } from "../support/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
 
 /**
  * A prover and a standalone notary with its whitelist on, as two real processes, speaking the notary protocol
@@ -21,14 +18,9 @@ let prover: RunningProver;
 let target: Server<undefined>;
 
 beforeAll(async () => {
-  const configPath = notaryConfig(
-    ["host: 127.0.0.1", "port: 0", "notarization:", "  max_sent_data: 1024", "  max_recv_data: 2048", "  private_key_path: notary.key", "auth:", "  enabled: true", "  whitelist: keys.csv", ""].join("\n"),
-    { "keys.csv": `"Name","ApiKey","CreatedAt"\n"prover","${KEY}","2026-01-01"\n` },
-  );
-  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), "--force"]);
-  expect(keygen.exitCode).toBe(0);
-  notaryPubPath = join(dirname(configPath), "notary.pub");
-  notary = await startNotary(configPath);
+  const keyed = await startKeyedNotary(KEY, ["host: 127.0.0.1", "port: 0", "notarization:", "  max_sent_data: 1024", "  max_recv_data: 2048", "  private_key_path: notary.key"]);
+  notary = keyed.notary;
+  notaryPubPath = keyed.pubPath;
   target = startTarget(tlsFixture());
   prover = await startProver(SOURCE_CLI, target.port!, { PROVER_NOTARY_URL: notary.url, PROVER_NOTARY_API_KEY: KEY });
 }, 120_000);
@@ -41,20 +33,12 @@ afterAll(async () => {
 
 describe("prover and remote notary with a whitelist", () => {
   test("a proof made over the protocol verifies against the notary's key; the notary frees its place", async () => {
-    const requestId = crypto.randomUUID();
-    const stream = await openStream(`${prover.url}/proof/${requestId}`, 240_000);
-    const response = await fetch(`${prover.url}/proxy`, {
-      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
-    });
-    expect(response.status).toBe(200);
-    const [event] = await stream.events;
-    const { proofText } = proofData(event!);
-    const proofPath = join(dirname(notaryPubPath), "proof.json");
-    writeFileSync(proofPath, proofText);
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json"]);
+    const proved = await proveData(prover.url, target.port!);
+    expect(proved.status).toBe(200);
+    const verified = await verifyWithCli(proved.proof!.proofText, notaryPubPath);
     expect(verified.exitCode).toBe(0);
     const report = JSON.parse(verified.stdout) as { requestId: string; evm: { address: string } | null };
-    expect(report.requestId).toBe(requestId);
+    expect(report.requestId).toBe(proved.requestId);
     // A remote secp256k1 notary adds the EVM attestation too, under the address both /info routes publish.
     const notaryInfo = (await (await fetch(`${notary.url}/info`)).json()) as { ethereumAddress: string };
     const proverInfo = (await (await fetch(`${prover.url}/info`)).json()) as { notary: { ethereumAddress: string } };

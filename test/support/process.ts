@@ -1,3 +1,7 @@
+import { readFileSync, readdirSync } from "node:fs";
+
+/** Figures of running processes, from /proc. A prover's figures include its engine hosts (child processes). */
+
 /** Whether a process with this pid still exists (signal 0 checks without sending anything). */
 export function isRunning(pid: number): boolean {
   try {
@@ -6,4 +10,47 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces), from field 3 (state) on. */
+const statFields = (pid: number | string): string[] => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+
+const statusKiB = (pid: number, field: string): number =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+
+/** Resident memory now. */
+export const rssBytes = (pid: number): number => statusKiB(pid, "VmRSS") * 1024;
+/** Peak resident memory so far. */
+export const peakRssBytes = (pid: number): number => statusKiB(pid, "VmHWM") * 1024;
+export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+/** CPU seconds (user + system) used so far, with those of children already ended (clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number): number {
+  const [utime, stime, cutime, cstime] = statFields(pid).slice(11, 15).map(Number);
+  return (utime! + stime! + cutime! + cstime!) / 100;
+}
+
+/** `pid` and its running children. */
+export function processTree(pid: number): number[] {
+  const parentOf = (entry: string): number => {
+    try {
+      return Number(statFields(entry)[1]);
+    } catch {
+      return -1; // it ended while /proc was read
+    }
+  };
+  return [pid, ...readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && parentOf(entry) === pid).map(Number)];
+}
+
+/** A figure summed over `pid` and its running children; a child that ends meanwhile counts nothing. */
+export function treeTotal(pid: number, figure: (pid: number) => number): number {
+  let total = 0;
+  for (const member of processTree(pid)) {
+    try {
+      total += figure(member);
+    } catch {
+      if (member === pid) throw new Error(`process ${pid} is gone`);
+    }
+  }
+  return total;
 }
