@@ -234,8 +234,9 @@ class SessionPool implements WarmPool {
     session.onClose = () => {
       this.inUse.delete(session);
       onEnd();
-      // Close handlers run inside the request's code path; refill after it has moved on.
-      queueMicrotask(this.pump);
+      // Close handlers run inside the request's code path, which may go on with another session at once (a GET
+      // repeated in a bigger class): refill after that code has run, not in the gap, in the class it outgrew.
+      setTimeout(this.pump, 0);
     };
     return session;
   }

@@ -198,6 +198,29 @@ describe("warm pool", () => {
     pool.stop();
   });
 
+  test("a GET repeated in a bigger class: no refill of the class it outgrew starts in between", async () => {
+    const { pool, setups, settle } = fakePool({ hosts: [], size: 1 });
+    await settle();
+    const first = pool.acquire("b.test", need(SMALL));
+    await settle();
+    setups[0]!.resolve();
+    const small = await first;
+    // The engine's failure path closes the overflowed session; the error travels back through a few promise
+    // hops to the exchange, which asks at once for a session of the class that fits.
+    closeProverSession(small);
+    for (let hop = 0; hop < 4; hop++) await Promise.resolve();
+    const repeat = pool.acquire("b.test", need(LARGE));
+    await settle();
+    expect(setups.map((s) => s.sizes)).toEqual([SMALL, LARGE]);
+    setups[1]!.resolve();
+    closeProverSession(await repeat);
+    await settle();
+    // Once the repeat is over, the host is kept warm in the class it needed.
+    expect(setups.map((s) => s.sizes)).toEqual([SMALL, LARGE, LARGE]);
+    expect(pool.status().hosts).toMatchObject([{ host: "b.test", class: "4096/16384", warming: 1 }]);
+    pool.stop();
+  });
+
   test("a newer learned host takes the slot: the older host's warm session is closed", async () => {
     const { pool, setups, discarded, settle } = fakePool({ hosts: [], size: 1 });
     const first = pool.acquire("b.test", need());
