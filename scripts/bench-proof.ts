@@ -8,7 +8,8 @@
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
  * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --throughput-n N
- *    (default 12); --sized-only runs only these.
+ *    (default 12); --sized-only runs only these, and --only cold,mixed,floor,throughput,memory some of them (the
+ *    mix's floor: each of its requests warm and alone).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
 import { writeFileSync } from "node:fs";
@@ -26,7 +27,7 @@ import { firstEvent, proofData } from "../test/support/sse.ts";
 import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
-import { benchSized } from "./bench-sized.ts";
+import { SIZED_PARTS, type SizedPart, benchSized } from "./bench-sized.ts";
 
 const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
 const THREADS = 2;
@@ -215,14 +216,21 @@ async function benchVerify(cli: CliCommand, proofPath: string, pubKey: string, r
   return median(times);
 }
 
-/** Issue 14's measurements, printed as their own table. */
+/** Issue 14's measurements (all, or those `--only` names), printed as their own table. */
 async function benchSizedMain() {
   const runs = Math.max(1, Number(argument("--runs") ?? 3));
+  const only = (argument("--only") ?? SIZED_PARTS.join(",")).split(",");
+  const unknown = only.filter((part) => !(SIZED_PARTS as readonly string[]).includes(part));
+  if (unknown.length > 0) {
+    console.error(`--only takes a list of ${SIZED_PARTS.join(", ")}; not: ${unknown.join(", ")}`);
+    process.exit(2);
+  }
   const loadAtStart = loadavg()[0]!;
   const rows = await benchSized(benchBare, {
     runs,
     mixedS: Number(argument("--mixed-s") ?? 600),
     throughputN: Number(argument("--throughput-n") ?? 12),
+    only: only as SizedPart[],
     log: (line) => console.error(line),
   });
   console.log(

@@ -32,6 +32,8 @@ export interface SizedOptions {
   runs: number;
   mixedS: number;
   throughputN: number;
+  /** The measures to run; the bare default-size session, every ratio's denominator, always runs. */
+  only: readonly SizedPart[];
   log(line: string): void;
 }
 
@@ -180,6 +182,32 @@ async function mixed(seconds: number, perMinute: number, targets: Target[]) {
   }
 }
 
+/**
+ * The mix's floor: the same three hosts, each request finding its host's warm session and running alone (the
+ * pool full and idle before each). No scheduling of refills can make the mixed workload faster than this.
+ */
+async function warmFloor(runs: number, targets: Target[]) {
+  const prover = await defaultProver(targets, { PROVER_POOL_SIZE: String(targets.length) });
+  try {
+    for (const [i, target] of targets.entries()) await proof(prover, target, MIX_BODIES[i]!);
+    const all: number[] = [];
+    const perHost: number[][] = targets.map(() => []);
+    for (let run = 0; run < runs; run++) {
+      for (const [i, target] of targets.entries()) {
+        for (let status = await poolOf(prover); status.ready < targets.length || status.warming > 0; status = await poolOf(prover)) await Bun.sleep(1000);
+        const before = await poolOf(prover);
+        const r = await proof(prover, target, MIX_BODIES[i]!);
+        if (!r.ok || (await poolOf(prover)).served.ready !== before.served.ready + 1) throw new Error(`warm floor: ${target.host} was not served warm (${r.status} ${r.error})`);
+        all.push(r.responseMs);
+        perHost[i]!.push(r.responseMs);
+      }
+    }
+    return { median: median(all), p95: quantile(all, 0.95), perHost: perHost.map(median) };
+  } finally {
+    await prover.stop();
+  }
+}
+
 /** Engine and resident memory one ready session of each class adds, from /pool, in one prover. */
 async function memoryPerClass(target: Target) {
   const prover = await startProver(SOURCE_CLI, target.port, {
@@ -213,47 +241,69 @@ async function memoryPerClass(target: Target) {
   }
 }
 
-export async function benchSized(benchBare: BenchBare, options: SizedOptions): Promise<string[]> {
-  // Three hosts of their own (the pool keeps sessions per host name), each with a certificate from the test CA.
+/** Three hosts of their own (the pool keeps sessions per host name), each with a certificate from the test CA. */
+function startMixTargets(): { targets: Target[]; stop(): void } {
   const hosts = MIX_BODIES.map((_, i) => (i === 0 ? TARGET_HOST : `mix-${i + 1}.tlsproof.test`));
   const servers: Server<undefined>[] = hosts.map((host) => startTarget(trustedIdentityFor(tlsFixture(), host)));
-  const targets: Target[] = servers.map((server, i) => ({ host: hosts[i]!, port: server.port! }));
-  const [first] = targets as [Target];
-  try {
-    const bareDefault = median((await benchBare(options.runs, first.port, DEFAULT_LIMITS)).results.map((r) => r.totalMs));
-    options.log(`bare default-size session: ${s(bareDefault)}`);
-    const cold = await coldSmallGet(options.runs, first);
-    options.log(`cold small GET: ${s(cold)}`);
-    const bareSmall = median((await benchBare(options.runs, first.port, SMALL_CLASS)).results.map((r) => r.totalMs));
-    const barePerMinute = 60_000 / bareSmall;
-    const proofsPerMinute = await throughput(options.throughputN, first);
-    options.log(`throughput: ${proofsPerMinute.toFixed(2)} proofs/min vs bare ${barePerMinute.toFixed(2)}`);
-    // The machine's capacity for this mix: bare sessions of the three classes one after another.
-    const bareMedium = median((await benchBare(options.runs, first.port, MEDIUM_CLASS)).results.map((r) => r.totalMs));
-    const mixPerMinute = 60_000 / ((bareSmall + bareMedium + bareDefault) / 3) / 2;
-    const mix = await mixed(options.mixedS, mixPerMinute, targets);
-    options.log(`mixed: ${mix.latencies.length} served, ${mix.warm} warm`);
-    const memory = await memoryPerClass(first);
+  return { targets: servers.map((server, i) => ({ host: hosts[i]!, port: server.port! })), stop: () => servers.forEach((server) => server.stop(true)) };
+}
 
-    const coldRatio = cold / bareDefault;
-    const mixMedian = median(mix.latencies) / bareDefault;
-    const mixP95 = quantile(mix.latencies, 0.95) / bareDefault;
-    const throughputRatio = proofsPerMinute / barePerMinute;
-    return [
+const TABLE_HEAD = ["| Measure | Value | Ratio | Goal |", "|---|---|---|---|"];
+
+/** The measures, in the order they run; `--only` picks some of them. */
+export const SIZED_PARTS = ["cold", "mixed", "floor", "throughput", "memory"] as const;
+export type SizedPart = (typeof SIZED_PARTS)[number];
+
+export async function benchSized(benchBare: BenchBare, options: SizedOptions): Promise<string[]> {
+  const { targets, stop } = startMixTargets();
+  const [first] = targets as [Target];
+  const runs = (part: SizedPart) => options.only.includes(part);
+  const bare = async (sizes: SessionSizes) => median((await benchBare(options.runs, first.port, sizes)).results.map((r) => r.totalMs));
+  try {
+    const bareDefault = await bare(DEFAULT_LIMITS);
+    options.log(`bare default-size session: ${s(bareDefault)}`);
+    const bareSmall = runs("throughput") || runs("mixed") ? await bare(SMALL_CLASS) : Number.NaN;
+    const bareMedium = runs("mixed") ? await bare(MEDIUM_CLASS) : Number.NaN;
+    const rows = [
       `Bare sessions (medians of ${options.runs}): 4096/16384 (the default size) ${s(bareDefault)}, 2048/4096 ${s(bareMedium)}, 1024/1536 ${s(bareSmall)}.`,
       "",
-      "| Measure | Value | Ratio | Goal |",
-      "|---|---|---|---|",
-      `| 1. Cold small GET (≈200 B sent, 1 KB answer), default settings, to the proof event | ${s(cold)} | / bare default ${coldRatio.toFixed(2)} | ≤ 0.45 ${mark(coldRatio <= 0.45)} |`,
-      `| 2. Mixed workload (3 hosts answering 1/4/12 KB, ${options.mixedS} s at ${mixPerMinute.toFixed(2)}/min: half of what bare sessions of the three classes in turn sustain; PROVER_POOL_SIZE=3): /proxy median | ${s(median(mix.latencies))} | / bare default ${mixMedian.toFixed(2)} | ≤ 0.2 ${mark(mixMedian <= 0.2)} |`,
-      `| 2. Mixed workload: /proxy p95 | ${s(quantile(mix.latencies, 0.95))} | / bare default ${mixP95.toFixed(2)} | ≤ 0.6 ${mark(mixP95 <= 0.6)} |`,
-      `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.busy} refused 503 at the session cap, ${mix.failed} failed) | — | — |`,
-      `| 3. Sustained throughput (${options.throughputN} proofs of 1 KB answers, ${cpus().length} clients) | ${proofsPerMinute.toFixed(2)} proofs/min | / bare sessions per minute ${throughputRatio.toFixed(2)} | ≥ 0.9 ${mark(throughputRatio >= 0.9)} |`,
-      ...memory.map(
-        (m) => `| 4. One warm session of class ${m.cls} | engine +${m.engineMiB} MiB, resident +${m.rssMiB} MiB | pool ceiling in the default engines (memory model): ${m.heldAtOnce} | — |`,
-      ),
+      ...TABLE_HEAD,
     ];
+    if (runs("cold")) {
+      const cold = await coldSmallGet(options.runs, first);
+      const ratio = cold / bareDefault;
+      rows.push(`| 1. Cold small GET (≈200 B sent, 1 KB answer), default settings, to the proof event | ${s(cold)} | / bare default ${ratio.toFixed(2)} | ≤ 0.45 ${mark(ratio <= 0.45)} |`);
+    }
+    if (runs("mixed")) {
+      // The machine's capacity for this mix: bare sessions of the three classes one after another.
+      const perMinute = 60_000 / ((bareSmall + bareMedium + bareDefault) / 3) / 2;
+      const mix = await mixed(options.mixedS, perMinute, targets);
+      options.log(`mixed: ${mix.latencies.length} served, ${mix.warm} warm`);
+      const [mid, p95] = [median(mix.latencies), quantile(mix.latencies, 0.95)];
+      rows.push(
+        `| 2. Mixed workload (3 hosts answering 1/4/12 KB, ${options.mixedS} s at ${perMinute.toFixed(2)}/min: half of what bare sessions of the three classes in turn sustain; PROVER_POOL_SIZE=3): /proxy median | ${s(mid)} | / bare default ${(mid / bareDefault).toFixed(2)} | ≤ 0.2 ${mark(mid / bareDefault <= 0.2)} |`,
+        `| 2. Mixed workload: /proxy p95 | ${s(p95)} | / bare default ${(p95 / bareDefault).toFixed(2)} | ≤ 0.6 ${mark(p95 / bareDefault <= 0.6)} |`,
+        `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.busy} refused 503 at the session cap, ${mix.failed} failed) | — | — |`,
+      );
+    }
+    if (runs("floor")) {
+      const floor = await warmFloor(options.runs, targets);
+      rows.push(
+        `| 2. The mix's floor: each request warm and alone (1/4/12 KB: ${floor.perHost.map(s).join(" / ")}): /proxy median, p95 | ${s(floor.median)}, ${s(floor.p95)} | / bare default ${(floor.median / bareDefault).toFixed(2)}, ${(floor.p95 / bareDefault).toFixed(2)} | the best any refill policy can reach |`,
+      );
+    }
+    if (runs("throughput")) {
+      const proofsPerMinute = await throughput(options.throughputN, first);
+      const ratio = proofsPerMinute / (60_000 / bareSmall);
+      rows.push(`| 3. Sustained throughput (${options.throughputN} proofs of 1 KB answers, ${cpus().length} clients) | ${proofsPerMinute.toFixed(2)} proofs/min | / bare sessions per minute ${ratio.toFixed(2)} | ≥ 0.9 ${mark(ratio >= 0.9)} |`);
+    }
+    if (runs("memory")) {
+      for (const m of await memoryPerClass(first)) {
+        rows.push(`| 4. One warm session of class ${m.cls} | engine +${m.engineMiB} MiB, resident +${m.rssMiB} MiB | pool ceiling in the default engines (memory model): ${m.heldAtOnce} | — |`);
+      }
+    }
+    return rows;
   } finally {
-    for (const server of servers) server.stop(true);
+    stop();
   }
 }
