@@ -82,7 +82,18 @@ async function proof(prover: RunningProver, target: Target, body: number) {
   if (response.status === 503) return { ok: false, busy: true, status: 503, error: text, responseMs, proofMs: responseMs };
   const outcome = await event;
   const ok = response.status === 200 && outcome.event === "message";
-  return { ok, busy: false, status: response.status, error: ok ? "" : text.slice(0, 200), responseMs, proofMs: performance.now() - started };
+  const error = ok ? "" : response.status !== 200 ? `/proxy ${response.status} ${codeIn(text)}` : `proof event ${codeIn(outcome.data)}`;
+  return { ok, busy: false, status: response.status, error, responseMs, proofMs: performance.now() - started };
+}
+
+/** The error code in a `/proxy` error body or an `event: error`'s data; the text's start when it has none. */
+function codeIn(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { code?: string; error?: { code?: string } };
+    return parsed.error?.code ?? parsed.code ?? text.slice(0, 200);
+  } catch {
+    return text.slice(0, 200);
+  }
 }
 
 /** A client with requests always waiting: a 503 (the prover's session cap) is retried after its Retry-After. */
@@ -156,7 +167,7 @@ async function mixed(seconds: number, perMinute: number, targets: Target[]) {
       if (!r.ok) throw new Error(`mixed warm-up failed: ${r.status} ${r.error}`);
     }
     const latencies: number[] = [];
-    let failed = 0;
+    const failed: string[] = [];
     let busy = 0;
     const before = await poolOf(prover);
     const running: Promise<void>[] = [];
@@ -167,7 +178,7 @@ async function mixed(seconds: number, perMinute: number, targets: Target[]) {
         proof(prover, targets[origin]!, MIX_BODIES[origin]!).then((r) => {
           if (r.ok) latencies.push(r.responseMs);
           else if (r.busy) busy++;
-          else failed++;
+          else failed.push(r.error);
         }),
       );
       // Poisson arrivals: exponential gaps (cut at the end of the run).
@@ -248,6 +259,13 @@ function startMixTargets(): { targets: Target[]; stop(): void } {
   return { targets: servers.map((server, i) => ({ host: hosts[i]!, port: server.port! })), stop: () => servers.forEach((server) => server.stop(true)) };
 }
 
+/** Failures counted by what they said: `: 2 × /proxy 502 target_request_failed, …`. */
+function failures(errors: string[]): string {
+  const counts = new Map<string, number>();
+  for (const error of errors) counts.set(error, (counts.get(error) ?? 0) + 1);
+  return counts.size === 0 ? "" : `: ${[...counts].map(([error, n]) => `${n} × ${error}`).join(", ")}`;
+}
+
 const TABLE_HEAD = ["| Measure | Value | Ratio | Goal |", "|---|---|---|---|"];
 
 /** The measures, in the order they run; `--only` picks some of them. */
@@ -283,7 +301,7 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
       rows.push(
         `| 2. Mixed workload (3 hosts answering 1/4/12 KB, ${options.mixedS} s at ${perMinute.toFixed(2)}/min: half of what bare sessions of the three classes in turn sustain; PROVER_POOL_SIZE=3): /proxy median | ${s(mid)} | / bare default ${(mid / bareDefault).toFixed(2)} | ≤ 0.2 ${mark(mid / bareDefault <= 0.2)} |`,
         `| 2. Mixed workload: /proxy p95 | ${s(p95)} | / bare default ${(p95 / bareDefault).toFixed(2)} | ≤ 0.6 ${mark(p95 / bareDefault <= 0.6)} |`,
-        `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.busy} refused 503 at the session cap, ${mix.failed} failed) | — | — |`,
+        `| 2. Mixed workload: served warm | ${mix.warm} of ${mix.requests} (${mix.busy} refused 503 at the session cap, ${mix.failed.length} failed${failures(mix.failed)}) | — | — |`,
       );
     }
     if (runs("floor")) {
