@@ -22,6 +22,8 @@ export interface PoolConfig {
   learnEndpoints: number;
   /** Sessions that each have the engine's thread count in cores: refills run beside fewer sessions than this. */
   cpuSlots: number;
+  /** On-demand setups at once; other requests without a warm session wait for their turn. */
+  concurrentSetups: number;
 }
 
 /**
@@ -59,6 +61,7 @@ const PoolEnv = v.object({
   ),
   PROVER_REPEAT_TOO_LARGE: v.optional(flag(), "1"),
   PROVER_LEARN_ENDPOINTS: v.optional(wholeNumber(0, 1_000_000), "1000"),
+  PROVER_CONCURRENT_SETUPS: v.optional(wholeNumber(1, 64)),
 });
 
 /**
@@ -83,6 +86,10 @@ export function loadPoolConfig(
   if (e.PROVER_POOL_SIZE !== undefined && e.PROVER_POOL_SIZE > ceiling) {
     throw new AppError("config_invalid", `PROVER_POOL_SIZE must be at most ${ceiling} for these session sizes (${enginesText(engine)})`);
   }
+  // A refill runs beside live sessions only when each gets threads' worth of cores of its own: sharing cores slows
+  // the live exchange, in one engine (a TLS handshake slowed past the target's idle limit) and across engine hosts
+  // alike (pool-policy.ts, mayRefill): an engine host of its own is not enough. On-demand setups share cores the same way.
+  const cpuSlots = Math.max(1, Math.floor(cpus().length / engine.threads));
   return {
     size: e.PROVER_POOL_SIZE ?? defaultPoolSize({ cores: cpus().length, totalMemoryBytes: totalmem() }, sizes, engine),
     sizes,
@@ -92,9 +99,7 @@ export function loadPoolConfig(
     classes: classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]),
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
-    // A refill runs beside live sessions only when each gets threads' worth of cores of its own: sharing cores slows
-    // the live exchange, in one engine (a TLS handshake slowed past the target's idle limit) and across engine hosts
-    // alike (pool-policy.ts, mayRefill): an engine host of its own is not enough.
-    cpuSlots: Math.max(1, Math.floor(cpus().length / engine.threads)),
+    cpuSlots,
+    concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots,
   };
 }

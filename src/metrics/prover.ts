@@ -5,7 +5,14 @@ import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, 
 
 /** Where the prover's live numbers come from. */
 export interface ProverSources {
-  pool(): { ready: number; inUse: number; warming: number; served: Record<string, number>; failures: number };
+  pool(): {
+    ready: number;
+    inUse: number;
+    warming: number;
+    setups: { running: number; waiting: number };
+    served: Record<string, number>;
+    failures: number;
+  };
   liveSessions(): number;
   engineBytes(): number;
   rssBytes(): number;
@@ -51,6 +58,8 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_ready_sessions", "Warm sessions set up and waiting", () => sources.pool().ready);
     readGauge(registry, "tlsproof_pool_in_use_sessions", "Warm-pool sessions handed to requests and still running", () => sources.pool().inUse);
     readGauge(registry, "tlsproof_pool_warming_sessions", "Warm sessions being set up", () => sources.pool().warming);
+    readGauge(registry, "tlsproof_setups_running", "On-demand MPC setups running (requests that found no warm session)", () => sources.pool().setups.running);
+    readGauge(registry, "tlsproof_setups_waiting", "Requests waiting for their turn to set up a session (PROVER_CONCURRENT_SETUPS)", () => sources.pool().setups.waiting);
     readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
     readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
     readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);

@@ -4,15 +4,17 @@ import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { type WarmTarget, backoffMs, fitsIn, mayRefill, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
+import { type SetupGate, createSetupGate, untilAborted } from "./setup-gate.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
 
 /** Where /proxy gets a set-up MPC session for a target. */
 export interface SessionSource {
   /**
    * A session bound to `serverName` at least as big as `need.fits`: a warm one when ready (the smallest
-   * that fits), else one set up now with `need.setup`.
+   * that fits), else one set up with `need.setup` when its turn comes (`PoolOptions.concurrentSetups`). Rejects with
+   * the signal's reason if it aborts while the request waits for its turn.
    */
-  acquire(serverName: string, need: SessionNeed): Promise<ProverSession>;
+  acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession>;
   /** The size classes, smallest first. */
   classes: SessionSizes[];
   /** The class of endpoints never seen whose answer cannot be repeated; warm sessions of unseen hosts. */
@@ -47,6 +49,8 @@ export interface PoolOptions {
   idleMs: number;
   /** How many sessions can each have the engine's thread count in cores: refills run beside fewer than this. */
   cpuSlots: number;
+  /** On-demand setups run at once; further requests that found no warm session wait for their turn. */
+  concurrentSetups: number;
   /** MPC setup with the notary (the slow part). */
   setup(serverName: string, sizes: SessionSizes): Promise<ProverSession>;
   /** Closes a session that will make no proof and frees its notary side. */
@@ -65,6 +69,8 @@ export interface PoolStatus {
   ready: number;
   inUse: number;
   warming: number;
+  /** On-demand setups running, and requests waiting for their turn to set one up. */
+  setups: { running: number; waiting: number };
   /** What is kept warm, per (host, class). */
   hosts: { host: string; class: string; learned: boolean; pinned: boolean; share: number; ready: number; warming: number }[];
   /** How acquired sessions were obtained since start. */
@@ -102,7 +108,9 @@ class SessionPool implements WarmPool {
   private readonly ready: ReadySessions;
   private warming: WarmingJob | undefined;
   private readonly inUse = new Set<ProverSession>();
+  /** Sessions set up on demand, from the request's arrival in the setup queue to the session's end. */
   private onDemandSessions = 0;
+  private readonly setupGate: SetupGate;
   private readonly served = { ready: 0, warming: 0, onDemand: 0 };
   private expired = 0;
   private failures = 0;
@@ -118,6 +126,7 @@ class SessionPool implements WarmPool {
     this.defaultClass = options.sizes;
     this.limits = options.limits;
     this.log = options.log;
+    this.setupGate = createSetupGate(options.concurrentSetups);
     this.ready = new ReadySessions(options.idleMs, (session) => {
       this.expired++;
       this.log.info("warm session idle too long: closed", { host: session.serverName, class: className(session.sizes) });
@@ -127,7 +136,7 @@ class SessionPool implements WarmPool {
     queueMicrotask(this.pump);
   }
 
-  async acquire(serverName: string, need: SessionNeed): Promise<ProverSession> {
+  async acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession> {
     if (this.stopped) throw new AppError("shutting_down", "the prover is shutting down");
     this.remember(serverName, need.class);
     for (let warm = this.ready.take(serverName, need.fits); warm; warm = this.ready.take(serverName, need.fits)) {
@@ -151,7 +160,7 @@ class SessionPool implements WarmPool {
         // The warming failed (and backs off); this request still gets its own attempt.
       }
     }
-    return this.onDemand(serverName, need.setup);
+    return this.onDemand(serverName, need.setup, signal);
   }
 
   prepare(host: string, sizes: SessionSizes, count: number): void {
@@ -191,6 +200,7 @@ class SessionPool implements WarmPool {
       ready: this.ready.size,
       inUse: this.inUse.size,
       warming: this.warming ? 1 : 0,
+      setups: { running: this.setupGate.running(), waiting: this.setupGate.waiting() },
       hosts,
       served: { ...this.served },
       expired: this.expired,
@@ -241,19 +251,49 @@ class SessionPool implements WarmPool {
     return session;
   }
 
-  /** A session set up for this request; it counts as on demand until it closes (no refill runs beside it). */
-  private async onDemand(serverName: string, sizes: SessionSizes): Promise<ProverSession> {
+  /**
+   * A session set up for this request when its turn comes; it counts as on demand from its arrival in the
+   * queue until it closes (no refill runs beside it). A request abandoned during its setup gives its turn up at
+   * once; the setup, which the engine cannot stop midway, still counts until it ends, and its session is discarded.
+   */
+  private async onDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal): Promise<ProverSession> {
     this.onDemandSessions++;
+    // Without a session to hand out, the pool may refill at once; a session's close refills on its own terms (track).
+    const ended = () => this.onDemandSessions--;
+    const failed = () => {
+      ended();
+      queueMicrotask(this.pump);
+    };
+    let leave: () => void;
+    try {
+      leave = await this.setupGate.enter(signal);
+    } catch (error) {
+      failed();
+      throw error;
+    }
+    const setup = this.options.setup(serverName, sizes);
+    setup.then(
+      (session) => {
+        leave();
+        if (signal?.aborted) {
+          this.options.discard(session);
+          failed();
+        }
+      },
+      () => {
+        leave();
+        failed();
+      },
+    );
     let session: ProverSession;
     try {
-      session = await this.options.setup(serverName, sizes);
+      session = await untilAborted(setup, signal);
     } catch (error) {
-      this.onDemandSessions--;
-      queueMicrotask(this.pump);
+      if (signal?.aborted) leave();
       throw error;
     }
     this.served.onDemand++;
-    return this.track(session, () => this.onDemandSessions--);
+    return this.track(session, ended);
   }
 
   /** Starts the next refill when the pool is short and the CPU has room for it. */

@@ -23,6 +23,8 @@ export interface SessionRun {
   failure?: AppError;
   /** Rejects with `failure` when the run is abandoned. */
   abandoned: Promise<never>;
+  /** Aborts with `failure` when the run is abandoned: work waiting its turn for the run leaves its queue. */
+  signal: AbortSignal;
   /** Ends the session without a proof (after an abandonment the session is already closed). */
   discard(): void;
   /** Frees the slot and stops the timers; call once, when the run is over. */
@@ -45,9 +47,11 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   let reject!: (error: AppError) => void;
   const abandoned = new Promise<never>((_, fail) => (reject = fail));
   abandoned.catch(() => {});
+  const abort = new AbortController();
   const abandon = (error: AppError) => {
     if (run.failure) return;
     run.failure = error;
+    abort.abort(error);
     run.tcp?.close();
     if (run.session) {
       // An engine call may still be running on it, and may never end.
@@ -72,6 +76,7 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   }, NOTARY_CHECK_MS);
   const run: SessionRun = {
     abandoned,
+    signal: abort.signal,
     discard() {
       if (run.session && !run.failure) discardSession(deps.notary, run.session);
     },

@@ -60,7 +60,7 @@ export async function runSizedExchange(
 ): Promise<SizedExchange> {
   let need = sizing.need;
   for (let attempt = 1; ; attempt++) {
-    const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need), (late) =>
+    const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal), (late) =>
       discardSession(deps.notary, late),
     ));
     const tcp = (run.tcp = deps.bridge.openTcp({

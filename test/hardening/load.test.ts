@@ -24,13 +24,17 @@ const TARGET_PORT = 443;
  */
 function holdingNotary(publicKey: string) {
   const waiting: ((response: Response) => void)[] = [];
+  let asked = 0;
   const server: Server<undefined> = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch(request) {
       const { pathname } = new URL(request.url);
       if (pathname === "/info") return Response.json({ version: "0.0.0", publicKey, signatureAlgorithm: "secp256k1", testTrustAnchor: true });
-      if (pathname === "/session" && request.method === "POST") return new Promise<Response>((answer) => waiting.push(answer));
+      if (pathname === "/session" && request.method === "POST") {
+        asked += 1;
+        return new Promise<Response>((answer) => waiting.push(answer));
+      }
       return new Response("not found", { status: 404 });
     },
   });
@@ -38,6 +42,8 @@ function holdingNotary(publicKey: string) {
     url: `http://127.0.0.1:${server.port}`,
     /** Session requests waiting now: one per /proxy call holding a slot. */
     waiting: () => waiting.length,
+    /** Session requests received since start. */
+    asked: () => asked,
     releaseAll: () => {
       // A refusal of this one session (400), not a notary fault: the prover keeps using this notary.
       for (const answer of waiting.splice(0)) answer(Response.json({ error: { code: "session_refused", message: "released by the test" } }, { status: 400 }));
@@ -149,6 +155,38 @@ describe("load", () => {
     } finally {
       notary.releaseAll();
       await short.stop();
+    }
+  }, 120_000);
+
+  test("calls without a warm session set up one at a time, in arrival order; waiting counts against the session deadline", async () => {
+    const queued = await startProver(SOURCE_CLI, TARGET_PORT, {
+      PROVER_NOTARY_URL: notary.url,
+      PROVER_MAX_SESSIONS: "3",
+      PROVER_POOL_SIZE: "0",
+      PROVER_CONCURRENT_SETUPS: "1",
+      PROVER_SESSION_TIMEOUT_MS: "6000",
+    });
+    const setups = async () => ((await (await fetch(`${queued.url}/pool`)).json()) as { setups: { running: number; waiting: number } }).setups;
+    try {
+      const { call: first } = await holdSlot(queued.url);
+      const asked = notary.asked();
+      const second = proxyCall(queued.url);
+      const third = proxyCall(queued.url);
+      expect(await eventually(setups, (s) => s.waiting === 2, 10_000)).toEqual({ running: 1, waiting: 2 });
+      // Both wait their turn: only the first call's session request reached the notary.
+      expect(notary.asked()).toBe(asked);
+      notary.releaseAll();
+      expect(await codeOf(await first)).toBe("500 session_failed");
+      // The next in line asks at once; the third still waits, until the deadline both calls share passes.
+      expect(await eventually(notary.asked, (n) => n === asked + 1, 10_000)).toBe(asked + 1);
+      expect(await setups()).toEqual({ running: 1, waiting: 1 });
+      expect(await codeOf(await second)).toBe("504 session_timeout");
+      expect(await codeOf(await third)).toBe("504 session_timeout");
+      // Abandoned calls give their turn up at once, though the notary still holds a session request.
+      expect(await setups()).toEqual({ running: 0, waiting: 0 });
+    } finally {
+      notary.releaseAll();
+      await queued.stop();
     }
   }, 120_000);
 

@@ -102,6 +102,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     classes: [SMALL, LARGE],
     limits: LARGE,
     cpuSlots: 1,
+    concurrentSetups: 1,
     hosts: ["a.test"],
     learnHosts: 2,
     idleMs: 60_000,
@@ -218,6 +219,79 @@ describe("warm pool", () => {
     // Once the repeat is over, the host is kept warm in the class it needed.
     expect(setups.map((s) => s.sizes)).toEqual([SMALL, LARGE, LARGE]);
     expect(pool.status().hosts).toMatchObject([{ host: "b.test", class: "4096/16384", warming: 1 }]);
+    pool.stop();
+  });
+
+  test("requests without a warm session set up one at a time, in arrival order; no refill starts while one waits", async () => {
+    const { pool, setups, settle } = fakePool({ hosts: [], size: 2 });
+    await settle();
+    const first = pool.acquire("b.test", need(LARGE));
+    const second = pool.acquire("c.test", need(SMALL));
+    const third = pool.acquire("d.test", need(SMALL));
+    await settle();
+    expect(setups.map((s) => s.host)).toEqual(["b.test"]);
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 2 });
+
+    setups[0]!.resolve();
+    const firstSession = await first;
+    await settle();
+    // The next in line starts as soon as the setup before it is done, while the first request still runs.
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test"]);
+    expect(pool.status()).toMatchObject({ inUse: 1, setups: { running: 1, waiting: 1 } });
+    closeProverSession(firstSession);
+    await settle();
+    // Requests still wait to set up: the pool does not compete with them.
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test"]);
+
+    setups[1]!.resolve();
+    closeProverSession(await second);
+    await settle();
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test", "d.test"]);
+    setups[2]!.resolve();
+    closeProverSession(await third);
+    await settle();
+    // Only now do refills run: the two most recent hosts, one at a time.
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test", "d.test", "d.test"]);
+    expect(pool.status()).toMatchObject({ setups: { running: 0, waiting: 0 }, served: { onDemand: 3 } });
+    pool.stop();
+  });
+
+  test("a request abandoned while it waits for its turn leaves the queue without a setup", async () => {
+    const { pool, setups, settle } = fakePool({ hosts: [], size: 1 });
+    await settle();
+    const first = pool.acquire("b.test", need());
+    const abort = new AbortController();
+    const waiting = pool.acquire("c.test", need(), abort.signal);
+    const third = pool.acquire("d.test", need());
+    await settle();
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 2 });
+    abort.abort(new Error("session deadline"));
+    await expect(waiting).rejects.toThrow("session deadline");
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 1 });
+
+    setups[0]!.resolve();
+    closeProverSession(await first);
+    await settle();
+    // c.test never set up; d.test, behind it, is next.
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "d.test"]);
+    setups[1]!.resolve();
+    closeProverSession(await third);
+    expect(pool.status().served.onDemand).toBe(2);
+    pool.stop();
+  });
+
+  test("a failed setup lets the next one in line start", async () => {
+    const { pool, setups, settle } = fakePool({ hosts: [], size: 1 });
+    await settle();
+    const first = pool.acquire("b.test", need());
+    const second = pool.acquire("c.test", need());
+    await settle();
+    setups[0]!.reject(new Error("notary refused"));
+    await expect(first).rejects.toThrow("notary refused");
+    await settle();
+    expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test"]);
+    setups[1]!.resolve();
+    closeProverSession(await second);
     pool.stop();
   });
 

@@ -54,6 +54,15 @@ describe("size classes", () => {
     expect(loadPoolConfig({}, L, { threads: cores, hosts: 2, embeddedNotary: true }).cpuSlots).toBe(1);
   });
 
+  test("on-demand setups at once: one per cpu slot by default, or PROVER_CONCURRENT_SETUPS", () => {
+    const cores = cpus().length;
+    const engines = { hosts: 1, embeddedNotary: true };
+    expect(loadPoolConfig({}, L, { threads: cores, ...engines }).concurrentSetups).toBe(1);
+    expect(loadPoolConfig({}, L, { threads: 1, ...engines }).concurrentSetups).toBe(cores);
+    expect(loadPoolConfig({ PROVER_CONCURRENT_SETUPS: "3" }, L, { threads: cores, ...engines }).concurrentSetups).toBe(3);
+    expect(() => loadPoolConfig({ PROVER_CONCURRENT_SETUPS: "0" }, L, { threads: cores, ...engines })).toThrow("PROVER_CONCURRENT_SETUPS");
+  });
+
   test("an unseen GET gets the smallest class; an unseen POST the default class", () => {
     expect(plan({})).toMatchObject({ class: XS, setup: XS, reason: "smallest" });
     expect(plan({ canRepeat: false })).toMatchObject({ class: L, setup: L, reason: "default" });
@@ -149,6 +158,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     learnHosts: 2,
     idleMs: 60_000,
     cpuSlots: 2,
+    concurrentSetups: 2,
     setup: (host, sizes) =>
       new Promise<ProverSession>((resolve) => {
         const session: ProverSession = { notarySessionId: `s${++counter}`, serverName: host, sizes, engine: unusedEngine(), closed: false };
