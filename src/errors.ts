@@ -54,8 +54,10 @@ export class AppError extends Error {
     message: string,
     /** Extra fields for the JSON body (never secrets). */
     readonly details?: Record<string, unknown>,
+    /** What failed underneath (an engine error): for the log, never for a response body. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = "AppError";
   }
 }

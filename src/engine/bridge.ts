@@ -24,6 +24,8 @@ export interface TcpState {
   connected: boolean;
   failure?: "refused" | "timeout" | "reset" | "response_timeout" | "closed";
   bytesFromTarget: number;
+  /** The target closed the connection while the engine still used it. */
+  closedByTarget?: boolean;
 }
 
 interface PeerEndpoint {
@@ -156,6 +158,7 @@ export function startLoopbackBridge(): LoopbackBridge {
           ws.sendBinary(data);
         },
         close() {
+          if (ws.readyState === 1) endpoint.state.closedByTarget = true;
           ws.close();
         },
         error() {

@@ -113,7 +113,15 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
       "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM (the engine's only cipher suite)",
     );
   }
-  return new AppError("target_request_failed", "the exchange with the target failed");
+  if (tcp.state.closedByTarget) {
+    return new AppError(
+      "target_request_failed",
+      `the target closed the connection before the exchange was over, after sending ${tcp.state.bytesFromTarget} bytes (a target may allow less time than an MPC-TLS exchange takes)`,
+      undefined,
+      error,
+    );
+  }
+  return new AppError("target_request_failed", "the exchange with the target failed", undefined, error);
 }
 
 /** MPC-TLS handshake and one HTTP/1.1 exchange. The session is used up afterwards. */

@@ -7,7 +7,7 @@
 import type { HttpResponse } from "tlsn-wasm";
 import type { LoopbackBridge } from "../engine/bridge.ts";
 import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, revealTranscript } from "../engine/session.ts";
-import { AppError, toAppError } from "../errors.ts";
+import { AppError, errorText, toAppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
@@ -98,7 +98,9 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   } catch (error) {
     const failure = run.failure ?? toAppError(error, "session_failed");
     run.discard();
-    log.warn("proxy request failed", { code: failure.code, error: failure.message });
+    // The engine's own words stay in the log: they explain a failure to an operator, not to the client.
+    const cause = failure.cause === undefined ? {} : { cause: errorText(failure.cause).slice(0, 300) };
+    log.warn("proxy request failed", { code: failure.code, error: failure.message, ...cause });
     await deps.delivery.settle(requestId, failureOutcome(requestId, failure));
     throw failure;
   } finally {

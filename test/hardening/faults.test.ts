@@ -104,17 +104,18 @@ afterAll(() => {
 
 describe("target faults: a clear code, the same code on the proof stream, no session left behind", () => {
   test.each([
-    ["refuses the connection", () => urlFor(refusingPort), ["target_unreachable"]],
-    ["accepts and never answers", () => urlFor(silent.port), ["target_timeout"]],
-    ["resets the connection", () => urlFor(resetting.port), ["target_request_failed", "target_unreachable"]],
-    ["closes mid-response", () => urlFor(cutShort.port!), ["target_request_failed"]],
+    ["refuses the connection", () => urlFor(refusingPort), ["target_unreachable"], ""],
+    ["accepts and never answers", () => urlFor(silent.port), ["target_timeout"], ""],
+    ["resets the connection", () => urlFor(resetting.port), ["target_request_failed", "target_unreachable"], ""],
+    ["closes mid-response", () => urlFor(cutShort.port!), ["target_request_failed"], "the target closed the connection before the exchange was over"],
   ])(
     "the target %s",
-    async (_, url, codes) => {
+    async (_, url, codes, message) => {
       const requestId = crypto.randomUUID();
       const event = proofEvent(requestId);
       const answer = await proxy(url(), requestId);
       expect(codes).toContain(answer.code!);
+      expect(answer.text).toContain(message);
       expect(answer.status).toBeGreaterThanOrEqual(400);
       expect(errorData(await event)).toMatchObject({ requestId, code: answer.code });
       expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
