@@ -38,7 +38,7 @@ describe("size classes", () => {
 
   test("the default classes come from the environment, and a malformed list is refused by name", () => {
     const config = loadPoolConfig({}, L, { threads: 2, hosts: 1, embeddedNotary: true });
-    expect(config.classes.map(className)).toEqual(["1024/1536", "2048/4096", "4096/16384"]);
+    expect(config.classes.map(className)).toEqual(["1024/1536", "2048/6144", "4096/16384"]);
     expect(config.repeatTooLarge).toBe(true);
     expect(loadPoolConfig({ PROVER_REPEAT_TOO_LARGE: "0", PROVER_SIZE_CLASSES: "512/512" }, L, { threads: 2, hosts: 1, embeddedNotary: true })).toMatchObject({ repeatTooLarge: false });
     expect(() => loadPoolConfig({ PROVER_SIZE_CLASSES: "1k/4k" }, L, { threads: 2, hosts: 1, embeddedNotary: true })).toThrow("PROVER_SIZE_CLASSES");
