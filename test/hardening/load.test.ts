@@ -59,12 +59,12 @@ beforeAll(async () => {
   const keys = scratchDir("load-notary");
   expect((await runCli(SOURCE_CLI, ["notary", "keygen", "--out", keys])).exitCode).toBe(0);
   notary = holdingNotary(readFileSync(join(keys, "notary.pub"), "utf8"));
-  prover = await startProver(SOURCE_CLI, TARGET_PORT, {
-    PROVER_NOTARY_URL: notary.url,
-    PROVER_MAX_SESSIONS: "1",
-    PROVER_POOL_SIZE: "0",
-  });
+  prover = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "1" });
 }, 90_000);
+
+/** A prover whose sessions all ask the holding notary: no warm pool, so each /proxy call asks it once. */
+const proverOnHoldingNotary = (env: Record<string, string>) =>
+  startProver(SOURCE_CLI, TARGET_PORT, { PROVER_NOTARY_URL: notary.url, PROVER_POOL_SIZE: "0", ...env });
 
 afterAll(async () => {
   notary?.releaseAll();
@@ -138,12 +138,7 @@ describe("load", () => {
   }, 600_000);
 
   test("PROVER_SESSION_TIMEOUT_MS ends a held session and frees its slot for the next call", async () => {
-    const short = await startProver(SOURCE_CLI, TARGET_PORT, {
-      PROVER_NOTARY_URL: notary.url,
-      PROVER_MAX_SESSIONS: "1",
-      PROVER_POOL_SIZE: "0",
-      PROVER_SESSION_TIMEOUT_MS: "3000",
-    });
+    const short = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "1", PROVER_SESSION_TIMEOUT_MS: "3000" });
     try {
       const { call: held } = await holdSlot(short.url);
       // Left waiting: the deadline, not the notary client's 10 s, ends it.
@@ -159,13 +154,7 @@ describe("load", () => {
   }, 120_000);
 
   test("calls without a warm session set up one at a time, in arrival order; waiting counts against the session deadline", async () => {
-    const queued = await startProver(SOURCE_CLI, TARGET_PORT, {
-      PROVER_NOTARY_URL: notary.url,
-      PROVER_MAX_SESSIONS: "3",
-      PROVER_POOL_SIZE: "0",
-      PROVER_CONCURRENT_SETUPS: "1",
-      PROVER_SESSION_TIMEOUT_MS: "6000",
-    });
+    const queued = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "3", PROVER_CONCURRENT_SETUPS: "1", PROVER_SESSION_TIMEOUT_MS: "6000" });
     const setups = async () => ((await (await fetch(`${queued.url}/pool`)).json()) as { setups: { running: number; waiting: number } }).setups;
     try {
       const { call: first } = await holdSlot(queued.url);
