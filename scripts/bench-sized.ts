@@ -14,6 +14,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { defaultHostCount } from "../src/engine/host/placement.ts";
+import { sessionEngineBytes } from "../src/engine/memory.ts";
 import { defaultPoolSize, maxPoolSize } from "../src/prover/pool-policy.ts";
 import type { HostMemory } from "../src/engine/host/protocol.ts";
 import type { SessionSizes } from "../src/protocol/notary.ts";
@@ -237,7 +238,7 @@ async function memoryPerClass(target: Target) {
     PROVER_MAX_SENT_DATA: String(DEFAULT_LIMITS.maxSentData),
     PROVER_MAX_RECV_DATA: String(DEFAULT_LIMITS.maxRecvData),
   });
-  const rows: { cls: string; engineMiB: number; rssMiB: number; heldAtOnce: number }[] = [];
+  const rows: { cls: string; engineMiB: number; notaryMiB: number; rssMiB: number; modelMiB: number; heldAtOnce: number }[] = [];
   try {
     for (const cls of CLASSES) {
       const name = `${cls.maxSentData}/${cls.maxRecvData}`;
@@ -254,6 +255,9 @@ async function memoryPerClass(target: Target) {
       rows.push({
         cls: name,
         engineMiB: Math.round((totalMemory(status).engineBytes - totalMemory(before).engineBytes) / 2 ** 20),
+        // The embedded notary's verifiers live in the prover process's own engine, the provers in the hosts.
+        notaryMiB: Math.round((status.memory.engineBytes - before.memory.engineBytes) / 2 ** 20),
+        modelMiB: Math.round(sessionEngineBytes(cls) / 2 ** 20),
         rssMiB: Math.round((totalMemory(status).rssBytes - totalMemory(before).rssBytes) / 2 ** 20),
         heldAtOnce: maxPoolSize(cls, ENGINES),
       });
@@ -329,7 +333,9 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
     }
     if (runs("memory")) {
       for (const m of await memoryPerClass(first)) {
-        rows.push(`| 4. One warm session of class ${m.cls} | engine +${m.engineMiB} MiB, resident +${m.rssMiB} MiB | pool ceiling in the default engines (memory model): ${m.heldAtOnce} | — |`);
+        rows.push(
+          `| 4. One warm session of class ${m.cls} | engine +${m.engineMiB} MiB (embedded notary +${m.notaryMiB}, engine hosts +${m.engineMiB - m.notaryMiB}; the model counts ${m.modelMiB} for both), resident +${m.rssMiB} MiB | pool ceiling in the default engines (memory model): ${m.heldAtOnce} | — |`,
+        );
       }
     }
     return rows;
