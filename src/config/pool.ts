@@ -5,7 +5,7 @@ import { AppError } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { type Engines, enginesText } from "../engine/host/placement.ts";
 import { defaultPoolSize, maxPoolSize } from "../prover/pool-policy.ts";
-import { classesWithin } from "../prover/size-classes.ts";
+import { className, classesWithin } from "../prover/size-classes.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */
@@ -84,9 +84,14 @@ export function loadPoolConfig(
   if (sizes.maxSentData > limits.maxSentData || sizes.maxRecvData > limits.maxRecvData) {
     throw new AppError("config_invalid", "PROVER_POOL_MAX_*_DATA must not exceed PROVER_MAX_SENT_DATA / PROVER_MAX_RECV_DATA");
   }
-  const ceiling = maxPoolSize(sizes, engine);
+  const classes = classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]);
+  // Counted in the smallest class: sessions of bigger ones are refilled only while they fit (pool.ts, refill).
+  const ceiling = maxPoolSize(classes[0]!, limits, engine);
   if (e.PROVER_POOL_SIZE !== undefined && e.PROVER_POOL_SIZE > ceiling) {
-    throw new AppError("config_invalid", `PROVER_POOL_SIZE must be at most ${ceiling} for these session sizes (${enginesText(engine)})`);
+    throw new AppError(
+      "config_invalid",
+      `PROVER_POOL_SIZE must be at most ${ceiling} (sessions of the smallest class, ${className(classes[0]!)}, beside a live one of the largest in ${enginesText(engine)})`,
+    );
   }
   // A refill runs beside live sessions only when each gets threads' worth of cores of its own: sharing cores slows
   // the live exchange, in one engine (a TLS handshake slowed past the target's idle limit) and across engine hosts
@@ -98,7 +103,7 @@ export function loadPoolConfig(
     hosts: [...new Set(e.PROVER_POOL_HOSTS)],
     learnHosts: e.PROVER_POOL_LEARN_HOSTS,
     idleMs: e.PROVER_POOL_IDLE_S * 1000,
-    classes: classesWithin(e.PROVER_SIZE_CLASSES, limits, [sizes]),
+    classes,
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
     cpuSlots,

@@ -144,8 +144,9 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
   const e = parseEnv(ProverEnv, env);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
   const threads = e.PROVER_THREADS ?? Math.max(1, cpus().length);
-  const hosts = e.PROVER_ENGINE_HOSTS ?? defaultHostCount({ cores: cpus().length, totalMemoryBytes: totalmem() });
-  const engines = { hosts, embeddedNotary: e.PROVER_NOTARY_URL === undefined };
+  const embeddedNotary = e.PROVER_NOTARY_URL === undefined;
+  const hosts = e.PROVER_ENGINE_HOSTS ?? defaultHostCount({ cores: cpus().length, totalMemoryBytes: totalmem() }, embeddedNotary);
+  const engines = { hosts, embeddedNotary };
   const pool = loadPoolConfig(env, sessionLimits, { threads, ...engines });
   const liveCeiling = maxLiveSessions(sessionLimits, engines);
   if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {

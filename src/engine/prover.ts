@@ -1,6 +1,7 @@
 import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
 import type { ByteRange } from "../proof/format.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import { WasmObjectCalls } from "./wasm-object.ts";
 
 export interface EngineRequest {
   method: Method;
@@ -51,12 +52,10 @@ const encoder = new TextEncoder();
 /** A prover in this process's wasm instance (startEngine must have run). */
 export class LocalProver implements EngineProver {
   private readonly prover: Prover;
-  private freed = false;
-  /** The call running now: a prover freed under a running call is freed once it settles. */
-  private running: Promise<unknown> | undefined;
+  private readonly calls: WasmObjectCalls;
 
   constructor(serverName: string, sizes: SessionSizes) {
-    this.prover = new Prover({
+    const prover = new Prover({
       server_name: serverName,
       max_sent_data: sizes.maxSentData,
       max_sent_records: undefined,
@@ -67,16 +66,18 @@ export class LocalProver implements EngineProver {
       network: "Latency",
       client_auth: undefined,
     });
+    this.prover = prover;
+    this.calls = new WasmObjectCalls(() => prover.free());
   }
 
   setup(notarizeUrl: string): Promise<void> {
-    return this.track(this.prover.setup(notarizeUrl));
+    return this.calls.track(this.prover.setup(notarizeUrl));
   }
 
   async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
     const headers = new Map<string, number[]>();
     for (const [name, value] of request.headers) headers.set(name, [...encoder.encode(value)]);
-    const response = await this.track(
+    const response = await this.calls.track(
       this.prover.send_request(tcpUrl, {
         uri: request.pathAndQuery,
         method: request.method,
@@ -89,37 +90,16 @@ export class LocalProver implements EngineProver {
   }
 
   reveal(revealed: RevealedRanges): Promise<void> {
-    return this.track(this.prover.reveal({ sent: revealed.sent, recv: revealed.recv, server_identity: true }));
+    return this.calls.track(this.prover.reveal({ sent: revealed.sent, recv: revealed.recv, server_identity: true }));
   }
 
   free(): void {
-    if (this.freed) return;
-    this.freed = true;
-    const running = this.running;
-    if (running) running.then(() => this.release(), () => this.release());
-    else this.release();
+    this.calls.free();
   }
 
   /** In one wasm instance nothing can end a hung call: the prover is freed if it ever settles. */
   abandon(): void {
-    this.free();
-  }
-
-  private release() {
-    try {
-      this.prover.free();
-    } catch {
-      // Already released by the engine after a failure.
-    }
-  }
-
-  private track<T>(call: Promise<T>): Promise<T> {
-    this.running = call;
-    const done = () => {
-      if (this.running === call) this.running = undefined;
-    };
-    call.then(done, done);
-    return call;
+    this.calls.free();
   }
 }
 

@@ -63,7 +63,7 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
     readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
     readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);
-    readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engines' wasm memory: this process and its engine hosts", sources.engineBytes);
+    readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engines' wasm memory, summed over the engine hosts", sources.engineBytes);
     readGauge(registry, "tlsproof_process_resident_memory_bytes", "Resident memory of the prover process", sources.rssBytes);
     readGauge(registry, "tlsproof_engine_hosts", "Engine host processes running (retiring ones included)", () => sources.engineHosts().running);
     readGauge(registry, "tlsproof_engine_hosts_resident_memory_bytes", "Resident memory of the engine host processes together", () => sources.engineHosts().rssBytes);

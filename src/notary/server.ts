@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { SessionLimits } from "../config/notary.ts";
 import { startLoopbackBridge } from "../engine/bridge.ts";
+import type { EngineVerifiers } from "../engine/verifier.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse, parseInput } from "../http.ts";
 import type { Logger } from "../log.ts";
@@ -22,6 +23,8 @@ export interface NotaryServerOptions {
   host: string;
   port: number;
   sessions: SessionLimits;
+  /** Where its Verifiers run: this process's engine, or a prover's engine hosts. */
+  verifiers: EngineVerifiers;
   key: NotaryKey;
   tls?: { cert: string; key: string };
   /** The API-key whitelist (re-read when the file changes); unset = no authentication. */
@@ -51,7 +54,7 @@ const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === 
 export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const { log } = options;
   const bridge = startLoopbackBridge();
-  const sessions = createSessionRegistry(options.sessions, bridge, log);
+  const sessions = createSessionRegistry(options.sessions, bridge, options.verifiers, log);
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
   const isAllowed = options.whitelistPath ? whitelistChecker(options.whitelistPath) : () => true;
   const bodyLimit = maxJsonBodyBytes(options.sessions);

@@ -1,7 +1,7 @@
 import type { ServerWebSocket } from "bun";
-import { Verifier, type VerifierOutput } from "tlsn-wasm";
 import type { SessionLimits } from "../config/notary.ts";
 import type { LoopbackBridge, PeerHandle } from "../engine/bridge.ts";
+import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../engine/verifier.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
@@ -26,6 +26,7 @@ interface NotarySession {
   connectTimer: Timer;
   socket?: ServerWebSocket<ProverSocketData>;
   peer?: PeerHandle;
+  verifier?: EngineVerifier;
   /** Bytes the prover may still send (see mpcBudgetBytes). */
   budget: number;
   verified: Promise<VerifierOutput>;
@@ -62,9 +63,10 @@ const PEER_CLOSE_GRACE_MS = 5_000;
 /**
  * Notary sessions: at most `concurrency` at once, each single use and bounded by `timeoutMs` from
  * creation; one whose prover does not connect within `connectTimeoutMs` ends then. When a prover vanishes,
- * its socket closes, the Verifier fails and everything is released.
+ * its socket closes, the Verifier fails and everything is released. Verifiers come from `verifiers`: this
+ * process's engine for a notary of its own, the engine hosts for a prover's embedded notary.
  */
-export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBridge, log: Logger): SessionRegistry {
+export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBridge, verifiers: EngineVerifiers, log: Logger): SessionRegistry {
   const sessions = new Map<string, NotarySession>();
   let failures = 0;
 
@@ -81,28 +83,27 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     }
     session.peer?.close();
     if (session.socket?.readyState === 1) session.socket.close();
+    // Its peer is gone, so a running Verifier fails soon; one that never does is given up (its host is replaced).
+    session.verifier?.abandon();
   }
 
   function start(session: NotarySession, socket: ServerWebSocket<ProverSocketData>) {
     clearTimeout(session.connectTimer);
-    session.state = "running";
     session.socket = socket;
+    let verifier: EngineVerifier;
+    try {
+      verifier = verifiers.create(session.sizes, session.id);
+    } catch (error) {
+      return dispose(session, `no engine room for this session's Verifier: ${errorText(error)}`);
+    }
+    session.state = "running";
+    session.verifier = verifier;
     session.peer = bridge.openPeer({
       onData: (data) => socket.readyState === 1 && socket.sendBinary(data),
       onClose: () => socket.readyState === 1 && socket.close(),
     });
-    const verifier = new Verifier({
-      max_sent_data: session.sizes.maxSentData,
-      max_recv_data: session.sizes.maxRecvData,
-      max_sent_records: undefined,
-      max_recv_records_online: undefined,
-    });
     verifier
-      .connect(session.peer.url)
-      .then(() => {
-        session.peer?.release();
-        return verifier.verify();
-      })
+      .verify(session.peer.url, () => session.peer?.release())
       .then(
         (output) => {
           session.state = "verified";

@@ -1,4 +1,4 @@
-import { type Engines, hostedSessions } from "../engine/host/placement.ts";
+import { type Engines, fitsBeside, hostedSessions, sessionCost } from "../engine/host/placement.ts";
 import { sessionResidentBytes } from "../engine/memory.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 
@@ -18,14 +18,26 @@ export interface Machine {
  * than cores cannot be used at full speed anyway. At least 1.
  */
 export function defaultPoolSize(machine: Machine, sizes: SessionSizes, engines: Engines): number {
-  const byEngines = hostedSessions(engines, sizes) - 1;
+  const byEngines = maxPoolSize(sizes, sizes, engines);
   const byMachine = Math.floor((machine.totalMemoryBytes * 0.5) / sessionResidentBytes(sizes)) - 1;
   return Math.max(1, Math.min(machine.cores, byEngines, byMachine));
 }
 
-/** The largest pool size accepted for these sizes, leaving room for one live session in the engine hosts. */
-export function maxPoolSize(sizes: SessionSizes, engines: Engines): number {
-  return Math.max(1, hostedSessions(engines, sizes) - 1);
+/** The most warm sessions any setting may ask for (PROVER_POOL_SIZE's own limit). */
+const POOL_SIZE_CAP = 64;
+
+/**
+ * The most warm sessions of `sizes` the engines hold while room stays for one live session of `live` (the
+ * largest class): the ceiling of PROVER_POOL_SIZE, counted in the smallest class, and of `/prepare` per class.
+ * The pool checks the same room before each refill (`EngineHosts.fitsBeside`), so sessions of bigger classes
+ * stop where they no longer fit. At least 1.
+ */
+export function maxPoolSize(sizes: SessionSizes, live: SessionSizes, engines: Engines): number {
+  const empty = Array.from({ length: engines.hosts }, () => ({ reservedBytes: 0, busy: 0, retiring: false }));
+  const fits = (warm: number) => fitsBeside(empty, [...Array<SessionSizes>(warm).fill(sizes), live].map((s) => sessionCost(engines, s)));
+  let warm = 0;
+  while (warm < POOL_SIZE_CAP && fits(warm + 1)) warm++;
+  return Math.max(1, warm);
 }
 
 /** Sessions in use are CPU-bound: beyond this many at once none gets faster, all get slower. */

@@ -2,7 +2,6 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import type { EngineHosts } from "../engine/host/engine-hosts.ts";
 import { enginesText } from "../engine/host/placement.ts";
-import { engineMemoryBytes } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
@@ -14,7 +13,7 @@ import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
 
 export interface PoolRouteDeps {
   pool: WarmPool;
-  hosts: Pick<EngineHosts, "status" | "replaced" | "engines">;
+  hosts: Pick<EngineHosts, "status" | "replaced" | "engines" | "engineBytes">;
   endpointSizes: EndpointSizes;
   policy: TargetPolicy;
   /** The embedded notary's open sessions; null with a remote notary. */
@@ -49,7 +48,7 @@ export function poolRoutes(deps: PoolRouteDeps) {
     // The same host policy as /proxy: no sessions are set up for a target /proxy would refuse.
     await resolveTarget(target, deps.policy);
     const sizes = asked["t-session-class"] ? namedClass(asked["t-session-class"]) : classFor(headers, target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`, target.pathAndQuery);
-    const ceiling = maxPoolSize(sizes, deps.hosts.engines);
+    const ceiling = maxPoolSize(sizes, pool.limits, deps.hosts.engines);
     if (asked["t-prepare"] > ceiling) {
       throw new AppError("invalid_header", `T-PREPARE must be at most ${ceiling} for class ${className(sizes)} (${enginesText(deps.hosts.engines)})`);
     }
@@ -78,8 +77,8 @@ export function poolRoutes(deps: PoolRouteDeps) {
     .get("/pool", () => ({
       ...pool.status(),
       notarySessions: deps.notarySessions(),
-      // This process's engine holds the embedded notary's verifiers; provers live in the engine hosts.
-      memory: { rssBytes: process.memoryUsage.rss(), engineBytes: engineMemoryBytes() },
+      // This process's own memory, and all its engines' (provers and an embedded notary's Verifiers live in the hosts).
+      memory: { rssBytes: process.memoryUsage.rss(), engineBytes: deps.hosts.engineBytes() },
       engineHosts: { replaced: { ...deps.hosts.replaced }, hosts: deps.hosts.status() },
     }))
     .get("/pools", () => ({ pools: pool.status().hosts }))

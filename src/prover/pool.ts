@@ -57,6 +57,11 @@ export interface PoolOptions {
   discard(session: ProverSession): void;
   /** Whether a ready session can still be used (its notary side may have gone while it idled). */
   isAlive(session: ProverSession): Promise<boolean>;
+  /**
+   * Whether one more warm session of `sizes` fits in the engines beside what they hold, with room left for a
+   * live session of the largest class: a request that finds no warm session must still get one.
+   */
+  hasRoom(sizes: SessionSizes): boolean;
   log: Logger;
 }
 
@@ -94,7 +99,8 @@ const keyOf = (host: string, sizes: SessionSizes) => `${host} ${className(sizes)
 
 /**
  * A pool of sessions whose MPC setup is done, per (host, size class): a prover is bound to its server name
- * and its sizes before setup. Refills run one at a time, when `mayRefill` says the CPU has room. Failures
+ * and its sizes before setup. Refills run one at a time, when `mayRefill` says the CPU has room and `hasRoom`
+ * says the engines have. Failures
  * back off and never reach requests: those fall back to an on-demand setup.
  */
 class SessionPool implements WarmPool {
@@ -307,7 +313,7 @@ class SessionPool implements WarmPool {
       (s) => this.ready.count(s.serverName, s.sizes) > (want.get(keyOf(s.serverName, s.sizes))?.count ?? 0),
     );
     for (const session of surplus) this.options.discard(session);
-    const short = [...want.values()].find((w) => this.ready.count(w.host, w.sizes) < w.count);
+    const short = [...want.values()].find((w) => this.ready.count(w.host, w.sizes) < w.count && this.options.hasRoom(w.sizes));
     if (short) this.startWarming(short.host, short.sizes);
   }
 

@@ -3,7 +3,6 @@ import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import { setupProverSession } from "../engine/session.ts";
 import { EngineHosts } from "../engine/host/engine-hosts.ts";
-import { engineMemoryBytes, startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
 import type { Logger } from "../log.ts";
@@ -77,13 +76,13 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   let embedded: NotaryServer | undefined;
   if (config.notary.urls.length === 0) {
-    // The embedded notary's verifiers run in this process's own engine; provers run in the hosts.
-    await startEngine({ threads: config.engine.threads, testTrustAnchorPem });
     const key = loadOrCreateKey(config.dataDir);
+    // Its Verifiers run in the engine hosts beside the provers: this process holds no wasm instance.
     embedded = startNotaryServer({
       host: "127.0.0.1",
       port: 0,
       sessions: config.notary.embedded,
+      verifiers: hosts.verifiers,
       key,
       testTrustAnchor,
       log: log.child({ component: "notary" }),
@@ -99,7 +98,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const metrics = new ProverMetrics({
     pool: () => pool.status(),
     liveSessions: () => slots.active(),
-    engineBytes: () => engineMemoryBytes() + hosts.engineBytes(),
+    engineBytes: () => hosts.engineBytes(),
     rssBytes: () => process.memoryUsage.rss(),
     engineHosts: () => {
       const running = hosts.status();
@@ -114,6 +113,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     setup: (serverName, sessionSizes) => metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes)),
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
+    hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),
     log: log.child({ component: "pool" }),
   });
   log.info("warm pool", { size: config.pool.size, hosts: config.pool.hosts.join(",") || "learned", idleS: config.pool.idleMs / 1000 });

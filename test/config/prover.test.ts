@@ -1,5 +1,7 @@
+import { cpus, totalmem } from "node:os";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
+import { defaultHostCount } from "../../src/engine/host/placement.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
 
 function failure(env: Record<string, string>): AppError {
@@ -55,15 +57,17 @@ describe("prover configuration", () => {
   });
 
   test("engine hosts: the count defaults from the machine; more hosts allow more live sessions", () => {
-    const byDefault = loadProverConfig({ PROVER_POOL_SIZE: "1" });
-    expect(byDefault.engine.hosts).toBeGreaterThanOrEqual(1);
+    const machine = { cores: cpus().length, totalMemoryBytes: totalmem() };
+    expect(loadProverConfig({ PROVER_POOL_SIZE: "1" }).engine.hosts).toBe(defaultHostCount(machine, true));
+    expect(loadProverConfig({ PROVER_POOL_SIZE: "1", PROVER_NOTARY_URL: "http://notary.internal:7047" }).engine.hosts).toBe(defaultHostCount(machine, false));
     const one = loadProverConfig({ PROVER_ENGINE_HOSTS: "1", PROVER_POOL_SIZE: "1" });
     const two = loadProverConfig({ PROVER_ENGINE_HOSTS: "2", PROVER_POOL_SIZE: "1" });
-    // At the default 4096/16384: one host holds two sessions, two hold four (the embedded notary's engine too).
+    // At the default 4096/16384: one host holds two sessions, both sides of each (the embedded notary's Verifiers
+    // run in the hosts too), two hold four.
     expect(one.proxy.maxSessions).toBe(2);
     expect(two.proxy.maxSessions).toBe(4);
     expect(failure({ PROVER_ENGINE_HOSTS: "1", PROVER_MAX_SESSIONS: "3" }).message).toBe(
-      "PROVER_MAX_SESSIONS must be at most 2 with these session sizes (1 engine host of 4 GiB and the embedded notary's one engine)",
+      "PROVER_MAX_SESSIONS must be at most 2 with these session sizes (1 engine host of 4 GiB, holding both sides of each session)",
     );
     expect(loadProverConfig({ PROVER_ENGINE_HOSTS: "2", PROVER_MAX_SESSIONS: "3" }).proxy.maxSessions).toBe(3);
   });

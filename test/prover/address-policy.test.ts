@@ -6,6 +6,7 @@ import { generateKey } from "../../src/proof/keys.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { isPublicAddress } from "../../src/prover/address-policy.ts";
 import { type TargetPolicy, hostAllowed, parseResolveList, parseTargetUrl, resolveTarget } from "../../src/prover/target.ts";
+import { localVerifiers } from "../../src/engine/verifier.ts";
 
 const strict: TargetPolicy = { allowPrivateTargets: false, resolve: new Map(), allowedHosts: [], allowedPorts: [] };
 
@@ -234,6 +235,7 @@ describe("through a real prover with a remote notary", () => {
 
   beforeAll(async () => {
     notary = startNotaryServer({
+      verifiers: localVerifiers,
       host: "127.0.0.1",
       port: 0,
       sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 1_000 },

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
-import { HOST_BUDGET_BYTES, hostedSessions } from "../../src/engine/host/placement.ts";
-import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, verifierEngineBytes } from "../../src/engine/memory.ts";
+import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../src/engine/host/placement.ts";
+import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../src/engine/memory.ts";
 import { backoffMs, defaultPoolSize, fitsIn, hostShares, maxLiveSessions, maxPoolSize, rememberHost } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import type { SessionNeed } from "../../src/prover/size-classes.ts";
@@ -23,7 +23,7 @@ const ONE_HOST = { threads: 2, ...ONE };
 describe("pool sizing", () => {
   test("memory per session grows with the session sizes", () => {
     expect(sessionEngineBytes(LARGE)).toBeGreaterThan(sessionEngineBytes(SMALL));
-    // The measured points (BENCHMARKS.md): 574 MB per session at 1024/4096, 1281 MB at 4096/16384.
+    // The measured points in one engine (BENCHMARKS.md): 574 MB per session at 1024/4096, 1281 MB at 4096/16384.
     expect(sessionEngineBytes(SMALL) / 1024 ** 2).toBeGreaterThanOrEqual(574);
     expect(sessionEngineBytes(LARGE) / 1024 ** 2).toBeGreaterThanOrEqual(1281);
   });
@@ -32,27 +32,33 @@ describe("pool sizing", () => {
     expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, SMALL, ONE)).toBe(2);
     expect(defaultPoolSize({ cores: 1, totalMemoryBytes: 24 * GiB }, SMALL, ONE)).toBe(1);
     const manyCores = defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, ONE);
-    expect(manyCores).toBe(1);
+    // One host of a remote notary's prover holds only provers: four large ones, so three warm beside a live one.
+    expect(manyCores).toBe(3);
     // Warm sessions plus one live session stay within one host's budget, under 90% of its 4 GiB.
-    expect((manyCores + 1) * sessionEngineBytes(LARGE)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
+    expect((manyCores + 1) * sideEngineBytes(LARGE)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
     expect(ENGINE_BASE_BYTES + HOST_BUDGET_BYTES).toBeLessThanOrEqual(WASM_LIMIT_BYTES * 0.9);
-    // Four hosts hold seven large warm sessions beside a live one; cores and memory still bound the default.
-    // An embedded notary's one engine holds every session's verifier: four large ones, so three warm.
-    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, { ...FOUR, embeddedNotary: true })).toBe(3);
-    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, FOUR)).toBe(7);
+    // With an embedded notary each session takes two sides: four hosts hold eight large sessions, so seven warm.
+    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, { ...FOUR, embeddedNotary: true })).toBe(7);
+    expect(defaultPoolSize({ cores: 64, totalMemoryBytes: 256 * GiB }, LARGE, FOUR)).toBe(15);
     expect(defaultPoolSize({ cores: 2, totalMemoryBytes: 24 * GiB }, LARGE, FOUR)).toBe(2);
     expect(defaultPoolSize({ cores: 8, totalMemoryBytes: 1 * GiB }, LARGE, FOUR)).toBe(1);
   });
 
-  test("an explicit size above the engine's ceiling is refused; 0 turns the pool off", () => {
+  test("the ceiling counts warm sessions of the smallest class beside a live one of the largest; above it is refused; 0 turns the pool off", () => {
     const limits = { maxSentData: 4096, maxRecvData: 16384 };
-    const ceiling = maxPoolSize(limits, ONE);
-    expect(() => loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits, ONE_HOST)).toThrow(`at most ${ceiling}`);
+    const smallest = { maxSentData: 1024, maxRecvData: 1536 };
+    const ceiling = maxPoolSize(smallest, limits, ONE);
+    // One host: (budget - one large side) / one small side.
+    expect(ceiling).toBe(Math.floor((HOST_BUDGET_BYTES - sideEngineBytes(limits)) / sideEngineBytes(smallest)));
+    expect(ceiling).toBeGreaterThan(maxPoolSize(limits, limits, ONE));
+    expect(() => loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits, ONE_HOST)).toThrow(`at most ${ceiling} (sessions of the smallest class, 1024/1536`);
+    expect(loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling) }, limits, ONE_HOST).size).toBe(ceiling);
     expect(loadPoolConfig({ PROVER_POOL_SIZE: "0" }, limits, ONE_HOST).size).toBe(0);
-    // More hosts, more room.
+    // More hosts, more room; an embedded notary's side halves it.
     const three = { hosts: 3, embeddedNotary: false };
-    expect(maxPoolSize(limits, three)).toBeGreaterThan(ceiling);
+    expect(maxPoolSize(smallest, limits, three)).toBeGreaterThan(ceiling);
     expect(loadPoolConfig({ PROVER_POOL_SIZE: String(ceiling + 1) }, limits, { threads: 2, ...three }).size).toBe(ceiling + 1);
+    expect(maxPoolSize(smallest, limits, { ...three, embeddedNotary: true })).toBeLessThan(maxPoolSize(smallest, limits, three));
   });
 
   test("pool config: hosts lower-cased and deduplicated, pool sizes default to the limits and may not exceed them", () => {
@@ -122,6 +128,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       discarded.push(session.notarySessionId);
     },
     isAlive: async () => true,
+    hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
   });
@@ -166,6 +173,34 @@ describe("warm pool", () => {
     await settle();
     expect(setups).toHaveLength(2);
     expect(pool.status()).toMatchObject({ inUse: 0, warming: 1 });
+    pool.stop();
+  });
+
+  test("a refill starts only where the engines have room beside a live full-size session; a smaller class fills meanwhile", async () => {
+    let roomForLarge = false;
+    const asked: string[] = [];
+    const { pool, setups, settle } = fakePool({
+      hasRoom: (sizes) => {
+        asked.push(`${sizes.maxSentData}/${sizes.maxRecvData}`);
+        return sizes.maxRecvData <= SMALL.maxRecvData || roomForLarge;
+      },
+    });
+    // Pinned first in line, but no room for it: a.test's small session is warmed instead.
+    pool.prepare("big.test", LARGE, 1);
+    await settle();
+    expect(asked).toContain("4096/16384");
+    expect(setups.map((s) => [s.host, s.sizes])).toEqual([["a.test", SMALL]]);
+    setups[0]!.resolve();
+    await settle();
+    expect(setups).toHaveLength(1);
+    expect(pool.status().hosts.find((h) => h.host === "big.test")).toMatchObject({ ready: 0, warming: 0 });
+
+    // Room comes back when a session ends: the next refill is the large one.
+    const session = await pool.acquire("a.test", need());
+    roomForLarge = true;
+    closeProverSession(session);
+    await settle();
+    expect(setups.map((s) => [s.host, s.sizes])).toEqual([["a.test", SMALL], ["big.test", LARGE]]);
     pool.stop();
   });
 
@@ -379,22 +414,19 @@ describe("live sessions beside the pool", () => {
 
   test("as many full-size sessions as the engines hold, up to the CPU-bound cap of 4", () => {
     expect(maxLiveSessions(small, ONE)).toBe(4);
-    expect(maxLiveSessions(large, ONE)).toBe(2);
+    expect(maxLiveSessions(large, { hosts: 1, embeddedNotary: true })).toBe(2);
     expect(maxLiveSessions(large, { hosts: 8, embeddedNotary: false })).toBe(4);
     for (const engines of [ONE, FOUR, { hosts: 1, embeddedNotary: true }, { hosts: 4, embeddedNotary: true }]) {
       const live = maxLiveSessions(large, engines);
-      // Every host within its budget (sessions spread over them), and an embedded notary's one engine within its own.
-      expect(Math.ceil(live / engines.hosts) * sessionEngineBytes(large)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
-      if (engines.embeddedNotary) expect(live * verifierEngineBytes(large)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
+      // Every host within its budget, the sessions spread over them.
+      expect(Math.ceil(live / engines.hosts) * sessionCost(engines, large)).toBeLessThanOrEqual(HOST_BUDGET_BYTES);
     }
   });
 
-  test("each engine host adds room, up to what an embedded notary's one engine holds", () => {
+  test("each engine host adds room; an embedded notary's side takes its share of it", () => {
     expect(maxLiveSessions(large, { hosts: 1, embeddedNotary: true })).toBe(2);
     expect(maxLiveSessions(large, { hosts: 2, embeddedNotary: true })).toBe(4);
-    const tiny = { maxSentData: 256, maxRecvData: 256 };
-    expect(hostedSessions({ hosts: 8, embeddedNotary: false }, large)).toBe(16);
-    expect(hostedSessions({ hosts: 8, embeddedNotary: true }, large)).toBe(4);
-    expect(hostedSessions({ hosts: 1, embeddedNotary: true }, tiny)).toBe(hostedSessions({ hosts: 1, embeddedNotary: false }, tiny));
+    expect(hostedSessions({ hosts: 8, embeddedNotary: false }, large)).toBe(8 * Math.floor(HOST_BUDGET_BYTES / sideEngineBytes(large)));
+    expect(hostedSessions({ hosts: 8, embeddedNotary: true }, large)).toBe(8 * Math.floor(HOST_BUDGET_BYTES / (2 * sideEngineBytes(large))));
   });
 });

@@ -166,6 +166,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       }),
     discard: (session) => closeProverSession(session),
     isAlive: async () => true,
+    hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
   });

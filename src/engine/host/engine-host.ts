@@ -26,7 +26,7 @@ export class EngineHost {
   /** Set once the process has ended: calls fail from then on. */
   ended: string | undefined;
   private readonly process: Subprocess;
-  private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void }>();
+  private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void; connected?: () => void }>();
   private nextCall = 1;
 
   private constructor(options: EngineHostOptions) {
@@ -59,11 +59,12 @@ export class EngineHost {
     return host;
   }
 
-  call(command: Call): Promise<Done> {
+  /** Sends a call; `connected` hears a Verifier's `connected` before the call's answer. */
+  call(command: Call, connected?: () => void): Promise<Done> {
     if (this.ended) return Promise.reject(new Error(`the engine host stopped (${this.ended})`));
     const call = this.nextCall++;
     return new Promise<Done>((resolve, reject) => {
-      this.calls.set(call, { resolve, reject });
+      this.calls.set(call, { resolve, reject, connected });
       this.process.send({ ...command, call } as HostCommand);
     });
   }
@@ -87,6 +88,7 @@ export class EngineHost {
     if (reply.kind === "memory") return;
     const pending = this.calls.get(reply.call);
     if (!pending) return;
+    if (reply.kind === "connected") return pending.connected?.();
     this.calls.delete(reply.call);
     if (reply.kind === "done") pending.resolve(reply);
     else pending.reject(new Error(reply.message));

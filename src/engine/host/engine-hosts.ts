@@ -1,15 +1,16 @@
 import { AppError, errorText } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../protocol/notary.ts";
-import { sessionEngineBytes, verifierEngineBytes } from "../memory.ts";
+import { sideEngineBytes } from "../memory.ts";
 import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "../prover.ts";
+import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../verifier.ts";
 import { EngineHost } from "./engine-host.ts";
 import type { HostMemory } from "./protocol.ts";
-import { type Engines, HOST_BUDGET_BYTES, placeSession } from "./placement.ts";
+import { type Engines, type HostRoom, fitsBeside, placeSession, sessionCost } from "./placement.ts";
 
 export interface EngineHostsOptions {
   count: number;
-  /** The notary runs in the prover's own engine: it holds the verifier of every session, on every host. */
+  /** The prover's embedded notary places its Verifiers here too: every session then has both sides in the hosts. */
   embeddedNotary: boolean;
   threads: number;
   testTrustAnchorPem?: string;
@@ -20,9 +21,9 @@ export interface EngineHostsOptions {
 
 export interface EngineHostStatus {
   pid: number;
-  /** Provers placed here and not freed. */
+  /** Provers and Verifiers placed here and not freed. */
   sessions: number;
-  /** Provers whose call never ended: their memory comes back when the host ends. */
+  /** Objects whose call never ended: their memory comes back when the host ends. */
   hung: number;
   reservedBytes: number;
   retiring: boolean;
@@ -34,16 +35,16 @@ const RESTART_DELAY_MS = 5_000;
 
 interface Placed {
   host: EngineHost;
-  /** Live provers and the bytes each holds by the memory model. */
+  /** Live provers and Verifiers, and the bytes each holds by the memory model. */
   live: Map<number, number>;
   hung: number;
   retiring: boolean;
-  /** Calls running on its provers. */
+  /** Calls running on its objects. */
   busy: number;
 }
 
-/** What a hosted prover tells its hosts: its calls, and its end. */
-interface ProverEvents {
+/** What a hosted object tells its hosts: its calls, and its end. */
+interface HostedEvents {
   calling(running: boolean): void;
   freed(): void;
   hung(): void;
@@ -51,16 +52,16 @@ interface ProverEvents {
 
 /**
  * Engine hosts: child processes of this binary, each with its own wasm instance (one cannot pass 4 GiB).
- * Sessions go where there is room. A host with a hung call is retired: it takes no new session, a
- * replacement starts at once, and it is ended, freeing its memory, when its other sessions are over.
- * A host that dies is replaced; its sessions fail.
+ * Provers, and an embedded notary's Verifiers, go where there is room. A host with a hung call is retired: it
+ * takes nothing new, a replacement starts at once, and it is ended, freeing its memory, when its other objects
+ * are gone. A host that dies is replaced; its sessions fail.
  */
 export class EngineHosts implements EngineProvers {
   private readonly placed: Placed[] = [];
-  private nextProver = 1;
+  private nextId = 1;
   private stopped = false;
-  /** Bytes the embedded notary's engine holds for the live sessions' verifiers, by the memory model. */
-  private notaryReserved = 0;
+  /** With an embedded notary: the host of each notary session's prover, where its Verifier goes. */
+  private readonly sessionHosts = new Map<string, Placed>();
   /** Hosts replaced since start: retired because a call on them hung, or because they died. */
   readonly replaced = { hung: 0, died: 0 };
 
@@ -77,37 +78,43 @@ export class EngineHosts implements EngineProvers {
     return hosts;
   }
 
+  /**
+   * Whether sessions of `sizes` fit in the hosts beside what they hold now. The warm pool asks this before a
+   * refill, with room kept for a live session of the largest class.
+   */
+  fitsBeside(sizes: readonly SessionSizes[]): boolean {
+    return fitsBeside(this.rooms(), sizes.map((s) => sessionCost(this.engines, s)));
+  }
+
+  /**
+   * A prover for a new session. With an embedded notary its host also holds room for the session's Verifier,
+   * which the notary places there when its side starts: both sides of a session share one engine.
+   */
   create(serverName: string, sizes: SessionSizes): EngineProver {
-    const cost = sessionEngineBytes(sizes);
-    const verifierCost = this.options.embeddedNotary ? verifierEngineBytes(sizes) : 0;
-    if (this.notaryReserved + verifierCost > HOST_BUDGET_BYTES) {
-      throw new AppError("over_capacity", "the embedded notary's engine has no room for another session of this size");
-    }
-    const index = placeSession(this.placed.map((p) => ({ reservedBytes: reserved(p), busy: p.busy, retiring: p.retiring })), cost);
-    if (index === undefined) throw new AppError("over_capacity", "no engine host has room for another session of this size");
-    const placed = this.placed[index]!;
-    const id = this.nextProver++;
-    placed.live.set(id, cost);
-    this.notaryReserved += verifierCost;
-    // The notary side is released with the session (freed, or given up as hung) whatever its host does.
-    const releaseVerifier = () => (this.notaryReserved -= verifierCost);
+    const { placed, id } = this.place(sessionCost(this.engines, sizes));
     placed.host.post({ kind: "create", prover: id, serverName, sizes });
-    return new HostedProver(placed.host, id, this.options.hangMs, {
-      calling: (running) => (placed.busy += running ? 1 : -1),
-      freed: () => {
-        releaseVerifier();
-        placed.live.delete(id);
-        placed.host.post({ kind: "free", prover: id });
-        this.endIfDrained(placed);
-      },
-      hung: () => {
-        releaseVerifier();
-        placed.live.delete(id);
-        placed.hung += 1;
-        this.retire(placed, "a call on it did not end");
-      },
+    let notarySession: string | undefined;
+    const events = this.events(placed, id, () => notarySession && this.sessionHosts.delete(notarySession));
+    return new HostedProver(placed.host, id, this.options.hangMs, events, (notarizeUrl) => {
+      // Only an embedded notary's Verifier looks its prover's host up; a remote notary's session is not ours to place.
+      if (!this.options.embeddedNotary) return;
+      notarySession = notarySessionOf(notarizeUrl);
+      if (notarySession) this.sessionHosts.set(notarySession, placed);
     });
   }
+
+  /**
+   * The embedded notary's Verifiers, each in its prover's host, in the room the prover holds for it. One whose
+   * prover is unknown or gone (a session the prover gave up) is placed like a prover, at its own cost.
+   */
+  readonly verifiers: EngineVerifiers = {
+    create: (sizes, notarySession) => {
+      const withProver = this.sessionHosts.get(notarySession);
+      const { placed, id } = withProver && !withProver.retiring ? this.reserve(withProver, 0) : this.place(sideEngineBytes(sizes));
+      placed.host.post({ kind: "create-verifier", verifier: id, sizes });
+      return new HostedVerifier(placed.host, id, this.options.hangMs, this.events(placed, id));
+    },
+  };
 
   status(): EngineHostStatus[] {
     return this.placed.map((p) => ({
@@ -130,6 +137,41 @@ export class EngineHosts implements EngineProvers {
     const hosts = this.placed.map((p) => p.host);
     for (const host of hosts) host.kill();
     await Promise.all(hosts.map((host) => host.exited()));
+  }
+
+  /** Reserves `cost` bytes in the host placeSession chooses. */
+  private place(cost: number): { placed: Placed; id: number } {
+    const index = placeSession(this.rooms(), cost);
+    if (index === undefined) throw new AppError("over_capacity", "no engine host has room for another session of this size");
+    return this.reserve(this.placed[index]!, cost);
+  }
+
+  private reserve(placed: Placed, cost: number): { placed: Placed; id: number } {
+    const id = this.nextId++;
+    placed.live.set(id, cost);
+    return { placed, id };
+  }
+
+  private rooms(): HostRoom[] {
+    return this.placed.map((p) => ({ reservedBytes: reserved(p), busy: p.busy, retiring: p.retiring }));
+  }
+
+  private events(placed: Placed, id: number, ended = () => {}): HostedEvents {
+    return {
+      calling: (running) => (placed.busy += running ? 1 : -1),
+      freed: () => {
+        ended();
+        placed.live.delete(id);
+        placed.host.post({ kind: "free", id });
+        this.endIfDrained(placed);
+      },
+      hung: () => {
+        ended();
+        placed.live.delete(id);
+        placed.hung += 1;
+        this.retire(placed, "a call on it did not end");
+      },
+    };
   }
 
   private retire(placed: Placed, reason: string) {
@@ -179,10 +221,13 @@ export class EngineHosts implements EngineProvers {
   }
 }
 
+/** The notary session a notarize URL names (`…/notarize?sessionId=…`). */
+const notarySessionOf = (notarizeUrl: string): string | undefined => new URL(notarizeUrl).searchParams.get("sessionId") ?? undefined;
+
 const reserved = (placed: Placed): number => [...placed.live.values()].reduce((sum, bytes) => sum + bytes, 0);
 
-/** A prover living in an engine host. */
-class HostedProver implements EngineProver {
+/** A wasm object living in an engine host: its calls, its end, and a call that never ends. */
+class HostedObject {
   private running = 0;
   private ended = false;
   private abandoned = false;
@@ -190,24 +235,10 @@ class HostedProver implements EngineProver {
 
   constructor(
     private readonly host: EngineHost,
-    private readonly id: number,
+    protected readonly id: number,
     private readonly hangMs: number,
-    private readonly events: ProverEvents,
+    private readonly events: HostedEvents,
   ) {}
-
-  async setup(notarizeUrl: string): Promise<void> {
-    await this.call({ kind: "setup", prover: this.id, notarizeUrl });
-  }
-
-  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
-    const reply = await this.call({ kind: "send", prover: this.id, tcpUrl, request });
-    if (!reply.exchange) throw new Error("the engine host answered without the exchange");
-    return reply.exchange;
-  }
-
-  async reveal(revealed: RevealedRanges): Promise<void> {
-    await this.call({ kind: "reveal", prover: this.id, revealed });
-  }
 
   free(): void {
     if (this.ended) return;
@@ -228,15 +259,46 @@ class HostedProver implements EngineProver {
     }, this.hangMs);
   }
 
-  private async call(command: Parameters<EngineHost["call"]>[0]) {
+  protected async call(command: Parameters<EngineHost["call"]>[0], connected?: () => void) {
     this.running += 1;
     this.events.calling(true);
     try {
-      return await this.host.call(command);
+      return await this.host.call(command, connected);
     } finally {
       this.running -= 1;
       this.events.calling(false);
       if (this.abandoned && this.running === 0) this.free();
     }
+  }
+}
+
+/** A prover living in an engine host. */
+class HostedProver extends HostedObject implements EngineProver {
+  constructor(host: EngineHost, id: number, hangMs: number, events: HostedEvents, private readonly onSetup: (notarizeUrl: string) => void) {
+    super(host, id, hangMs, events);
+  }
+
+  async setup(notarizeUrl: string): Promise<void> {
+    this.onSetup(notarizeUrl);
+    await this.call({ kind: "setup", prover: this.id, notarizeUrl });
+  }
+
+  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
+    const reply = await this.call({ kind: "send", prover: this.id, tcpUrl, request });
+    if (!reply.exchange) throw new Error("the engine host answered without the exchange");
+    return reply.exchange;
+  }
+
+  async reveal(revealed: RevealedRanges): Promise<void> {
+    await this.call({ kind: "reveal", prover: this.id, revealed });
+  }
+}
+
+/** An embedded notary's Verifier living in an engine host. */
+class HostedVerifier extends HostedObject implements EngineVerifier {
+  async verify(peerUrl: string, connected: () => void): Promise<VerifierOutput> {
+    const reply = await this.call({ kind: "verify", verifier: this.id, peerUrl }, connected);
+    if (!reply.verified) throw new Error("the engine host answered without the verification");
+    return reply.verified;
   }
 }

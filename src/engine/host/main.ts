@@ -1,9 +1,10 @@
 /**
- * An engine host: a process of this same binary that holds one wasm instance and runs provers for its
- * parent (protocol.ts). Its memory is its own: when it hangs, the parent ends it and the memory comes back.
+ * An engine host: a process of this same binary that holds one wasm instance and runs provers, and an embedded
+ * notary's Verifiers, for its parent (protocol.ts). Its memory is its own: when it hangs, the parent ends it and the memory comes back.
  */
 import { AppError, errorText } from "../../errors.ts";
 import { LocalProver } from "../prover.ts";
+import { LocalVerifier } from "../verifier.ts";
 import { engineMemoryBytes, startEngine } from "../wasm.ts";
 import type { HostCommand, HostReply } from "./protocol.ts";
 
@@ -14,9 +15,10 @@ export function runEngineHost(): Promise<void> {
   const send = process.send?.bind(process);
   if (!send) throw new AppError("usage", "cli engine-host runs only as a child process of cli prover start");
   const provers = new Map<number, LocalProver>();
+  const verifiers = new Map<number, LocalVerifier>();
   const reply = (message: HostReply) => send(message);
 
-  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange"> | void>) {
+  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified"> | void>) {
     try {
       const value = (await work()) ?? {};
       reply({ kind: "done", call, ...value, memory: memory() });
@@ -25,11 +27,13 @@ export function runEngineHost(): Promise<void> {
     }
   }
 
-  function proverOf(id: number): LocalProver {
-    const prover = provers.get(id);
-    if (!prover) throw new Error(`no prover ${id} in this engine host`);
-    return prover;
+  function find<T>(objects: Map<number, T>, id: number, what: string): T {
+    const found = objects.get(id);
+    if (!found) throw new Error(`no ${what} ${id} in this engine host`);
+    return found;
   }
+  const proverOf = (id: number) => find(provers, id, "prover");
+  const verifierOf = (id: number) => find(verifiers, id, "verifier");
 
   process.on("message", (command: HostCommand) => {
     switch (command.kind) {
@@ -45,9 +49,16 @@ export function runEngineHost(): Promise<void> {
         return void answer(command.call, async () => ({ exchange: await proverOf(command.prover).sendRequest(command.tcpUrl, command.request) }));
       case "reveal":
         return void answer(command.call, () => proverOf(command.prover).reveal(command.revealed));
+      case "create-verifier":
+        return void verifiers.set(command.verifier, new LocalVerifier(command.sizes));
+      case "verify":
+        return void answer(command.call, async () => ({
+          verified: await verifierOf(command.verifier).verify(command.peerUrl, () => reply({ kind: "connected", call: command.call, memory: memory() })),
+        }));
       case "free":
-        provers.get(command.prover)?.free();
-        return void provers.delete(command.prover);
+        (provers.get(command.id) ?? verifiers.get(command.id))?.free();
+        provers.delete(command.id);
+        return void verifiers.delete(command.id);
     }
   });
   const report = setInterval(() => reply({ kind: "memory", memory: memory() }), MEMORY_REPORT_MS);

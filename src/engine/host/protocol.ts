@@ -2,13 +2,15 @@
  * The wire format between a prover process and its engine hosts (`cli engine-host`), over Bun's IPC channel
  * with structured-clone serialisation (byte arrays cross as they are).
  *
- * The parent numbers its provers (`prover`) and its calls (`call`). Every call is answered exactly once, by
- * `done` or `failed`; `create` and `free` are not answered. Each answer carries the host's memory, and a host
+ * The parent numbers the wasm objects it places in a host, provers (`prover`) and an embedded notary's Verifiers
+ * (`verifier`), from one counter, and its calls (`call`). Every call is answered exactly once, by `done` or
+ * `failed`; `create`, `create-verifier` and `free` are not answered. Each answer carries the host's memory, and a host
  * also reports it every second (`memory`), so the parent always knows it without asking. A host ends when
  * its channel closes.
  */
 import type { SessionSizes } from "../../protocol/notary.ts";
 import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
+import type { VerifierOutput } from "../verifier.ts";
 
 export type HostCommand =
   | { kind: "start"; call: number; threads: number; testTrustAnchorPem?: string }
@@ -16,7 +18,11 @@ export type HostCommand =
   | { kind: "setup"; call: number; prover: number; notarizeUrl: string }
   | { kind: "send"; call: number; prover: number; tcpUrl: string; request: EngineRequest }
   | { kind: "reveal"; call: number; prover: number; revealed: RevealedRanges }
-  | { kind: "free"; prover: number };
+  | { kind: "create-verifier"; verifier: number; sizes: SessionSizes }
+  /** Answered once by `connected` (the Verifier reads its socket) before its `done` or `failed`. */
+  | { kind: "verify"; call: number; verifier: number; peerUrl: string }
+  /** Frees a prover or a Verifier. */
+  | { kind: "free"; id: number };
 
 export interface HostMemory {
   /** The wasm instance's linear memory (it only grows, up to 4 GiB). */
@@ -25,6 +31,7 @@ export interface HostMemory {
 }
 
 export type HostReply =
-  | { kind: "done"; call: number; exchange?: EngineExchange; memory: HostMemory }
+  | { kind: "done"; call: number; exchange?: EngineExchange; verified?: VerifierOutput; memory: HostMemory }
   | { kind: "failed"; call: number; message: string; memory: HostMemory }
+  | { kind: "connected"; call: number; memory: HostMemory }
   | { kind: "memory"; memory: HostMemory };

@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { EngineHosts } from "../../../src/engine/host/engine-hosts.ts";
+import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
+import { sideEngineBytes } from "../../../src/engine/memory.ts";
 import { AppError } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log.ts";
 import { eventually } from "../../support/wait.ts";
@@ -7,7 +9,7 @@ import { isRunning } from "../../support/process.ts";
 
 /**
  * Real engine host processes (`cli engine-host`, each loading the wasm), without MPC: placement and memory
- * limits, and a hung call, made by a "notary" that accepts the engine's WebSocket and never says a word.
+ * limits, and hung calls, made by a peer that accepts the engine's WebSocket and never says a word.
  */
 const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
 const log = createLogger({ level: "error" });
@@ -40,27 +42,60 @@ afterAll(async () => {
 describe("engine hosts", () => {
   test("sessions spread over the hosts, each within its budget; with no room left: over_capacity; freeing makes room", async () => {
     const hosts = await hostsOf({ count: 2 });
-    const provers = Array.from({ length: 4 }, () => hosts.create("a.test", LARGE));
-    expect(hosts.status().map((h) => h.sessions)).toEqual([2, 2]);
+    const perHost = Math.floor(HOST_BUDGET_BYTES / sideEngineBytes(LARGE));
+    const provers = Array.from({ length: 2 * perHost }, () => hosts.create("a.test", LARGE));
+    expect(hosts.status().map((h) => h.sessions)).toEqual([perHost, perHost]);
     expect(new Set(hosts.status().map((h) => h.pid)).size).toBe(2);
     const full = refusal(() => hosts.create("a.test", LARGE));
     expect(full).toBeInstanceOf(AppError);
     expect(full).toMatchObject({ code: "over_capacity", message: "no engine host has room for another session of this size" });
+    expect(hosts.fitsBeside([LARGE])).toBe(false);
     provers[0]!.free();
     provers[0]!.free(); // twice: nothing more happens
-    expect(hosts.status().map((h) => h.sessions).sort()).toEqual([1, 2]);
+    expect(hosts.status().map((h) => h.sessions).sort()).toEqual([perHost - 1, perHost]);
+    expect(hosts.fitsBeside([LARGE])).toBe(true);
     hosts.create("a.test", LARGE);
-    expect(hosts.status().map((h) => h.sessions)).toEqual([2, 2]);
+    expect(hosts.status().map((h) => h.sessions)).toEqual([perHost, perHost]);
   }, 30_000);
 
-  test("an embedded notary's one engine bounds the sessions of all hosts together", async () => {
-    const hosts = await hostsOf({ count: 3, embeddedNotary: true });
-    // Three hosts hold six large provers, the notary's engine four verifiers.
-    for (let i = 0; i < 4; i++) hosts.create("a.test", LARGE);
-    expect(refusal(() => hosts.create("a.test", LARGE))).toMatchObject({
-      code: "over_capacity",
-      message: "the embedded notary's engine has no room for another session of this size",
-    });
+  test("with an embedded notary a prover holds room for its session's Verifier, which goes to the prover's host", async () => {
+    const hosts = await hostsOf({ count: 2, embeddedNotary: true });
+    const perHost = Math.floor(HOST_BUDGET_BYTES / (2 * sideEngineBytes(LARGE)));
+    const provers = Array.from({ length: 2 * perHost }, () => hosts.create("a.test", LARGE));
+    expect(hosts.status().map((h) => h.reservedBytes)).toEqual([perHost, perHost].map((n) => n * 2 * sideEngineBytes(LARGE)));
+    expect(refusal(() => hosts.create("a.test", LARGE))).toMatchObject({ code: "over_capacity", message: "no engine host has room for another session of this size" });
+    expect(hosts.fitsBeside([LARGE])).toBe(false);
+    // The setup names the notary session: its Verifier joins the prover, in the room already held.
+    const last = provers.at(-1)!;
+    last.setup(`ws://127.0.0.1:${silentNotary.port}/notarize?sessionId=s-last`).catch(() => {});
+    const before = hosts.status();
+    hosts.verifiers.create(LARGE, "s-last");
+    const after = hosts.status();
+    const grown = after.filter((h, i) => h.sessions === before[i]!.sessions + 1);
+    expect(grown).toHaveLength(1);
+    expect(after.map((h) => h.reservedBytes)).toEqual(before.map((h) => h.reservedBytes));
+    // A Verifier whose prover is unknown is placed at its own cost, where there is room: here none.
+    expect(refusal(() => hosts.verifiers.create(LARGE, "no-such-session"))).toMatchObject({ code: "over_capacity" });
+    provers[0]!.free();
+    expect(hosts.fitsBeside([LARGE])).toBe(true);
+  }, 30_000);
+
+  test("a Verifier whose call never ends (its prover never speaks): its host is retired, replaced and ended", async () => {
+    const hosts = await hostsOf({ embeddedNotary: true });
+    const [first] = hosts.status();
+    const verifier = hosts.verifiers.create(LARGE, "no-such-session");
+    let connected!: () => void;
+    const reading = new Promise<void>((resolve) => (connected = resolve));
+    const verified = verifier.verify(`ws://127.0.0.1:${silentNotary.port}/`, connected);
+    verified.catch(() => {});
+    await reading;
+    await Bun.sleep(300);
+    verifier.abandon();
+    const after = await eventually(() => hosts.status(), (s) => s.length === 1 && s[0]!.pid !== first!.pid, 20_000);
+    expect(after[0]).toMatchObject({ sessions: 0, retiring: false });
+    expect(hosts.replaced).toEqual({ hung: 1, died: 0 });
+    expect(await eventually(() => isRunning(first!.pid), (running) => !running, 10_000)).toBe(false);
+    await expect(verified).rejects.toThrow("the engine host stopped (ended by SIGKILL)");
   }, 30_000);
 
   test("a call that never ends: its host is retired and replaced at once, and ended when its other sessions are over", async () => {
