@@ -18,6 +18,7 @@ import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { tlsFixture } from "../test/support/env.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { localVerifiers } from "../src/engine/verifier.ts";
 
 const [maxSentData, maxRecvData] = process.argv.slice(2).map(Number);
 if (!maxSentData || !maxRecvData) throw new Error("usage: bun scripts/mpc-traffic.ts <maxSentData> <maxRecvData>");
@@ -26,6 +27,7 @@ const sizes = { maxSentData, maxRecvData };
 const tls = tlsFixture();
 await startEngine({ threads: 2, testTrustAnchorPem: tls.caPem });
 const notary = startNotaryServer({
+  verifiers: localVerifiers,
   host: "127.0.0.1",
   port: 0,
   sessions: { concurrency: 1, ...sizes, timeoutMs: 600_000, connectTimeoutMs: 30_000 },

@@ -2,7 +2,7 @@
  * Memory per warm session: sets up N sessions one after another in one process (prover and embedded
  * notary share the wasm instance, as in `cli prover start`) and prints RSS and engine memory after each.
  *   bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>
- * The numbers feed sessionEngineBytes in src/prover/pool-policy.ts (see BENCHMARKS.md).
+ * The numbers feed the memory model in src/engine/memory.ts (see BENCHMARKS.md).
  */
 import { localProvers } from "../src/engine/prover.ts";
 import { type ProverSession, setupProverSession } from "../src/engine/session.ts";
@@ -13,6 +13,7 @@ import { startNotaryServer } from "../src/notary/server.ts";
 import { createNotaryClient } from "../src/prover/notary-client.ts";
 import { scratchDir, tlsFixture } from "../test/support/env.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { localVerifiers } from "../src/engine/verifier.ts";
 
 const [maxSentData, maxRecvData, count] = process.argv.slice(2).map(Number);
 if (!maxSentData || !maxRecvData || !count) throw new Error("usage: bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>");
@@ -20,6 +21,7 @@ const sizes = { maxSentData, maxRecvData };
 
 await startEngine({ threads: 2, testTrustAnchorPem: tlsFixture().caPem });
 const notaryServer = startNotaryServer({
+  verifiers: localVerifiers,
   host: "127.0.0.1",
   port: 0,
   sessions: { concurrency: 64, ...sizes, timeoutMs: 3_600_000, connectTimeoutMs: 30_000 },
