@@ -163,6 +163,8 @@ describe("configuration errors exit 2 with one line", () => {
     expectCleanConfigError(await run(["prover", "start"], { PROVER_RESOLVE: "nonsense" }), "PROVER_RESOLVE");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_ALLOWED_PORTS: "https" }), "PROVER_ALLOWED_PORTS");
     expectCleanConfigError(await run(["prover", "start"], { LOG_FORMAT: "xml" }), "LOG_FORMAT");
+    // Above what the engine hosts hold of the smallest class beside a live session of the largest.
+    expectCleanConfigError(await run(["prover", "start"], { PROVER_POOL_SIZE: "64" }), "PROVER_POOL_SIZE must be at most");
   });
   test("prover: unreadable test trust anchor and port in use", async () => {
     expectCleanConfigError(await run(["prover", "start"], { TLSN_TEST_TRUST_ANCHOR: "/nonexistent/ca.pem" }), "TLSN_TEST_TRUST_ANCHOR");
