@@ -173,10 +173,19 @@ describe("the notary dies mid-session", () => {
       const answer = await call;
       expect(answer).toMatchObject({ status: 500, code: "notary_unavailable" });
       expect(errorData(await event)).toMatchObject({ requestId, code: "notary_unavailable" });
-      // The engine saw the socket close and ended the setup itself: its prover is freed, no host is replaced.
-      const hosts = await eventually(engineHosts, (h) => h.hosts.every((host) => host.sessions === 0), 10_000);
-      expect(hosts.replaced).toEqual({ hung: 0, died: 0 });
-      expect(hosts.hosts.every((host) => host.sessions === 0 && !host.retiring)).toBe(true);
+      // Nothing is left behind. Usually the engine sees the socket close and ends the setup itself, freeing its
+      // prover; on loaded cores it has also ended that call more than PROVER_ENGINE_HANG_S later (CI: 2 of 4
+      // runs), and then its host is retired and replaced. Either way: both hosts serve, none holds a session.
+      const clean = (h: Awaited<ReturnType<typeof engineHosts>>) =>
+        h.hosts.length === 2 && h.hosts.every((host) => host.sessions === 0 && !host.retiring);
+      const hosts = await eventually(engineHosts, clean, 30_000);
+      expect(hosts.hosts.map((h) => ({ sessions: h.sessions, retiring: h.retiring }))).toEqual([
+        { sessions: 0, retiring: false },
+        { sessions: 0, retiring: false },
+      ]);
+      expect(hosts.replaced.died).toBe(0);
+      expect(hosts.replaced.hung).toBeLessThanOrEqual(1);
+      if (hosts.replaced.hung === 1) expect(prover.log()).toContain("engine host retired");
       // Still serving, and failing fast while the notary is gone.
       expect((await fetch(`${prover.url}/healthcheck`)).status).toBe(200);
       const meanwhile = await proxy(urlFor(target.port!));
@@ -192,6 +201,8 @@ describe("the notary dies mid-session", () => {
       expect(await eventually(notaryHealthy, (healthy) => healthy, 40_000)).toBe(true);
       const before = await engineHosts();
       expect(before.hosts).toHaveLength(2);
+      const hungBefore = before.replaced.hung;
+      const retiredBefore = prover.log().split("engine host retired").length;
       const requestId = crypto.randomUUID();
       const call = proxy(urlFor(target.port!), requestId);
       expect(await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000)).toBe(1);
@@ -209,13 +220,14 @@ describe("the notary dies mid-session", () => {
         expect(await call).toMatchObject({ status: 500, code: "notary_unavailable" });
         // The setup is still running after PROVER_ENGINE_HANG_S: the host is retired, ended and replaced.
         expect(await eventually(() => isRunning(busy!.pid), (running) => !running, 30_000)).toBe(false);
-        const after = await eventually(engineHosts, (h) => h.hosts.length === 2 && h.replaced.hung === 1, 30_000);
+        const after = await eventually(engineHosts, (h) => h.hosts.length === 2 && h.replaced.hung === hungBefore + 1, 30_000);
+        expect(after.replaced.hung).toBe(hungBefore + 1);
         expect(after.hosts.map((h) => h.pid)).not.toContain(busy!.pid);
         expect(after.hosts.every((h) => !h.retiring && h.sessions === 0)).toBe(true);
         // Its memory went with it: the replacement starts small.
         const replacement = after.hosts.find((h) => !before.hosts.some((b) => b.pid === h.pid))!;
         expect(replacement.memory.engineBytes).toBeLessThan(grown);
-        expect(prover.log()).toContain("engine host retired");
+        expect(prover.log().split("engine host retired").length).toBe(retiredBefore + 1);
       } finally {
         notary.process.kill("SIGKILL");
         await notary.process.exited;
