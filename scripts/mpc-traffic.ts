@@ -5,7 +5,6 @@
  *   bun scripts/mpc-traffic.ts <maxSentData> <maxRecvData>
  * The numbers feed the socket limits in src/notary/limits.ts.
  */
-import type { ServerWebSocket } from "bun";
 import { startLoopbackBridge } from "../src/engine/bridge.ts";
 import { localProvers } from "../src/engine/prover.ts";
 import { setupProverSession } from "../src/engine/session.ts";
@@ -15,6 +14,7 @@ import { startNotaryServer } from "../src/notary/server.ts";
 import { generateKey } from "../src/proof/keys.ts";
 import { createNotaryClient } from "../src/prover/notary-client.ts";
 import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
+import { startNotaryRelay } from "../test/support/notary-relay.ts";
 import { tlsFixture } from "../test/support/env.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
@@ -50,60 +50,12 @@ const count = (direction: Direction, size: number) => {
   direction.messages += 1;
 };
 
-interface RelayData {
-  upstreamUrl: string;
-  upstream?: WebSocket;
-  queue: Uint8Array[];
-}
-const unlimited = 1024 * 1024 * 1024;
-const relay = Bun.serve<RelayData>({
-  hostname: "127.0.0.1",
-  port: 0,
-  idleTimeout: 0,
-  fetch(request, server) {
-    const { pathname, search } = new URL(request.url);
-    const upstreamUrl = `${notary.url.replace(/^http/, "ws")}${pathname}${search}`;
-    return server.upgrade(request, { data: { upstreamUrl, queue: [] } }) ? undefined : new Response("websocket expected", { status: 400 });
-  },
-  websocket: {
-    maxPayloadLength: unlimited,
-    backpressureLimit: unlimited,
-    idleTimeout: 0,
-    open(ws: ServerWebSocket<RelayData>) {
-      const upstream = new WebSocket(ws.data.upstreamUrl);
-      upstream.binaryType = "arraybuffer";
-      ws.data.upstream = upstream;
-      upstream.onopen = () => {
-        for (const chunk of ws.data.queue) upstream.send(chunk);
-        ws.data.queue = [];
-      };
-      upstream.onmessage = (event) => {
-        const chunk = new Uint8Array(event.data as ArrayBuffer);
-        count(toProver, chunk.length);
-        ws.sendBinary(chunk);
-      };
-      upstream.onclose = () => ws.close();
-    },
-    message(ws, message) {
-      const chunk = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
-      count(toNotary, chunk.length);
-      if (ws.data.upstream?.readyState === WebSocket.OPEN) ws.data.upstream.send(chunk);
-      else ws.data.queue.push(chunk);
-    },
-    close(ws) {
-      ws.data.upstream?.close();
-    },
-  },
-});
+const relay = startNotaryRelay(notary.url, { message: (direction, size) => count(direction === "toNotary" ? toNotary : toProver, size) });
 
-const client = createNotaryClient(notary.url);
+// The whole notary API goes through the relay: only the /notarize socket's messages are counted.
+const client = createNotaryClient(relay.url);
 const started = performance.now();
-const session = await setupProverSession(
-  { createSession: (s) => client.createSession(s), notarizeUrl: (id) => `ws://127.0.0.1:${relay.port}/notarize?sessionId=${id}` },
-  localProvers,
-  TARGET_HOST,
-  sizes,
-);
+const session = await setupProverSession(client, localProvers, TARGET_HOST, sizes);
 const setup = { seconds: (performance.now() - started) / 1000, toNotary: { ...toNotary }, toProver: { ...toProver } };
 const bridge = startLoopbackBridge();
 await revealAll(session, await getFromTarget(session, bridge, target.port!));
