@@ -1,3 +1,4 @@
+import { untilAborted } from "../abort.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import type { TcpHandle } from "./bridge.ts";
@@ -11,6 +12,8 @@ export interface NotarySessions {
   createSession(sizes: SessionSizes): Promise<string>;
   /** The WebSocket URL the engine's prover dials for this session. */
   notarizeUrl(sessionId: string): string;
+  /** Ends a session that will make no proof, so the notary frees its slot now. Never throws. */
+  release(sessionId: string): Promise<void>;
   /**
    * Waits for `work` on this session, or rejects once its notary is found gone (the engine may not notice a
    * notary that died during setup). Without it, the work alone is awaited.
@@ -30,27 +33,39 @@ export interface ProverSession {
   onClose?: () => void;
 }
 
-/** Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. */
+/**
+ * Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. When `signal`
+ * aborts first (a deadline), the setup is given up with the signal's reason: the engine's call is abandoned and
+ * the notary's session released.
+ */
 export async function setupProverSession(
   notary: NotarySessions,
   provers: EngineProvers,
   serverName: string,
   sizes: SessionSizes,
+  signal?: AbortSignal,
 ): Promise<ProverSession> {
   const engine = provers.create(serverName, sizes);
+  const created = notary.createSession(sizes);
   let notarySessionId: string;
   try {
-    notarySessionId = await notary.createSession(sizes);
+    notarySessionId = await untilAborted(created, signal);
   } catch (error) {
     engine.free();
+    // A session the notary opens after the deadline is released as soon as it exists.
+    if (signal?.aborted) void created.then((id) => notary.release(id), () => {});
     throw error;
   }
   const setup = engine.setup(notary.notarizeUrl(notarySessionId));
   try {
-    await (notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup);
+    await untilAborted(notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup, signal);
   } catch (error) {
-    // A setup given up because its notary is gone may never end inside the engine.
+    // A setup given up (its notary gone, or its deadline passed) may never end inside the engine.
     engine.abandon();
+    if (signal?.aborted) {
+      void notary.release(notarySessionId);
+      throw signal.reason;
+    }
     throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${errorText(error)}`);
   }
   return { notarySessionId, serverName, sizes, engine, closed: false };

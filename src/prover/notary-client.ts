@@ -9,8 +9,6 @@ export interface NotaryClient extends NotarySessions {
   attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
   isRunning(sessionId: string): Promise<boolean>;
-  /** Ends a session that will make no proof, so the notary frees its slot now. Never throws. */
-  release(sessionId: string): Promise<void>;
   info(): Promise<NotaryInfo>;
   /**
    * Resolves while the notary running this session (any notary, without one) answers; throws

@@ -128,3 +128,19 @@ export interface RefillLoad {
  */
 export const mayRefill = (load: RefillLoad): boolean =>
   load.warming === 0 && load.onDemand === 0 && load.inUse < Math.max(1, load.cpuSlots);
+
+/** A refill may take this many times the slowest setup of its class seen so far before it counts as stalled. */
+const STALL_FACTOR = 4;
+/** A refill's deadline is never shorter than this: one slow setup on a busy machine is not a stall. */
+const REFILL_DEADLINE_FLOOR_MS = 60_000;
+
+/**
+ * How long a refill's setup may run before it is given up as stalled. An engine can wait forever on a notary
+ * that is alive but silent; without a deadline that refill would hold the pool's only refill turn (and any
+ * request that joined it) until the notary's own session timeout. Before a setup of the class has been
+ * timed, the session deadline (`sessionTimeoutMs`) is the bound; never more than it.
+ */
+export function refillDeadlineMs(slowestSetupMs: number | undefined, sessionTimeoutMs: number): number {
+  if (slowestSetupMs === undefined) return sessionTimeoutMs;
+  return Math.min(sessionTimeoutMs, Math.max(REFILL_DEADLINE_FLOOR_MS, STALL_FACTOR * slowestSetupMs));
+}

@@ -2,9 +2,10 @@ import type { ProverSession } from "../engine/session.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
-import { type WarmTarget, backoffMs, fitsIn, mayRefill, rememberHost, warmTargets } from "./pool-policy.ts";
+import { untilAborted } from "../abort.ts";
+import { type WarmTarget, backoffMs, fitsIn, mayRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
-import { type SetupGate, createSetupGate, untilAborted } from "./setup-gate.ts";
+import { type SetupGate, createSetupGate } from "./setup-gate.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
 
 /** Where /proxy gets a set-up MPC session for a target. */
@@ -51,8 +52,10 @@ export interface PoolOptions {
   cpuSlots: number;
   /** On-demand setups run at once; further requests that found no warm session wait for their turn. */
   concurrentSetups: number;
-  /** MPC setup with the notary (the slow part). */
-  setup(serverName: string, sizes: SessionSizes): Promise<ProverSession>;
+  /** MPC setup with the notary (the slow part); given up with the signal's reason when it aborts. */
+  setup(serverName: string, sizes: SessionSizes, signal?: AbortSignal): Promise<ProverSession>;
+  /** Longest a whole session may take: no setup may take longer (`refillDeadlineMs`). */
+  sessionTimeoutMs: number;
   /** Closes a session that will make no proof and frees its notary side. */
   discard(session: ProverSession): void;
   /** Whether a ready session can still be used (its notary side may have gone while it idled). */
@@ -118,6 +121,8 @@ class SessionPool implements WarmPool {
   private onDemandSessions = 0;
   private readonly setupGate: SetupGate;
   private readonly served = { ready: 0, warming: 0, onDemand: 0 };
+  /** The slowest setup seen per class, in ms: a refill taking far longer has stalled. */
+  private readonly slowestSetupMs = new Map<string, number>();
   private expired = 0;
   private failures = 0;
   private retryAt = 0;
@@ -260,7 +265,7 @@ class SessionPool implements WarmPool {
   /**
    * A session set up for this request when its turn comes; it counts as on demand from its arrival in the
    * queue until it closes (no refill runs beside it). A request abandoned during its setup gives its turn up at
-   * once; the setup, which the engine cannot stop midway, still counts until it ends, and its session is discarded.
+   * once and its setup is given up; the engine's call, which cannot stop midway, still counts until it ends.
    */
   private async onDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal): Promise<ProverSession> {
     this.onDemandSessions++;
@@ -277,7 +282,7 @@ class SessionPool implements WarmPool {
       failed();
       throw error;
     }
-    const setup = this.options.setup(serverName, sizes);
+    const setup = this.timed(sizes, this.options.setup(serverName, sizes, signal));
     setup.then(
       (session) => {
         leave();
@@ -317,8 +322,35 @@ class SessionPool implements WarmPool {
     if (short) this.startWarming(short.host, short.sizes);
   }
 
+  /** Records how long a setup that succeeded took, per class. */
+  private timed(sizes: SessionSizes, setup: Promise<ProverSession>): Promise<ProverSession> {
+    const started = performance.now();
+    void setup.then(
+      () => {
+        const ms = performance.now() - started;
+        const key = className(sizes);
+        this.slowestSetupMs.set(key, Math.max(ms, this.slowestSetupMs.get(key) ?? 0));
+      },
+      () => {},
+    );
+    return setup;
+  }
+
+  /** A refill's setup, given up once it outlasts `refillDeadlineMs` for its class. */
+  private deadlineSetup(host: string, sizes: SessionSizes): Promise<ProverSession> {
+    const deadlineMs = Math.round(refillDeadlineMs(this.slowestSetupMs.get(className(sizes)), this.options.sessionTimeoutMs));
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new AppError("session_timeout", `warming a ${className(sizes)} session took longer than ${deadlineMs} ms: given up as stalled`)),
+      deadlineMs,
+    );
+    const setup = this.timed(sizes, this.options.setup(host, sizes, deadline.signal));
+    void setup.finally(() => clearTimeout(timer)).catch(() => {});
+    return setup;
+  }
+
   private startWarming(host: string, sizes: SessionSizes) {
-    const job: WarmingJob = { host, sizes, claimed: false, session: this.options.setup(host, sizes) };
+    const job: WarmingJob = { host, sizes, claimed: false, session: this.deadlineSetup(host, sizes) };
     this.warming = job;
     job.session.then(
       (session) => {

@@ -110,7 +110,9 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const pool = createWarmPool({
     ...config.pool,
     limits: sizes,
-    setup: (serverName, sessionSizes) => metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes)),
+    setup: (serverName, sessionSizes, signal) =>
+      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal)),
+    sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),

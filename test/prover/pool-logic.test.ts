@@ -4,7 +4,16 @@ import { createLogger } from "../../src/log.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
 import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../src/engine/host/placement.ts";
 import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../src/engine/memory.ts";
-import { backoffMs, defaultPoolSize, fitsIn, hostShares, maxLiveSessions, maxPoolSize, rememberHost } from "../../src/prover/pool-policy.ts";
+import {
+  backoffMs,
+  defaultPoolSize,
+  fitsIn,
+  hostShares,
+  maxLiveSessions,
+  maxPoolSize,
+  refillDeadlineMs,
+  rememberHost,
+} from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import type { SessionNeed } from "../../src/prover/size-classes.ts";
 import { unusedEngine } from "../support/unused-engine.ts";
@@ -91,15 +100,23 @@ describe("host shares and learning", () => {
     expect([0, 1, 2, 3, 7, 20].map(backoffMs)).toEqual([0, 1000, 2000, 4000, 60_000, 60_000]);
   });
 
+  test("a refill's deadline: the session timeout until its class's setup is timed, then 4 times the slowest, at least 60 s", () => {
+    expect(refillDeadlineMs(undefined, 300_000)).toBe(300_000);
+    expect(refillDeadlineMs(10_000, 300_000)).toBe(60_000);
+    expect(refillDeadlineMs(41_000, 300_000)).toBe(164_000);
+    expect(refillDeadlineMs(90_000, 300_000)).toBe(300_000);
+    expect(refillDeadlineMs(10_000, 20_000)).toBe(20_000);
+  });
+
   test("sizes fit only when both directions fit", () => {
     expect(fitsIn(SMALL, LARGE)).toBe(true);
     expect(fitsIn({ maxSentData: 1024, maxRecvData: 20000 }, LARGE)).toBe(false);
   });
 });
 
-/** A pool over fake sessions whose setups the test completes or fails by hand. */
+/** A pool over fake sessions whose setups the test completes or fails by hand; like real ones, they give up when their signal aborts. */
 function fakePool(overrides: Partial<PoolOptions> = {}) {
-  const setups: { host: string; sizes: typeof SMALL; resolve: () => void; reject: (e: Error) => void }[] = [];
+  const setups: { host: string; sizes: typeof SMALL; signal?: AbortSignal; resolve: () => void; reject: (e: Error) => void }[] = [];
   const discarded: string[] = [];
   let counter = 0;
   const pool = createWarmPool({
@@ -112,7 +129,8 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     hosts: ["a.test"],
     learnHosts: 2,
     idleMs: 60_000,
-    setup: (host, sizes) =>
+    sessionTimeoutMs: 300_000,
+    setup: (host, sizes, signal) =>
       new Promise<ProverSession>((resolve, reject) => {
         const session: ProverSession = {
           notarySessionId: `s${++counter}`,
@@ -121,7 +139,8 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
           engine: unusedEngine(),
           closed: false,
         };
-        setups.push({ host, sizes, resolve: () => resolve(session), reject });
+        signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+        setups.push({ host, sizes, signal, resolve: () => resolve(session), reject });
       }),
     discard(session) {
       closeProverSession(session);
@@ -327,6 +346,38 @@ describe("warm pool", () => {
     expect(setups.map((s) => s.host)).toEqual(["b.test", "c.test"]);
     setups[1]!.resolve();
     closeProverSession(await second);
+    pool.stop();
+  });
+
+  test("a refill past its deadline is given up as stalled and backs off; a request that joined it sets up its own", async () => {
+    // No setup of the class timed yet: the deadline is the session timeout.
+    const { pool, setups, settle } = fakePool({ sessionTimeoutMs: 100 });
+    await settle();
+    const joined = pool.acquire("a.test", need());
+    await settle();
+    expect(setups).toHaveLength(1);
+    expect(await eventually(() => setups.length, (n) => n === 2, 5_000)).toBe(2);
+    expect(setups[0]!.signal?.aborted).toBe(true);
+    const status = pool.status();
+    expect(status).toMatchObject({ warming: 0, failures: 1, setups: { running: 1, waiting: 0 } });
+    expect(status.lastError).toBe("warming a 1024/4096 session took longer than 100 ms: given up as stalled");
+    setups[1]!.resolve();
+    expect((await joined).notarySessionId).toBe("s2");
+    expect(pool.status().served).toEqual({ ready: 0, warming: 0, onDemand: 1 });
+    pool.stop();
+  });
+
+  test("a request abandoned during its on-demand setup gives that setup up and its turn back", async () => {
+    const { pool, setups, settle } = fakePool({ size: 0 });
+    const abort = new AbortController();
+    const acquiring = pool.acquire("a.test", need(), abort.signal);
+    await settle();
+    expect(setups).toHaveLength(1);
+    abort.abort(new Error("the session took too long"));
+    await expect(acquiring).rejects.toThrow("the session took too long");
+    expect(setups[0]!.signal?.aborted).toBe(true);
+    await settle();
+    expect(pool.status().setups).toEqual({ running: 0, waiting: 0 });
     pool.stop();
   });
 

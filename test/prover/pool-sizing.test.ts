@@ -157,6 +157,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     hosts: ["a.test"],
     learnHosts: 2,
     idleMs: 60_000,
+    sessionTimeoutMs: 300_000,
     cpuSlots: 2,
     concurrentSetups: 2,
     setup: (host, sizes) =>
