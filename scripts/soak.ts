@@ -8,7 +8,7 @@
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
  * test/hardening/soak.test.ts runs the same `runSoak` with a short duration.
  */
-import { openFds } from "../test/support/process.ts";
+import { fdKinds, openFds, processTree } from "../test/support/process.ts";
 import { proveData, verifyWithCli } from "../test/support/prove.ts";
 import { eventually, notarySessions } from "../test/hardening/support.ts";
 import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
@@ -28,7 +28,11 @@ export interface SoakReport {
   seconds: number;
   baseline: Sample;
   samples: Sample[];
+  /** After the abuse, once its sockets were given back (or 30 s passed): what the proof starts from. */
+  beforeProof: Sample;
   end: Sample;
+  /** The prover's and its engine hosts' descriptors at the end, by kind: where an fd bound failed. */
+  proverFdsAtEnd: string;
   counts: AbuseCounts;
   sessionsAfterAbuse: number;
   proof: ProofCheck;
@@ -47,9 +51,34 @@ export async function proveOnce(servers: SoakServers): Promise<ProofCheck> {
   return { valid, seconds, detail: valid ? "cli verify: valid" : `cli verify exit ${verified.exitCode}: ${verified.stderr}` };
 }
 
+/** Each process of the prover's tree with its descriptors by kind, e.g. `1234: socket: 14, pipe: 2; 1240: …`. */
+function describeFds(pid: number): string {
+  const kinds = (member: number) => {
+    try {
+      return Object.entries(fdKinds(member)).map(([kind, n]) => `${kind} ${n}`).join(", ");
+    } catch {
+      return "ended";
+    }
+  };
+  return processTree(pid).map((member) => `${member}: ${kinds(member)}`).join("; ");
+}
+
+/** The prover's descriptors after the proof; a failure also lists them by process and kind. */
+function proverFdsBound(report: Omit<SoakReport, "bounds" | "ok">, peak: number): Bound {
+  const { baseline, beforeProof, end, proverFdsAtEnd } = report;
+  const ok = end.proverFds <= baseline.proverFds + SOAK_BOUNDS.fdSlack;
+  const value = `${baseline.proverFds}/${peak}/${beforeProof.proverFds}/${end.proverFds}`;
+  return {
+    figure: "prover fds: baseline/peak/before proof/end",
+    value: ok ? value : `${value} (${proverFdsAtEnd})`,
+    bound: `end <= ${baseline.proverFds + SOAK_BOUNDS.fdSlack}`,
+    ok,
+  };
+}
+
 function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
-  const { baseline, samples, end, counts, proof } = report;
-  const peak = (pick: (s: Sample) => number) => Math.max(...[baseline, ...samples, end].map(pick));
+  const { baseline, samples, beforeProof, end, counts, proof } = report;
+  const peak = (pick: (s: Sample) => number) => Math.max(...[baseline, ...samples, beforeProof, end].map(pick));
   const unauthenticated = counts.sessionsUnauthenticated401 + counts.sessionsUnauthenticatedOther;
   return [
     { figure: "subscribers beyond the cap: 503", value: `${counts.subscribersRefused503} (${counts.subscribersOpened} opened)`, bound: "> 0", ok: counts.subscribersRefused503 > 0 },
@@ -62,8 +91,8 @@ function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
     { figure: "store streams beyond the cap: 503", value: `${counts.storeStreamsRefused503} (${counts.storeStreamsOpened} opened)`, bound: "> 0", ok: counts.storeStreamsRefused503 > 0 },
     { figure: "prover RSS, peak", value: mib(peak((s) => s.proverRss)), bound: `<= ${mib(SOAK_BOUNDS.proverRss)}`, ok: peak((s) => s.proverRss) <= SOAK_BOUNDS.proverRss },
     { figure: "notary RSS, peak", value: mib(peak((s) => s.notaryRss)), bound: `<= ${mib(SOAK_BOUNDS.notaryRss)}`, ok: peak((s) => s.notaryRss) <= SOAK_BOUNDS.notaryRss },
-    { figure: "prover fds: baseline/peak/end", value: `${baseline.proverFds}/${peak((s) => s.proverFds)}/${end.proverFds}`, bound: `end <= ${baseline.proverFds + SOAK_BOUNDS.fdSlack}`, ok: end.proverFds <= baseline.proverFds + SOAK_BOUNDS.fdSlack },
-    { figure: "notary fds: baseline/peak/end", value: `${baseline.notaryFds}/${peak((s) => s.notaryFds)}/${end.notaryFds}`, bound: `end <= ${baseline.notaryFds + SOAK_BOUNDS.fdSlack}`, ok: end.notaryFds <= baseline.notaryFds + SOAK_BOUNDS.fdSlack },
+    proverFdsBound(report, peak((s) => s.proverFds)),
+    { figure: "notary fds: baseline/peak/before proof/end", value: `${baseline.notaryFds}/${peak((s) => s.notaryFds)}/${beforeProof.notaryFds}/${end.notaryFds}`, bound: `end <= ${baseline.notaryFds + SOAK_BOUNDS.fdSlack}`, ok: end.notaryFds <= baseline.notaryFds + SOAK_BOUNDS.fdSlack },
     { figure: "proof after abuse", value: proof.valid ? `${proof.seconds.toFixed(1)} s` : `failed: ${proof.detail}`, bound: "verifies", ok: proof.valid },
   ];
 }
@@ -89,12 +118,14 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     const bothFdsBack = () =>
       Promise.all([fdsBack(() => proverFds(servers.prover.process.pid), baseline.proverFds), fdsBack(() => openFds(servers.notary.process.pid), baseline.notaryFds)]);
     await bothFdsBack();
+    const beforeProof = await takeSample(servers, startedAt);
     progress("proving");
     const proof = await proveOnce(servers);
     // The proof's own sockets close once the attestation is answered: the end sample waits for them too.
     await bothFdsBack();
     const end = await takeSample(servers, startedAt);
-    const partial = { seconds, baseline, samples, end, counts, sessionsAfterAbuse, proof };
+    const proverFdsAtEnd = describeFds(servers.prover.process.pid);
+    const partial = { seconds, baseline, samples, beforeProof, end, proverFdsAtEnd, counts, sessionsAfterAbuse, proof };
     const bounds = boundsOf(partial);
     return { ...partial, bounds, ok: bounds.every((b) => b.ok) };
   } finally {

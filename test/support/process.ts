@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 
 /** Figures of running processes, from /proc. A prover's figures include its engine hosts (child processes). */
 
@@ -23,6 +23,21 @@ export const rssBytes = (pid: number): number => statusKiB(pid, "VmRSS") * 1024;
 /** Peak resident memory so far. */
 export const peakRssBytes = (pid: number): number => statusKiB(pid, "VmHWM") * 1024;
 export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+/** What a process's open descriptors are, counted by kind (socket, pipe, anon_inode:[eventfd], file…). */
+export function fdKinds(pid: number): Record<string, number> {
+  const kinds: Record<string, number> = {};
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    let kind = "closed while read";
+    try {
+      kind = readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, "").replace(/^\/.*/, "file");
+    } catch {
+      // closed while the folder was read
+    }
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  return kinds;
+}
 
 /** CPU seconds (user + system) used so far, with those of children already ended (clock ticks of 1/100 s). */
 export function cpuSeconds(pid: number): number {
