@@ -8,7 +8,7 @@
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
  * test/hardening/soak.test.ts runs the same `runSoak` with a short duration.
  */
-import { fdKinds, openFds, processTree } from "../test/support/process.ts";
+import { fdKinds, openFds, processTree, socketKinds } from "../test/support/process.ts";
 import { proveData, verifyWithCli } from "../test/support/prove.ts";
 import { eventually, notarySessions } from "../test/hardening/support.ts";
 import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
@@ -31,7 +31,8 @@ export interface SoakReport {
   /** After the abuse, once its sockets were given back (or 30 s passed): what the proof starts from. */
   beforeProof: Sample;
   end: Sample;
-  /** The prover's and its engine hosts' descriptors at the end, by kind: where an fd bound failed. */
+  /** The prover's and its engine hosts' descriptors at baseline and at the end, by kind: where an fd bound failed. */
+  proverFdsAtBaseline: string;
   proverFdsAtEnd: string;
   counts: AbuseCounts;
   sessionsAfterAbuse: number;
@@ -51,11 +52,15 @@ export async function proveOnce(servers: SoakServers): Promise<ProofCheck> {
   return { valid, seconds, detail: valid ? "cli verify: valid" : `cli verify exit ${verified.exitCode}: ${verified.stderr}` };
 }
 
-/** Each process of the prover's tree with its descriptors by kind, e.g. `1234: socket: 14, pipe: 2; 1240: …`. */
+/**
+ * Each process of the prover's tree with its descriptors by kind, and its sockets by state and port, e.g.
+ * `1234: socket 14, pipe 2 [tcp ESTABLISHED in :8080 3, unix 4]; 1240: …`.
+ */
 function describeFds(pid: number): string {
+  const list = (counts: Record<string, number>) => Object.entries(counts).map(([kind, n]) => `${kind} ${n}`).join(", ");
   const kinds = (member: number) => {
     try {
-      return Object.entries(fdKinds(member)).map(([kind, n]) => `${kind} ${n}`).join(", ");
+      return `${list(fdKinds(member))} [${list(socketKinds(member))}]`;
     } catch {
       return "ended";
     }
@@ -65,12 +70,12 @@ function describeFds(pid: number): string {
 
 /** The prover's descriptors after the proof; a failure also lists them by process and kind. */
 function proverFdsBound(report: Omit<SoakReport, "bounds" | "ok">, peak: number): Bound {
-  const { baseline, beforeProof, end, proverFdsAtEnd } = report;
+  const { baseline, beforeProof, end, proverFdsAtBaseline, proverFdsAtEnd } = report;
   const ok = end.proverFds <= baseline.proverFds + SOAK_BOUNDS.fdSlack;
   const value = `${baseline.proverFds}/${peak}/${beforeProof.proverFds}/${end.proverFds}`;
   return {
     figure: "prover fds: baseline/peak/before proof/end",
-    value: ok ? value : `${value} (${proverFdsAtEnd})`,
+    value: ok ? value : `${value} (baseline ${proverFdsAtBaseline}; end ${proverFdsAtEnd})`,
     bound: `end <= ${baseline.proverFds + SOAK_BOUNDS.fdSlack}`,
     ok,
   };
@@ -105,6 +110,7 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     await fillStoreStream(servers);
     const startedAt = Date.now();
     const baseline = await takeSample(servers, startedAt);
+    const proverFdsAtBaseline = describeFds(servers.prover.process.pid);
     const counts = emptyCounts();
     const samples: Sample[] = [];
     const stop = AbortSignal.timeout(seconds * 1000);
@@ -125,7 +131,7 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     await bothFdsBack();
     const end = await takeSample(servers, startedAt);
     const proverFdsAtEnd = describeFds(servers.prover.process.pid);
-    const partial = { seconds, baseline, samples, beforeProof, end, proverFdsAtEnd, counts, sessionsAfterAbuse, proof };
+    const partial = { seconds, baseline, samples, beforeProof, end, proverFdsAtBaseline, proverFdsAtEnd, counts, sessionsAfterAbuse, proof };
     const bounds = boundsOf(partial);
     return { ...partial, bounds, ok: bounds.every((b) => b.ok) };
   } finally {
@@ -143,5 +149,7 @@ if (import.meta.main) {
   const report = await runSoak(seconds, (line) => console.error(line));
   console.log(`soak: ${seconds} s of abuse, then one proof`);
   console.log(formatBounds(report.bounds));
+  console.log(`prover descriptors at baseline: ${report.proverFdsAtBaseline}`);
+  console.log(`prover descriptors at the end: ${report.proverFdsAtEnd}`);
   process.exit(report.ok ? 0 : 1);
 }

@@ -69,3 +69,42 @@ export function treeTotal(pid: number, figure: (pid: number) => number): number 
   }
   return total;
 }
+
+const TCP_STATES: Record<string, string> = {
+  "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2", "06": "TIME_WAIT",
+  "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+};
+
+/**
+ * A process's sockets counted by what they are: `unix`, `tcp LISTEN :port`, or an accepted or outgoing TCP
+ * connection by state and the listening port it belongs to (`tcp CLOSE_WAIT in :8080`, `tcp ESTABLISHED out :443`).
+ */
+export function socketKinds(pid: number): Record<string, number> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // closed while the folder was read
+    }
+  }
+  const rows = ["tcp", "tcp6"].flatMap((table) =>
+    readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1).filter(Boolean).map((line) => {
+      const f = line.trim().split(/\s+/);
+      const port = (address: string) => parseInt(address.split(":")[1]!, 16);
+      return { local: port(f[1]!), remote: port(f[2]!), state: TCP_STATES[f[3]!] ?? f[3]!, inode: f[9]! };
+    }),
+  );
+  const listening = new Set(rows.filter((row) => row.state === "LISTEN").map((row) => row.local));
+  const kinds: Record<string, number> = {};
+  for (const inode of inodes) {
+    const row = rows.find((candidate) => candidate.inode === inode);
+    const kind = !row ? "unix"
+      : row.state === "LISTEN" ? `tcp LISTEN :${row.local}`
+      : listening.has(row.local) ? `tcp ${row.state} in :${row.local}`
+      : `tcp ${row.state} out :${row.remote}`;
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  return kinds;
+}
