@@ -7,14 +7,18 @@ import { parseRedactionRequest } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "./size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
+import type { IdleLimit } from "./idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
 
 export interface ProxyDeps extends SessionDeps {
   maxBodyBytes: number;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
-  /** Lifts the server's idle limit for this request's connection (its MPC part is silent for long stretches). */
-  exemptFromIdleLimit(request: Request): void;
+  /**
+   * Lifted for this request's connection once MPC starts (silent for tens of seconds; not before, so a client
+   * sending its body slowly is still cut), put back when the call ends.
+   */
+  idleLimit: IdleLimit;
   /** Starts timing a call that needs sessions of these sizes; the result ends it. */
   timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
@@ -117,11 +121,13 @@ export function proxyRoutes(deps: ProxyDeps) {
       patterns,
       allowUnmatched,
       proveFailed,
-      onMpcStart: () => deps.exemptFromIdleLimit(request),
-    }).catch((error: unknown) => {
-      done("failed");
-      throw error;
-    });
+      onMpcStart: () => deps.idleLimit.lift(request),
+    })
+      .catch((error: unknown) => {
+        done("failed");
+        throw error;
+      })
+      .finally(() => deps.idleLimit.restore(request));
     done("answered");
     return answerResponse(answer, requestId);
   }

@@ -32,6 +32,7 @@ import { ProofDelivery } from "./proof-delivery.ts";
 import { ProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
 import { discardSession } from "./session-run.ts";
+import { idleLimit } from "./idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
 
 export interface ProverServer {
@@ -137,8 +138,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }));
   // PostgreSQL: outcomes settled by any prover sharing the store reach this one's subscribers.
   const presence = cluster && (await joinCluster(cluster, delivery, config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
-  /** Lifts the idle limit of one /proxy connection, from inside its handler. */
-  const idleExemptions = new WeakMap<Request, () => void>();
+  const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   let stopping = false;
@@ -161,7 +161,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       };
     })
     .use(notaryInfoRoutes(notary))
-    .use(proofRoutes(delivery, config.sse))
+    .use(proofRoutes(delivery, config.sse, idle))
     .use(
       proxyRoutes({
         notary,
@@ -172,7 +172,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         slots,
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
         authorizationIsOurs: config.auth.apiKeys.length > 0,
-        exemptFromIdleLimit: (request) => idleExemptions.get(request)?.(),
+        idleLimit: idle,
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
         endpointSizes,
@@ -192,15 +192,9 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     port: config.listen.port,
     idleTimeout: config.listen.idleTimeoutS,
     maxRequestBodySize: config.listen.maxRequestBodyBytes,
-    fetch(request, srv) {
+    fetch(request) {
       const { pathname } = new URL(request.url);
       if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname });
-      // A proof's MPC exchange is silent for tens of seconds: /proxy lifts the idle limit once MPC starts
-      // (not before: a client sending its body slowly is still cut).
-      if (pathname === "/proxy") idleExemptions.set(request, () => srv.timeout(request, 0));
-      // Bun's idle limit does not count what the server writes: heartbeats do not keep a proof stream
-      // open. Streams end on their own (an outcome, unknown_request, shutdown) and PROVER_SSE_* caps them.
-      if (pathname.startsWith("/proof/")) srv.timeout(request, 0);
       return app.handle(request);
     },
   });

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
+import type { IdleLimit } from "./idle-limit.ts";
 import type { ProofDelivery } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
 
@@ -34,17 +35,24 @@ export function outcomeEvent(requestId: string, outcome: ProofOutcome): string {
   return `id: ${requestId}\nevent: error\n${dataLines(data)}\n`;
 }
 
-/** Comment lines until the outcome, then its event, then the end of the stream. */
-function eventStream(requestId: string, watch: Subscription, signal: AbortSignal, heartbeatMs: number): ReadableStream<Uint8Array> {
+/**
+ * Comment lines until the outcome, then its event, then the end of the stream. The connection's idle limit is
+ * lifted meanwhile (Bun's limit does not count what the server writes, so heartbeats would not keep the stream
+ * open) and put back at the end, for the connection's idle life after it.
+ */
+function eventStream(request: Request, requestId: string, watch: Subscription, idle: IdleLimit, heartbeatMs: number): ReadableStream<Uint8Array> {
+  const signal = request.signal;
   let heartbeat: Timer | undefined;
   let open = true;
   const end = () => {
     open = false;
     clearInterval(heartbeat);
     watch.cancel();
+    if (!signal.aborted) idle.restore(request);
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      idle.lift(request);
       const close = () => {
         if (!open) return;
         end();
@@ -66,7 +74,7 @@ function eventStream(requestId: string, watch: Subscription, signal: AbortSignal
 }
 
 /** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
-export function proofRoutes(delivery: ProofDelivery, limits: SseLimits) {
+export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit) {
   return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", ({ params, request }) => {
     const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
     // An EventSource reconnecting after the stream's one event: nothing more will come.
@@ -75,7 +83,7 @@ export function proofRoutes(delivery: ProofDelivery, limits: SseLimits) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
     const watch = delivery.watch(requestId);
-    return new Response(eventStream(requestId, watch, request.signal, limits.heartbeatMs), {
+    return new Response(eventStream(request, requestId, watch, idle, limits.heartbeatMs), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
   });

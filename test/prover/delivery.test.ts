@@ -299,4 +299,57 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     expect(answer).toBe("");
     expect(await notarySessions()).toBe(0);
   }, 30_000);
+
+  test(
+    "a keep-alive connection is idle-limited again once its /proxy answer or its proof stream is over",
+    async () => {
+      // Both requests lift the idle limit while they wait; a limit left lifted would keep the connection for ever.
+      const proxied = await keepAliveExchange(prover.url, "/proxy", { "t-proxy-url": url("/data"), "t-request-id": crypto.randomUUID() });
+      expect(proxied.head).toStartWith("HTTP/1.1 200");
+      const streamed = await keepAliveExchange(prover.url, `/proof/${crypto.randomUUID()}`, {});
+      expect(streamed.head).toStartWith("HTTP/1.1 200");
+      expect(streamed.body).toContain("unknown_request");
+      // Bun counts the limit in 4 s ticks from the request's last read: the cut comes at the next tick or after.
+      expect([proxied.msIdleBeforeClose, streamed.msIdleBeforeClose].filter((ms) => ms >= 3_000 + 4_000 + 1_000)).toEqual([]);
+    },
+    MPC_MS,
+  );
 });
+
+/**
+ * One GET on a raw keep-alive connection, read to the end of its answer (Content-Length or the last chunk);
+ * then waits for the server to close the idle connection (at most 15 s).
+ */
+async function keepAliveExchange(base: string, path: string, headers: Record<string, string>) {
+  const { hostname, port } = new URL(base);
+  let received = "";
+  let answered!: () => void;
+  const answer = new Promise<void>((resolve) => (answered = resolve));
+  let closed!: () => void;
+  const close = new Promise<void>((resolve) => (closed = resolve));
+  const complete = () => {
+    const [head, body] = [received.slice(0, received.indexOf("\r\n\r\n")), received.slice(received.indexOf("\r\n\r\n") + 4)];
+    const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
+    return length !== undefined ? body.length >= Number(length) : body.endsWith("\r\n0\r\n\r\n");
+  };
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data: (_, chunk) => {
+        received += chunk.toString("latin1");
+        if (received.includes("\r\n\r\n") && complete()) answered();
+      },
+      close: () => closed(),
+      error: () => closed(),
+    },
+  });
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  socket.write(`GET ${path} HTTP/1.1\r\nhost: ${hostname}\r\n${lines}\r\n`);
+  await Promise.race([answer, close]);
+  const answeredAt = Date.now();
+  const stillOpen = await Promise.race([close.then(() => false), Bun.sleep(15_000).then(() => true)]);
+  socket.end();
+  const [head, body] = [received.slice(0, received.indexOf("\r\n\r\n")), received.slice(received.indexOf("\r\n\r\n") + 4)];
+  return { head, body, msIdleBeforeClose: stillOpen ? Number.POSITIVE_INFINITY : Date.now() - answeredAt };
+}
