@@ -304,9 +304,11 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     "a keep-alive connection is idle-limited again once its /proxy answer or its proof stream is over",
     async () => {
       // Both requests lift the idle limit while they wait; a limit left lifted would keep the connection for ever.
-      const proxied = await keepAliveExchange(prover.url, "/proxy", { "t-proxy-url": url("/data"), "t-request-id": crypto.randomUUID() });
+      const [proxied, streamed] = await Promise.all([
+        keepAliveExchange(prover.url, "/proxy", { "t-proxy-url": url("/data"), "t-request-id": crypto.randomUUID() }),
+        keepAliveExchange(prover.url, `/proof/${crypto.randomUUID()}`, {}),
+      ]);
       expect(proxied.head).toStartWith("HTTP/1.1 200");
-      const streamed = await keepAliveExchange(prover.url, `/proof/${crypto.randomUUID()}`, {});
       expect(streamed.head).toStartWith("HTTP/1.1 200");
       expect(streamed.body).toContain("unknown_request");
       // Bun counts the limit in 4 s ticks from the request's last read: the cut comes at the next tick or after.
