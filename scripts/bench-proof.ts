@@ -292,4 +292,9 @@ async function main() {
 
 if (process.argv.includes("--bare-verifier")) await bareVerifier(sizesArgument());
 else if (process.argv.includes("--bare-prover")) await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)), sizesArgument());
-else if (import.meta.main) await (process.argv.includes("--sized-only") ? benchSizedMain() : main());
+else if (import.meta.main) {
+  await (process.argv.includes("--sized-only") ? benchSizedMain() : main());
+  // The report is out and every server it started is stopped; the process stayed alive, idle, after some runs
+  // (the handle holding it was not found), so a scripted run would hang.
+  process.exit(0);
+}

@@ -111,6 +111,7 @@ async function proofWhenAdmitted(prover: RunningProver, target: Target, body: nu
 const poolOf = async (prover: RunningProver) =>
   (await (await fetch(`${prover.url}/pool`)).json()) as {
     ready: number;
+    inUse: number;
     warming: number;
     served: { ready: number; warming: number; onDemand: number };
     memory: HostMemory;
@@ -195,7 +196,7 @@ function mixEngineHosts(): number {
  * Three hosts, each answering one of MIX_BODIES, with MIX_POOL_PER_HOST warm sessions each. One request per host
  * first, not counted, teaches the prover each endpoint's size.
  */
-async function mixed(seconds: number, perMinute: number, targets: Target[]) {
+async function mixed(seconds: number, perMinute: number, targets: Target[], log: (line: string) => void) {
   const prover = await defaultProver(targets, {
     PROVER_POOL_SIZE: String(targets.length * MIX_POOL_PER_HOST),
     PROVER_ENGINE_HOSTS: String(mixEngineHosts()),
@@ -213,13 +214,21 @@ async function mixed(seconds: number, perMinute: number, targets: Target[]) {
     const before = await poolOf(prover);
     const running: Promise<void>[] = [];
     const end = performance.now() + seconds * 1000;
+    const startedAt = performance.now();
     while (performance.now() < end) {
       const origin = Math.floor(Math.random() * targets.length);
+      // What the request meets: refills competing for the cores explain a slow warm request.
+      const met = await poolOf(prover);
+      const arrivedS = Math.round((performance.now() - startedAt) / 1000);
       running.push(
         proof(prover, targets[origin]!, MIX_BODIES[origin]!).then((r) => {
           if (r.ok) latencies.push(r.responseMs);
           else if (r.busy) busy++;
           else failed.push(r.error);
+          log(
+            `mixed: at ${arrivedS} s, a ${MIX_BODIES[origin]} B answer, met ${met.inUse} live and ${met.warming} warming ` +
+              `(${met.ready} ready): ${r.ok ? `${(r.responseMs / 1000).toFixed(1)} s` : r.busy ? "503" : r.error}`,
+          );
         }),
       );
       // Poisson arrivals: exponential gaps (cut at the end of the run).
@@ -340,7 +349,7 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
     if (runs("mixed")) {
       // The machine's capacity for this mix: bare sessions of the three classes one after another.
       const perMinute = 60_000 / ((bareSmall + bareMedium + bareDefault) / 3) / 2;
-      const mix = await mixed(options.mixedS, perMinute, targets);
+      const mix = await mixed(options.mixedS, perMinute, targets, options.log);
       options.log(`mixed: ${mix.latencies.length} served, ${mix.warm} warm${mix.logPath ? `; the prover's log: ${mix.logPath}` : ""}`);
       const [mid, p95] = [median(mix.latencies), quantile(mix.latencies, 0.95)];
       rows.push(
