@@ -24,20 +24,26 @@ export const rssBytes = (pid: number): number => statusKiB(pid, "VmRSS") * 1024;
 export const peakRssBytes = (pid: number): number => statusKiB(pid, "VmHWM") * 1024;
 export const openFds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 
-/** What a process's open descriptors are, counted by kind (socket, pipe, anon_inode:[eventfd], file…). */
-export function fdKinds(pid: number): Record<string, number> {
-  const kinds: Record<string, number> = {};
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    let kind = "closed while read";
+/** What each open descriptor of a process points at (`socket:[123]`, `pipe:[45]`, a path…); "closed while read" for one that went meanwhile. */
+function fdTargets(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/fd`).map((fd) => {
     try {
-      kind = readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, "").replace(/^\/.*/, "file");
+      return readlinkSync(`/proc/${pid}/fd/${fd}`);
     } catch {
-      // closed while the folder was read
+      return "closed while read";
     }
-    kinds[kind] = (kinds[kind] ?? 0) + 1;
-  }
-  return kinds;
+  });
 }
+
+const countBy = (keys: string[]): Record<string, number> => {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
+};
+
+/** What a process's open descriptors are, counted by kind (socket, pipe, anon_inode:[eventfd], file…). */
+export const fdKinds = (pid: number): Record<string, number> =>
+  countBy(fdTargets(pid).map((target) => target.replace(/:\[\d+\]$/, "").replace(/^\/.*/, "file")));
 
 /** CPU seconds (user + system) used so far, with those of children already ended (clock ticks of 1/100 s). */
 export function cpuSeconds(pid: number): number {
@@ -76,19 +82,11 @@ const TCP_STATES: Record<string, string> = {
 };
 
 /**
- * A process's sockets counted by what they are: `unix`, `tcp LISTEN :port`, or an accepted or outgoing TCP
+ * A process's sockets counted by what they are: `not tcp (unix…)`, `tcp LISTEN :port`, or an accepted or outgoing TCP
  * connection by state and the listening port it belongs to (`tcp CLOSE_WAIT in :8080`, `tcp ESTABLISHED out :443`).
  */
 export function socketKinds(pid: number): Record<string, number> {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
-      if (inode) inodes.add(inode);
-    } catch {
-      // closed while the folder was read
-    }
-  }
+  const inodes = new Set(fdTargets(pid).flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []));
   const rows = ["tcp", "tcp6"].flatMap((table) =>
     readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1).filter(Boolean).map((line) => {
       const f = line.trim().split(/\s+/);
@@ -97,14 +95,12 @@ export function socketKinds(pid: number): Record<string, number> {
     }),
   );
   const listening = new Set(rows.filter((row) => row.state === "LISTEN").map((row) => row.local));
-  const kinds: Record<string, number> = {};
-  for (const inode of inodes) {
-    const row = rows.find((candidate) => candidate.inode === inode);
-    const kind = !row ? "unix"
-      : row.state === "LISTEN" ? `tcp LISTEN :${row.local}`
-      : listening.has(row.local) ? `tcp ${row.state} in :${row.local}`
-      : `tcp ${row.state} out :${row.remote}`;
-    kinds[kind] = (kinds[kind] ?? 0) + 1;
-  }
-  return kinds;
+  return countBy(
+    [...inodes].map((inode) => {
+      const row = rows.find((candidate) => candidate.inode === inode);
+      if (!row) return "not tcp (unix…)";
+      if (row.state === "LISTEN") return `tcp LISTEN :${row.local}`;
+      return listening.has(row.local) ? `tcp ${row.state} in :${row.local}` : `tcp ${row.state} out :${row.remote}`;
+    }),
+  );
 }
