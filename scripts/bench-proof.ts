@@ -7,8 +7,8 @@
  * 2. cold proof: `cli prover start` with PROVER_POOL_SIZE=0, `/proxy` call to the proof event.
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
- * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --throughput-n N
- *    (default 12); --sized-only runs only these, and --only cold,mixed,floor,throughput,memory some of them (the
+ * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --mix-seed N (the
+ *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only these, and --only cold,mixed,floor,throughput,memory some of them (the
  *    mix's floor: each of its requests warm and alone).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
@@ -229,6 +229,7 @@ async function benchSizedMain() {
   const rows = await benchSized(benchBare, {
     runs,
     mixedS: Number(argument("--mixed-s") ?? 600),
+    mixSeed: Number(argument("--mix-seed") ?? Math.floor(Math.random() * 2 ** 31)),
     throughputN: Number(argument("--throughput-n") ?? 12),
     only: only as SizedPart[],
     log: (line) => console.error(line),

@@ -34,6 +34,8 @@ export type BenchBare = (runs: number, port: number, sizes: SessionSizes) => Pro
 export interface SizedOptions {
   runs: number;
   mixedS: number;
+  /** Seeds the mix's arrivals and origins: runs with one seed meet the same sequence of requests. */
+  mixSeed: number;
   throughputN: number;
   /** The measures to run; the bare default-size session, every ratio's denominator, always runs. */
   only: readonly SizedPart[];
@@ -196,7 +198,21 @@ function mixEngineHosts(): number {
  * Three hosts, each answering one of MIX_BODIES, with MIX_POOL_PER_HOST warm sessions each. One request per host
  * first, not counted, teaches the prover each endpoint's size.
  */
-async function mixed(seconds: number, perMinute: number, targets: Target[], log: (line: string) => void) {
+/** A small seeded generator of numbers in [0, 1) (mulberry32), so a mix can be replayed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function mixed(seconds: number, perMinute: number, seed: number, targets: Target[], log: (line: string) => void) {
+  const random = seededRandom(seed);
+  log(`mixed: seed ${seed}`);
   const prover = await defaultProver(targets, {
     PROVER_POOL_SIZE: String(targets.length * MIX_POOL_PER_HOST),
     PROVER_ENGINE_HOSTS: String(mixEngineHosts()),
@@ -216,7 +232,7 @@ async function mixed(seconds: number, perMinute: number, targets: Target[], log:
     const end = performance.now() + seconds * 1000;
     const startedAt = performance.now();
     while (performance.now() < end) {
-      const origin = Math.floor(Math.random() * targets.length);
+      const origin = Math.floor(random() * targets.length);
       // What the request meets: refills competing for the cores explain a slow warm request.
       const met = await poolOf(prover);
       const arrivedS = Math.round((performance.now() - startedAt) / 1000);
@@ -232,7 +248,7 @@ async function mixed(seconds: number, perMinute: number, targets: Target[], log:
         }),
       );
       // Poisson arrivals: exponential gaps (cut at the end of the run).
-      await Bun.sleep(Math.min((-Math.log(1 - Math.random()) * 60_000) / perMinute, Math.max(0, end - performance.now())));
+      await Bun.sleep(Math.min((-Math.log(1 - random()) * 60_000) / perMinute, Math.max(0, end - performance.now())));
     }
     await Promise.all(running);
     const after = await poolOf(prover);
@@ -349,7 +365,7 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
     if (runs("mixed")) {
       // The machine's capacity for this mix: bare sessions of the three classes one after another.
       const perMinute = 60_000 / ((bareSmall + bareMedium + bareDefault) / 3) / 2;
-      const mix = await mixed(options.mixedS, perMinute, targets, options.log);
+      const mix = await mixed(options.mixedS, perMinute, options.mixSeed, targets, options.log);
       options.log(`mixed: ${mix.latencies.length} served, ${mix.warm} warm${mix.logPath ? `; the prover's log: ${mix.logPath}` : ""}`);
       const [mid, p95] = [median(mix.latencies), quantile(mix.latencies, 0.95)];
       rows.push(

@@ -34,6 +34,7 @@ const ProverEnv = v.object({
   PROVER_THREADS: v.optional(wholeNumber(1, 64)),
   PROVER_ENGINE_HOSTS: v.optional(wholeNumber(1, 64)),
   PROVER_ENGINE_HANG_S: v.optional(wholeNumber(1, 3600), "15"),
+  PROVER_PAUSE_REFILLS: v.optional(flag(), "1"),
   PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
   PROVER_ALLOWED_HOSTS: v.optional(list, ""),
   PROVER_ALLOWED_PORTS: v.optional(
@@ -99,6 +100,8 @@ export interface ProverConfig {
     hosts: number;
     /** How long an abandoned engine call may take to end before its host is replaced. */
     hangMs: number;
+    /** Hosts running only refills are paused while a request's exchange runs in another (embedded notary only). */
+    pauseRefills: boolean;
     testTrustAnchorPath?: string;
   };
   /** Keys, the SQLite store and the embedded notary's key live here. */
@@ -168,6 +171,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       threads,
       hosts,
       hangMs: e.PROVER_ENGINE_HANG_S * 1000,
+      pauseRefills: e.PROVER_PAUSE_REFILLS,
       testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
     },
     dataDir: e.PROVER_DATA_DIR ?? join(e.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof"),

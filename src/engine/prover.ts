@@ -1,6 +1,7 @@
 import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
 import type { ByteRange } from "../proof/format.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import type { BackgroundWork } from "./background.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 
 export interface EngineRequest {
@@ -43,8 +44,11 @@ export interface EngineProver {
 
 /** Where provers are made. */
 export interface EngineProvers {
-  /** A prover bound to this server name and these sizes; throws over_capacity when no engine has room. */
-  create(serverName: string, sizes: SessionSizes): EngineProver;
+  /**
+   * A prover bound to this server name and these sizes; throws over_capacity when no engine has room. A
+   * `background` prover's setup may be paused while live work runs (engine hosts only).
+   */
+  create(serverName: string, sizes: SessionSizes, background?: BackgroundWork): EngineProver;
 }
 
 const encoder = new TextEncoder();

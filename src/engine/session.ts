@@ -1,6 +1,7 @@
 import { untilAborted } from "../abort.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
+import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";
 import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";
 
@@ -36,7 +37,7 @@ export interface ProverSession {
 /**
  * Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. When `signal`
  * aborts first (a deadline), the setup is given up with the signal's reason: the engine's call is abandoned and
- * the notary's session released.
+ * the notary's session released. `background` marks a refill's setup, which may be paused while live work runs.
  */
 export async function setupProverSession(
   notary: NotarySessions,
@@ -44,8 +45,9 @@ export async function setupProverSession(
   serverName: string,
   sizes: SessionSizes,
   signal?: AbortSignal,
+  background?: BackgroundWork,
 ): Promise<ProverSession> {
-  const engine = provers.create(serverName, sizes);
+  const engine = provers.create(serverName, sizes, background);
   const created = notary.createSession(sizes);
   let notarySessionId: string;
   try {

@@ -1,4 +1,5 @@
 /** The prover's metrics: proofs, /proxy and setup timings, and the live state of its parts, read at scrape time. */
+import type { BackgroundWork } from "../engine/background.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, readGauge, sizeClass } from "./registry.ts";
@@ -85,15 +86,17 @@ export class ProverMetrics {
     return (result) => end({ result });
   }
 
-  /** Times one MPC session setup. */
-  async timeSetup<T>(sizes: SessionSizes, setup: () => Promise<T>): Promise<T> {
-    const end = this.setupSeconds.startTimer({ size: sizeClass(sizes) });
+  /** Times one MPC session setup; a refill's time paused for live work is not counted. */
+  async timeSetup<T>(sizes: SessionSizes, setup: () => Promise<T>, background?: BackgroundWork): Promise<T> {
+    const started = performance.now();
+    const end = (result: "ok" | "failed") =>
+      this.setupSeconds.observe({ size: sizeClass(sizes), result }, (performance.now() - started - (background?.pausedMs() ?? 0)) / 1000);
     try {
       const session = await setup();
-      end({ result: "ok" });
+      end("ok");
       return session;
     } catch (error) {
-      end({ result: "failed" });
+      end("failed");
       throw error;
     }
   }

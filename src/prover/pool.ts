@@ -1,3 +1,5 @@
+import { BackgroundWork } from "../engine/background.ts";
+import { runningTimeout } from "../engine/paused-time.ts";
 import type { ProverSession } from "../engine/session.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -52,14 +54,19 @@ export interface PoolOptions {
   cpuSlots: number;
   /** On-demand setups run at once; further requests that found no warm session wait for their turn. */
   concurrentSetups: number;
-  /** MPC setup with the notary (the slow part); given up with the signal's reason when it aborts. */
-  setup(serverName: string, sizes: SessionSizes, signal?: AbortSignal): Promise<ProverSession>;
+  /**
+   * MPC setup with the notary (the slow part); given up with the signal's reason when it aborts. A refill's
+   * setup is `background` work: the engine may pause it while live work runs.
+   */
+  setup(serverName: string, sizes: SessionSizes, signal?: AbortSignal, background?: BackgroundWork): Promise<ProverSession>;
   /** Longest a whole session may take: no setup may take longer (`refillDeadlineMs`). */
   sessionTimeoutMs: number;
   /** Closes a session that will make no proof and frees its notary side. */
   discard(session: ProverSession): void;
   /** Whether a ready session can still be used (its notary side may have gone while it idled). */
   isAlive(session: ProverSession): Promise<boolean>;
+  /** Whether a ready session's engine runs beside a refill's setup: of equal sizes, another is handed out first. */
+  besideRefill(session: ProverSession): boolean;
   /**
    * Whether one more warm session of `sizes` fits in the engines beside what they hold, with room left for a
    * live session of the largest class: a request that finds no warm session must still get one.
@@ -93,6 +100,7 @@ interface WarmingJob {
   host: string;
   sizes: SessionSizes;
   session: Promise<ProverSession>;
+  work: BackgroundWork;
   /** A request is waiting for this session: it goes to that request, not to the ready list. */
   claimed: boolean;
 }
@@ -150,7 +158,8 @@ class SessionPool implements WarmPool {
   async acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession> {
     if (this.stopped) throw new AppError("shutting_down", "the prover is shutting down");
     this.remember(serverName, need.class);
-    for (let warm = this.ready.take(serverName, need.fits); warm; warm = this.ready.take(serverName, need.fits)) {
+    const take = () => this.ready.take(serverName, need.fits, this.options.besideRefill);
+    for (let warm = take(); warm; warm = take()) {
       if (await this.options.isAlive(warm)) {
         this.served.ready++;
         return this.track(warm);
@@ -163,6 +172,7 @@ class SessionPool implements WarmPool {
     const job = this.warming;
     if (job && job.host === serverName && !job.claimed && fitsIn(need.fits, job.sizes)) {
       job.claimed = true;
+      job.work.goLive();
       try {
         const session = this.track(await job.session);
         this.served.warming++;
@@ -322,12 +332,12 @@ class SessionPool implements WarmPool {
     if (short) this.startWarming(short.host, short.sizes);
   }
 
-  /** Records how long a setup that succeeded took, per class. */
-  private timed(sizes: SessionSizes, setup: Promise<ProverSession>): Promise<ProverSession> {
+  /** Records how long a setup that succeeded ran (time paused for live work not counted), per class. */
+  private timed(sizes: SessionSizes, setup: Promise<ProverSession>, work?: BackgroundWork): Promise<ProverSession> {
     const started = performance.now();
     void setup.then(
       () => {
-        const ms = performance.now() - started;
+        const ms = performance.now() - started - (work?.pausedMs() ?? 0);
         const key = className(sizes);
         this.slowestSetupMs.set(key, Math.max(ms, this.slowestSetupMs.get(key) ?? 0));
       },
@@ -336,21 +346,26 @@ class SessionPool implements WarmPool {
     return setup;
   }
 
-  /** A refill's setup, given up once it outlasts `refillDeadlineMs` for its class. */
-  private deadlineSetup(host: string, sizes: SessionSizes): Promise<ProverSession> {
+  /**
+   * A refill's setup, given up once it has run longer than `refillDeadlineMs` for its class. Time it spent
+   * paused for live work does not count: a paused setup cannot progress.
+   */
+  private deadlineSetup(host: string, sizes: SessionSizes, work: BackgroundWork): Promise<ProverSession> {
     const deadlineMs = Math.round(refillDeadlineMs(this.slowestSetupMs.get(className(sizes)), this.options.sessionTimeoutMs));
     const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new AppError("session_timeout", `warming a ${className(sizes)} session took longer than ${deadlineMs} ms: given up as stalled`)),
+    const cancel = runningTimeout(
+      () => work.pausedMs(),
       deadlineMs,
+      () => deadline.abort(new AppError("session_timeout", `warming a ${className(sizes)} session took longer than ${deadlineMs} ms: given up as stalled`)),
     );
-    const setup = this.timed(sizes, this.options.setup(host, sizes, deadline.signal));
-    void setup.finally(() => clearTimeout(timer)).catch(() => {});
+    const setup = this.timed(sizes, this.options.setup(host, sizes, deadline.signal, work), work);
+    void setup.finally(cancel).catch(() => {});
     return setup;
   }
 
   private startWarming(host: string, sizes: SessionSizes) {
-    const job: WarmingJob = { host, sizes, claimed: false, session: this.deadlineSetup(host, sizes) };
+    const work = new BackgroundWork();
+    const job: WarmingJob = { host, sizes, work, claimed: false, session: this.deadlineSetup(host, sizes, work) };
     this.warming = job;
     job.session.then(
       (session) => {

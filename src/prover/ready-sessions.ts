@@ -35,9 +35,12 @@ export class ReadySessions {
     this.entries.push(entry);
   }
 
-  /** Takes the smallest session for `host` that carries `fits`. */
-  take(host: string, fits: SessionSizes): ProverSession | undefined {
-    const entry = this.entries.filter((e) => e.session.serverName === host && fitsIn(fits, e.session.sizes)).sort(bySize)[0];
+  /** Takes the smallest session for `host` that carries `fits`; of equal sizes, one `avoid` does not pick. */
+  take(host: string, fits: SessionSizes, avoid: (session: ProverSession) => boolean = () => false): ProverSession | undefined {
+    const avoided = (e: Entry) => (avoid(e.session) ? 1 : 0);
+    const entry = this.entries
+      .filter((e) => e.session.serverName === host && fitsIn(fits, e.session.sizes))
+      .sort((a, b) => bySize(a, b) || avoided(a) - avoided(b))[0];
     return entry && this.remove(entry) ? entry.session : undefined;
   }
 

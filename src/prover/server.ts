@@ -72,6 +72,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     threads: config.engine.threads,
     testTrustAnchorPem,
     hangMs: config.engine.hangMs,
+    pauseRefills: config.engine.pauseRefills,
     log: log.child({ component: "engine" }),
   });
 
@@ -111,11 +112,12 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const pool = createWarmPool({
     ...config.pool,
     limits: sizes,
-    setup: (serverName, sessionSizes, signal) =>
-      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal)),
+    setup: (serverName, sessionSizes, signal, background) =>
+      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal, background), background),
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
+    besideRefill: (session) => hosts.besideRefill(session.engine),
     hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),
     log: log.child({ component: "pool" }),
   });

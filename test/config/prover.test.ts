@@ -34,9 +34,11 @@ describe("prover configuration", () => {
       PROVER_DATA_DIR: "/srv/tlsproof",
       PROVER_ENGINE_HOSTS: "3",
       PROVER_ENGINE_HANG_S: "20",
+      PROVER_PAUSE_REFILLS: "0",
       PROVER_THREADS: "1",
     });
-    expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, threads: 1 });
+    expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, pauseRefills: false, threads: 1 });
+    expect(loadProverConfig({}).engine.pauseRefills).toBe(true);
     expect(config.listen).toMatchObject({ host: "0.0.0.0", port: 9000, maxRequestBodyBytes: 1000 + 64 * 1024 });
     expect(config.listen.idleTimeoutS).toBeGreaterThan(config.sse.heartbeatMs / 1000);
     expect(config.sessionLimits).toEqual({ maxSentData: 1024, maxRecvData: 2048 });
@@ -86,6 +88,7 @@ describe("prover configuration", () => {
     [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
     [{ PROVER_ENGINE_HOSTS: "0" }, "PROVER_ENGINE_HOSTS: must be at least 1"],
     [{ PROVER_ENGINE_HANG_S: "soon" }, "PROVER_ENGINE_HANG_S: must be a whole number"],
+    [{ PROVER_PAUSE_REFILLS: "yes" }, "PROVER_PAUSE_REFILLS"],
     [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL[0]: must be an http(s) URL"],
     [{ PROVER_NOTARY_URL: "http://a:7047,notary:7047" }, "PROVER_NOTARY_URL[1]: must be an http(s) URL"],
     [{ PROVER_INSTANCE_TIMEOUT_S: "1" }, "PROVER_INSTANCE_TIMEOUT_S: must be at least 3"],

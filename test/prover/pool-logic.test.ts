@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { BackgroundWork } from "../../src/engine/background.ts";
+import { PausedTime } from "../../src/engine/paused-time.ts";
 import { type ProverSession, closeProverSession } from "../../src/engine/session.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadPoolConfig } from "../../src/config/pool.ts";
@@ -116,7 +118,14 @@ describe("host shares and learning", () => {
 
 /** A pool over fake sessions whose setups the test completes or fails by hand; like real ones, they give up when their signal aborts. */
 function fakePool(overrides: Partial<PoolOptions> = {}) {
-  const setups: { host: string; sizes: typeof SMALL; signal?: AbortSignal; resolve: () => void; reject: (e: Error) => void }[] = [];
+  const setups: {
+    host: string;
+    sizes: typeof SMALL;
+    signal?: AbortSignal;
+    background?: BackgroundWork;
+    resolve: () => void;
+    reject: (e: Error) => void;
+  }[] = [];
   const discarded: string[] = [];
   let counter = 0;
   const pool = createWarmPool({
@@ -130,7 +139,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     learnHosts: 2,
     idleMs: 60_000,
     sessionTimeoutMs: 300_000,
-    setup: (host, sizes, signal) =>
+    setup: (host, sizes, signal, background) =>
       new Promise<ProverSession>((resolve, reject) => {
         const session: ProverSession = {
           notarySessionId: `s${++counter}`,
@@ -140,13 +149,14 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
           closed: false,
         };
         signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
-        setups.push({ host, sizes, signal, resolve: () => resolve(session), reject });
+        setups.push({ host, sizes, signal, background, resolve: () => resolve(session), reject });
       }),
     discard(session) {
       closeProverSession(session);
       discarded.push(session.notarySessionId);
     },
     isAlive: async () => true,
+    besideRefill: () => false,
     hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
@@ -364,6 +374,44 @@ describe("warm pool", () => {
     setups[1]!.resolve();
     expect((await joined).notarySessionId).toBe("s2");
     expect(pool.status().served).toEqual({ ready: 0, warming: 0, onDemand: 1 });
+    pool.stop();
+  });
+
+  test("a refill's deadline counts only the time its setup ran: time paused for live work does not count", async () => {
+    const { pool, setups, settle } = fakePool({ sessionTimeoutMs: 200 });
+    await settle();
+    const refill = setups[0]!;
+    expect(refill.background).toBeInstanceOf(BackgroundWork);
+    // The engine pauses the refill's host at once and keeps it paused for twice the deadline.
+    const hostPaused = new PausedTime();
+    refill.background!.runsOn(hostPaused, () => {});
+    hostPaused.pause();
+    await Bun.sleep(400);
+    expect(refill.signal!.aborted).toBe(false);
+    expect(refill.background!.pausedMs()).toBeGreaterThanOrEqual(390);
+    hostPaused.resume();
+    const resumed = performance.now();
+    await eventually(() => refill.signal!.aborted, (aborted) => aborted, 5_000);
+    // It had run only a few ms before the pause: most of its 200 ms were still to come.
+    expect(performance.now() - resumed).toBeGreaterThanOrEqual(150);
+    expect(pool.status().lastError).toBe("warming a 1024/4096 session took longer than 200 ms: given up as stalled");
+    pool.stop();
+  });
+
+  test("a request that joins a refill makes it live: its engine is told, and it may no longer be paused", async () => {
+    const { pool, setups, settle } = fakePool();
+    await settle();
+    const refill = setups[0]!;
+    let told = 0;
+    refill.background!.runsOn(new PausedTime(), () => told++);
+    expect(refill.background!.live).toBe(false);
+    const joined = pool.acquire("a.test", need());
+    await settle();
+    expect(refill.background!.live).toBe(true);
+    expect(told).toBe(1);
+    refill.resolve();
+    expect((await joined).notarySessionId).toBe("s1");
+    expect(pool.status().served).toEqual({ ready: 0, warming: 1, onDemand: 0 });
     pool.stop();
   });
 

@@ -167,6 +167,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       }),
     discard: (session) => closeProverSession(session),
     isAlive: async () => true,
+    besideRefill: () => false,
     hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
@@ -176,6 +177,20 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
 const needOf = (cls: typeof XS, fits = cls): SessionNeed => ({ class: cls, fits, setup: cls, reason: "learned" });
 
 describe("warm pool per (host, class)", () => {
+  test("of equal sizes, a request takes a ready session whose engine runs no refill: that refill can then yield", async () => {
+    const { pool, setups, settle } = fakePool({ size: 0, besideRefill: (session) => session.notarySessionId === "s1" });
+    pool.prepare("a.test", S, 2);
+    await settle();
+    setups[0]!.resolve();
+    await settle();
+    setups[1]!.resolve();
+    await settle();
+    expect(pool.status().ready).toBe(2);
+    const taken = await pool.acquire("a.test", needOf(S));
+    expect(taken.notarySessionId).toBe("s2");
+    pool.stop();
+  });
+
   test("a request takes the smallest ready session that fits; a warm bigger one beats a cold smaller one", async () => {
     const { pool, setups, settle } = fakePool({ size: 0 });
     pool.prepare("a.test", L, 1);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import type { EngineHostStatus } from "../../src/engine/host/engine-hosts.ts";
 import type { PoolStatus } from "../../src/prover/pool.ts";
 import { TEST_SESSION, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
@@ -7,7 +8,11 @@ import { firstEvent, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
-type PoolReply = PoolStatus & { notarySessions: number | null; memory: { rssBytes: number; engineBytes: number } };
+type PoolReply = PoolStatus & {
+  notarySessions: number | null;
+  memory: { rssBytes: number; engineBytes: number };
+  engineHosts: { hosts: EngineHostStatus[] };
+};
 
 const IDLE_S = 8;
 /** Above the pool's 2048 received bytes, within the prover's limit: needs an on-demand session. */
@@ -19,34 +24,38 @@ const MPC_STEP_MS = 180_000;
  * test host, taken by /proxy, refilled, expired when idle (freeing the notary side), and bypassed by a
  * request that announces a bigger session.
  */
-describe("warm pool (real MPC)", () => {
-  let target: Server<undefined>;
-  let prover: RunningProver;
-
-  const pool = async (): Promise<PoolReply> => (await fetch(`${prover.url}/pool`)).json() as Promise<PoolReply>;
+/** A running prover's pool, seen through `/pool` and `/proxy`. */
+function poolClient(prover: () => RunningProver, target: () => Server<undefined>) {
+  const pool = async (): Promise<PoolReply> => (await fetch(`${prover().url}/pool`)).json() as Promise<PoolReply>;
   async function poolUntil(what: string, done: (p: PoolReply) => boolean, timeoutMs = MPC_STEP_MS): Promise<PoolReply> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const status = await pool();
       if (done(status)) return status;
-      if (Date.now() > deadline) throw new Error(`pool never got to: ${what}; last ${JSON.stringify(status)}\n${prover.log()}`);
+      if (Date.now() > deadline) throw new Error(`pool never got to: ${what}; last ${JSON.stringify(status)}\n${prover().log()}`);
       await Bun.sleep(200);
     }
   }
-  const notarySessionsCreated = () => prover.log().match(/session created/g)?.length ?? 0;
-
   /** Sends one /proxy request and waits for its SSE outcome. */
   async function proxy(headers: Record<string, string> = {}) {
     const requestId = crypto.randomUUID();
-    const outcome = firstEvent(`${prover.url}/proof/${requestId}`, MPC_STEP_MS);
+    const outcome = firstEvent(`${prover().url}/proof/${requestId}`, MPC_STEP_MS);
     const started = performance.now();
-    const response = await fetch(`${prover.url}/proxy`, {
-      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, ...headers },
+    const response = await fetch(`${prover().url}/proxy`, {
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target().port}/data`, "T-REQUEST-ID": requestId, ...headers },
     });
     const body = await response.text();
     const latencyMs = performance.now() - started;
     return { response, body, latencyMs, event: await outcome };
   }
+  return { pool, poolUntil, proxy };
+}
+
+describe("warm pool (real MPC)", () => {
+  let target: Server<undefined>;
+  let prover: RunningProver;
+  const { pool, poolUntil, proxy } = poolClient(() => prover, () => target);
+  const notarySessionsCreated = () => prover.log().match(/session created/g)?.length ?? 0;
 
   beforeAll(async () => {
     target = startTarget(tlsFixture());
@@ -132,4 +141,52 @@ describe("warm pool (real MPC)", () => {
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("session_too_large");
   });
+});
+
+/**
+ * Two warm sessions in two engine hosts: the first request's refill runs in one while the second request takes the
+ * other session; that refill's host is paused during the second request's exchange, and the pool fills up again.
+ */
+describe("a refill yields to a warm request's exchange (real MPC)", () => {
+  let target: Server<undefined>;
+  let prover: RunningProver;
+  const { pool, poolUntil, proxy } = poolClient(() => prover, () => target);
+
+  beforeAll(async () => {
+    target = startTarget(tlsFixture());
+    prover = await startProver(SOURCE_CLI, target.port!, {
+      PROVER_POOL_SIZE: "2",
+      PROVER_POOL_HOSTS: TARGET_HOST,
+      PROVER_ENGINE_HOSTS: "2",
+      // One class: what the first request teaches leaves the second warm session wanted.
+      PROVER_SIZE_CLASSES: `${TEST_SESSION.maxSentData}/${TEST_SESSION.maxRecvData}`,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await prover?.stop();
+    target?.stop(true);
+  }, 60_000);
+
+  test("paused while the exchange runs, then refilled; both requests warm and proven", async () => {
+    await poolUntil("two ready sessions", (p) => p.ready === 2, 2 * MPC_STEP_MS);
+    const first = await proxy();
+    expect(first.response.status).toBe(200);
+    const refilling = await poolUntil("a refill under way", (p) => p.warming === 1);
+    const pausedBefore = refilling.engineHosts.hosts.map((h) => h.pausedMs);
+    // Time for the refill's Verifier to connect: a refill yields only once both its sockets are open.
+    await Bun.sleep(1_500);
+    const second = await proxy();
+    expect(second.response.status).toBe(200);
+    expect(second.event.event).toBe("message");
+    const after = await pool();
+    expect(after.served).toEqual({ ready: 2, warming: 0, onDemand: 0 });
+    const pausedFor = after.engineHosts.hosts.map((h, i) => h.pausedMs - (pausedBefore[i] ?? 0));
+    expect(Math.max(...pausedFor)).toBeGreaterThan(500);
+    // The host of the second request's session ran throughout.
+    expect(Math.min(...pausedFor)).toBe(0);
+    const refilled = await poolUntil("two ready sessions again", (p) => p.ready === 2);
+    expect(refilled).toMatchObject({ failures: 0, lastError: null });
+    expect(refilled.engineHosts.hosts.every((h) => !h.paused)).toBe(true);
+  }, 4 * MPC_STEP_MS);
 });

@@ -18,6 +18,9 @@ const statFields = (pid: number | string): string[] => readFileSync(`/proc/${pid
 const statusKiB = (pid: number, field: string): number =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
+/** The process's state letter: R running, S sleeping, T stopped by a signal, Z zombie… */
+export const processState = (pid: number): string => statFields(pid)[0]!;
+
 /** Resident memory now. */
 export const rssBytes = (pid: number): number => statusKiB(pid, "VmRSS") * 1024;
 /** Peak resident memory so far. */

@@ -54,6 +54,10 @@ export function startTarget(tls: ServerIdentity): Server<undefined> {
       }
       const status = /^\/status\/(\d{3})$/.exec(url.pathname);
       if (status) return Response.json({ status: Number(status[1]) }, { status: Number(status[1]) });
+      if (url.pathname === "/slow") {
+        await Bun.sleep(Number(url.searchParams.get("ms") ?? 0));
+        return Response.json(json);
+      }
       if (url.pathname === "/big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
       return new Response("not found", { status: 404 });
     },

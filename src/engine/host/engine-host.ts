@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
+import { PausedTime } from "../paused-time.ts";
 import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
 
 type Done = HostReply & { kind: "done" };
@@ -25,6 +26,8 @@ export class EngineHost {
   memory: HostMemory = { engineBytes: 0, rssBytes: 0 };
   /** Set once the process has ended: calls fail from then on. */
   ended: string | undefined;
+  /** While paused the process is stopped: its calls wait, and so do clocks that count only its running time. */
+  readonly pausedTime = new PausedTime();
   private readonly process: Subprocess;
   private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void; connected?: () => void }>();
   private nextCall = 1;
@@ -38,6 +41,7 @@ export class EngineHost {
       onExit: (_process, exitCode, signalCode) => {
         const ended = signalCode ? `ended by ${signalCode}` : `exited with code ${exitCode}`;
         this.ended = ended;
+        this.pausedTime.resume();
         const error = new Error(`the engine host stopped (${ended})`);
         for (const pending of this.calls.values()) pending.reject(error);
         this.calls.clear();
@@ -72,6 +76,19 @@ export class EngineHost {
   /** A command that gets no answer; dropped once the host has ended. */
   post(command: Post): void {
     if (!this.ended) this.process.send(command);
+  }
+
+  /** Stops the process (SIGSTOP): its threads give the cores up; what it is sent waits in its pipe. */
+  pause(): void {
+    if (this.ended || this.pausedTime.paused) return;
+    this.process.kill("SIGSTOP");
+    this.pausedTime.pause();
+  }
+
+  resume(): void {
+    if (!this.pausedTime.paused) return;
+    if (!this.ended) this.process.kill("SIGCONT");
+    this.pausedTime.resume();
   }
 
   /** Ends the process at once: a hung engine cannot be asked to stop. */

@@ -1,12 +1,14 @@
 import { AppError, errorText } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../protocol/notary.ts";
+import type { BackgroundWork } from "../background.ts";
 import { sideEngineBytes } from "../memory.ts";
-import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "../prover.ts";
-import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../verifier.ts";
+import type { EngineProver, EngineProvers } from "../prover.ts";
+import type { EngineVerifiers } from "../verifier.ts";
 import { EngineHost } from "./engine-host.ts";
+import { type CallRole, type HostedEvents, HostedProver, HostedVerifier } from "./hosted-objects.ts";
 import type { HostMemory } from "./protocol.ts";
-import { type Engines, type HostRoom, fitsBeside, placeSession, sessionCost } from "./placement.ts";
+import { type Engines, type HostCalls, type HostRoom, fitsBeside, hostsToPause, placeSession, sessionCost } from "./placement.ts";
 
 export interface EngineHostsOptions {
   count: number;
@@ -16,6 +18,8 @@ export interface EngineHostsOptions {
   testTrustAnchorPem?: string;
   /** How long an abandoned engine call may still take to end before its host counts as hung and is replaced. */
   hangMs: number;
+  /** With an embedded notary: hosts running only refills are paused while an exchange runs in another. */
+  pauseRefills: boolean;
   log: Logger;
 }
 
@@ -27,6 +31,10 @@ export interface EngineHostStatus {
   hung: number;
   reservedBytes: number;
   retiring: boolean;
+  /** Stopped while live work runs in another host: it runs only refills that yield. */
+  paused: boolean;
+  /** Time spent paused since it started. */
+  pausedMs: number;
   memory: HostMemory;
 }
 
@@ -39,15 +47,8 @@ interface Placed {
   live: Map<number, number>;
   hung: number;
   retiring: boolean;
-  /** Calls running on its objects. */
-  busy: number;
-}
-
-/** What a hosted object tells its hosts: its calls, and its end. */
-interface HostedEvents {
-  calling(running: boolean): void;
-  freed(): void;
-  hung(): void;
+  /** Calls running on its objects, each with what it counts as for pausing. */
+  calls: Set<{ role: CallRole }>;
 }
 
 /**
@@ -55,13 +56,17 @@ interface HostedEvents {
  * Provers, and an embedded notary's Verifiers, go where there is room. A host with a hung call is retired: it
  * takes nothing new, a replacement starts at once, and it is ended, freeing its memory, when its other objects
  * are gone. A host that dies is replaced; its sessions fail.
+ *
+ * With an embedded notary both sides of a session live in one host, so a host that runs only refills can be
+ * paused as a whole while a request's exchange runs in another (`hostsToPause`): the refill then takes no cores
+ * from it.
  */
 export class EngineHosts implements EngineProvers {
   private readonly placed: Placed[] = [];
   private nextId = 1;
   private stopped = false;
-  /** With an embedded notary: the host of each notary session's prover, where its Verifier goes. */
-  private readonly sessionHosts = new Map<string, Placed>();
+  /** With an embedded notary: each notary session's prover and its host, where its Verifier goes. */
+  private readonly sessionHosts = new Map<string, { placed: Placed; prover: HostedProver }>();
   /** Hosts replaced since start: retired because a call on them hung, or because they died. */
   readonly replaced = { hung: 0, died: 0 };
 
@@ -88,19 +93,24 @@ export class EngineHosts implements EngineProvers {
 
   /**
    * A prover for a new session. With an embedded notary its host also holds room for the session's Verifier,
-   * which the notary places there when its side starts: both sides of a session share one engine.
+   * which the notary places there when its side starts: both sides of a session share one engine. A
+   * `background` prover's setup may be paused (see the class).
    */
-  create(serverName: string, sizes: SessionSizes): EngineProver {
+  create(serverName: string, sizes: SessionSizes, background?: BackgroundWork): EngineProver {
     const { placed, id } = this.place(sessionCost(this.engines, sizes));
     placed.host.post({ kind: "create", prover: id, serverName, sizes });
     let notarySession: string | undefined;
     const events = this.events(placed, id, () => notarySession && this.sessionHosts.delete(notarySession));
-    return new HostedProver(placed.host, id, this.options.hangMs, events, (notarizeUrl) => {
+    // Only with both sides in the host: a remote notary's Verifier would wait on a stopped prover, its deadlines running.
+    const yielding = this.pausing ? background : undefined;
+    yielding?.runsOn(placed.host.pausedTime, events.changed);
+    const prover: HostedProver = new HostedProver(placed.host, id, this.options.hangMs, events, yielding, (notarizeUrl) => {
       // Only an embedded notary's Verifier looks its prover's host up; a remote notary's session is not ours to place.
       if (!this.options.embeddedNotary) return;
       notarySession = notarySessionOf(notarizeUrl);
-      if (notarySession) this.sessionHosts.set(notarySession, placed);
+      if (notarySession) this.sessionHosts.set(notarySession, { placed, prover });
     });
+    return prover;
   }
 
   /**
@@ -110,11 +120,24 @@ export class EngineHosts implements EngineProvers {
   readonly verifiers: EngineVerifiers = {
     create: (sizes, notarySession) => {
       const withProver = this.sessionHosts.get(notarySession);
-      const { placed, id } = withProver && !withProver.retiring ? this.reserve(withProver, 0) : this.place(sideEngineBytes(sizes));
+      const beside = withProver && !withProver.placed.retiring;
+      const { placed, id } = beside ? this.reserve(withProver.placed, 0) : this.place(sideEngineBytes(sizes));
       placed.host.post({ kind: "create-verifier", verifier: id, sizes });
-      return new HostedVerifier(placed.host, id, this.options.hangMs, this.events(placed, id));
+      const connected = beside ? () => withProver.prover.verifierConnected() : undefined;
+      return new HostedVerifier(placed.host, id, this.options.hangMs, this.events(placed, id), connected);
     },
   };
+
+  /**
+   * Whether `prover` lives in a host where a refill's setup runs: a live call on it would keep that host from
+   * being paused, so the pool hands out a ready session from another host first.
+   */
+  besideRefill(prover: EngineProver): boolean {
+    if (!this.pausing || !(prover instanceof HostedProver)) return false;
+    const placed = this.placed.find((p) => p.host === prover.host);
+    const calls = placed ? callsOf(placed) : undefined;
+    return Boolean(calls && calls.yielding + calls.running > 0);
+  }
 
   status(): EngineHostStatus[] {
     return this.placed.map((p) => ({
@@ -123,6 +146,8 @@ export class EngineHosts implements EngineProvers {
       hung: p.hung,
       reservedBytes: reserved(p),
       retiring: p.retiring,
+      paused: p.host.pausedTime.paused,
+      pausedMs: Math.round(p.host.pausedTime.ms()),
       memory: p.host.memory,
     }));
   }
@@ -153,12 +178,36 @@ export class EngineHosts implements EngineProvers {
   }
 
   private rooms(): HostRoom[] {
-    return this.placed.map((p) => ({ reservedBytes: reserved(p), busy: p.busy, retiring: p.retiring }));
+    return this.placed.map((p) => ({ reservedBytes: reserved(p), busy: p.calls.size, retiring: p.retiring }));
+  }
+
+  /** Whether hosts may be paused: with an embedded notary (both sides of a session in one host) and more than one host. */
+  private get pausing(): boolean {
+    return this.options.pauseRefills && this.options.embeddedNotary && this.options.count > 1;
+  }
+
+  /** Pauses and resumes hosts as `hostsToPause` says for the calls running now. */
+  private repause() {
+    if (!this.pausing) return;
+    const pause = hostsToPause(this.placed.map(callsOf));
+    for (const [index, placed] of this.placed.entries()) {
+      if (pause[index]) placed.host.pause();
+      else placed.host.resume();
+    }
   }
 
   private events(placed: Placed, id: number, ended = () => {}): HostedEvents {
     return {
-      calling: (running) => (placed.busy += running ? 1 : -1),
+      calling: (role) => {
+        const call = { role };
+        placed.calls.add(call);
+        this.repause();
+        return () => {
+          placed.calls.delete(call);
+          this.repause();
+        };
+      },
+      changed: () => this.repause(),
       freed: () => {
         ended();
         placed.live.delete(id);
@@ -200,7 +249,7 @@ export class EngineHosts implements EngineProvers {
         onExit: (ended, how) => this.exited(ended, how),
       });
       if (this.stopped) return host.kill();
-      this.placed.push({ host, live: new Map(), hung: 0, retiring: false, busy: 0 });
+      this.placed.push({ host, live: new Map(), hung: 0, retiring: false, calls: new Set() });
       this.options.log.info("engine host started", { pid: host.pid, hosts: this.placed.length });
     } catch (error) {
       if (!retry) throw new AppError("internal", `an engine host did not start: ${errorText(error)}`);
@@ -226,79 +275,11 @@ const notarySessionOf = (notarizeUrl: string): string | undefined => new URL(not
 
 const reserved = (placed: Placed): number => [...placed.live.values()].reduce((sum, bytes) => sum + bytes, 0);
 
-/** A wasm object living in an engine host: its calls, its end, and a call that never ends. */
-class HostedObject {
-  private running = 0;
-  private ended = false;
-  private abandoned = false;
-  private hangTimer: Timer | undefined;
-
-  constructor(
-    private readonly host: EngineHost,
-    protected readonly id: number,
-    private readonly hangMs: number,
-    private readonly events: HostedEvents,
-  ) {}
-
-  free(): void {
-    if (this.ended) return;
-    this.ended = true;
-    clearTimeout(this.hangTimer);
-    this.events.freed();
+function callsOf(placed: Placed): HostCalls {
+  const calls: HostCalls = { live: 0, yielding: 0, running: 0 };
+  for (const { role } of placed.calls) {
+    const counted = role();
+    if (counted) calls[counted] += 1;
   }
-
-  /** Nothing runs: freed now. A call runs: it gets `hangMs` to end, else the host counts it as hung. */
-  abandon(): void {
-    if (this.ended || this.abandoned) return;
-    this.abandoned = true;
-    if (this.running === 0) return this.free();
-    this.hangTimer = setTimeout(() => {
-      if (this.ended) return;
-      this.ended = true;
-      this.events.hung();
-    }, this.hangMs);
-  }
-
-  protected async call(command: Parameters<EngineHost["call"]>[0], connected?: () => void) {
-    this.running += 1;
-    this.events.calling(true);
-    try {
-      return await this.host.call(command, connected);
-    } finally {
-      this.running -= 1;
-      this.events.calling(false);
-      if (this.abandoned && this.running === 0) this.free();
-    }
-  }
-}
-
-/** A prover living in an engine host. */
-class HostedProver extends HostedObject implements EngineProver {
-  constructor(host: EngineHost, id: number, hangMs: number, events: HostedEvents, private readonly onSetup: (notarizeUrl: string) => void) {
-    super(host, id, hangMs, events);
-  }
-
-  async setup(notarizeUrl: string): Promise<void> {
-    this.onSetup(notarizeUrl);
-    await this.call({ kind: "setup", prover: this.id, notarizeUrl });
-  }
-
-  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
-    const reply = await this.call({ kind: "send", prover: this.id, tcpUrl, request });
-    if (!reply.exchange) throw new Error("the engine host answered without the exchange");
-    return reply.exchange;
-  }
-
-  async reveal(revealed: RevealedRanges): Promise<void> {
-    await this.call({ kind: "reveal", prover: this.id, revealed });
-  }
-}
-
-/** An embedded notary's Verifier living in an engine host. */
-class HostedVerifier extends HostedObject implements EngineVerifier {
-  async verify(peerUrl: string, connected: () => void): Promise<VerifierOutput> {
-    const reply = await this.call({ kind: "verify", verifier: this.id, peerUrl }, connected);
-    if (!reply.verified) throw new Error("the engine host answered without the verification");
-    return reply.verified;
-  }
+  return calls;
 }

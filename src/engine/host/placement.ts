@@ -80,3 +80,25 @@ export function fitsBeside(hosts: readonly HostRoom[], costs: readonly number[],
   }
   return true;
 }
+
+/** The prover calls running in one host, as pausing sees them (a Verifier's calls follow its prover's and do not count). */
+export interface HostCalls {
+  /** A request's exchanges and reveals: the target and the client wait on them now. */
+  live: number;
+  /** Refills' setups that may be paused: both sockets of their session open, and no request waits for them. */
+  yielding: number;
+  /** Setups that run on: on-demand ones, refills a request has joined, refills still connecting or given up. */
+  running: number;
+}
+
+/**
+ * Which hosts to pause (SIGSTOP) now: those running only refills that may yield, while a request's exchange or
+ * reveal runs in another host. It shares the cores with whatever else runs: measured on 2 cores, a warm 12 KB
+ * request took 9-10 s alone and 14-18 s beside a refill's setup (BENCHMARKS.md, run L). Setups do not pause
+ * refills: they are long, and a refill paused through each would leave the pool empty for the requests after
+ * them (run O). A host with a call of its own that must run on is not paused.
+ */
+export function hostsToPause(hosts: readonly HostCalls[]): boolean[] {
+  const live = hosts.map((h) => h.live > 0);
+  return hosts.map((h, i) => h.yielding > 0 && h.live === 0 && h.running === 0 && live.some((l, j) => l && j !== i));
+}

@@ -1,21 +1,32 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { BackgroundWork } from "../../../src/engine/background.ts";
 import { EngineHosts } from "../../../src/engine/host/engine-hosts.ts";
 import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
 import { sideEngineBytes } from "../../../src/engine/memory.ts";
 import { AppError } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log.ts";
 import { eventually } from "../../support/wait.ts";
-import { isRunning } from "../../support/process.ts";
+import { startLoopbackBridge } from "../../../src/engine/bridge.ts";
+import { type NotarySessions, setupProverSession } from "../../../src/engine/session.ts";
+import { startNotaryServer } from "../../../src/notary/server.ts";
+import { generateKey } from "../../../src/proof/keys.ts";
+import { createNotaryClient } from "../../../src/prover/notary-client.ts";
+import { getFromTarget } from "../../support/engine-exchange.ts";
+import { TEST_SESSION, tlsFixture } from "../../support/env.ts";
+import { isRunning, processState } from "../../support/process.ts";
+import { startTarget } from "../../support/target.ts";
+import { TARGET_HOST } from "../../support/tls-fixture.ts";
 
 /**
- * Real engine host processes (`cli engine-host`, each loading the wasm), without MPC: placement and memory
- * limits, and hung calls, made by a peer that accepts the engine's WebSocket and never says a word.
+ * Real engine host processes (`cli engine-host`, each loading the wasm): placement and memory limits, and hung
+ * calls, made by a peer that accepts the engine's WebSocket and never says a word, without MPC; a refill yielding
+ * to a request's exchange, with real MPC sessions through a real notary and a local TLS target.
  */
 const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
 const log = createLogger({ level: "error" });
 const started: EngineHosts[] = [];
 const hostsOf = async (options: Partial<Parameters<typeof EngineHosts.start>[0]> = {}) => {
-  const hosts = await EngineHosts.start({ count: 1, embeddedNotary: false, threads: 1, hangMs: 300, log, ...options });
+  const hosts = await EngineHosts.start({ count: 1, embeddedNotary: false, threads: 1, hangMs: 300, pauseRefills: true, log, ...options });
   started.push(hosts);
   return hosts;
 };
@@ -136,4 +147,73 @@ describe("engine hosts", () => {
     prover.free();
     hosts.create("a.test", LARGE).free();
   }, 30_000);
+
+  test(
+    "with an embedded notary, a refill's host is stopped while a request's exchange runs in another; its clocks stop meanwhile (real MPC)",
+    async () => {
+      const tls = tlsFixture();
+      const hosts = await hostsOf({ count: 2, embeddedNotary: true, threads: 2, testTrustAnchorPem: tls.caPem });
+      const notary = startNotaryServer({
+        verifiers: hosts.verifiers,
+        host: "127.0.0.1",
+        port: 0,
+        sessions: { concurrency: 4, ...TEST_SESSION, timeoutMs: 600_000, connectTimeoutMs: 30_000 },
+        key: generateKey("secp256k1"),
+        testTrustAnchor: true,
+        log,
+      });
+      const target = startTarget(tls);
+      const bridge = startLoopbackBridge();
+      const client = createNotaryClient(notary.url);
+      const created: string[] = [];
+      const sessions: NotarySessions = {
+        createSession: async (sizes) => {
+          const id = await client.createSession(sizes);
+          created.push(id);
+          return id;
+        },
+        notarizeUrl: (id) => client.notarizeUrl(id),
+        release: (id) => client.release(id),
+      };
+      try {
+        // A request's session (set up on demand: setups never pause a refill), then a refill beside it.
+        const live = await setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION);
+        const work = new BackgroundWork();
+        const refilling = setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION, undefined, work);
+        const [liveHost, refillHost] = hosts.status().map((h) => h.pid);
+        expect([hosts.besideRefill(live.engine), hosts.status().map((h) => h.paused)]).toEqual([false, [false, false]]);
+
+        // The exchange (the target answers after 4 s) runs in the first host: the second, running only the refill, stops.
+        const exchange = getFromTarget(live, bridge, target.port!, "/slow?ms=4000");
+        expect(await eventually(() => processState(refillHost!), (state) => state === "T", 10_000)).toBe("T");
+        expect(hosts.status().map((h) => h.paused)).toEqual([false, true]);
+        expect(processState(liveHost!)).not.toBe("T");
+        // A call abandoned in the stopped host cannot end there, so its hang clock waits too.
+        const stray = hosts.verifiers.create(TEST_SESSION, created[1]!);
+        stray.verify(`ws://127.0.0.1:${silentNotary.port}/`, () => {}).catch(() => {});
+        stray.abandon();
+        await Bun.sleep(1_000);
+        expect(hosts.replaced).toEqual({ hung: 0, died: 0 });
+        expect(work.pausedMs()).toBeGreaterThanOrEqual(900);
+
+        // The exchange over, the refill's host goes on; the refill's clock stops counting pauses.
+        expect((await exchange).response.status).toBe(200);
+        expect(hosts.status().map((h) => h.paused)).toEqual([false, false]);
+        expect(processState(refillHost!)).not.toBe("T");
+        const pausedFor = work.pausedMs();
+        expect(hosts.status()[1]!.pausedMs).toBeGreaterThanOrEqual(Math.floor(pausedFor));
+        // Running again, the stray call gets its 300 ms and its host is retired as hung; the refill still ends well.
+        expect(await eventually(() => hosts.replaced.hung, (n) => n === 1, 10_000)).toBe(1);
+        const refilled = await refilling;
+        expect(work.pausedMs()).toBe(pausedFor);
+        live.engine.free();
+        refilled.engine.free();
+      } finally {
+        bridge.stop();
+        target.stop(true);
+        await notary.stop(0);
+      }
+    },
+    120_000,
+  );
 });

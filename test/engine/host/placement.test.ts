@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { HOST_BUDGET_BYTES, defaultHostCount, fitsBeside, hostedSessions, placeSession, sessionCost } from "../../../src/engine/host/placement.ts";
+import {
+  HOST_BUDGET_BYTES,
+  defaultHostCount,
+  fitsBeside,
+  hostedSessions,
+  hostsToPause,
+  placeSession,
+  sessionCost,
+} from "../../../src/engine/host/placement.ts";
 import { GiB, MiB, sideEngineBytes } from "../../../src/engine/memory.ts";
 
 const LARGE = sideEngineBytes({ maxSentData: 4096, maxRecvData: 16384 });
@@ -86,5 +94,23 @@ describe("engine host placement", () => {
     expect(fitsBeside([roomForSmall, roomForLarge], [SMALL, LARGE])).toBe(true);
     expect(fitsBeside([{ ...empty, retiring: true }], [SMALL])).toBe(false);
     expect(fitsBeside([], [])).toBe(true);
+  });
+
+  test("hostsToPause: a host running only refills that yield is paused while a live call runs in another host", () => {
+    const idle = { live: 0, yielding: 0, running: 0 };
+    const refill = { ...idle, yielding: 1 };
+    const live = { ...idle, live: 1 };
+    expect(hostsToPause([refill, live, idle])).toEqual([true, false, false]);
+    // No live call elsewhere: the refill has the cores to itself.
+    expect(hostsToPause([refill, idle, idle])).toEqual([false, false, false]);
+    // A live call in its own host: pausing would stop that call too.
+    expect(hostsToPause([{ ...refill, live: 1 }, idle])).toEqual([false, false]);
+    // A refill that may not yield (dialing the notary, or given up) keeps its host running.
+    expect(hostsToPause([{ ...refill, running: 1 }, live])).toEqual([false, false]);
+    expect(hostsToPause([{ ...idle, running: 1 }, live])).toEqual([false, false]);
+    // Two hosts of refills beside one live call: both yield.
+    expect(hostsToPause([refill, { ...idle, yielding: 2 }, live])).toEqual([true, true, false]);
+    expect(hostsToPause([refill])).toEqual([false]);
+    expect(hostsToPause([])).toEqual([]);
   });
 });
