@@ -8,8 +8,9 @@
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
  * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --mix-seed N (the
- *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only these, and --only cold,mixed,floor,throughput,memory some of them (the
- *    mix's floor: each of its requests warm and alone).
+ *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only
+ *    these, and --only cold,mixed,floor,throughput,memory some of them (the mix's floor: each of its requests warm
+ *    and alone). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
 import { writeFileSync } from "node:fs";

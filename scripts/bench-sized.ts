@@ -64,6 +64,11 @@ interface Target {
   port: number;
 }
 
+/** `PROVER_*` settings given to the bench itself (an A/B of one setting): every prover it starts gets them last. */
+const BENCH_PROVER_ENV = Object.fromEntries(
+  Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith("PROVER_") && entry[1] !== undefined),
+);
+
 /** A prover with the product's defaults (the pool size the machine allows), mapping each target to loopback. */
 function defaultProver(targets: Target[], env: Record<string, string> = {}): Promise<RunningProver> {
   return startProver(SOURCE_CLI, targets[0]!.port, {
@@ -72,6 +77,7 @@ function defaultProver(targets: Target[], env: Record<string, string> = {}): Pro
     PROVER_POOL_SIZE: String(defaultPoolSize(MACHINE, DEFAULT_LIMITS, ENGINES)),
     PROVER_RESOLVE: targets.map((t) => `${t.host}:${t.port}:127.0.0.1`).join(","),
     ...env,
+    ...BENCH_PROVER_ENV,
   });
 }
 
@@ -212,7 +218,7 @@ function seededRandom(seed: number): () => number {
 
 async function mixed(seconds: number, perMinute: number, seed: number, targets: Target[], log: (line: string) => void) {
   const random = seededRandom(seed);
-  log(`mixed: seed ${seed}`);
+  log(`mixed: seed ${seed}${Object.keys(BENCH_PROVER_ENV).length ? `, prover settings ${JSON.stringify(BENCH_PROVER_ENV)}` : ""}`);
   const prover = await defaultProver(targets, {
     PROVER_POOL_SIZE: String(targets.length * MIX_POOL_PER_HOST),
     PROVER_ENGINE_HOSTS: String(mixEngineHosts()),

@@ -172,19 +172,24 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     log: createLogger({ level: "error" }),
     ...overrides,
   });
-  return { pool, setups, settle: () => Bun.sleep(5) };
+  const settle = () => Bun.sleep(5);
+  /** Completes the setups started so far and those the pool starts after each, one at a time, until `count` are done. */
+  async function completeSetups(count: number) {
+    for (let done = 0; done < count; done++) {
+      await settle();
+      setups[done]!.resolve();
+    }
+    await settle();
+  }
+  return { pool, setups, settle, completeSetups };
 }
 const needOf = (cls: typeof XS, fits = cls): SessionNeed => ({ class: cls, fits, setup: cls, reason: "learned" });
 
 describe("warm pool per (host, class)", () => {
   test("of equal sizes, a request takes a ready session whose engine runs no refill: that refill can then yield", async () => {
-    const { pool, setups, settle } = fakePool({ size: 0, besideRefill: (session) => session.notarySessionId === "s1" });
+    const { pool, completeSetups } = fakePool({ size: 0, besideRefill: (session) => session.notarySessionId === "s1" });
     pool.prepare("a.test", S, 2);
-    await settle();
-    setups[0]!.resolve();
-    await settle();
-    setups[1]!.resolve();
-    await settle();
+    await completeSetups(2);
     expect(pool.status().ready).toBe(2);
     const taken = await pool.acquire("a.test", needOf(S));
     expect(taken.notarySessionId).toBe("s2");
@@ -192,14 +197,10 @@ describe("warm pool per (host, class)", () => {
   });
 
   test("a request takes the smallest ready session that fits; a warm bigger one beats a cold smaller one", async () => {
-    const { pool, setups, settle } = fakePool({ size: 0 });
+    const { pool, completeSetups } = fakePool({ size: 0 });
     pool.prepare("a.test", L, 1);
     pool.prepare("a.test", S, 1);
-    await settle();
-    setups[0]!.resolve();
-    await settle();
-    setups[1]!.resolve();
-    await settle();
+    await completeSetups(2);
     expect(pool.status().ready).toBe(2);
     const small = await pool.acquire("a.test", needOf(XS));
     expect(small.sizes).toEqual(S);

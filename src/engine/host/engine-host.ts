@@ -28,6 +28,8 @@ export class EngineHost {
   ended: string | undefined;
   /** While paused the process is stopped: its calls wait, and so do clocks that count only its running time. */
   readonly pausedTime = new PausedTime();
+  /** Only a host that the kernel ends with its parent is paused: a stopped one cannot see its channel close. */
+  diesWithParent = false;
   private readonly process: Subprocess;
   private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void; connected?: () => void }>();
   private nextCall = 1;
@@ -55,7 +57,8 @@ export class EngineHost {
   static async start(options: EngineHostOptions): Promise<EngineHost> {
     const host = new EngineHost(options);
     try {
-      await host.call({ kind: "start", threads: options.threads, testTrustAnchorPem: options.testTrustAnchorPem });
+      const started = await host.call({ kind: "start", threads: options.threads, testTrustAnchorPem: options.testTrustAnchorPem });
+      host.diesWithParent = started.diesWithParent === true;
     } catch (error) {
       host.kill();
       throw error;
@@ -78,9 +81,12 @@ export class EngineHost {
     if (!this.ended) this.process.send(command);
   }
 
-  /** Stops the process (SIGSTOP): its threads give the cores up; what it is sent waits in its pipe. */
+  /**
+   * Stops the process (SIGSTOP): its threads give the cores up; what it is sent waits in its pipe. Nothing
+   * happens to a host that would outlive its parent stopped.
+   */
   pause(): void {
-    if (this.ended || this.pausedTime.paused) return;
+    if (this.ended || this.pausedTime.paused || !this.diesWithParent) return;
     this.process.kill("SIGSTOP");
     this.pausedTime.pause();
   }

@@ -35,6 +35,8 @@ export interface EngineHostStatus {
   paused: boolean;
   /** Time spent paused since it started. */
   pausedMs: number;
+  /** The kernel ends it with the prover, even paused; a host without this is never paused. */
+  diesWithParent: boolean;
   memory: HostMemory;
 }
 
@@ -148,6 +150,7 @@ export class EngineHosts implements EngineProvers {
       retiring: p.retiring,
       paused: p.host.pausedTime.paused,
       pausedMs: Math.round(p.host.pausedTime.ms()),
+      diesWithParent: p.host.diesWithParent,
       memory: p.host.memory,
     }));
   }
@@ -250,7 +253,7 @@ export class EngineHosts implements EngineProvers {
       });
       if (this.stopped) return host.kill();
       this.placed.push({ host, live: new Map(), hung: 0, retiring: false, calls: new Set() });
-      this.options.log.info("engine host started", { pid: host.pid, hosts: this.placed.length });
+      this.options.log.info("engine host started", { pid: host.pid, hosts: this.placed.length, diesWithParent: host.diesWithParent });
     } catch (error) {
       if (!retry) throw new AppError("internal", `an engine host did not start: ${errorText(error)}`);
       this.options.log.error("an engine host did not start; trying again", { error: errorText(error), inMs: RESTART_DELAY_MS });

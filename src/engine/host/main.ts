@@ -6,6 +6,7 @@ import { AppError, errorText } from "../../errors.ts";
 import { LocalProver } from "../prover.ts";
 import { LocalVerifier } from "../verifier.ts";
 import { engineMemoryBytes, startEngine } from "../wasm.ts";
+import { dieWithParent } from "./parent-death.ts";
 import type { HostCommand, HostReply } from "./protocol.ts";
 
 const MEMORY_REPORT_MS = 1_000;
@@ -18,7 +19,7 @@ export function runEngineHost(): Promise<void> {
   const verifiers = new Map<number, LocalVerifier>();
   const reply = (message: HostReply) => send(message);
 
-  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified"> | void>) {
+  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified" | "diesWithParent"> | void>) {
     try {
       const value = (await work()) ?? {};
       reply({ kind: "done", call, ...value, memory: memory() });
@@ -40,6 +41,7 @@ export function runEngineHost(): Promise<void> {
       case "start":
         return void answer(command.call, async () => {
           await startEngine({ threads: command.threads, testTrustAnchorPem: command.testTrustAnchorPem });
+          return { diesWithParent: dieWithParent() };
         });
       case "create":
         return void provers.set(command.prover, new LocalProver(command.serverName, command.sizes));

@@ -6,7 +6,7 @@
  * (`verifier`), from one counter, and its calls (`call`). Every call is answered exactly once, by `done` or
  * `failed`; `create`, `create-verifier` and `free` are not answered. Each answer carries the host's memory, and a host
  * also reports it every second (`memory`), so the parent always knows it without asking. A host ends when
- * its channel closes.
+ * its channel closes, or, once it has said so in its answer to `start` (`diesWithParent`), when its parent dies.
  */
 import type { SessionSizes } from "../../protocol/notary.ts";
 import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
@@ -31,7 +31,15 @@ export interface HostMemory {
 }
 
 export type HostReply =
-  | { kind: "done"; call: number; exchange?: EngineExchange; verified?: VerifierOutput; memory: HostMemory }
+  | {
+      kind: "done";
+      call: number;
+      exchange?: EngineExchange;
+      verified?: VerifierOutput;
+      /** Answering `start`: the kernel ends the host with its parent, so it may be paused (parent-death.ts). */
+      diesWithParent?: boolean;
+      memory: HostMemory;
+    }
   | { kind: "failed"; call: number; message: string; memory: HostMemory }
   | { kind: "connected"; call: number; memory: HostMemory }
   | { kind: "memory"; memory: HostMemory };

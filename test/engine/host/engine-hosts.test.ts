@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { BackgroundWork } from "../../../src/engine/background.ts";
 import { EngineHosts } from "../../../src/engine/host/engine-hosts.ts";
 import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
@@ -131,6 +132,22 @@ describe("engine hosts", () => {
     await expect(setup).rejects.toThrow("the engine host stopped (ended by SIGKILL)");
     expect(hosts.status()).toHaveLength(1);
     placed.free();
+  }, 30_000);
+
+  test("a host stopped when its prover is killed ends with it: the kernel kills it with its parent", async () => {
+    const parent = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "support", "host-parent.ts")], { stdout: "pipe", stderr: "ignore" });
+    const { value } = await parent.stdout.getReader().read();
+    const { host, diesWithParent } = JSON.parse(new TextDecoder().decode(value)) as { host: number; diesWithParent: boolean };
+    expect(diesWithParent).toBe(true);
+    try {
+      process.kill(host, "SIGSTOP");
+      expect(await eventually(() => processState(host), (state) => state === "T", 5_000)).toBe("T");
+    } finally {
+      parent.kill("SIGKILL");
+    }
+    // Gone, or a zombie nobody reaps here: either way it runs no more and its memory is back.
+    const ended = () => !isRunning(host) || processState(host) === "Z";
+    expect(await eventually(ended, (done) => done, 10_000)).toBe(true);
   }, 30_000);
 
   test("a host that dies is replaced; the calls it was running fail with a clear error", async () => {
