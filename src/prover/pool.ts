@@ -65,8 +65,8 @@ export interface PoolOptions {
   discard(session: ProverSession): void;
   /** Whether a ready session can still be used (its notary side may have gone while it idled). */
   isAlive(session: ProverSession): Promise<boolean>;
-  /** Whether a ready session's engine runs beside a refill's setup: of equal sizes, another is handed out first. */
-  besideRefill(session: ProverSession): boolean;
+  /** Whether a ready session's engine runs beside a setup: of equal sizes, another is handed out first. */
+  besideSetup(session: ProverSession): boolean;
   /**
    * Whether one more warm session of `sizes` fits in the engines beside what they hold, with room left for a
    * live session of the largest class: a request that finds no warm session must still get one.
@@ -158,7 +158,7 @@ class SessionPool implements WarmPool {
   async acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession> {
     if (this.stopped) throw new AppError("shutting_down", "the prover is shutting down");
     this.remember(serverName, need.class);
-    const take = () => this.ready.take(serverName, need.fits, this.options.besideRefill);
+    const take = () => this.ready.take(serverName, need.fits, this.options.besideSetup);
     for (let warm = take(); warm; warm = take()) {
       if (await this.options.isAlive(warm)) {
         this.served.ready++;

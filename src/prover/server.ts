@@ -117,7 +117,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
-    besideRefill: (session) => hosts.besideRefill(session.engine),
+    besideSetup: (session) => hosts.besideSetup(session.engine),
     hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),
     log: log.child({ component: "pool" }),
   });

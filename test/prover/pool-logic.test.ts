@@ -156,7 +156,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       discarded.push(session.notarySessionId);
     },
     isAlive: async () => true,
-    besideRefill: () => false,
+    besideSetup: () => false,
     hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,

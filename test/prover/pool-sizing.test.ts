@@ -167,7 +167,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       }),
     discard: (session) => closeProverSession(session),
     isAlive: async () => true,
-    besideRefill: () => false,
+    besideSetup: () => false,
     hasRoom: () => true,
     log: createLogger({ level: "error" }),
     ...overrides,
@@ -187,7 +187,7 @@ const needOf = (cls: typeof XS, fits = cls): SessionNeed => ({ class: cls, fits,
 
 describe("warm pool per (host, class)", () => {
   test("of equal sizes, a request takes a ready session whose engine runs no refill: that refill can then yield", async () => {
-    const { pool, completeSetups } = fakePool({ size: 0, besideRefill: (session) => session.notarySessionId === "s1" });
+    const { pool, completeSetups } = fakePool({ size: 0, besideSetup: (session) => session.notarySessionId === "s1" });
     pool.prepare("a.test", S, 2);
     await completeSetups(2);
     expect(pool.status().ready).toBe(2);

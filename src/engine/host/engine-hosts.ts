@@ -131,10 +131,11 @@ export class EngineHosts implements EngineProvers {
   };
 
   /**
-   * Whether `prover` lives in a host where a refill's setup runs: a live call on it would keep that host from
-   * being paused, so the pool hands out a ready session from another host first.
+   * Whether `prover` lives in a host where a setup runs (a refill's or an on-demand one): a live call on it would
+   * share that engine's threads with the setup and keep a refill there from being paused, so the pool hands out
+   * a ready session from another host first.
    */
-  besideRefill(prover: EngineProver): boolean {
+  besideSetup(prover: EngineProver): boolean {
     if (!this.pausing || !(prover instanceof HostedProver)) return false;
     const placed = this.placed.find((p) => p.host === prover.host);
     const calls = placed ? callsOf(placed) : undefined;

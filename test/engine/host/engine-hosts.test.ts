@@ -198,7 +198,7 @@ describe("engine hosts", () => {
         const work = new BackgroundWork();
         const refilling = setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION, undefined, work);
         const [liveHost, refillHost] = hosts.status().map((h) => h.pid);
-        expect([hosts.besideRefill(live.engine), hosts.status().map((h) => h.paused)]).toEqual([false, [false, false]]);
+        expect([hosts.besideSetup(live.engine), hosts.status().map((h) => h.paused)]).toEqual([false, [false, false]]);
 
         // The exchange (the target answers after 4 s) runs in the first host: the second, running only the refill, stops.
         const exchange = getFromTarget(live, bridge, target.port!, "/slow?ms=4000");
