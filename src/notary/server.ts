@@ -4,6 +4,7 @@ import { startLoopbackBridge } from "../engine/bridge.ts";
 import type { EngineVerifiers } from "../engine/verifier.ts";
 import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse, parseInput } from "../http.ts";
+import { idleLimit } from "../idle-limit.ts";
 import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
@@ -133,6 +134,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     return undefined;
   }
 
+  const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
   const server = Bun.serve<ProverSocketData>({
     hostname: options.host,
     port: options.port,
@@ -148,8 +150,12 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       }
       const refused = refusal(request, pathname);
       if (refused) return errorResponse(refused, { pathname });
-      // An attestation waits for the verification to end; the prover waits as long.
-      if (pathname.endsWith("/attestation")) srv.timeout(request, Math.ceil(ATTESTATION_WAIT_MS / 1000) + IDLE_TIMEOUT_S);
+      // An attestation waits for the verification to end; the prover waits as long. Its keep-alive connection
+      // then idles under the usual limit again.
+      if (pathname.endsWith("/attestation")) {
+        idle.lift(request, Math.ceil(ATTESTATION_WAIT_MS / 1000) + IDLE_TIMEOUT_S);
+        return app.handle(request).finally(() => idle.restore(request));
+      }
       return app.handle(request);
     },
     websocket: {

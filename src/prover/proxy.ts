@@ -7,7 +7,7 @@ import { parseRedactionRequest } from "../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "./size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
-import type { IdleLimit } from "./idle-limit.ts";
+import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
 
 export interface ProxyDeps extends SessionDeps {

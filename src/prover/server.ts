@@ -32,7 +32,7 @@ import { ProofDelivery } from "./proof-delivery.ts";
 import { ProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
 import { discardSession } from "./session-run.ts";
-import { idleLimit } from "./idle-limit.ts";
+import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
 
 export interface ProverServer {

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
-import type { IdleLimit } from "./idle-limit.ts";
+import type { IdleLimit } from "../idle-limit.ts";
 import type { ProofDelivery } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
 

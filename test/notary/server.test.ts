@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../hardening/support.ts";
+import { keepAliveExchange } from "../support/keep-alive.ts";
 
 /**
  * Abuse of a standalone `cli notary start` (issue 13): places held by sessions nobody uses, bodies read
@@ -158,5 +159,19 @@ describe("connection limits", () => {
     expect(mpc.socket.readyState).toBe(WebSocket.OPEN);
     expect(await isRunning(sessionId)).toBe(true);
     mpc.socket.close();
+  }, 60_000);
+  test("an attestation call lifts its connection's idle limit only while it waits: once answered, the usual limit holds", async () => {
+    // An unknown session is answered at once; the call's connection was given the attestation's longer limit all
+    // the same (the path decides it), so a limit left raised would keep it open for 70 s.
+    const body = JSON.stringify({ requestId: crypto.randomUUID(), redactions: [] });
+    const call = await keepAliveExchange(notary.url, `/session/${crypto.randomUUID()}/attestation`, {
+      method: "POST",
+      headers: authorized,
+      body,
+      waitForCloseMs: 30_000,
+    });
+    expect(call.head).toStartWith("HTTP/1.1 404");
+    // The notary's idle limit is 10 s; Bun sweeps idle sockets in 4 s ticks from the last read.
+    expect(call.msIdleBeforeClose).toBeLessThan(10_000 + 4_000 + 1_000);
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import type { Server } from "bun";
 import EventSource from "eventsource";
 import { scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { keepAliveExchange } from "../support/keep-alive.ts";
 import { allEvents, errorData, firstEvent, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
@@ -305,8 +306,8 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     async () => {
       // Both requests lift the idle limit while they wait; a limit left lifted would keep the connection for ever.
       const [proxied, streamed] = await Promise.all([
-        keepAliveExchange(prover.url, "/proxy", { "t-proxy-url": url("/data"), "t-request-id": crypto.randomUUID() }),
-        keepAliveExchange(prover.url, `/proof/${crypto.randomUUID()}`, {}),
+        keepAliveExchange(prover.url, "/proxy", { headers: { "t-proxy-url": url("/data"), "t-request-id": crypto.randomUUID() } }),
+        keepAliveExchange(prover.url, `/proof/${crypto.randomUUID()}`),
       ]);
       expect(proxied.head).toStartWith("HTTP/1.1 200");
       expect(streamed.head).toStartWith("HTTP/1.1 200");
@@ -317,41 +318,3 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     MPC_MS,
   );
 });
-
-/**
- * One GET on a raw keep-alive connection, read to the end of its answer (Content-Length or the last chunk);
- * then waits for the server to close the idle connection (at most 15 s).
- */
-async function keepAliveExchange(base: string, path: string, headers: Record<string, string>) {
-  const { hostname, port } = new URL(base);
-  let received = "";
-  let answered!: () => void;
-  const answer = new Promise<void>((resolve) => (answered = resolve));
-  let closed!: () => void;
-  const close = new Promise<void>((resolve) => (closed = resolve));
-  const complete = () => {
-    const [head, body] = [received.slice(0, received.indexOf("\r\n\r\n")), received.slice(received.indexOf("\r\n\r\n") + 4)];
-    const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
-    return length !== undefined ? body.length >= Number(length) : body.endsWith("\r\n0\r\n\r\n");
-  };
-  const socket = await Bun.connect({
-    hostname,
-    port: Number(port),
-    socket: {
-      data: (_, chunk) => {
-        received += chunk.toString("latin1");
-        if (received.includes("\r\n\r\n") && complete()) answered();
-      },
-      close: () => closed(),
-      error: () => closed(),
-    },
-  });
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
-  socket.write(`GET ${path} HTTP/1.1\r\nhost: ${hostname}\r\n${lines}\r\n`);
-  await Promise.race([answer, close]);
-  const answeredAt = Date.now();
-  const stillOpen = await Promise.race([close.then(() => false), Bun.sleep(15_000).then(() => true)]);
-  socket.end();
-  const [head, body] = [received.slice(0, received.indexOf("\r\n\r\n")), received.slice(received.indexOf("\r\n\r\n") + 4)];
-  return { head, body, msIdleBeforeClose: stillOpen ? Number.POSITIVE_INFINITY : Date.now() - answeredAt };
-}
