@@ -200,10 +200,6 @@ function mixEngineHosts(): number {
   }
 }
 
-/**
- * Three hosts, each answering one of MIX_BODIES, with MIX_POOL_PER_HOST warm sessions each. One request per host
- * first, not counted, teaches the prover each endpoint's size.
- */
 /** A small seeded generator of numbers in [0, 1) (mulberry32), so a mix can be replayed. */
 function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
@@ -216,6 +212,10 @@ function seededRandom(seed: number): () => number {
   };
 }
 
+/**
+ * Three hosts, each answering one of MIX_BODIES, with MIX_POOL_PER_HOST warm sessions each. One request per host
+ * first, not counted, teaches the prover each endpoint's size.
+ */
 async function mixed(seconds: number, perMinute: number, seed: number, targets: Target[], log: (line: string) => void) {
   const random = seededRandom(seed);
   log(`mixed: seed ${seed}${Object.keys(BENCH_PROVER_ENV).length ? `, prover settings ${JSON.stringify(BENCH_PROVER_ENV)}` : ""}`);

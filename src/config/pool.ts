@@ -44,6 +44,14 @@ const sizeClass = v.pipe(
   v.check((c) => c.maxSentData >= 64 && c.maxRecvData >= 64, "must have at least 64 bytes each way"),
 );
 
+/**
+ * How long a warm session may wait for a request, by default. Waiting costs no CPU; replacing a session costs a
+ * whole setup, and a pool holding more sessions than its hosts ask for within this time replaces them for ever.
+ * A remote notary ends sessions after its own timeout (30 min by default, TLSNotary's and ours), so its
+ * sessions are replaced well before; the embedded notary's timeout follows this setting, so they are kept longer.
+ */
+const DEFAULT_IDLE_S = { remoteNotary: 600, embeddedNotary: 3600 };
+
 const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "must list host names"));
 
 const PoolEnv = v.object({
@@ -53,8 +61,7 @@ const PoolEnv = v.object({
     "",
   ),
   PROVER_POOL_LEARN_HOSTS: v.optional(wholeNumber(0, 64), "4"),
-  // Well under the notary's session timeout (30 min for the embedded one and TLSNotary's default).
-  PROVER_POOL_IDLE_S: v.optional(wholeNumber(1, 24 * 3600), "600"),
+  PROVER_POOL_IDLE_S: v.optional(wholeNumber(1, 24 * 3600)),
   PROVER_POOL_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768)),
   PROVER_POOL_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536)),
   PROVER_SIZE_CLASSES: v.optional(
@@ -102,7 +109,7 @@ export function loadPoolConfig(
     sizes,
     hosts: [...new Set(e.PROVER_POOL_HOSTS)],
     learnHosts: e.PROVER_POOL_LEARN_HOSTS,
-    idleMs: e.PROVER_POOL_IDLE_S * 1000,
+    idleMs: (e.PROVER_POOL_IDLE_S ?? (engine.embeddedNotary ? DEFAULT_IDLE_S.embeddedNotary : DEFAULT_IDLE_S.remoteNotary)) * 1000,
     classes,
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,

@@ -80,6 +80,9 @@ describe("pool sizing", () => {
     expect(config.idleMs).toBe(30_000);
     expect(() => loadPoolConfig({ PROVER_POOL_MAX_RECV_DATA: "32768" }, limits, ONE_HOST)).toThrow("must not exceed");
     expect(() => loadPoolConfig({ PROVER_POOL_IDLE_S: "ten" }, limits, ONE_HOST)).toThrow("PROVER_POOL_IDLE_S");
+    // Unset, a warm session waits an hour with the embedded notary (its timeout follows), 10 minutes for a remote one.
+    expect(loadPoolConfig({}, limits, { ...ONE_HOST, embeddedNotary: true }).idleMs).toBe(3_600_000);
+    expect(loadPoolConfig({}, limits, { ...ONE_HOST, embeddedNotary: false }).idleMs).toBe(600_000);
     expect(() => loadPoolConfig({ PROVER_POOL_HOSTS: "https://a.test/" }, limits, ONE_HOST)).toThrow("host names");
   });
 });
