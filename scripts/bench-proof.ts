@@ -11,6 +11,7 @@
  *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only
  *    these, and --only cold,mixed,floor,throughput,memory some of them (the mix's floor: each of its requests warm
  *    and alone). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
+ * --bare-only runs step 1 alone with --sizes S/R and --bare-path P (what each session GETs; default /data).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
 import { writeFileSync } from "node:fs";
@@ -31,6 +32,8 @@ import { TARGET_HOST } from "../test/support/tls-fixture.ts";
 import { SIZED_PARTS, type SizedPart, benchSized } from "./bench-sized.ts";
 
 const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
+/** What the bare engine's sessions GET from the target: a small JSON answer (--bare-path, e.g. /big?bytes=12000). */
+const BARE_PATH = "/data";
 const THREADS = 2;
 
 const argument = (name: string) => {
@@ -86,8 +89,8 @@ async function bareVerifier(sizes: typeof SIZES) {
   emit({ url: `ws://127.0.0.1:${server.port}/` });
 }
 
-/** Child: one full prover session per line on stdin (the verifier URL is an argument). */
-async function bareProver(verifierUrl: string, targetPort: number, sizes: typeof SIZES) {
+/** Child: one full prover session per line on stdin (the verifier URL is an argument), a GET of `path` each. */
+async function bareProver(verifierUrl: string, targetPort: number, sizes: typeof SIZES, path: string) {
   await startEngine({ threads: THREADS, testTrustAnchorPem: tlsFixture().caPem });
   const bridge = startLoopbackBridge();
   let previous: ProverSession | undefined;
@@ -99,7 +102,7 @@ async function bareProver(verifierUrl: string, targetPort: number, sizes: typeof
     await engine.setup(verifierUrl);
     const setupMs = Date.now() - startedAt;
     const session: ProverSession = (previous = { notarySessionId: "bare", serverName: TARGET_HOST, sizes, engine, closed: false });
-    const exchange = await getFromTarget(session, bridge, targetPort);
+    const exchange = await getFromTarget(session, bridge, targetPort, path);
     const requestMs = Date.now() - startedAt - setupMs;
     await revealAll(session, exchange);
     emit({ startedAt, setupMs, requestMs, revealedAt: Date.now() });
@@ -128,12 +131,12 @@ function lines(stream: ReadableStream<Uint8Array>) {
   return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<Record<string, unknown>>((r) => waiters.push(r)));
 }
 
-export async function benchBare(runs: number, targetPort: number, sizes = SIZES) {
+export async function benchBare(runs: number, targetPort: number, sizes = SIZES, path = BARE_PATH) {
   const size = `${sizes.maxSentData}/${sizes.maxRecvData}`;
   const verifier = Bun.spawn([process.execPath, import.meta.path, "--bare-verifier", "--sizes", size], { stdout: "pipe", stderr: "inherit" });
   const fromVerifier = lines(verifier.stdout);
   const { url } = (await fromVerifier()) as { url: string };
-  const prover = Bun.spawn([process.execPath, import.meta.path, "--sizes", size, "--bare-prover", url, String(targetPort)], {
+  const prover = Bun.spawn([process.execPath, import.meta.path, "--sizes", size, "--bare-path", path, "--bare-prover", url, String(targetPort)], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "inherit",
@@ -243,6 +246,20 @@ async function benchSizedMain() {
   );
 }
 
+/** The bare engine alone (--sizes, --bare-path, --runs): where a session's time goes, by size and answer. */
+async function bareOnly() {
+  const runs = Math.max(1, Number(argument("--runs") ?? 3));
+  const sizes = sizesArgument();
+  const path = argument("--bare-path") ?? BARE_PATH;
+  const target = startTarget(tlsFixture());
+  const { results } = await benchBare(runs, target.port!, sizes, path);
+  target.stop(true);
+  const s = (pick: (r: (typeof results)[number]) => number) => `${(median(results.map(pick)) / 1000).toFixed(1)} s`;
+  console.log(
+    `bare ${sizes.maxSentData}/${sizes.maxRecvData}, GET ${path}, medians of ${runs}: setup ${s((r) => r.setupMs)}, request ${s((r) => r.requestMs)}, reveal + verify ${s((r) => r.finishMs)}`,
+  );
+}
+
 async function main() {
   const runs = Math.max(3, Number(argument("--runs") ?? 3));
   // Every measure here is CPU-bound: other work on the machine shows up in the times, so say how busy it was.
@@ -293,9 +310,10 @@ async function main() {
 }
 
 if (process.argv.includes("--bare-verifier")) await bareVerifier(sizesArgument());
-else if (process.argv.includes("--bare-prover")) await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)), sizesArgument());
-else if (import.meta.main) {
-  await (process.argv.includes("--sized-only") ? benchSizedMain() : main());
+else if (process.argv.includes("--bare-prover")) {
+  await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)), sizesArgument(), argument("--bare-path") ?? BARE_PATH);
+} else if (import.meta.main) {
+  await (process.argv.includes("--bare-only") ? bareOnly() : process.argv.includes("--sized-only") ? benchSizedMain() : main());
   // The report is out and every server it started is stopped; the process stayed alive, idle, after some runs
   // (the handle holding it was not found), so a scripted run would hang.
   process.exit(0);
