@@ -39,6 +39,11 @@ describe("prover configuration", () => {
     });
     expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, pauseRefills: false, threads: 1 });
     expect(loadProverConfig({}).engine.pauseRefills).toBe(true);
+    // Unset, a warm session's idle limit depends on the notary; the embedded notary's timeout follows it.
+    const defaults = loadProverConfig({});
+    expect(defaults.pool.idleMs).toBe(3_600_000);
+    expect(defaults.notary.embedded.timeoutMs).toBe(3_600_000 + 2 * 300_000);
+    expect(loadProverConfig({ PROVER_NOTARY_URL: "http://notary.internal:7047" }).pool.idleMs).toBe(600_000);
     expect(config.listen).toMatchObject({ host: "0.0.0.0", port: 9000, maxRequestBodyBytes: 1000 + 64 * 1024 });
     expect(config.listen.idleTimeoutS).toBeGreaterThan(config.sse.heartbeatMs / 1000);
     expect(config.sessionLimits).toEqual({ maxSentData: 1024, maxRecvData: 2048 });

@@ -56,6 +56,8 @@ describe("pool routes", () => {
     expect((await fetch(`${prover.url}/pool/${encodeURIComponent("not a host")}`, { method: "DELETE", headers: auth })).status).toBe(400);
     const status = (await (await fetch(`${prover.url}/pool`, { headers: auth })).json()) as PoolStatus;
     expect(status).toMatchObject({ warming: 0, ready: 0, hosts: [] });
+    // With its embedded notary and PROVER_POOL_IDLE_S unset, the prover keeps a warm session an hour.
+    expect(status.idleS).toBe(3600);
   });
 
   test("T-PREPARE keeps sessions for the host in the class asked for; /pool and /pools show them; DELETE drops them", async () => {
