@@ -9,8 +9,8 @@
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
  * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --mix-seed N (the
  *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only
- *    these, and --only cold,mixed,floor,throughput,memory some of them (the mix's floor: each of its requests warm
- *    and alone). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
+ *    these, and --only cold,mixed,floor,atonce,throughput,memory some of them (the mix's floor: each of its requests
+ *    warm and alone; atonce: warm requests arriving 1, 2 and 3 together). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
  * --bare-only runs step 1 alone with --sizes S/R and --bare-path P (what each session GETs; default /data).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */

@@ -7,7 +7,8 @@
  * 3. sustained throughput with requests always waiting (one client per core, a 503 at the session cap
  *    retried after its Retry-After): proofs per minute / bare sessions per minute of the same size class,
  *    one at a time;
- * 4. memory per warm session per class (engine and resident, from /pool) and how many the pool holds at once.
+ * 4. memory per warm session per class (engine and resident, from /pool) and how many the pool holds at once;
+ * and, behind ratio 2: warm 4 KB requests arriving 1, 2 and 3 at once, each slower than alone by how much.
  */
 import { writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -294,6 +295,40 @@ async function warmFloor(runs: number, targets: Target[]) {
   }
 }
 
+/** Warm requests that arrive together, at most this many. */
+const AT_ONCE = 3;
+
+/**
+ * Warm requests of the mix's 4 KB host arriving 1, 2 and 3 at once, each with a warm session of its own (the
+ * pool full and idle before each round): how much requests that overlap slow each other, with the prover's
+ * PROVER_CONCURRENT_EXCHANGES (set it for the bench to compare). Median and slowest /proxy latency per count.
+ */
+async function atOnce(runs: number, target: Target, body: number) {
+  const prover = await defaultProver([target], { PROVER_POOL_SIZE: String(AT_ONCE) });
+  try {
+    // Teaches the host and its endpoint's size: the pool then keeps its sessions, all of the class that fits.
+    const taught = await proof(prover, target, body);
+    if (!taught.ok) throw new Error(`at once: the first request failed: ${taught.status} ${taught.error}`);
+    const rows: { together: number; median: number; slowest: number }[] = [];
+    for (let together = 1; together <= AT_ONCE; together++) {
+      const latencies: number[] = [];
+      for (let run = 0; run < runs; run++) {
+        await poolFilled(prover, AT_ONCE);
+        const before = await poolOf(prover);
+        const round = await Promise.all(Array.from({ length: together }, () => proof(prover, target, body)));
+        const served = (await poolOf(prover)).served.ready - before.served.ready;
+        const failed = round.find((r) => !r.ok);
+        if (failed || served !== together) throw new Error(`${together} at once: ${served} served warm (${failed?.status} ${failed?.error})`);
+        latencies.push(...round.map((r) => r.responseMs));
+      }
+      rows.push({ together, median: median(latencies), slowest: Math.max(...latencies) });
+    }
+    return rows;
+  } finally {
+    await prover.stop();
+  }
+}
+
 /** Engine and resident memory one ready session of each class adds, from /pool, in one prover. */
 async function memoryPerClass(target: Target) {
   const prover = await startProver(SOURCE_CLI, target.port, {
@@ -345,7 +380,7 @@ function failures(errors: string[]): string {
 const TABLE_HEAD = ["| Measure | Value | Ratio | Goal |", "|---|---|---|---|"];
 
 /** The measures, in the order they run; `--only` picks some of them. */
-export const SIZED_PARTS = ["cold", "mixed", "floor", "throughput", "memory"] as const;
+export const SIZED_PARTS = ["cold", "mixed", "floor", "atonce", "throughput", "memory"] as const;
 export type SizedPart = (typeof SIZED_PARTS)[number];
 
 export async function benchSized(benchBare: BenchBare, options: SizedOptions): Promise<string[]> {
@@ -359,7 +394,11 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
     const bareSmall = runs("throughput") || runs("mixed") ? await bare(SMALL_CLASS) : Number.NaN;
     const bareMedium = runs("mixed") ? await bare(MEDIUM_CLASS) : Number.NaN;
     const rows = [
-      `Bare sessions (medians of ${options.runs}): 4096/16384 (the default size) ${s(bareDefault)}, 2048/6144 ${s(bareMedium)}, 1024/1536 ${s(bareSmall)}.`,
+      `Bare sessions (medians of ${options.runs}): ${[
+        `4096/16384 (the default size) ${s(bareDefault)}`,
+        ...(Number.isNaN(bareMedium) ? [] : [`2048/6144 ${s(bareMedium)}`]),
+        ...(Number.isNaN(bareSmall) ? [] : [`1024/1536 ${s(bareSmall)}`]),
+      ].join(", ")}.`,
       "",
       ...TABLE_HEAD,
     ];
@@ -384,6 +423,17 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
       const floor = await warmFloor(options.runs, targets);
       rows.push(
         `| 2. The mix's floor: each request warm and alone (1/4/12 KB: ${floor.perHost.map(s).join(" / ")}): /proxy median, p95 | ${s(floor.median)}, ${s(floor.p95)} | / bare default ${(floor.median / bareDefault).toFixed(2)}, ${(floor.p95 / bareDefault).toFixed(2)} | the best any refill policy can reach |`,
+      );
+    }
+    if (runs("atonce")) {
+      const exchanges = BENCH_PROVER_ENV.PROVER_CONCURRENT_EXCHANGES ?? `${cpus().length} (the default)`;
+      const [alone, ...overlapping] = await atOnce(options.runs, targets[1]!, MIX_BODIES[1]!);
+      rows.push(
+        `| 2. Warm 4 KB requests arriving together (PROVER_CONCURRENT_EXCHANGES ${exchanges}): alone | ${s(alone!.median)} | — | — |`,
+        ...overlapping.map(
+          (r) =>
+            `| 2. ${r.together} at once: /proxy median, slowest | ${s(r.median)}, ${s(r.slowest)} | / alone ${(r.median / alone!.median).toFixed(2)}, ${(r.slowest / alone!.median).toFixed(2)} | — |`,
+        ),
       );
     }
     if (runs("throughput")) {

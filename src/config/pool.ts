@@ -24,6 +24,8 @@ export interface PoolConfig {
   cpuSlots: number;
   /** On-demand setups at once; other requests without a warm session wait for their turn. */
   concurrentSetups: number;
+  /** Exchanges with targets at once; other requests wait for their turn, holding their session, before connecting. */
+  concurrentExchanges: number;
 }
 
 /**
@@ -71,6 +73,7 @@ const PoolEnv = v.object({
   PROVER_REPEAT_TOO_LARGE: v.optional(flag(), "1"),
   PROVER_LEARN_ENDPOINTS: v.optional(wholeNumber(0, 1_000_000), "1000"),
   PROVER_CONCURRENT_SETUPS: v.optional(wholeNumber(1, 64)),
+  PROVER_CONCURRENT_EXCHANGES: v.optional(wholeNumber(1, 64)),
 });
 
 /**
@@ -102,7 +105,8 @@ export function loadPoolConfig(
   }
   // A refill runs beside live sessions only when each gets threads' worth of cores of its own: sharing cores slows
   // the live exchange, in one engine (a TLS handshake slowed past the target's idle limit) and across engine hosts
-  // alike (pool-policy.ts, mayRefill): an engine host of its own is not enough. On-demand setups share cores the same way.
+  // alike (pool-policy.ts, mayRefill): an engine host of its own is not enough. On-demand setups and exchanges
+  // share cores the same way (turn-gate.ts).
   const cpuSlots = Math.max(1, Math.floor(cpus().length / engine.threads));
   return {
     size: e.PROVER_POOL_SIZE ?? defaultPoolSize({ cores: cpus().length, totalMemoryBytes: totalmem() }, sizes, engine),
@@ -115,5 +119,9 @@ export function loadPoolConfig(
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
     cpuSlots,
     concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots,
+    // In turns, the first of two warm requests arriving together is answered as if alone; together, each takes
+    // 1.4-1.8 times that, and the two finish on average about when they do in turns (BENCHMARKS.md, warm requests
+    // at once).
+    concurrentExchanges: e.PROVER_CONCURRENT_EXCHANGES ?? cpuSlots,
   };
 }

@@ -14,6 +14,8 @@ export interface ProverSources {
     served: Record<string, number>;
     failures: number;
   };
+  /** Exchanges with targets running, and requests waiting for their turn. */
+  exchanges(): { running: number; waiting: number };
   liveSessions(): number;
   engineBytes(): number;
   rssBytes(): number;
@@ -61,6 +63,8 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_warming_sessions", "Warm sessions being set up", () => sources.pool().warming);
     readGauge(registry, "tlsproof_setups_running", "On-demand MPC setups running (requests that found no warm session)", () => sources.pool().setups.running);
     readGauge(registry, "tlsproof_setups_waiting", "Requests waiting for their turn to set up a session (PROVER_CONCURRENT_SETUPS)", () => sources.pool().setups.waiting);
+    readGauge(registry, "tlsproof_exchanges_running", "Exchanges with targets running over MPC-TLS", () => sources.exchanges().running);
+    readGauge(registry, "tlsproof_exchanges_waiting", "Requests holding a session, waiting for their turn to exchange with their target (PROVER_CONCURRENT_EXCHANGES)", () => sources.exchanges().waiting);
     readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
     readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
     readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);

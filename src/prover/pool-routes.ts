@@ -10,11 +10,14 @@ import type { WarmPool } from "./pool.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
 import { type TargetPolicy, parseTargetUrl, resolveTarget } from "./target.ts";
+import type { TurnGate } from "./turn-gate.ts";
 
 export interface PoolRouteDeps {
   pool: WarmPool;
   hosts: Pick<EngineHosts, "status" | "replaced" | "engines" | "engineBytes">;
   endpointSizes: EndpointSizes;
+  /** Exchanges with targets running, and requests waiting for their turn (PROVER_CONCURRENT_EXCHANGES). */
+  exchanges: Pick<TurnGate, "status">;
   policy: TargetPolicy;
   /** The embedded notary's open sessions; null with a remote notary. */
   notarySessions(): number | null;
@@ -76,6 +79,7 @@ export function poolRoutes(deps: PoolRouteDeps) {
   return new Elysia({ name: "pool" })
     .get("/pool", () => ({
       ...pool.status(),
+      exchanges: deps.exchanges.status(),
       notarySessions: deps.notarySessions(),
       // This process's own memory, and all its engines' (provers and an embedded notary's Verifiers live in the hosts).
       memory: { rssBytes: process.memoryUsage.rss(), engineBytes: deps.hosts.engineBytes() },

@@ -7,7 +7,7 @@ import type { SessionSizes } from "../protocol/notary.ts";
 import { untilAborted } from "../abort.ts";
 import { type WarmTarget, backoffMs, fitsIn, mayRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
-import { type SetupGate, createSetupGate } from "./setup-gate.ts";
+import { type TurnGate, createTurnGate } from "./turn-gate.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
 
 /** Where /proxy gets a set-up MPC session for a target. */
@@ -127,7 +127,7 @@ class SessionPool implements WarmPool {
   private readonly inUse = new Set<ProverSession>();
   /** Sessions set up on demand, from the request's arrival in the setup queue to the session's end. */
   private onDemandSessions = 0;
-  private readonly setupGate: SetupGate;
+  private readonly setupGate: TurnGate;
   private readonly served = { ready: 0, warming: 0, onDemand: 0 };
   /** The slowest setup seen per class, in ms: a refill taking far longer has stalled. */
   private readonly slowestSetupMs = new Map<string, number>();
@@ -145,7 +145,7 @@ class SessionPool implements WarmPool {
     this.defaultClass = options.sizes;
     this.limits = options.limits;
     this.log = options.log;
-    this.setupGate = createSetupGate(options.concurrentSetups);
+    this.setupGate = createTurnGate(options.concurrentSetups);
     this.ready = new ReadySessions(options.idleMs, (session) => {
       this.expired++;
       this.log.info("warm session idle too long: closed", { host: session.serverName, class: className(session.sizes) });
@@ -221,7 +221,7 @@ class SessionPool implements WarmPool {
       ready: this.ready.size,
       inUse: this.inUse.size,
       warming: this.warming ? 1 : 0,
-      setups: { running: this.setupGate.running(), waiting: this.setupGate.waiting() },
+      setups: this.setupGate.status(),
       hosts,
       served: { ...this.served },
       expired: this.expired,

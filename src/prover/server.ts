@@ -34,6 +34,7 @@ import { proxyRoutes } from "./proxy.ts";
 import { discardSession } from "./session-run.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
+import { createTurnGate } from "./turn-gate.ts";
 
 export interface ProverServer {
   url: string;
@@ -99,6 +100,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   // Its sources are read at scrape time, once everything below exists.
   const metrics = new ProverMetrics({
     pool: () => pool.status(),
+    exchanges: () => exchanges.status(),
     liveSessions: () => slots.active(),
     engineBytes: () => hosts.engineBytes(),
     rssBytes: () => process.memoryUsage.rss(),
@@ -143,6 +145,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
+  const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
 
   const app = new Elysia()
@@ -178,10 +181,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
         endpointSizes,
+        exchanges,
         log,
       }),
     )
-    .use(poolRoutes({ pool, hosts, endpointSizes, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
+    .use(poolRoutes({ pool, hosts, endpointSizes, exchanges, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
     .use(viewerRoutes(log))
     // With an embedded notary, its metrics are the prover's too.
     .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))

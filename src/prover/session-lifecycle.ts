@@ -20,6 +20,7 @@ import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
 import { type Target, type TargetPolicy, resolveTarget } from "./target.ts";
+import type { TurnGate } from "./turn-gate.ts";
 
 export interface SessionDeps {
   notary: NotaryClient;
@@ -33,6 +34,8 @@ export interface SessionDeps {
   sessionTimeoutMs: number;
   /** Answer sizes learned per endpoint (sessions are sized from them). */
   endpointSizes: EndpointSizes;
+  /** Exchanges with targets take turns (sized-exchange.ts). */
+  exchanges: Pick<TurnGate, "enter">;
   log: Logger;
 }
 

@@ -8,12 +8,18 @@ import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
 import { type SessionRun, discardSession, within } from "./session-run.ts";
 import { type Overflow, type SessionNeed, classForRepeat, className } from "./size-classes.ts";
+import type { TurnGate } from "./turn-gate.ts";
 
 export interface SizedExchangeDeps {
   sessions: SessionSource;
   bridge: LoopbackBridge;
   notary: NotaryClient;
   endpointSizes: EndpointSizes;
+  /**
+   * Exchanges with targets take turns (PROVER_CONCURRENT_EXCHANGES): a request waits holding its session and
+   * connects only when its turn comes, so a target never waits on a handshake slowed by another exchange.
+   */
+  exchanges: Pick<TurnGate, "enter">;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
 }
@@ -63,6 +69,7 @@ export async function runSizedExchange(
     const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal), (late) =>
       discardSession(deps.notary, late),
     ));
+    const leave = await within(run, deps.exchanges.enter(run.signal), (late) => late());
     const tcp = (run.tcp = deps.bridge.openTcp({
       hostname: target.address,
       port: target.port,
@@ -90,6 +97,8 @@ export async function runSizedExchange(
         atLeastBytes: overflow!.atLeastBytes,
       });
       need = { class: next, fits: next, setup: next, reason: "learned" };
+    } finally {
+      leave();
     }
   }
 }

@@ -72,6 +72,8 @@ describe("GET /metrics", () => {
     // Only a refill ran: no request set a session up or waited for its turn.
     expect(sample(families, "tlsproof_setups_running")).toBe(0);
     expect(sample(families, "tlsproof_setups_waiting")).toBe(0);
+    expect(sample(families, "tlsproof_exchanges_running")).toBe(0);
+    expect(sample(families, "tlsproof_exchanges_waiting")).toBe(0);
     // The warm session's prover lives in an engine host: the hosts' memory shows, none was replaced.
     expect(sample(families, "tlsproof_engine_hosts")).toBeGreaterThanOrEqual(1);
     expect(sample(families, "tlsproof_engine_hosts_resident_memory_bytes")).toBeGreaterThan(100 * 2 ** 20);

@@ -5,10 +5,11 @@ import type { PoolStatus } from "../../src/prover/pool.ts";
 import { TEST_SESSION, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { firstEvent, proofData } from "../support/sse.ts";
-import { startTarget } from "../support/target.ts";
+import { type TargetAnswerTimes, startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
 type PoolReply = PoolStatus & {
+  exchanges: { running: number; waiting: number };
   notarySessions: number | null;
   memory: { rssBytes: number; engineBytes: number };
   engineHosts: { hosts: EngineHostStatus[] };
@@ -36,13 +37,13 @@ function poolClient(prover: () => RunningProver, target: () => Server<undefined>
       await Bun.sleep(200);
     }
   }
-  /** Sends one /proxy request and waits for its SSE outcome. */
-  async function proxy(headers: Record<string, string> = {}) {
+  /** Sends one /proxy request for `path` on the target and waits for its SSE outcome. */
+  async function proxy(headers: Record<string, string> = {}, path = "/data") {
     const requestId = crypto.randomUUID();
     const outcome = firstEvent(`${prover().url}/proof/${requestId}`, MPC_STEP_MS);
     const started = performance.now();
     const response = await fetch(`${prover().url}/proxy`, {
-      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target().port}/data`, "T-REQUEST-ID": requestId, ...headers },
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target().port}${path}`, "T-REQUEST-ID": requestId, ...headers },
     });
     const body = await response.text();
     const latencyMs = performance.now() - started;
@@ -146,18 +147,21 @@ describe("warm pool (real MPC)", () => {
 /**
  * Two warm sessions in two engine hosts: the first request's refill runs in one while the second request takes the
  * other session; that refill's host is paused during the second request's exchange, and the pool fills up again.
+ * Then two warm requests at once take turns with their target.
  */
-describe("a refill yields to a warm request's exchange (real MPC)", () => {
+describe("a refill yields to a warm request's exchange; exchanges take turns (real MPC)", () => {
   let target: Server<undefined>;
   let prover: RunningProver;
   const { pool, poolUntil, proxy } = poolClient(() => prover, () => target);
+  const slowAnswers: Parameters<TargetAnswerTimes>[1][] = [];
 
   beforeAll(async () => {
-    target = startTarget(tlsFixture());
+    target = startTarget(tlsFixture(), (_, at) => slowAnswers.push(at));
     prover = await startProver(SOURCE_CLI, target.port!, {
       PROVER_POOL_SIZE: "2",
       PROVER_POOL_HOSTS: TARGET_HOST,
       PROVER_ENGINE_HOSTS: "2",
+      PROVER_CONCURRENT_EXCHANGES: "1",
       // One class: what the first request teaches leaves the second warm session wanted.
       PROVER_SIZE_CLASSES: `${TEST_SESSION.maxSentData}/${TEST_SESSION.maxRecvData}`,
     });
@@ -188,5 +192,24 @@ describe("a refill yields to a warm request's exchange (real MPC)", () => {
     const refilled = await poolUntil("two ready sessions again", (p) => p.ready === 2);
     expect(refilled).toMatchObject({ failures: 0, lastError: null });
     expect(refilled.engineHosts.hosts.every((h) => !h.paused)).toBe(true);
+  }, 4 * MPC_STEP_MS);
+
+  test("two warm requests at once: the second waits with its session and reaches the target once the first's exchange is over", async () => {
+    const before = await poolUntil("two ready sessions, no refill", (p) => p.ready === 2 && p.warming === 0);
+    const both = Promise.all([proxy({}, "/slow?ms=2000"), proxy({}, "/slow?ms=2000")]);
+    // PROVER_CONCURRENT_EXCHANGES=1: one exchange at a time.
+    const turn = await poolUntil("one exchange running, one request waiting", (p) => p.exchanges.waiting === 1);
+    expect(turn.exchanges.running).toBe(1);
+    const answers = await both;
+    for (const { response, event } of answers) {
+      expect(response.status).toBe(200);
+      expect(event.event).toBe("message");
+    }
+    const after = await pool();
+    expect(after.served.ready - before.served.ready).toBe(2);
+    expect(after.exchanges).toEqual({ running: 0, waiting: 0 });
+    expect(slowAnswers).toHaveLength(2);
+    const [first, second] = slowAnswers.toSorted((a, b) => a.arrivedMs - b.arrivedMs) as [(typeof slowAnswers)[0], (typeof slowAnswers)[0]];
+    expect(second.arrivedMs).toBeGreaterThan(first.answeredMs);
   }, 4 * MPC_STEP_MS);
 });

@@ -10,13 +10,20 @@ import type { ServerIdentity, TlsFixture } from "./tls-fixture.ts";
  *                    also comes back as a response header
  *   /status/<code>   that status with a small JSON body
  *   /big?bytes=N     a body of N bytes
+ *   /slow?ms=N       the JSON of /data, after N ms
  */
 export const SECRET_VALUE = "s3cr3t-response-value";
 export const SECRET_HEADER = "x-secret-token";
 export const SECRET_HEADER_VALUE = "resp-header-secret-42";
 
-/** The test target, presenting `tls`'s leaf (for TARGET_HOST) or another identity from the test CA. */
-export function startTarget(tls: ServerIdentity): Server<undefined> {
+/** When the target began and finished answering a request, by path (the clock is `performance.now()`). */
+export type TargetAnswerTimes = (path: string, at: { arrivedMs: number; answeredMs: number }) => void;
+
+/**
+ * The test target, presenting `tls`'s leaf (for TARGET_HOST) or another identity from the test CA. `observe`
+ * hears of each `/slow` request once answered.
+ */
+export function startTarget(tls: ServerIdentity, observe?: TargetAnswerTimes): Server<undefined> {
   return Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -55,7 +62,9 @@ export function startTarget(tls: ServerIdentity): Server<undefined> {
       const status = /^\/status\/(\d{3})$/.exec(url.pathname);
       if (status) return Response.json({ status: Number(status[1]) }, { status: Number(status[1]) });
       if (url.pathname === "/slow") {
+        const arrivedMs = performance.now();
         await Bun.sleep(Number(url.searchParams.get("ms") ?? 0));
+        observe?.(`${url.pathname}${url.search}`, { arrivedMs, answeredMs: performance.now() });
         return Response.json(json);
       }
       if (url.pathname === "/big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));

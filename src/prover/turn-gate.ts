@@ -1,23 +1,21 @@
 /**
- * On-demand MPC setups, at most `limit` at once, the others waiting in arrival order. A setup is CPU-bound for
- * tens of seconds; several at once on too few cores each take as long as all of them together (measured on 2
- * cores: three or four cold requests that take about 60 s of work alone took about 150 s together, and the engine's
- * threads spinning against each other made a target give up). One after the other, the first is answered
- * after its own setup, and the others no later than before.
+ * CPU-bound MPC work of one kind (on-demand setups, exchanges with targets), at most `limit` at once, the others
+ * waiting in arrival order. Past what the cores serve, each piece of work at once takes as long as all of them
+ * together (measured on 2 cores: three or four cold requests that take about 60 s of work alone took about 150 s
+ * together), and the engine's threads spinning against each other made targets give up. In turns, the first is
+ * done after its own work, and the others no later than before.
  */
-export interface SetupGate {
+export interface TurnGate {
   /**
-   * Resolves when this caller may start its setup, with the function to call once it is over. Rejects with the
+   * Resolves when this caller may start its work, with the function to call once it is over. Rejects with the
    * signal's reason when the signal aborts first: the caller left the queue.
    */
   enter(signal?: AbortSignal): Promise<() => void>;
-  /** Setups running now. */
-  running(): number;
-  /** Callers waiting for their turn. */
-  waiting(): number;
+  /** Callers at work now, and callers waiting for their turn. */
+  status(): { running: number; waiting: number };
 }
 
-export function createSetupGate(limit: number): SetupGate {
+export function createTurnGate(limit: number): TurnGate {
   let running = 0;
   const queue: (() => void)[] = [];
 
@@ -53,7 +51,6 @@ export function createSetupGate(limit: number): SetupGate {
         signal?.addEventListener("abort", quit, { once: true });
       });
     },
-    running: () => running,
-    waiting: () => queue.length,
+    status: () => ({ running, waiting: queue.length }),
   };
 }

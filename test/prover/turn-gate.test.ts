@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSetupGate } from "../../src/prover/setup-gate.ts";
+import { createTurnGate } from "../../src/prover/turn-gate.ts";
 
 /** Whether a promise has settled, after pending reactions ran. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -12,15 +12,15 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
-describe("setup gate", () => {
-  test("admits up to its limit at once, then the others in arrival order as setups end", async () => {
-    const gate = createSetupGate(2);
+describe("turn gate", () => {
+  test("admits up to its limit at once, then the others in arrival order as callers leave", async () => {
+    const gate = createTurnGate(2);
     const a = await gate.enter();
     const b = await gate.enter();
     const c = gate.enter();
     const d = gate.enter();
     expect(await settled(c)).toBe(false);
-    expect({ running: gate.running(), waiting: gate.waiting() }).toEqual({ running: 2, waiting: 2 });
+    expect(gate.status()).toEqual({ running: 2, waiting: 2 });
 
     b();
     expect(await settled(c)).toBe(true);
@@ -32,11 +32,11 @@ describe("setup gate", () => {
     expect(await settled(d)).toBe(true);
     (await c)();
     (await d)();
-    expect({ running: gate.running(), waiting: gate.waiting() }).toEqual({ running: 0, waiting: 0 });
+    expect(gate.status()).toEqual({ running: 0, waiting: 0 });
   });
 
   test("a newcomer does not pass callers already waiting", async () => {
-    const gate = createSetupGate(1);
+    const gate = createTurnGate(1);
     const first = await gate.enter();
     const order: string[] = [];
     const waiting = gate.enter().then((leave) => (order.push("waiting"), leave));
@@ -48,20 +48,20 @@ describe("setup gate", () => {
   });
 
   test("an aborted caller leaves the queue with the signal's reason; one aborted before it came is refused at once", async () => {
-    const gate = createSetupGate(1);
+    const gate = createTurnGate(1);
     const first = await gate.enter();
     const abort = new AbortController();
     const quitting = gate.enter(abort.signal);
     const next = gate.enter();
     abort.abort(new Error("deadline passed"));
     await expect(quitting).rejects.toThrow("deadline passed");
-    expect(gate.waiting()).toBe(1);
+    expect(gate.status().waiting).toBe(1);
     first();
     (await next)();
 
     const gone = new AbortController();
     gone.abort(new Error("already gone"));
     await expect(gate.enter(gone.signal)).rejects.toThrow("already gone");
-    expect({ running: gate.running(), waiting: gate.waiting() }).toEqual({ running: 0, waiting: 0 });
+    expect(gate.status()).toEqual({ running: 0, waiting: 0 });
   });
 });
