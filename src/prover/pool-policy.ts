@@ -104,6 +104,22 @@ export function warmTargets(
   return [...pinned.map((p) => ({ ...p, pinned: true })), ...automatic];
 }
 
+/**
+ * Which short target the next refill serves: the one with the fewest ready sessions, ties in priority order
+ * (`warmTargets`'). A host with none ready sends its next request to an on-demand setup, where one with a session
+ * left can still serve one: in a burst, refilling in priority order let a host run dry while others were topped up.
+ * `hasRoom` says whether the engines hold one more session of a target's class.
+ */
+export function nextRefill<T extends { count: number }>(targets: readonly T[], ready: (target: T) => number, hasRoom: (target: T) => boolean): T | undefined {
+  let next: T | undefined;
+  let fewest = Number.POSITIVE_INFINITY;
+  for (const target of targets) {
+    const held = ready(target);
+    if (held < target.count && held < fewest && hasRoom(target)) [next, fewest] = [target, held];
+  }
+  return next;
+}
+
 export interface RefillLoad {
   /**
    * Sessions set up on demand (requests that found no warm session), from their setup to their end: a request

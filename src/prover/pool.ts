@@ -5,7 +5,7 @@ import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { untilAborted } from "../abort.ts";
-import { type WarmTarget, backoffMs, fitsIn, mayRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
+import { type WarmTarget, backoffMs, fitsIn, mayRefill, nextRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
 import { type TurnGate, createTurnGate } from "./turn-gate.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
@@ -328,7 +328,7 @@ class SessionPool implements WarmPool {
       (s) => this.ready.count(s.serverName, s.sizes) > (want.get(keyOf(s.serverName, s.sizes))?.count ?? 0),
     );
     for (const session of surplus) this.options.discard(session);
-    const short = [...want.values()].find((w) => this.ready.count(w.host, w.sizes) < w.count && this.options.hasRoom(w.sizes));
+    const short = nextRefill([...want.values()], (w) => this.ready.count(w.host, w.sizes), (w) => this.options.hasRoom(w.sizes));
     if (short) this.startWarming(short.host, short.sizes);
   }
 

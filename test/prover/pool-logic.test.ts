@@ -13,6 +13,7 @@ import {
   hostShares,
   maxLiveSessions,
   maxPoolSize,
+  nextRefill,
   refillDeadlineMs,
   rememberHost,
 } from "../../src/prover/pool-policy.ts";
@@ -99,6 +100,22 @@ describe("host shares and learning", () => {
     for (const host of ["a", "b", "a", "c", "conf", "d"]) learned = rememberHost(learned, host, ["conf"], 3);
     expect(learned).toEqual(["d", "c", "a"]);
     expect(rememberHost(["x"], "y", [], 0)).toEqual(["x"]);
+  });
+
+  test("the next refill serves the target with the fewest ready sessions, ties in priority order, only where there is room", () => {
+    const targets = [
+      { host: "a", count: 2, ready: 1 },
+      { host: "b", count: 2, ready: 0 },
+      { host: "c", count: 1, ready: 0 },
+      { host: "d", count: 1, ready: 1 },
+    ];
+    const ready = (t: (typeof targets)[number]) => t.ready;
+    expect(nextRefill(targets, ready, () => true)?.host).toBe("b");
+    expect(nextRefill(targets, ready, (t) => t.host !== "b")?.host).toBe("c");
+    expect(nextRefill(targets, ready, (t) => t.host === "a")?.host).toBe("a");
+    // Full targets are never picked, even with room.
+    expect(nextRefill(targets, ready, (t) => t.host === "d")).toBeUndefined();
+    expect(nextRefill([], ready, () => true)).toBeUndefined();
   });
 
   test("backoff doubles from 1 s to a 60 s ceiling", () => {
@@ -206,6 +223,25 @@ describe("warm pool", () => {
     expect(setups).toHaveLength(2);
     expect(pool.status()).toMatchObject({ inUse: 0, warming: 1 });
     pool.stop();
+  });
+
+  test("after a burst, the host left with no ready session is refilled before one that still has a session", async () => {
+    const { pool, setups, settle } = fakePool({ size: 4, hosts: ["a.test", "b.test"] });
+    for (let done = 0; done < 4; done++) {
+      await settle();
+      setups[done]!.resolve();
+    }
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 4, warming: 0 });
+    const taken = [await pool.acquire("b.test", need()), await pool.acquire("b.test", need()), await pool.acquire("a.test", need())];
+    for (const session of taken) closeProverSession(session);
+    await settle();
+    // a.test comes first in priority, but b.test has none left.
+    expect(setups.slice(4).map((s) => s.host)).toEqual(["b.test"]);
+    setups[4]!.resolve();
+    await settle();
+    // One ready each: priority order decides.
+    expect(setups.slice(5).map((s) => s.host)).toEqual(["a.test"]);
   });
 
   test("a refill starts only where the engines have room beside a live full-size session; a smaller class fills meanwhile", async () => {
