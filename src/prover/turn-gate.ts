@@ -3,7 +3,7 @@
  * waiting in arrival order. Past what the cores serve, each piece of work at once takes as long as all of them
  * together (measured on 2 cores: three or four cold requests that take about 60 s of work alone took about 150 s
  * together), and the engine's threads spinning against each other made targets give up. In turns, the first is
- * done after its own work, and the others no later than before.
+ * done after its own work alone; the others wait for it.
  */
 export interface TurnGate {
   /**
