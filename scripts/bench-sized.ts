@@ -426,7 +426,7 @@ export async function benchSized(benchBare: BenchBare, options: SizedOptions): P
       );
     }
     if (runs("atonce")) {
-      const exchanges = BENCH_PROVER_ENV.PROVER_CONCURRENT_EXCHANGES ?? `${cpus().length} (the default)`;
+      const exchanges = BENCH_PROVER_ENV.PROVER_CONCURRENT_EXCHANGES ?? "unset: cores / threads";
       const [alone, ...overlapping] = await atOnce(options.runs, targets[1]!, MIX_BODIES[1]!);
       rows.push(
         `| 2. Warm 4 KB requests arriving together (PROVER_CONCURRENT_EXCHANGES ${exchanges}): alone | ${s(alone!.median)} | — | — |`,

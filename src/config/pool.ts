@@ -120,7 +120,7 @@ export function loadPoolConfig(
     cpuSlots,
     concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots,
     // In turns, the first of two warm requests arriving together is answered as if alone; together, each takes
-    // 1.4-1.8 times that, and the two finish on average about when they do in turns (BENCHMARKS.md, warm requests
+    // 1.4-2.0 times that, and the two finish on average about when they do in turns (BENCHMARKS.md, warm requests
     // at once).
     concurrentExchanges: e.PROVER_CONCURRENT_EXCHANGES ?? cpuSlots,
   };

@@ -105,8 +105,8 @@ export function warmTargets(
 }
 
 /**
- * Which short target the next refill serves: the one with the fewest ready sessions, ties in priority order
- * (`warmTargets`'). A host with none ready sends its next request to an on-demand setup, where one with a session
+ * Which short target the next refill serves: the one with the fewest ready sessions, ties in the order
+ * `warmTargets` lists them. A host with none ready sends its next request to an on-demand setup, where one with a session
  * left can still serve one: in a burst, refilling in priority order let a host run dry while others were topped up.
  * `hasRoom` says whether the engines hold one more session of a target's class.
  */
