@@ -1,4 +1,5 @@
 import type { PausedTime } from "./paused-time.ts";
+import type { EngineProver } from "./prover.ts";
 
 /**
  * Engine work no request waits for: a warm pool's refill. The engine host running it may pause it while live
@@ -6,6 +7,12 @@ import type { PausedTime } from "./paused-time.ts";
  * (`pausedMs`). Once a request waits for it (`goLive`), it is live work like any other and runs on.
  */
 export class BackgroundWork {
+  /**
+   * @param apartFrom Provers of sessions requests hold now: their exchanges are about to run, and a host running
+   *   one is never paused, so the work is placed in another host when one has room.
+   */
+  constructor(readonly apartFrom: readonly EngineProver[] = []) {}
+
   private pausedTime: PausedTime | undefined;
   private pausedBefore = 0;
   private changed = () => {};

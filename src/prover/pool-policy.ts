@@ -132,18 +132,23 @@ export interface RefillLoad {
   warming: number;
   /** How many sessions can each have the engine's thread count in cores (cores / threads, at least 1). */
   cpuSlots: number;
+  /** A refill's engine host is paused while a request's exchange or reveal runs in another (engine-hosts.ts). */
+  refillsYield: boolean;
 }
 
 /**
- * Whether a refill may start now. Waiting for a fully idle prover lets the pool drain under steady load,
- * so a refill also runs beside warm sessions in use while each still has cores of its own. Never beside a
- * session set up on demand (its request would get slower than on-demand setup alone), and never beside a live
- * session on cores it would share, even in another engine host: measured on 2 cores, a warm 12 KB proof took 18 s
- * (the bare exchange takes about 3) and a cold small GET 17 s instead of 11, and a slowed MPC-TLS handshake can outlast the
- * target's patience. One refill at a time.
+ * Whether a refill may start now. One refill at a time, and never beside a session set up on demand (its request
+ * would get slower than on-demand setup alone).
+ *
+ * Beside warm sessions in use: where refills yield, always. The refill then runs only while no exchange or
+ * reveal does, and waiting for an idle prover let a burst drain the pool: each request of a burst kept the next
+ * refill from starting, so hosts ran dry (BENCHMARKS.md, "Exchanges in turns"). Where they cannot yield, only
+ * while each session in use still has cores of its own: measured on 2 cores, a warm 12 KB proof beside a refill
+ * in another engine host took 18 s (the bare exchange takes about 3) and a cold small GET 17 s instead of 11,
+ * and a slowed MPC-TLS handshake can outlast the target's patience.
  */
 export const mayRefill = (load: RefillLoad): boolean =>
-  load.warming === 0 && load.onDemand === 0 && load.inUse < Math.max(1, load.cpuSlots);
+  load.warming === 0 && load.onDemand === 0 && (load.refillsYield || load.inUse < Math.max(1, load.cpuSlots));
 
 /** A refill may take this many times the slowest setup of its class seen so far before it counts as stalled. */
 const STALL_FACTOR = 4;

@@ -52,6 +52,8 @@ export interface PoolOptions {
   idleMs: number;
   /** How many sessions can each have the engine's thread count in cores: refills run beside fewer than this. */
   cpuSlots: number;
+  /** Whether a refill's engine may be paused while a request's exchange runs: it then starts beside sessions in use. */
+  refillsYield(): boolean;
   /** On-demand setups run at once; further requests that found no warm session wait for their turn. */
   concurrentSetups: number;
   /**
@@ -320,7 +322,13 @@ class SessionPool implements WarmPool {
   /** Starts the next refill when the pool is short and the CPU has room for it. */
   private refill() {
     if (this.stopped || this.retryTimer) return;
-    const load = { onDemand: this.onDemandSessions, inUse: this.inUse.size, warming: this.warming ? 1 : 0, cpuSlots: this.options.cpuSlots };
+    const load = {
+      onDemand: this.onDemandSessions,
+      inUse: this.inUse.size,
+      warming: this.warming ? 1 : 0,
+      cpuSlots: this.options.cpuSlots,
+      refillsYield: this.options.refillsYield(),
+    };
     if (!mayRefill(load)) return;
     const want = this.wanted();
     // Sessions no target wants any more (a newer host took the slot, a host's class changed) are closed.
@@ -364,7 +372,7 @@ class SessionPool implements WarmPool {
   }
 
   private startWarming(host: string, sizes: SessionSizes) {
-    const work = new BackgroundWork();
+    const work = new BackgroundWork([...this.inUse].map((session) => session.engine));
     const job: WarmingJob = { host, sizes, work, claimed: false, session: this.deadlineSetup(host, sizes, work) };
     this.warming = job;
     job.session.then(

@@ -120,6 +120,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     discard: (session) => discardSession(notary, session),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     besideSetup: (session) => hosts.besideSetup(session.engine),
+    refillsYield: () => hosts.refillsYield,
     hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),
     log: log.child({ component: "pool" }),
   });

@@ -154,6 +154,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     classes: [SMALL, LARGE],
     limits: LARGE,
     cpuSlots: 1,
+    refillsYield: () => false,
     concurrentSetups: 1,
     hosts: ["a.test"],
     learnHosts: 2,
@@ -222,6 +223,40 @@ describe("warm pool", () => {
     await settle();
     expect(setups).toHaveLength(2);
     expect(pool.status()).toMatchObject({ inUse: 0, warming: 1 });
+    pool.stop();
+  });
+
+  test("where refills yield, one starts as soon as a warm session is handed out, placed apart from it; never beside an on-demand setup", async () => {
+    const { pool, setups, settle } = fakePool({ size: 2, refillsYield: () => true });
+    for (let done = 0; done < 2; done++) {
+      await settle();
+      setups[done]!.resolve();
+    }
+    await settle();
+    expect(pool.status()).toMatchObject({ ready: 2, warming: 0 });
+
+    const session = await pool.acquire("a.test", need());
+    await settle();
+    expect(pool.status()).toMatchObject({ inUse: 1, warming: 1 });
+    expect(setups[2]!.background?.apartFrom).toEqual([session.engine]);
+    setups[2]!.resolve();
+    await settle();
+
+    // Both warm sessions taken (a refill starts), one request joins that refill, the next sets up on demand.
+    const taken = [await pool.acquire("a.test", need()), await pool.acquire("a.test", need())];
+    await settle();
+    expect(setups).toHaveLength(4);
+    const joined = pool.acquire("a.test", need());
+    const onDemand = pool.acquire("a.test", need());
+    await settle();
+    expect(setups).toHaveLength(5);
+    setups[3]!.resolve();
+    await settle();
+    // Four sessions in use and none warming: no refill beside the on-demand setup.
+    expect(pool.status()).toMatchObject({ inUse: 4, ready: 0, warming: 0, setups: { running: 1 } });
+    expect(setups).toHaveLength(5);
+    setups[4]!.resolve();
+    for (const s of [session, ...taken, await joined, await onDemand]) closeProverSession(s);
     pool.stop();
   });
 

@@ -129,14 +129,23 @@ describe("size classes", () => {
 });
 
 describe("refill policy", () => {
-  test("refills beside warm sessions in use while each has a core or host, never beside an on-demand session, one at a time", () => {
-    expect(mayRefill({ onDemand: 0, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(true);
-    expect(mayRefill({ onDemand: 0, inUse: 1, warming: 0, cpuSlots: 2 })).toBe(true);
-    expect(mayRefill({ onDemand: 0, inUse: 2, warming: 0, cpuSlots: 2 })).toBe(false);
-    expect(mayRefill({ onDemand: 1, inUse: 0, warming: 0, cpuSlots: 2 })).toBe(false);
-    expect(mayRefill({ onDemand: 0, inUse: 0, warming: 1, cpuSlots: 2 })).toBe(false);
-    // One core: only an idle prover refills.
-    expect(mayRefill({ onDemand: 0, inUse: 1, warming: 0, cpuSlots: 1 })).toBe(false);
+  test("refills that cannot yield: beside warm sessions in use only while each has its cores; never beside an on-demand session; one at a time", () => {
+    const load = { onDemand: 0, inUse: 0, warming: 0, cpuSlots: 2, refillsYield: false };
+    expect(mayRefill(load)).toBe(true);
+    expect(mayRefill({ ...load, inUse: 1 })).toBe(true);
+    expect(mayRefill({ ...load, inUse: 2 })).toBe(false);
+    expect(mayRefill({ ...load, onDemand: 1 })).toBe(false);
+    expect(mayRefill({ ...load, warming: 1 })).toBe(false);
+    // One slot: only an idle prover refills.
+    expect(mayRefill({ ...load, inUse: 1, cpuSlots: 1 })).toBe(false);
+  });
+
+  test("refills that yield start beside any number of warm sessions in use, still never beside an on-demand session and one at a time", () => {
+    const load = { onDemand: 0, inUse: 0, warming: 0, cpuSlots: 1, refillsYield: true };
+    expect(mayRefill({ ...load, inUse: 1 })).toBe(true);
+    expect(mayRefill({ ...load, inUse: 3 })).toBe(true);
+    expect(mayRefill({ ...load, inUse: 1, onDemand: 1 })).toBe(false);
+    expect(mayRefill({ ...load, inUse: 1, warming: 1 })).toBe(false);
   });
 
   test("targets: pinned (host, class) first, then the automatic shares in each host's class", () => {
@@ -163,6 +172,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     idleMs: 60_000,
     sessionTimeoutMs: 300_000,
     cpuSlots: 2,
+    refillsYield: () => false,
     concurrentSetups: 2,
     setup: (host, sizes) =>
       new Promise<ProverSession>((resolve) => {

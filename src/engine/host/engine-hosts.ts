@@ -99,7 +99,7 @@ export class EngineHosts implements EngineProvers {
    * `background` prover's setup may be paused (see the class).
    */
   create(serverName: string, sizes: SessionSizes, background?: BackgroundWork): EngineProver {
-    const { placed, id } = this.place(sessionCost(this.engines, sizes));
+    const { placed, id } = this.place(sessionCost(this.engines, sizes), background?.apartFrom);
     placed.host.post({ kind: "create", prover: id, serverName, sizes });
     let notarySession: string | undefined;
     const events = this.events(placed, id, () => notarySession && this.sessionHosts.delete(notarySession));
@@ -168,9 +168,17 @@ export class EngineHosts implements EngineProvers {
     await Promise.all(hosts.map((host) => host.exited()));
   }
 
-  /** Reserves `cost` bytes in the host placeSession chooses. */
-  private place(cost: number): { placed: Placed; id: number } {
-    const index = placeSession(this.rooms(), cost);
+  /**
+   * Reserves `cost` bytes in the host placeSession chooses; a host holding one of `apartFrom` counts as busy
+   * once more for each.
+   */
+  private place(cost: number, apartFrom: readonly EngineProver[] = []): { placed: Placed; id: number } {
+    const rooms = this.rooms().map((room, i) => {
+      const host = this.placed[i]!.host;
+      const held = apartFrom.filter((prover) => prover instanceof HostedProver && prover.host === host).length;
+      return { ...room, busy: room.busy + held };
+    });
+    const index = placeSession(rooms, cost);
     if (index === undefined) throw new AppError("over_capacity", "no engine host has room for another session of this size");
     return this.reserve(this.placed[index]!, cost);
   }
@@ -188,6 +196,11 @@ export class EngineHosts implements EngineProvers {
   /** Whether hosts may be paused: with an embedded notary (both sides of a session in one host) and more than one host. */
   private get pausing(): boolean {
     return this.options.pauseRefills && this.options.embeddedNotary && this.options.count > 1;
+  }
+
+  /** Whether a refill's host is paused while a request's exchange or reveal runs in another: every host can be. */
+  get refillsYield(): boolean {
+    return this.pausing && this.placed.every((p) => p.host.diesWithParent);
   }
 
   /** Pauses and resumes hosts as `hostsToPause` says for the calls running now. */

@@ -70,6 +70,22 @@ describe("engine hosts", () => {
     expect(hosts.status().map((h) => h.sessions)).toEqual([perHost, perHost]);
   }, 30_000);
 
+  test("a refill's prover goes apart from the sessions requests hold, where there is room", async () => {
+    const hosts = await hostsOf({ count: 2 });
+    const held = hosts.create("a.test", LARGE);
+    hosts.create("a.test", LARGE);
+    expect(hosts.status().map((h) => h.sessions)).toEqual([1, 1]);
+    // Equal hosts: the first would take it, but it holds the request's session.
+    hosts.create("b.test", LARGE, new BackgroundWork([held]));
+    expect(hosts.status().map((h) => h.sessions)).toEqual([1, 2]);
+    // Room decides again once only the other host can take it.
+    const perHost = Math.floor(HOST_BUDGET_BYTES / sideEngineBytes(LARGE));
+    for (let more = 2; more < perHost; more++) hosts.create("c.test", LARGE, new BackgroundWork([held]));
+    expect(hosts.status().map((h) => h.sessions)).toEqual([1, perHost]);
+    hosts.create("d.test", LARGE, new BackgroundWork([held]));
+    expect(hosts.status().map((h) => h.sessions)).toEqual([2, perHost]);
+  }, 30_000);
+
   test("with an embedded notary a prover holds room for its session's Verifier, which goes to the prover's host", async () => {
     const hosts = await hostsOf({ count: 2, embeddedNotary: true });
     const perHost = Math.floor(HOST_BUDGET_BYTES / (2 * sideEngineBytes(LARGE)));
