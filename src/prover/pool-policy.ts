@@ -142,10 +142,10 @@ export interface RefillLoad {
  *
  * Beside warm sessions in use: where refills yield, always. The refill then runs only while no exchange or
  * reveal does, and waiting for an idle prover let a burst drain the pool: each request of a burst kept the next
- * refill from starting, so hosts ran dry (BENCHMARKS.md, "Exchanges in turns"). Where they cannot yield, only
- * while each session in use still has cores of its own: measured on 2 cores, a warm 12 KB proof beside a refill
- * in another engine host took 18 s (the bare exchange takes about 3) and a cold small GET 17 s instead of 11,
- * and a slowed MPC-TLS handshake can outlast the target's patience.
+ * refill from starting, so hosts ran dry (BENCHMARKS.md, "Exchanges in turns" and "Refills beside requests").
+ * Where they cannot yield, only while each session in use still has cores of its own: measured on 2 cores, a
+ * warm 12 KB proof beside a refill in another engine host took 18 s (the bare exchange takes about 3) and a cold
+ * small GET 17 s instead of 11, and a slowed MPC-TLS handshake can outlast the target's patience.
  */
 export const mayRefill = (load: RefillLoad): boolean =>
   load.warming === 0 && load.onDemand === 0 && (load.refillsYield || load.inUse < Math.max(1, load.cpuSlots));
