@@ -54,7 +54,10 @@ export interface PoolOptions {
   cpuSlots: number;
   /** Whether a refill's engine may be paused while a request's exchange runs: it then starts beside sessions in use. */
   refillsYield(): boolean;
-  /** On-demand setups run at once; further requests that found no warm session wait for their turn. */
+  /**
+   * Setups requests wait for (on demand, or a refill a request joined) run at once; further requests that found no
+   * warm session wait for their turn.
+   */
   concurrentSetups: number;
   /**
    * MPC setup with the notary (the slow part); given up with the signal's reason when it aborts. A refill's
@@ -86,7 +89,7 @@ export interface PoolStatus {
   ready: number;
   inUse: number;
   warming: number;
-  /** On-demand setups running, and requests waiting for their turn to set one up. */
+  /** Setups requests wait for (on demand, or a refill a request joined), and requests waiting for their turn to set one up. */
   setups: { running: number; waiting: number };
   /** What is kept warm, per (host, class). */
   hosts: { host: string; class: string; learned: boolean; pinned: boolean; share: number; ready: number; warming: number }[];
@@ -175,12 +178,16 @@ class SessionPool implements WarmPool {
     if (job && job.host === serverName && !job.claimed && fitsIn(need.fits, job.sizes)) {
       job.claimed = true;
       job.work.goLive();
+      // A request waits for this setup now: on-demand setups after it wait for it, as for one of their own.
+      const leave = this.setupGate.hold();
       try {
         const session = this.track(await job.session);
         this.served.warming++;
         return session;
       } catch {
         // The warming failed (and backs off); this request still gets its own attempt.
+      } finally {
+        leave();
       }
     }
     return this.onDemand(serverName, need.setup, signal);

@@ -11,6 +11,11 @@ export interface TurnGate {
    * signal's reason when the signal aborts first: the caller left the queue.
    */
   enter(signal?: AbortSignal): Promise<() => void>;
+  /**
+   * Work of this kind that started outside the gate (a refill a request now waits for) counts as at work from now,
+   * over the limit if need be: callers after it wait for it. Returns the function to call once it is over.
+   */
+  hold(): () => void;
   /** Callers at work now, and callers waiting for their turn. */
   status(): { running: number; waiting: number };
 }
@@ -21,8 +26,8 @@ export function createTurnGate(limit: number): TurnGate {
 
   const leave = () => {
     running -= 1;
-    const next = queue.shift();
-    if (next) next();
+    // Work held over the limit leaves a place only once running is under it again.
+    if (running < limit) queue.shift()?.();
   };
   const admit = (): (() => void) => {
     running += 1;
@@ -51,6 +56,7 @@ export function createTurnGate(limit: number): TurnGate {
         signal?.addEventListener("abort", quit, { once: true });
       });
     },
+    hold: admit,
     status: () => ({ running, waiting: queue.length }),
   };
 }

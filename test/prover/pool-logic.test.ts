@@ -242,18 +242,19 @@ describe("warm pool", () => {
     setups[2]!.resolve();
     await settle();
 
-    // Both warm sessions taken (a refill starts), one request joins that refill, the next sets up on demand.
+    // Both warm sessions taken (a refill starts), one request joins that refill, the next sets up on demand after it.
     const taken = [await pool.acquire("a.test", need()), await pool.acquire("a.test", need())];
     await settle();
     expect(setups).toHaveLength(4);
     const joined = pool.acquire("a.test", need());
     const onDemand = pool.acquire("a.test", need());
     await settle();
-    expect(setups).toHaveLength(5);
     setups[3]!.resolve();
     await settle();
+    expect(setups).toHaveLength(5);
     // Four sessions in use and none warming: no refill beside the on-demand setup.
-    expect(pool.status()).toMatchObject({ inUse: 4, ready: 0, warming: 0, setups: { running: 1 } });
+    expect(pool.status()).toMatchObject({ inUse: 4, ready: 0, warming: 0, setups: { running: 1, waiting: 0 } });
+    await settle();
     expect(setups).toHaveLength(5);
     setups[4]!.resolve();
     for (const s of [session, ...taken, await joined, await onDemand]) closeProverSession(s);
@@ -316,6 +317,24 @@ describe("warm pool", () => {
     setups[0]!.resolve();
     expect((await acquiring).notarySessionId).toBe("s1");
     expect(pool.status()).toMatchObject({ ready: 0, inUse: 1, served: { warming: 1 } });
+    pool.stop();
+  });
+
+  test("a refill a request joined holds a setup turn: the next request's on-demand setup waits for it", async () => {
+    const { pool, setups, settle } = fakePool();
+    await settle();
+    const joined = pool.acquire("a.test", need());
+    const next = pool.acquire("a.test", need());
+    await settle();
+    expect(setups).toHaveLength(1);
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 1 });
+    setups[0]!.resolve();
+    await settle();
+    expect(setups).toHaveLength(2);
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 0 });
+    setups[1]!.resolve();
+    for (const session of [await joined, await next]) closeProverSession(session);
+    expect(pool.status().served).toEqual({ ready: 0, warming: 1, onDemand: 1 });
     pool.stop();
   });
 

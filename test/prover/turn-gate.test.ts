@@ -35,6 +35,21 @@ describe("turn gate", () => {
     expect(gate.status()).toEqual({ running: 0, waiting: 0 });
   });
 
+  test("work held from outside counts at once, over the limit if need be; callers after it wait until running is under the limit", async () => {
+    const gate = createTurnGate(1);
+    const first = await gate.enter();
+    const held = gate.hold();
+    expect(gate.status()).toEqual({ running: 2, waiting: 0 });
+    const next = gate.enter();
+    first();
+    expect(await settled(next)).toBe(false);
+    held();
+    held(); // twice: one place only
+    expect(await settled(next)).toBe(true);
+    (await next)();
+    expect(gate.status()).toEqual({ running: 0, waiting: 0 });
+  });
+
   test("a newcomer does not pass callers already waiting", async () => {
     const gate = createTurnGate(1);
     const first = await gate.enter();
