@@ -61,7 +61,7 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_ready_sessions", "Warm sessions set up and waiting", () => sources.pool().ready);
     readGauge(registry, "tlsproof_pool_in_use_sessions", "Warm-pool sessions handed to requests and still running", () => sources.pool().inUse);
     readGauge(registry, "tlsproof_pool_warming_sessions", "Warm sessions being set up", () => sources.pool().warming);
-    readGauge(registry, "tlsproof_setups_running", "On-demand MPC setups running (requests that found no warm session)", () => sources.pool().setups.running);
+    readGauge(registry, "tlsproof_setups_running", "MPC setups requests wait for, running (on demand, or a refill a request joined)", () => sources.pool().setups.running);
     readGauge(registry, "tlsproof_setups_waiting", "Requests waiting for their turn to set up a session (PROVER_CONCURRENT_SETUPS)", () => sources.pool().setups.waiting);
     readGauge(registry, "tlsproof_exchanges_running", "Exchanges with targets running over MPC-TLS", () => sources.exchanges().running);
     readGauge(registry, "tlsproof_exchanges_waiting", "Requests holding a session, waiting for their turn to exchange with their target (PROVER_CONCURRENT_EXCHANGES)", () => sources.exchanges().waiting);
