@@ -22,7 +22,7 @@ export interface PoolConfig {
   learnEndpoints: number;
   /** Sessions that each have the engine's thread count in cores: refills run beside fewer sessions than this. */
   cpuSlots: number;
-  /** On-demand setups at once; other requests without a warm session wait for their turn. */
+  /** Setups requests wait for at once; other requests without a warm session wait for their turn. */
   concurrentSetups: number;
   /** Exchanges with targets at once; other requests wait for their turn, holding their session, before connecting. */
   concurrentExchanges: number;
@@ -118,7 +118,11 @@ export function loadPoolConfig(
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
     cpuSlots,
-    concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots,
+    // One more than the cores' thread pools hold: a session alone leaves part of the cores idle (on 2 cores it kept
+    // 1.6-1.7 of them busy), so with requests always waiting two setups at once gave 1.00-1.06 of bare sessions'
+    // rate, one at a time 0.82-0.98; three or four at once cost more than they gave (BENCHMARKS.md, "Two setups at
+    // once").
+    concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots + 1,
     // In turns, the first of two warm requests arriving together is answered as if alone; together, each takes
     // 1.4-2.0 times that, and the two finish on average about when they do in turns (BENCHMARKS.md, warm requests
     // at once).

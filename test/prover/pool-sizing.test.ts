@@ -54,11 +54,11 @@ describe("size classes", () => {
     expect(loadPoolConfig({}, L, { threads: cores, hosts: 2, embeddedNotary: true }).cpuSlots).toBe(1);
   });
 
-  test("on-demand setups and exchanges at once: one per cpu slot by default, or PROVER_CONCURRENT_SETUPS / _EXCHANGES", () => {
+  test("setups at once: one more than the cpu slots by default; exchanges: one per slot; or PROVER_CONCURRENT_SETUPS / _EXCHANGES", () => {
     const cores = cpus().length;
     const engines = { hosts: 1, embeddedNotary: true };
-    expect(loadPoolConfig({}, L, { threads: cores, ...engines }).concurrentSetups).toBe(1);
-    expect(loadPoolConfig({}, L, { threads: 1, ...engines }).concurrentSetups).toBe(cores);
+    expect(loadPoolConfig({}, L, { threads: cores, ...engines }).concurrentSetups).toBe(2);
+    expect(loadPoolConfig({}, L, { threads: 1, ...engines }).concurrentSetups).toBe(cores + 1);
     expect(loadPoolConfig({ PROVER_CONCURRENT_SETUPS: "3" }, L, { threads: cores, ...engines }).concurrentSetups).toBe(3);
     expect(() => loadPoolConfig({ PROVER_CONCURRENT_SETUPS: "0" }, L, { threads: cores, ...engines })).toThrow("PROVER_CONCURRENT_SETUPS");
     expect(loadPoolConfig({}, L, { threads: cores, ...engines }).concurrentExchanges).toBe(1);
