@@ -119,9 +119,9 @@ export function loadPoolConfig(
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,
     cpuSlots,
     // One more than the cores' thread pools hold: a session alone leaves part of the cores idle (on 2 cores it kept
-    // 1.6-1.7 of them busy), so with requests always waiting two setups at once were ahead of one at a time in both
-    // alternated pairs measured (1.06 against 0.98, 1.00 against 0.82 of bare sessions' rate); three or four at once
-    // cost more than they gave (BENCHMARKS.md, "Two setups at once").
+    // 1.6-1.7 of them busy), so with requests always waiting two setups at once were ahead of one at a time in all
+    // three alternated pairs measured (by 0.09-0.18 of bare sessions' rate); three or four at once cost more than
+    // they gave (BENCHMARKS.md, "Two setups at once").
     concurrentSetups: e.PROVER_CONCURRENT_SETUPS ?? cpuSlots + 1,
     // In turns, the first of two warm requests arriving together is answered as if alone; together, each takes
     // 1.4-2.0 times that, and the two finish on average about when they do in turns (BENCHMARKS.md, warm requests
