@@ -9,6 +9,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { cpus } from "node:os";
+import { threadCpuSeconds } from "../test/support/process.ts";
 import { SOURCE_CLI, startProver } from "../test/support/prover.ts";
 import { firstEvent } from "../test/support/sse.ts";
 import { startTarget } from "../test/support/target.ts";
@@ -33,23 +34,7 @@ const KINDS: Record<string, string> = {
 /** CPU seconds of every thread of these processes, by `pid:tid`, with the thread's name. */
 function threadTimes(pids: number[]): Map<string, { name: string; seconds: number }> {
   const times = new Map<string, { name: string; seconds: number }>();
-  for (const pid of pids) {
-    let tids: string[] = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      // the process ended while read
-    }
-    for (const tid of tids) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        times.set(`${pid}:${tid}`, { name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
-      } catch {
-        // the thread ended while read
-      }
-    }
-  }
+  for (const pid of pids) for (const [tid, time] of threadCpuSeconds(pid)) times.set(`${pid}:${tid}`, time);
   return times;
 }
 

@@ -12,8 +12,13 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-/** The fields of /proc/<pid>/stat after the command name (which may hold spaces), from field 3 (state) on. */
-const statFields = (pid: number | string): string[] => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+/** A /proc `stat` file: the command name (which may hold spaces), and the fields after it, from field 3 (state) on. */
+function readStat(path: string): { name: string; fields: string[] } {
+  const stat = readFileSync(path, "utf8");
+  const end = stat.lastIndexOf(")");
+  return { name: stat.slice(stat.indexOf("(") + 1, end), fields: stat.slice(end + 2).split(" ") };
+}
+const statFields = (pid: number | string): string[] => readStat(`/proc/${pid}/stat`).fields;
 
 const statusKiB = (pid: number, field: string): number =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
@@ -52,6 +57,29 @@ export const fdKinds = (pid: number): Record<string, number> =>
 export function cpuSeconds(pid: number): number {
   const [utime, stime, cutime, cstime] = statFields(pid).slice(11, 15).map(Number);
   return (utime! + stime! + cutime! + cstime!) / 100;
+}
+
+/**
+ * CPU seconds (user + system) each thread of a process has used so far, by thread id, with its name (Linux keeps a
+ * name's first 15 characters). Empty once the process has ended; a thread that ends meanwhile is left out.
+ */
+export function threadCpuSeconds(pid: number): Map<number, { name: string; seconds: number }> {
+  const threads = new Map<number, { name: string; seconds: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const { name, fields } = readStat(`/proc/${pid}/task/${tid}/stat`);
+      threads.set(Number(tid), { name, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }); // utime + stime, in 1/100 s
+    } catch {
+      // it ended while read
+    }
+  }
+  return threads;
 }
 
 /** `pid` and its running children. */
