@@ -2,7 +2,11 @@
 import { defineCommand } from "citty";
 import { addCompletion } from "./src/cli/completion.ts";
 import { runCli } from "./src/cli/run.ts";
+import { redirectSpawnSnippet } from "./src/engine/spawn-snippet.ts";
 import { VERSION_TEXT } from "./src/version.ts";
+
+// From sources the engine runs the same thread entry as in the binary; this must come before it loads.
+redirectSpawnSnippet();
 
 // Sub-commands load lazily: `cli verify` must not pay for the engine or the servers.
 const main = defineCommand({

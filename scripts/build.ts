@@ -2,12 +2,14 @@
  * Compiles one self-contained executable: `bun scripts/build.ts [--target bun-linux-x64] [--outfile dist/cli]`.
  *
  * The wasm is embedded as a file. tlsn-wasm's thread-spawn snippet cannot work inside a binary (it makes
- * workers from files beside itself), so its import is redirected to src/engine/spawn.ts, which starts the
- * binary's own worker entry, src/engine/worker.ts, built as a second entrypoint.
+ * workers from files beside itself), so its import is redirected to src/engine/spawn.ts
+ * (src/engine/spawn-snippet.ts), which starts the binary's own worker entry, src/engine/worker.ts, built as a
+ * second entrypoint.
  * The binary ignores any .env or bunfig.toml in the folder it runs from.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { spawnSnippetRedirect } from "../src/engine/spawn-snippet.ts";
 import { buildViewerHtml } from "../src/viewer/bundle.ts";
 
 const root = join(import.meta.dir, "..");
@@ -21,15 +23,6 @@ function git(args: string[]): string {
   const result = Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "ignore" });
   return result.exitCode === 0 ? result.stdout.toString().trim() : "";
 }
-
-const redirectSpawnSnippet: Bun.BunPlugin = {
-  name: "tlsn-spawn-snippet",
-  setup(build) {
-    build.onResolve({ filter: /snippets\/web-spawn-[^/]+\/js\/spawn\.js$/ }, () => ({
-      path: join(root, "src", "engine", "spawn.ts"),
-    }));
-  },
-};
 
 const outfile = resolve(root, values.outfile);
 const result = await Bun.build({
@@ -46,7 +39,7 @@ const result = await Bun.build({
     // The binary has no sources to bundle the viewer page from: it carries the page built now.
     TLSPROOF_VIEWER_HTML: JSON.stringify(await buildViewerHtml()),
   },
-  plugins: [redirectSpawnSnippet],
+  plugins: [spawnSnippetRedirect],
   minify: true,
   sourcemap: "none",
 });

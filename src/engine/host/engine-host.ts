@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { PausedTime } from "../paused-time.ts";
+import { IN_BINARY } from "../spawn-snippet.ts";
 import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
 
 type Done = HostReply & { kind: "done" };
@@ -9,7 +10,6 @@ type Call = HostCommand extends infer C ? (C extends { call: number } ? Omit<C, 
 type Post = Exclude<HostCommand, { call: number }>;
 
 /** Inside the compiled binary `cli engine-host` is the binary itself; from source it is index.ts under Bun. */
-const IN_BINARY = import.meta.url.includes("/$bunfs/");
 const hostCommand = (): string[] =>
   IN_BINARY ? [process.execPath, "engine-host"] : [process.execPath, fileURLToPath(new URL("../../../index.ts", import.meta.url)), "engine-host"];
 
