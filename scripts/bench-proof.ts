@@ -3,7 +3,8 @@
  *   bun scripts/bench-proof.ts [--runs N] (default 3)
  * 1. bare engine: tlsn-wasm setup + request + reveal + verify, driven directly. The prover and the verifier
  *    are two child processes; the verifier process accepts the prover's MPC socket and relays it to its
- *    own Verifier (both wasm sides are WebSocket clients). No HTTP server, notary, pool or signing.
+ *    own Verifier (both wasm sides are WebSocket clients). No HTTP server, notary, pool or signing. Their
+ *    threads start from the product's worker entry (scripts/bare-engine.ts), not tlsn-wasm's own snippet.
  * 2. cold proof: `cli prover start` with PROVER_POOL_SIZE=0, `/proxy` call to the proof event.
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
@@ -131,12 +132,15 @@ function lines(stream: ReadableStream<Uint8Array>) {
   return () => (queue.length ? Promise.resolve(queue.shift()!) : new Promise<Record<string, unknown>>((r) => waiters.push(r)));
 }
 
+/** The bare engine's two processes start here: bench-proof.ts behind the same thread entry as the product. */
+const BARE_ENGINE_ENTRY = join(import.meta.dir, "bare-engine.ts");
+
 export async function benchBare(runs: number, targetPort: number, sizes = SIZES, path = BARE_PATH) {
   const size = `${sizes.maxSentData}/${sizes.maxRecvData}`;
-  const verifier = Bun.spawn([process.execPath, import.meta.path, "--bare-verifier", "--sizes", size], { stdout: "pipe", stderr: "inherit" });
+  const verifier = Bun.spawn([process.execPath, BARE_ENGINE_ENTRY, "--bare-verifier", "--sizes", size], { stdout: "pipe", stderr: "inherit" });
   const fromVerifier = lines(verifier.stdout);
   const { url } = (await fromVerifier()) as { url: string };
-  const prover = Bun.spawn([process.execPath, import.meta.path, "--sizes", size, "--bare-path", path, "--bare-prover", url, String(targetPort)], {
+  const prover = Bun.spawn([process.execPath, BARE_ENGINE_ENTRY, "--sizes", size, "--bare-path", path, "--bare-prover", url, String(targetPort)], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "inherit",
