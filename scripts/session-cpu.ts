@@ -85,13 +85,13 @@ async function productProofs(): Promise<ReturnType<typeof measure>> {
   }
 }
 
-/** The bare sessions' processes: bench-proof.ts's prover and verifier children, whichever run now. */
+/** The bare sessions' processes: bench-proof.ts's prover and verifier children (started as bare-engine.ts), whichever run now. */
 function bareProcesses(): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return /bench-proof\.ts .*--bare-(prover|verifier)/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "));
+        return /bare-engine\.ts .*--bare-(prover|verifier)/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "));
       } catch {
         return false;
       }
