@@ -17,6 +17,8 @@ import { TARGET_HOST } from "../support/tls-fixture.ts";
  */
 const MPC_MS = 240_000;
 const API_KEY = "client-test-key";
+/** A redacted value the proof must not hold: with letters outside hex, so that no signature or digest can hold it by chance ("9999" once did). */
+const PIN = "pin-4471-zq";
 let target: Server<undefined>;
 let prover: RunningProver;
 let targetBase: string;
@@ -76,7 +78,7 @@ describe("prove() against a real prover", () => {
       url: `${targetBase}/data?user=42`,
       method: "POST",
       headers: { "x-api-key": "client-secret-key" },
-      body: { account: "acct-7", pin: "9999" },
+      body: { account: "acct-7", pin: PIN },
       redact: [redact.requestHeader("x-api-key"), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
       timeoutMs: MPC_MS,
     });
@@ -101,7 +103,7 @@ describe("prove() against a real prover", () => {
 
   test("the redacted values are hidden in the proof, each redaction listed", () => {
     const verified = verifyProof(result.proof, prover.notaryPubPem);
-    for (const secret of ["client-secret-key", "9999", SECRET_VALUE, SECRET_HEADER_VALUE]) {
+    for (const secret of ["client-secret-key", PIN, SECRET_VALUE, SECRET_HEADER_VALUE]) {
       expect(result.proofText).not.toContain(secret);
       expect(verified.sent.text + verified.recv.text).not.toContain(secret);
     }
