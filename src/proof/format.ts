@@ -10,6 +10,8 @@
 export const PROOF_VERSION = "tlsproof/1";
 
 export type Direction = "sent" | "recv";
+/** How the notary took part: "mpc" (MPC-TLS, it saw nothing in clear) or "proxy" (it relayed the connection). */
+export type ProofMode = "mpc" | "proxy";
 export type SignatureAlgorithm = "secp256k1" | "secp256r1";
 
 /** Half-open byte range [start, end) in one direction of the transcript. */
@@ -55,7 +57,11 @@ export interface ProofBody {
     /** SPKI PEM of the key that signed this proof. */
     publicKey: string;
     algorithm: SignatureAlgorithm;
+    /** True when the notary was the prover's own embedded one (same operator); absent in older proofs. */
+    embedded?: boolean;
   };
+  /** Absent in proofs made before proxy mode: those are MPC proofs. */
+  mode?: ProofMode;
   /** Server name proven by the TLS certificate chain (the notary checked the chain). */
   serverName: string;
   /** TLS connection time, seconds since the Unix epoch, as the MPC session recorded it. */

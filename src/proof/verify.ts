@@ -73,7 +73,8 @@ export const proofSchema = strict({
   version: v.literal(PROOF_VERSION, `expected "${PROOF_VERSION}"`),
   body: strict({
     requestId: nonEmptyText,
-    notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]) }),
+    notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]), embedded: v.optional(flag) }),
+    mode: v.optional(oneOf(["mpc", "proxy"])),
     serverName: nonEmptyText,
     connectionTime: nonNegativeInteger(),
     tlsVersion: oneOf(["TLS1.2", "TLS1.3"]),
