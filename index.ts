@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
+import "./src/cli/plain-output.ts";
 import { defineCommand } from "citty";
-import { addCompletion } from "./src/cli/completion.ts";
+import { addCompletion, completeCommand } from "./src/cli/completion.ts";
 import { runCli } from "./src/cli/run.ts";
 import { redirectSpawnSnippet } from "./src/engine/spawn-snippet.ts";
 import { VERSION_TEXT } from "./src/version.ts";
@@ -15,6 +16,7 @@ const main = defineCommand({
     prover: () => import("./src/cli/prover.ts").then((m) => m.default),
     notary: () => import("./src/cli/notary.ts").then((m) => m.default),
     verify: () => import("./src/cli/verify.ts").then((m) => m.default),
+    complete: completeCommand,
   },
 });
 

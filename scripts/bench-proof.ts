@@ -8,7 +8,7 @@
  * 2. cold proof: `cli prover start` with PROVER_POOL_SIZE=0, `/proxy` call to the proof event.
  * 3. warm proof: PROVER_POOL_SIZE=1 with the target host warm; each run waits for a ready session.
  * 4. `cli verify` of a proof from step 3 (a fresh process each time).
- * 5. issue 14's sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --mix-seed N (the
+ * 5. the sized-session measurements (scripts/bench-sized.ts): --mixed-s S (default 600), --mix-seed N (the
  *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only
  *    these, and --only cold,mixed,floor,atonce,throughput,memory some of them (the mix's floor: each of its requests
  *    warm and alone; atonce: warm requests arriving 1, 2 and 3 together). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).

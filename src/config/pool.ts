@@ -32,7 +32,7 @@ export interface PoolConfig {
  * Received 1.5, 6 and 16 KiB. 1.5 KiB rather than 1 KiB so that a 1 KB body with its headers (about 1.2 KB)
  * fits the smallest class; 6 KiB so that a 4 KB body with its headers and the learning margin (about 4.8 KB)
  * fits the middle one (with 4 KiB, such answers always fell to the largest class, which costs twice the setup).
- * Setup cost grows with the received limit (engine.md, issue 14; BENCHMARKS.md, sized sessions). The sent limit
+ * Setup cost grows with the received limit (BENCHMARKS.md, "Sized sessions and the warm pool"). The sent limit
  * barely changes setup cost: each class allows a generous request.
  */
 const DEFAULT_CLASSES = "1024/1536,2048/6144,4096/16384";

@@ -22,4 +22,11 @@ describe("cli complete", () => {
     expect(await candidates("notary", "")).toEqual(expect.arrayContaining(["start", "keygen"]));
     expect(await candidates("verify", "--")).toEqual(expect.arrayContaining(["--notary-pub-key", "--proof", "--json"]));
   });
+
+  test("cli --help lists every user command, complete included, and writes no colour codes into a pipe", async () => {
+    const { exitCode, stdout } = await runCli(SOURCE_CLI, ["--help"]);
+    expect(exitCode).toBe(0);
+    for (const command of ["prover", "notary", "verify", "complete"]) expect(stdout).toMatch(new RegExp(`^\\s*${command}\\s`, "m"));
+    expect(stdout).not.toContain("\u001b[");
+  });
 });

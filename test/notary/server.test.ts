@@ -4,7 +4,7 @@ import { type RunningNotary, eventually, notaryConfig, notarySessions, startNota
 import { keepAliveExchange } from "../support/keep-alive.ts";
 
 /**
- * Abuse of a standalone `cli notary start` (issue 13): places held by sessions nobody uses, bodies read
+ * Abuse of a standalone `cli notary start`: places held by sessions nobody uses, bodies read
  * before the key is checked, connections that idle for ever, oversized MPC frames, a second attestation.
  * No MPC session runs: the engine's Verifier starts for a connected socket and waits for a prover.
  */

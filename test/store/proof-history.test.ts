@@ -1,5 +1,5 @@
 /**
- * The proof history cannot be poisoned from outside: after the crafted publish of issue 13 (a far-future,
+ * The proof history cannot be poisoned from outside: after a crafted publish (a far-future,
  * MAX_SAFE_INTEGER entry aimed at the proofs stream) a real proof, made by a real MPC session through a real
  * `cli prover start`, still lands in the proofs stream, node-signed and verifiable.
  */
