@@ -224,7 +224,7 @@ async function benchVerify(cli: CliCommand, proofPath: string, pubKey: string, r
   return median(times);
 }
 
-/** Issue 14's measurements (all, or those `--only` names), printed as their own table. */
+/** The sized-session measurements (all, or those `--only` names), printed as their own table. */
 async function benchSizedMain() {
   const runs = Math.max(1, Number(argument("--runs") ?? 3));
   const only = (argument("--only") ?? SIZED_PARTS.join(",")).split(",");
