@@ -1,5 +1,5 @@
 /**
- * Issue 14's measurements, run by `npm run bench:proof` (scripts/bench-proof.ts) after its own:
+ * The sized-session and warm-pool measurements, run by `npm run bench:proof` (scripts/bench-proof.ts) after its own:
  * 1. cold proof of a small GET (about 200 B sent, 1 KB answer) with default settings / bare default-size session;
  * 2. a mixed workload: answers of 1, 4 and 12 KB from three origins, Poisson arrivals at half the measured
  *    sustained throughput for --mixed-s seconds: median and p95 /proxy latency / bare default-size session,
