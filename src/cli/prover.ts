@@ -8,7 +8,7 @@ const start = defineCommand({
   meta: {
     name: "start",
     description:
-      "Start the proving proxy (configured by PROVER_* environment variables; see README). Without PROVER_NOTARY_URL it runs an embedded notary.",
+      "Start the proving proxy (configured by PROVER_* environment variables; see docs/prover.md). Without PROVER_NOTARY_URL it runs an embedded notary.",
   },
   async run() {
     const config = loadProverConfig(process.env);

@@ -3,7 +3,7 @@
  * can reuse theirs, plus `notarization.connect_timeout`. Every key is optional with notary-server's default;
  * unknown keys and wrong types are errors naming the key. Relative paths resolve against the config file's
  * folder, so a config means the same thing whatever directory the notary starts from. A few process
- * settings come from NOTARY_* variables. README.md, "The notary", documents each one.
+ * settings come from NOTARY_* variables. docs/notary.md documents each one.
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";

@@ -1,7 +1,7 @@
 /**
  * The prover's settings: every PROVER_* variable (and LOG_FORMAT, TLSN_TEST_TRUST_ANCHOR) validated here,
  * and handed out grouped by the part of the prover that uses them. A bad value is one config_invalid line
- * naming the variable (exit 2). README.md, "Prover configuration", documents each one.
+ * naming the variable (exit 2). docs/prover.md, "Prover configuration", documents each one.
  */
 import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";

@@ -59,7 +59,7 @@ const header = (name: string, description: string, schema: JsonSchema, required 
 const proxyHeaders = [
   header("T-PROXY-URL", "the target: an https:// URL, may carry a query", { type: "string", format: "uri", pattern: "^https://" }, true),
   header("T-REQUEST-ID", "a UUID, single use for ever", { type: "string", format: "uuid" }, true),
-  header("T-REDACTED", "what to hide: comma-separated patterns (README, Redaction)", { type: "string" }),
+  header("T-REDACTED", "what to hide: comma-separated patterns (docs/redaction.md)", { type: "string" }),
   header("T-REDACTED-UNMATCHED", "allow: prove even when a pattern matched nothing", { enum: ["allow", "refuse"], default: "refuse" }),
   header("T-PROVE-FAILED-REQ", "prove answers with status ≥ 400 too", { enum: ["true", "false"], default: "false" }),
   header("T-MAX-SENT-DATA", "bytes the request needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
@@ -168,7 +168,7 @@ function operations(): Record<string, Record<string, Operation>> {
         summary: "the warm pool's state, the embedded notary's sessions and memory",
         operationId: "pool",
         ...keyed,
-        responses: { 200: { description: "pool state (README, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
+        responses: { 200: { description: "pool state (docs/api.md, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
       },
     },
     "GET /pools": {
@@ -176,7 +176,7 @@ function operations(): Record<string, Record<string, Operation>> {
         summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
         operationId: "pools",
         ...keyed,
-        responses: { 200: { description: "the pool's entries (README, Warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
+        responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
       },
     },
     "GET /prepare": {
@@ -288,7 +288,7 @@ export function openApiDocument(routes: readonly AppRoute[]): Record<string, unk
   }
   return {
     openapi: "3.1.0",
-    info: { title: "tlsproof prover", version: VERSION, description: "A proving proxy over MPC-TLS. README.md has the full contract." },
+    info: { title: "tlsproof prover", version: VERSION, description: "A proving proxy over MPC-TLS. README.md and docs/api.md have the full contract." },
     paths,
     components: {
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "PROVER_API_KEYS, when set" } },

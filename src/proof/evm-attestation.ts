@@ -1,6 +1,6 @@
 /**
  * The EVM attestation: a second notary signature, beside the tlsproof/1 one, that a smart contract can check
- * with `ecrecover` (contracts/TlsproofVerifier.sol). Written down in README.md ("EVM attestation").
+ * with `ecrecover` (contracts/TlsproofVerifier.sol). Written down in docs/proof-format.md ("EVM attestation").
  *
  * It is an EIP-712 signature over typed data a contract can rebuild cheaply:
  *

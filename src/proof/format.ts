@@ -1,5 +1,5 @@
 /**
- * The proof wire format, version "tlsproof/1". Written down in README.md ("Proof format").
+ * The proof wire format, version "tlsproof/1". Written down in docs/proof-format.md.
  *
  * A proof is JSON: `{ version, body, signature }`. The notary signs `body` only, over the canonical
  * encoding in canonical.ts. Everything a verifier needs is inside: no network, no wasm.
