@@ -45,155 +45,178 @@ class NotJson extends Error {}
 
 const BOM = [0xef, 0xbb, 0xbf];
 
+const fail = (): never => {
+  throw new NotJson();
+};
+const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+const isHex = (b: number | undefined) => b !== undefined && (isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66));
+
 export function parseJson(bytes: Uint8Array, hidden: (pos: number) => boolean = () => false): JsonNode | null {
-  let pos = BOM.every((b, i) => bytes[i] === b) ? BOM.length : 0;
-  const hiddenRun = (): ByteRange => {
-    const start = pos;
-    while (pos < bytes.length && hidden(pos)) pos++;
-    return { start, end: pos };
-  };
+  const reader = new JsonReader(bytes, hidden);
+  try {
+    const root = reader.readValue(0);
+    reader.skipWhitespace();
+    return reader.atEnd() ? root : null;
+  } catch (error) {
+    if (error instanceof NotJson) return null;
+    throw error;
+  }
+}
 
-  const fail = (): never => {
-    throw new NotJson();
-  };
-  const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
-  const isHex = (b: number | undefined) =>
-    b !== undefined && (isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66));
+/** One pass over the bytes: `pos` moves forward token by token; any deviation from RFC 8259 throws NotJson. */
+class JsonReader {
+  private pos: number;
 
-  const skipWhitespace = () => {
-    for (let b = bytes[pos]; b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d; b = bytes[++pos]);
-  };
-  const expectLiteral = (word: Uint8Array) => {
-    for (const b of word) if (bytes[pos++] !== b) fail();
-  };
-  const digits = () => {
-    if (!isDigit(bytes[pos])) fail();
-    while (isDigit(bytes[pos])) pos++;
-  };
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly hidden: (pos: number) => boolean,
+  ) {
+    this.pos = BOM.every((b, i) => bytes[i] === b) ? BOM.length : 0;
+  }
+
+  atEnd(): boolean {
+    return this.pos === this.bytes.length;
+  }
+
+  skipWhitespace(): void {
+    for (let b = this.bytes[this.pos]; b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d; b = this.bytes[++this.pos]);
+  }
+
+  readValue(depth: number): JsonNode {
+    if (depth > MAX_DEPTH) fail();
+    this.skipWhitespace();
+    const start = this.pos;
+    const b = this.bytes[this.pos];
+    if (this.hiddenAt(this.pos)) return { kind: "hidden", range: this.hiddenRun() };
+    if (b === 0x7b) return this.readObject(start, depth);
+    if (b === 0x5b) return this.readArray(start, depth);
+    if (b === QUOTE) {
+      this.readString(false);
+      return { kind: "string", range: { start, end: this.pos } };
+    }
+    const literal = b === undefined ? undefined : literals[b];
+    if (literal) this.expectLiteral(literal);
+    else if (b === 0x2d || isDigit(b)) this.readNumber();
+    else fail();
+    return { kind: "scalar", range: { start, end: this.pos } };
+  }
+
+  private hiddenAt(at: number): boolean {
+    return at < this.bytes.length && this.hidden(at);
+  }
+
+  private hiddenRun(): ByteRange {
+    const start = this.pos;
+    while (this.hiddenAt(this.pos)) this.pos++;
+    return { start, end: this.pos };
+  }
+
+  private expectLiteral(word: Uint8Array): void {
+    for (const b of word) if (this.bytes[this.pos++] !== b) fail();
+  }
+
+  private digits(): void {
+    if (!isDigit(this.bytes[this.pos])) fail();
+    while (isDigit(this.bytes[this.pos])) this.pos++;
+  }
+
+  private readNumber(): void {
+    const { bytes } = this;
+    if (bytes[this.pos] === 0x2d) this.pos++;
+    if (bytes[this.pos] === 0x30) this.pos++;
+    else this.digits();
+    if (bytes[this.pos] === 0x2e) {
+      this.pos++;
+      this.digits();
+    }
+    if (bytes[this.pos] === 0x65 || bytes[this.pos] === 0x45) {
+      this.pos++;
+      if (bytes[this.pos] === 0x2b || bytes[this.pos] === 0x2d) this.pos++;
+      this.digits();
+    }
+  }
 
   /** Reads a string token at `pos`; returns its decoded text when `decode` (null if partly hidden), else "". */
-  const readString = (decode: boolean): string | null => {
-    pos++; // opening quote
+  private readString(decode: boolean): string | null {
+    const { bytes } = this;
+    this.pos++; // opening quote
     let text = "";
-    let runStart = pos;
+    let runStart = this.pos;
     let partlyHidden = false;
     for (;;) {
-      const b = bytes[pos];
-      if (b !== undefined && hidden(pos)) {
+      const b = bytes[this.pos];
+      if (this.hiddenAt(this.pos)) {
         partlyHidden = true;
-        pos++;
+        this.pos++;
         continue;
       }
       if (b === undefined || b < 0x20) fail();
       if (b === QUOTE) break;
       if (b !== BACKSLASH) {
-        pos++;
+        this.pos++;
         continue;
       }
-      if (decode) text += utf8.decode(bytes.subarray(runStart, pos));
-      const escape = bytes[pos + 1];
+      if (decode) text += utf8.decode(bytes.subarray(runStart, this.pos));
+      const escape = bytes[this.pos + 1];
       if (escape === 0x75) {
-        for (let i = 2; i < 6; i++) if (!isHex(bytes[pos + i])) fail();
+        for (let i = 2; i < 6; i++) if (!isHex(bytes[this.pos + i])) fail();
         // Lone surrogates stay as code units; a pair written as two escapes joins in the JS string.
-        if (decode) text += String.fromCharCode(Number.parseInt(utf8.decode(bytes.subarray(pos + 2, pos + 6)), 16));
-        pos += 6;
+        if (decode) text += String.fromCharCode(Number.parseInt(utf8.decode(bytes.subarray(this.pos + 2, this.pos + 6)), 16));
+        this.pos += 6;
       } else {
         const char = escape === undefined ? undefined : simpleEscapes[escape];
         if (char === undefined) fail();
         if (decode) text += char;
-        pos += 2;
+        this.pos += 2;
       }
-      runStart = pos;
+      runStart = this.pos;
     }
-    if (decode) text += utf8.decode(bytes.subarray(runStart, pos));
-    pos++; // closing quote
+    if (decode) text += utf8.decode(bytes.subarray(runStart, this.pos));
+    this.pos++; // closing quote
     return partlyHidden ? null : text;
-  };
+  }
 
-  const readNumber = () => {
-    if (bytes[pos] === 0x2d) pos++;
-    if (bytes[pos] === 0x30) pos++;
-    else digits();
-    if (bytes[pos] === 0x2e) {
-      pos++;
-      digits();
-    }
-    if (bytes[pos] === 0x65 || bytes[pos] === 0x45) {
-      pos++;
-      if (bytes[pos] === 0x2b || bytes[pos] === 0x2d) pos++;
-      digits();
-    }
-  };
-
-  const readValue = (depth: number): JsonNode => {
-    if (depth > MAX_DEPTH) fail();
-    skipWhitespace();
-    const start = pos;
-    const b = bytes[pos];
-    if (b !== undefined && hidden(pos)) return { kind: "hidden", range: hiddenRun() };
-    if (b === 0x7b) return readObject(start, depth);
-    if (b === 0x5b) return readArray(start, depth);
-    if (b === QUOTE) {
-      readString(false);
-      return { kind: "string", range: { start, end: pos } };
-    }
-    const literal = b === undefined ? undefined : literals[b];
-    if (literal) expectLiteral(literal);
-    else if (b === 0x2d || isDigit(b)) readNumber();
-    else fail();
-    return { kind: "scalar", range: { start, end: pos } };
-  };
-
-  const readObject = (start: number, depth: number): JsonNode => {
-    pos++;
+  private readObject(start: number, depth: number): JsonNode {
+    this.pos++;
     const members: JsonMember[] = [];
-    skipWhitespace();
-    if (bytes[pos] === 0x7d) {
-      pos++;
-      return { kind: "object", range: { start, end: pos }, members };
+    this.skipWhitespace();
+    if (this.bytes[this.pos] === 0x7d) {
+      this.pos++;
+      return { kind: "object", range: { start, end: this.pos }, members };
     }
     for (;;) {
-      skipWhitespace();
-      const keyStart = pos;
+      this.skipWhitespace();
+      const keyStart = this.pos;
       let key: string | null = null;
-      if (pos < bytes.length && hidden(pos)) hiddenRun();
-      else if (bytes[pos] === QUOTE) key = readString(true);
+      if (this.hiddenAt(this.pos)) this.hiddenRun();
+      else if (this.bytes[this.pos] === QUOTE) key = this.readString(true);
       else fail();
-      const keyRange = { start: keyStart, end: pos };
-      skipWhitespace();
-      if (bytes[pos++] !== 0x3a) fail();
-      members.push({ key, keyRange, value: readValue(depth + 1) });
-      skipWhitespace();
-      const next = bytes[pos++];
-      if (next === 0x7d) return { kind: "object", range: { start, end: pos }, members };
+      const keyRange = { start: keyStart, end: this.pos };
+      this.skipWhitespace();
+      if (this.bytes[this.pos++] !== 0x3a) fail();
+      members.push({ key, keyRange, value: this.readValue(depth + 1) });
+      this.skipWhitespace();
+      const next = this.bytes[this.pos++];
+      if (next === 0x7d) return { kind: "object", range: { start, end: this.pos }, members };
       if (next !== 0x2c) fail();
     }
-  };
+  }
 
-  const readArray = (start: number, depth: number): JsonNode => {
-    pos++;
+  private readArray(start: number, depth: number): JsonNode {
+    this.pos++;
     const items: JsonNode[] = [];
-    skipWhitespace();
-    if (bytes[pos] === 0x5d) {
-      pos++;
-      return { kind: "array", range: { start, end: pos }, items };
+    this.skipWhitespace();
+    if (this.bytes[this.pos] === 0x5d) {
+      this.pos++;
+      return { kind: "array", range: { start, end: this.pos }, items };
     }
     for (;;) {
-      items.push(readValue(depth + 1));
-      skipWhitespace();
-      const next = bytes[pos++];
-      if (next === 0x5d) return { kind: "array", range: { start, end: pos }, items };
+      items.push(this.readValue(depth + 1));
+      this.skipWhitespace();
+      const next = this.bytes[this.pos++];
+      if (next === 0x5d) return { kind: "array", range: { start, end: this.pos }, items };
       if (next !== 0x2c) fail();
     }
-  };
-
-  try {
-    const root = readValue(0);
-    skipWhitespace();
-    return pos === bytes.length ? root : null;
-  } catch (error) {
-    if (error instanceof NotJson) return null;
-    throw error;
   }
 }
 
