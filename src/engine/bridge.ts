@@ -79,19 +79,25 @@ const toChunk = (message: string | Buffer): Chunk =>
   typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
 
 export function startLoopbackBridge(): LoopbackBridge {
-  const endpoints = new Map<string, Endpoint>();
+  return new Bridge();
+}
 
-  const server = Bun.serve<SocketData>({
+const newToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("hex");
+
+/** The loopback server and its single-use endpoints, each found by the token of the URL it was handed out with. */
+class Bridge implements LoopbackBridge {
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly server = Bun.serve<SocketData>({
     hostname: "127.0.0.1",
     port: 0,
     // MPC sockets may be quiet for a long time while a warm session waits for its request.
     idleTimeout: 0,
-    fetch(request, srv) {
+    fetch: (request, server) => {
       const token = new URL(request.url).searchParams.get("token") ?? "";
-      const endpoint = endpoints.get(token);
+      const endpoint = this.endpoints.get(token);
       if (!endpoint) return new Response("unknown endpoint", { status: 404 });
-      endpoints.delete(token); // single use
-      if (srv.upgrade(request, { data: { token, endpoint } })) return undefined;
+      this.endpoints.delete(token); // single use
+      if (server.upgrade(request, { data: { token, endpoint } })) return undefined;
       return new Response("websocket expected", { status: 400 });
     },
     websocket: {
@@ -99,7 +105,7 @@ export function startLoopbackBridge(): LoopbackBridge {
       maxPayloadLength: 256 * 1024 * 1024,
       backpressureLimit: 64 * 1024 * 1024,
       idleTimeout: 0,
-      open(ws) {
+      open: (ws) => {
         const endpoint = ws.data.endpoint;
         if (endpoint?.kind === "peer") {
           if (endpoint.closed) return ws.close();
@@ -112,7 +118,7 @@ export function startLoopbackBridge(): LoopbackBridge {
           connectTcp(ws, endpoint);
         }
       },
-      message(ws, message) {
+      message: (ws, message) => {
         const endpoint = ws.data.endpoint;
         const chunk = toChunk(message);
         if (endpoint?.kind === "peer") endpoint.onData(chunk);
@@ -122,7 +128,7 @@ export function startLoopbackBridge(): LoopbackBridge {
           else ws.data.queue?.push(chunk);
         }
       },
-      close(ws) {
+      close: (ws) => {
         clearTimeout(ws.data.silence);
         const endpoint = ws.data.endpoint;
         if (endpoint?.kind === "peer" && !endpoint.closed) {
@@ -134,104 +140,107 @@ export function startLoopbackBridge(): LoopbackBridge {
     },
   });
 
-  function connectTcp(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint) {
-    const timer = setTimeout(() => {
-      endpoint.state.failure = "timeout";
-      ws.close();
-    }, endpoint.connectTimeoutMs);
-    Bun.connect({
-      hostname: endpoint.hostname,
-      port: endpoint.port,
-      socket: {
-        open(socket) {
-          clearTimeout(timer);
-          if (ws.readyState !== 1) return void socket.end();
-          endpoint.state.connected = true;
-          ws.data.tcp = socket;
-          for (const chunk of ws.data.queue ?? []) socket.write(chunk);
-          ws.data.queue = undefined;
-        },
-        data(_socket, data) {
-          clearTimeout(ws.data.silence);
-          ws.data.silence = undefined;
-          endpoint.state.bytesFromTarget += data.length;
-          ws.sendBinary(data);
-        },
-        close() {
-          if (ws.readyState === 1) endpoint.state.closedByTarget = true;
-          ws.close();
-        },
-        error() {
-          endpoint.state.failure ??= "reset";
-          ws.close();
-        },
+  openPeer({ onData, onClose }: { onData: (data: Chunk) => void; onClose: () => void }): PeerHandle {
+    const token = newToken();
+    const endpoint: PeerEndpoint = { kind: "peer", onData, onClose, pending: [], released: false, closed: false };
+    this.endpoints.set(token, endpoint);
+    return {
+      url: this.urlFor(token),
+      send(data) {
+        if (endpoint.closed) return;
+        endpoint.pending.push(data);
+        flush(endpoint);
       },
-    }).catch(() => {
-      clearTimeout(timer);
-      endpoint.state.failure ??= "refused";
-      ws.close();
-    });
+      release() {
+        endpoint.released = true;
+        flush(endpoint);
+      },
+      close: () => {
+        this.endpoints.delete(token);
+        endpoint.closed = true;
+        endpoint.pending = [];
+        endpoint.socket?.close();
+      },
+    };
   }
 
-  /** A target that accepts bytes and stays silent longer than its response timeout is cut off. */
-  function awaitAnswer(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint) {
-    ws.data.silence ??= setTimeout(() => {
-      endpoint.state.failure ??= "response_timeout";
-      ws.close();
-    }, endpoint.responseTimeoutMs);
+  openTcp({ hostname, port, connectTimeoutMs, responseTimeoutMs }: { hostname: string; port: number; connectTimeoutMs: number; responseTimeoutMs: number }): TcpHandle {
+    const token = newToken();
+    const state: TcpState = { connected: false, bytesFromTarget: 0 };
+    const endpoint: TcpEndpoint = { kind: "tcp", hostname, port, connectTimeoutMs, responseTimeoutMs, state };
+    this.endpoints.set(token, endpoint);
+    return {
+      url: this.urlFor(token),
+      state,
+      close: () => {
+        this.endpoints.delete(token);
+        state.failure ??= "closed";
+        endpoint.socket?.close();
+      },
+    };
   }
 
-  function flush(endpoint: PeerEndpoint) {
-    if (!endpoint.socket || !endpoint.released) return;
-    for (const chunk of endpoint.pending) endpoint.socket.sendBinary(chunk);
-    endpoint.pending = [];
+  stop(): void {
+    this.endpoints.clear();
+    this.server.stop(true);
   }
 
-  const urlFor = (token: string) => `ws://127.0.0.1:${server.port}/?token=${token}`;
-  const newToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("hex");
+  private urlFor(token: string): string {
+    return `ws://127.0.0.1:${this.server.port}/?token=${token}`;
+  }
+}
 
-  return {
-    openPeer({ onData, onClose }) {
-      const token = newToken();
-      const endpoint: PeerEndpoint = { kind: "peer", onData, onClose, pending: [], released: false, closed: false };
-      endpoints.set(token, endpoint);
-      return {
-        url: urlFor(token),
-        send(data) {
-          if (endpoint.closed) return;
-          endpoint.pending.push(data);
-          flush(endpoint);
-        },
-        release() {
-          endpoint.released = true;
-          flush(endpoint);
-        },
-        close() {
-          endpoints.delete(token);
-          endpoint.closed = true;
-          endpoint.pending = [];
-          endpoint.socket?.close();
-        },
-      };
+/** Dials the target for a TCP endpoint's socket; bytes the engine sent meanwhile wait in the socket's queue. */
+function connectTcp(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint): void {
+  const timer = setTimeout(() => {
+    endpoint.state.failure = "timeout";
+    ws.close();
+  }, endpoint.connectTimeoutMs);
+  Bun.connect({
+    hostname: endpoint.hostname,
+    port: endpoint.port,
+    socket: {
+      open(socket) {
+        clearTimeout(timer);
+        if (ws.readyState !== 1) return void socket.end();
+        endpoint.state.connected = true;
+        ws.data.tcp = socket;
+        for (const chunk of ws.data.queue ?? []) socket.write(chunk);
+        ws.data.queue = undefined;
+      },
+      data(_socket, data) {
+        clearTimeout(ws.data.silence);
+        ws.data.silence = undefined;
+        endpoint.state.bytesFromTarget += data.length;
+        ws.sendBinary(data);
+      },
+      close() {
+        if (ws.readyState === 1) endpoint.state.closedByTarget = true;
+        ws.close();
+      },
+      error() {
+        endpoint.state.failure ??= "reset";
+        ws.close();
+      },
     },
-    openTcp({ hostname, port, connectTimeoutMs, responseTimeoutMs }) {
-      const token = newToken();
-      const state: TcpState = { connected: false, bytesFromTarget: 0 };
-      const endpoint: TcpEndpoint = { kind: "tcp", hostname, port, connectTimeoutMs, responseTimeoutMs, state };
-      endpoints.set(token, endpoint);
-      return {
-        url: urlFor(token),
-        state,
-        close() {
-          endpoints.delete(token);
-          state.failure ??= "closed";
-          endpoint.socket?.close();
-        },
-      };
-    },
-    stop() {
-      endpoints.clear();
-      server.stop(true);
-    },
-  };
+  }).catch(() => {
+    clearTimeout(timer);
+    endpoint.state.failure ??= "refused";
+    ws.close();
+  });
+}
+
+/** A target that accepts bytes and stays silent longer than its response timeout is cut off. */
+function awaitAnswer(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint): void {
+  ws.data.silence ??= setTimeout(() => {
+    endpoint.state.failure ??= "response_timeout";
+    ws.close();
+  }, endpoint.responseTimeoutMs);
+}
+
+/** Sends a peer's queued bytes once its wasm side is both connected and released. */
+function flush(endpoint: PeerEndpoint): void {
+  if (!endpoint.socket || !endpoint.released) return;
+  for (const chunk of endpoint.pending) endpoint.socket.sendBinary(chunk);
+  endpoint.pending = [];
 }
