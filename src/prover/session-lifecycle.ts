@@ -89,7 +89,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
     const { session, exchange, sizes, repeatedIn } = await runSizedExchange(deps, run, resolved, request.exchange, request.sizing, log);
     const status = exchange.response.status;
     log.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
-    // Before anything else: the client gets this refusal, not bytes the proof could not have covered.
+    // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).
     refuseEncodedAnswer(exchange.recv);
 
     const plan = planProof(request, exchange);
