@@ -32,6 +32,8 @@ export const errorCodes = {
   tls_unsupported: { http: 500, exit: 1 },
   // The target's certificate chain or host name was refused: an upstream fault, like a bad gateway's.
   tls_untrusted: { http: 502, exit: 1 },
+  // The target encoded its answer (gzip, …) though identity was asked: it cannot be redacted, so no proof.
+  target_encoding_refused: { http: 502, exit: 1 },
   notary_unavailable: { http: 500, exit: 1 },
   session_failed: { http: 500, exit: 1 },
   storage_failed: { http: 500, exit: 1 },

@@ -83,7 +83,7 @@ function readFields(bytes: Uint8Array, pos: number): { fields: HeaderField[]; ne
 const text = (bytes: Uint8Array, range: ByteRange) => latin1.decode(bytes.subarray(range.start, range.end));
 
 /** Comma-separated list items of every field with this (lower-case) name, trimmed and lower-cased. */
-function listValues(bytes: Uint8Array, fields: readonly HeaderField[], name: string): string[] {
+export function listValues(bytes: Uint8Array, fields: readonly HeaderField[], name: string): string[] {
   return fields
     .filter((field) => text(bytes, field.name).toLowerCase() === name)
     .flatMap((field) => text(bytes, field.value).split(","))

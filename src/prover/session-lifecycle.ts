@@ -16,6 +16,7 @@ import { type RedactionPattern, type RedactionResult, computeRedactions, reveale
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
 import type { SessionSource } from "./pool.ts";
+import { refuseEncodedAnswer } from "./answer-encoding.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
@@ -88,6 +89,8 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
     const { session, exchange, sizes, repeatedIn } = await runSizedExchange(deps, run, resolved, request.exchange, request.sizing, log);
     const status = exchange.response.status;
     log.info("target answered", { status, sent: exchange.sent.length, recv: exchange.recv.length });
+    // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).
+    refuseEncodedAnswer(exchange.recv);
 
     const plan = planProof(request, exchange);
     if ("refusal" in plan) {

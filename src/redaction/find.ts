@@ -18,7 +18,8 @@ import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
 import type { ByteRange, Direction } from "../proof/format.ts";
 import { decodeString, type JsonNode, parseJson, valuesAtPath } from "./json.ts";
 import type { HidingPattern } from "./patterns.ts";
-import { occurrences, type SearchSpace, searchSpaceOf } from "./search.ts";
+import { credentialParts } from "./credentials.ts";
+import { echoOccurrences, occurrences, type SearchSpace, searchSpaceOf } from "./search.ts";
 import { complementRanges, mergeRanges, type RangesByDirection } from "./spans.ts";
 import { pathSegments, queryParameters, requestTarget } from "./target.ts";
 import { type ByteView, rawRangesOf, viewOf } from "./view.ts";
@@ -42,8 +43,13 @@ export interface ParsedTranscript {
 /** A pattern's hidden spans, and the values it hid as they could be met again elsewhere in the transcript. */
 export interface Found {
   spans: RangesByDirection;
-  /** Each value's bytes (de-chunked); for a JSON string also its content without quotes, raw and decoded. */
+  /**
+   * Each value's bytes (de-chunked); for a JSON string also its content without quotes, raw and decoded;
+   * for a header, a decoded Basic credential (credentials.ts).
+   */
   values: Uint8Array[];
+  /** Pieces of a header's value that are secrets on their own: a credential after its scheme, cookie values. */
+  parts: Uint8Array[];
 }
 
 const utf8 = new TextEncoder();
@@ -69,28 +75,31 @@ function bytesEqual(bytes: Uint8Array, range: ByteRange, expected: Uint8Array, i
   return expected.every((b, i) => fold(bytes[range.start + i]!) === fold(b));
 }
 
-/** One pattern's matches: raw ranges (unmerged) and the values they hold. */
+/** One pattern's matches: raw ranges (unmerged) and the values they hold (see Found). */
 interface Located {
   ranges: ByteRange[];
   values: Uint8Array[];
+  parts: Uint8Array[];
 }
 
-const nothing: Located = { ranges: [], values: [] };
+const nothing: Located = { ranges: [], values: [], parts: [] };
 
 /** Raw ranges, each also a value of its own bytes. */
 function rawValues(bytes: Uint8Array, ranges: ByteRange[]): Located {
-  return { ranges, values: ranges.map((r) => bytes.slice(r.start, r.end)) };
+  return { ranges, values: ranges.map((r) => bytes.slice(r.start, r.end)), parts: [] };
 }
 
 function headerValues(side: ParsedSide, name: string): Located {
   const wanted = utf8.encode(name);
   const ranges = side.message.headers.filter((field) => bytesEqual(side.bytes, field.name, wanted, true)).map((field) => field.value);
-  return rawValues(side.bytes, ranges);
+  const located = rawValues(side.bytes, ranges);
+  const inside = located.values.map((value) => credentialParts(name, value));
+  return { ranges, values: [...located.values, ...inside.flatMap((c) => c.whole)], parts: inside.flatMap((c) => c.parts) };
 }
 
 function bodyValues(side: ParsedSide, path: readonly string[]): Located {
   if (path.length === 0) {
-    return { ranges: side.body.pieces.map((piece) => piece.raw), values: [side.body.bytes] };
+    return { ranges: side.body.pieces.map((piece) => piece.raw), values: [side.body.bytes], parts: [] };
   }
   if (!side.json) return nothing;
   const nodes = valuesAtPath(side.json, path);
@@ -102,6 +111,7 @@ function bodyValues(side: ParsedSide, path: readonly string[]): Located {
       if (node.kind !== "string") return [whole];
       return [whole, text.slice(node.range.start + 1, node.range.end - 1), decodeString(text, node.range).bytes];
     }),
+    parts: [],
   };
 }
 
@@ -121,7 +131,7 @@ function pathSegment(t: ParsedTranscript, segment: number): Located {
 function searchValues(side: ParsedSide, text: string): Located {
   const needle = utf8.encode(text);
   const ranges = occurrences(side.search, needle);
-  return { ranges, values: ranges.length > 0 ? [needle] : [] };
+  return { ranges, values: ranges.length > 0 ? [needle] : [], parts: [] };
 }
 
 function locate(t: ParsedTranscript, pattern: HidingPattern): [Direction, Located] {
@@ -145,13 +155,14 @@ function locate(t: ParsedTranscript, pattern: HidingPattern): [Direction, Locate
 
 /** The spans `pattern` hides, per direction, sorted and merged (empty values contribute none), and its values. */
 export function findSpans(t: ParsedTranscript, pattern: HidingPattern): Found {
-  const [direction, { ranges, values }] = locate(t, pattern);
+  const [direction, { ranges, values, parts }] = locate(t, pattern);
   const spans: RangesByDirection = { sent: [], recv: [] };
   spans[direction] = mergeRanges(ranges);
-  return { spans, values: spans[direction].length > 0 ? values : [] };
+  const hidSomething = spans[direction].length > 0;
+  return { spans, values: hidSomething ? values : [], parts: hidSomething ? parts : [] };
 }
 
-/** Every occurrence of `value` in either direction, as raw ranges. */
+/** Every occurrence of `value` in either direction, as raw ranges, percent-encoded ones included. */
 export function findEverywhere(t: ParsedTranscript, value: Uint8Array): RangesByDirection {
-  return { sent: occurrences(t.sent.search, value), recv: occurrences(t.recv.search, value) };
+  return { sent: echoOccurrences(t.sent.search, value), recv: echoOccurrences(t.recv.search, value) };
 }

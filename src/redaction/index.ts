@@ -6,9 +6,12 @@
  * the client's entries as given (`reveal:` entries hide nothing and are not listed), then the credential
  * headers hidden by default that hid something (`default:req:header:cookie`), then `echo:*`: every further
  * occurrence, anywhere in either direction, of a value some pattern hid (values of MIN_ECHO_LENGTH bytes
- * or more), so a server that echoes a hidden value does not reveal it.
+ * or more), so a server that echoes a hidden value does not reveal it. Also looked for: the secrets inside a
+ * hidden header's value (credentials.ts: of MIN_PART_LENGTH bytes or more), and each in the other spellings
+ * a server may write it in (encodings.ts; percent-encoded wherever it stands, percent.ts).
  */
 import type { ByteRange, DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
+import { echoSpellings } from "./encodings.ts";
 import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
 import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPattern } from "./patterns.ts";
 import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "./spans.ts";
@@ -18,6 +21,13 @@ export { parseRedactionRequest, type RedactionRequest } from "./request.ts";
 
 /** Shorter hidden values are not looked for elsewhere: they would hide every `null` or `200` in sight. */
 export const MIN_ECHO_LENGTH = 4;
+/**
+ * Pieces of a hidden header (a credential after its scheme, a cookie's value, a Basic user or password) are
+ * looked for from 6 bytes: shorter ones are ordinary words and numbers (`en`, `true`, `admin`, `guest`,
+ * `12345`) that an answer holds for other reasons, and hiding each of them everywhere would hide the answer;
+ * the header's whole value is still looked for from MIN_ECHO_LENGTH.
+ */
+export const MIN_PART_LENGTH = 6;
 export const ECHO_PATTERN = "echo:*";
 export const DEFAULT_PREFIX = "default:";
 
@@ -42,14 +52,19 @@ function defaultPatterns(patterns: readonly RedactionPattern[]): HidingPattern[]
   return DEFAULT_HIDDEN.filter((d) => !mentioned(d.kind, d.name));
 }
 
-function echoes(parsed: ParsedTranscript, values: readonly Uint8Array[], hidden: RangesByDirection): RangesByDirection {
-  const seen = new Set<string>();
+/** What to look for: each value and part in each of its spellings, long enough, once. */
+function needles(values: readonly Uint8Array[], parts: readonly Uint8Array[]): Uint8Array[] {
+  // A spelling is as long as what it spells, or shorter when percent-decoded: each is measured.
+  const spellings = (min: number) => (value: Uint8Array) => (value.length < min ? [] : echoSpellings(value).filter((s) => s.length >= min));
+  const all = [...values.flatMap(spellings(MIN_ECHO_LENGTH)), ...parts.flatMap(spellings(MIN_PART_LENGTH))];
+  const byText = new Map(all.map((needle) => [Buffer.from(needle).toString("latin1"), needle]));
+  return [...byText.values()];
+}
+
+function echoes(parsed: ParsedTranscript, needles: readonly Uint8Array[], hidden: RangesByDirection): RangesByDirection {
   const found: RangesByDirection = { sent: [], recv: [] };
-  for (const value of values) {
-    const key = Buffer.from(value).toString("latin1");
-    if (value.length < MIN_ECHO_LENGTH || seen.has(key)) continue;
-    seen.add(key);
-    const everywhere = findEverywhere(parsed, value);
+  for (const needle of needles) {
+    const everywhere = findEverywhere(parsed, needle);
     found.sent.push(...everywhere.sent);
     found.recv.push(...everywhere.recv);
   }
@@ -60,6 +75,7 @@ export function computeRedactions(transcript: { sent: Uint8Array; recv: Uint8Arr
   const parsed = parseTranscript(transcript);
   const hidden: RangesByDirection = { sent: [], recv: [] };
   const values: Uint8Array[] = [];
+  const parts: Uint8Array[] = [];
   const declared: DeclaredRedaction[] = [];
   const unmatched: number[] = [];
   const hide = (pattern: HidingPattern): RedactionSpan[] => {
@@ -67,6 +83,7 @@ export function computeRedactions(transcript: { sent: Uint8Array; recv: Uint8Arr
     hidden.sent.push(...found.spans.sent);
     hidden.recv.push(...found.spans.recv);
     values.push(...found.values);
+    parts.push(...found.parts);
     return spansOf(found.spans);
   };
 
@@ -81,7 +98,7 @@ export function computeRedactions(transcript: { sent: Uint8Array; recv: Uint8Arr
     if (spans.length > 0) declared.push({ pattern: DEFAULT_PREFIX + publicPattern(pattern), spans, matched: true });
   }
   const byPatterns = { sent: mergeRanges(hidden.sent), recv: mergeRanges(hidden.recv) };
-  const echoed = echoes(parsed, values, byPatterns);
+  const echoed = echoes(parsed, needles(values, parts), byPatterns);
   const echoSpans = spansOf(echoed);
   if (echoSpans.length > 0) declared.push({ pattern: ECHO_PATTERN, spans: echoSpans, matched: true });
   return {

@@ -363,6 +363,95 @@ describe("echoes: a hidden value met again elsewhere is hidden too", () => {
   });
 });
 
+describe("echoes of the secrets inside a hidden value, and of other spellings of it", () => {
+  const textResponse = (body: string) => plainResponse("Content-Type: text/plain\r\n", body);
+  const basic = (credential: string) => `Basic ${Buffer.from(credential).toString("base64")}`;
+  const stars = (text: string) => "*".repeat(utf8(text).length);
+
+  test("a default-hidden bearer token, echoed without its scheme in an error body", () => {
+    const sent = request("GET /v1/charges HTTP/1.1\r\nAuthorization: Bearer sk_live_51HxQabc");
+    const recv = plainResponse("", `{"error":{"message":"invalid api key sk_live_51HxQabc","type":"auth"}}`);
+    const r = redact({ sent, recv }, "");
+    expect(r.recv).toContain(`"invalid api key ****************"`);
+    expect(r.declared).toEqual([
+      ["default:req:header:authorization", true, ["sent:Bearer sk_live_51HxQabc"]],
+      ["echo:*", true, ["recv:sk_live_51HxQabc"]],
+    ]);
+  });
+
+  test("each cookie value of a hidden Cookie header and the value Set-Cookie sets; short values stay", () => {
+    const sent = request("GET / HTTP/1.1\r\nCookie: sid=sess-a1b2c3; lang=en; theme=dark");
+    const recv = plainResponse("Set-Cookie: refresh=rt-998877; Path=/; HttpOnly\r\n", "session sess-a1b2c3 expired; renew with rt-998877 (lang en, theme dark)");
+    const r = redact({ sent, recv }, "");
+    expect(r.recv).toContain("session *********** expired; renew with ********* (lang en, theme dark)");
+    expect(r.recv).toContain(`Set-Cookie: ${stars("refresh=rt-998877; Path=/; HttpOnly")}\r\n`);
+  });
+
+  test("a decoded Basic credential: user:password, the user and the password, each from 6 bytes", () => {
+    const sent = request(`GET / HTTP/1.1\r\nAuthorization: ${basic("api-user:hunter2pw")}`);
+    const recv = textResponse("who: api-user\npw: hunter2pw\nboth: api-user:hunter2pw\nuser: api");
+    const r = redact({ sent, recv }, "");
+    expect(r.recv).toEndWith("who: ********\npw: *********\nboth: ******************\nuser: api");
+    // A user or password under 6 bytes is not looked for alone (it would hide every "admin"); whole, it is.
+    const short = redact({ sent: request(`GET / HTTP/1.1\r\nAuthorization: ${basic("admin:s3cr3t-pw")}`), recv: textResponse("admin: admin:s3cr3t-pw / s3cr3t-pw") }, "");
+    expect(short.recv).toEndWith("admin: *************** / *********");
+  });
+
+  test("a hidden value echoed percent-encoded, in any case, form-encoded, and across chunk framing", () => {
+    const body = `{"password":"p@ss w/rd"}`;
+    const sent = request(`POST /login HTTP/1.1\r\nContent-Length: ${body.length}`, body);
+    const echoed = "next=/retry?pw=p%40ss%20w%2Frd&raw=p%40ss+w%2frd&all=%70%40%73%73%20%77%2F%72%64";
+    const r = redact({ sent, recv: textResponse(echoed) }, "req:body:password");
+    expect(r.recv).toEndWith(`next=/retry?pw=${stars("p%40ss%20w%2Frd")}&raw=${stars("p%40ss+w%2frd")}&all=${stars("%70%40%73%73%20%77%2F%72%64")}`);
+    const split = redact({ sent, recv: chunkedResponse("", `go to /x?pw=p%40ss%20w%2Frd now`, [17]) }, "req:body:password");
+    expect(split.recv).not.toMatch(/p%40|w%2Frd/);
+    expect(split.recv).toContain("go to /x?pw=");
+    expect(split.recv).toContain(" now");
+  });
+
+  test("a percent-encoded query value echoed decoded; a value with JSON escapes echoed in a non-JSON body", () => {
+    const sent = request("GET /search?key=tok%2Fab%3D12 HTTP/1.1\r\nX-Pass: say \"hi\\there\"");
+    const recv = textResponse(`<script>var k = "tok/ab=12", p = "say \\"hi\\\\there\\"";</script>`);
+    const r = redact({ sent, recv }, "res:query:key,req:header:x-pass");
+    expect(r.recv).toEndWith(`<script>var k = "${stars("tok/ab=12")}", p = "${stars(String.raw`say \"hi\\there\"`)}";</script>`);
+  });
+
+  test("property: a credential, a cookie value or a hidden value, echoed in any spelling, is never revealed", () => {
+    const spell: ((value: string) => string)[] = [
+      (value) => value,
+      encodeURIComponent,
+      (value) => encodeURIComponent(value).replaceAll("%20", "+"),
+      (value) => encodeURIComponent(value).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      (value) => JSON.stringify(value).slice(1, -1),
+    ];
+    const secret = fc.string({ unit: fc.constantFrom(..."aZ09_-.~+/= \"\\@:%é"), minLength: 6, maxLength: 16 });
+    const carriers = [
+      (value: string) => ({ header: `Authorization: Bearer ${value}`, patterns: "" }),
+      (value: string) => ({ header: `Cookie: a=1; sid=${value}; b=2`, patterns: "" }),
+      (value: string) => ({ header: `Authorization: ${basic(`someone:${value}`)}`, patterns: "" }),
+      (value: string) => ({ header: `X-Key: ${value}`, patterns: "req:header:x-key" }),
+    ];
+    fc.assert(
+      fc.property(secret, fc.nat(spell.length - 1), fc.nat(carriers.length - 1), fc.string({ maxLength: 5 }), (value, how, carrier, filler) => {
+        const tokenLike = /^[A-Za-z0-9\-._~+/]+=*$/.test(value);
+        const cookieLike = !/[;\s"]/.test(value);
+        fc.pre(carrier === 0 ? tokenLike : carrier === 1 ? cookieLike : carrier !== 3 || value.trim() === value);
+        const { header, patterns } = carriers[carrier]!(value);
+        const echo = spell[how]!(value);
+        const before = `error <${filler}> for `;
+        const recv = textResponse(`${before}${echo} !`);
+        const r = redact({ sent: request(`GET / HTTP/1.1\r\n${header}`), recv }, patterns);
+        const start = recv.length - utf8(`${echo} !`).length;
+        const hidden = r.result.hidden.recv;
+        for (let at = start; at < start + utf8(echo).length; at++) {
+          expect(hidden.some((range) => range.start <= at && at < range.end)).toBe(true);
+        }
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+});
+
 describe("credential headers are hidden by default", () => {
   const sent = request("GET / HTTP/1.1\r\nAuthorization: Bearer abc\r\nProxy-Authorization: Basic eHk=\r\nCookie: sid=42");
   const recv = utf8("HTTP/1.1 204 No Content\r\nSet-Cookie: sid=43; HttpOnly\r\n\r\n");

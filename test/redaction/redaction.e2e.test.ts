@@ -188,6 +188,81 @@ describe("redaction end to end", () => {
     expect(verified.hiddenRanges).toContainEqual({ direction: "sent", start: expect.any(Number), end: expect.any(Number), covers: { kind: "header-value", name: "authorization" }, whole: true });
   }, 300_000);
 
+  test("a 401 body echoing a bearer token, a cookie value, a Basic user and password and a percent-encoded value: none in the proof", async () => {
+    const secrets = {
+      bearer: "sk_live_51HxQe2Ek9",
+      sid: "sess-7d1f3a9b",
+      serviceUser: "svc-ledger",
+      servicePassword: "pw-hunter-4242",
+      password: "p@ss w/rd-8080",
+    };
+    const encodedPassword = encodeURIComponent(secrets.password);
+    const serviceCredential = Buffer.from(`${secrets.serviceUser}:${secrets.servicePassword}`).toString("base64");
+    const requestId = crypto.randomUUID();
+    const response = await fetch(`${prover.url}/proxy`, {
+      method: "POST",
+      headers: {
+        "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/refused`,
+        "T-REQUEST-ID": requestId,
+        // Authorization and Cookie are hidden by default; the echoes of what is inside them are the guard's.
+        "T-REDACTED": "req:header:x-service-authorization, req:body:password",
+        "T-PROVE-FAILED-REQ": "true",
+        authorization: `Bearer ${secrets.bearer}`,
+        cookie: `lang=en; sid=${secrets.sid}`,
+        "x-service-authorization": `Basic ${serviceCredential}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ password: secrets.password }),
+    });
+    expect(response.status).toBe(401);
+    // The client's own answer is not redacted: the target echoed every secret.
+    const answer = (await response.json()) as Record<string, string>;
+    expect(answer).toEqual({
+      error: `invalid api key ${secrets.bearer}`,
+      session: `session ${secrets.sid} expired`,
+      service: `service user ${secrets.serviceUser} refused password ${secrets.servicePassword}`,
+      retry: `/login?password=${encodedPassword}`,
+    });
+
+    const { text, verified } = await verifiedProof(requestId);
+    const revealed = revealedBytes(verified);
+    for (const secret of [...Object.values(secrets), encodedPassword, serviceCredential, "p%40ss", "w%2Frd"]) {
+      expect(revealed).not.toContain(secret);
+      expect(text).not.toContain(secret);
+    }
+    // Exactly the echoed secrets are hidden; the words around them stay readable.
+    expect(verified.recv.text).toContain(`"error":"invalid api key ${hidden(secrets.bearer)}"`);
+    expect(verified.recv.text).toContain(`"session":"session ${hidden(secrets.sid)} expired"`);
+    expect(verified.recv.text).toContain(`"service":"service user ${hidden(secrets.serviceUser)} refused password ${hidden(secrets.servicePassword)}"`);
+    expect(verified.recv.text).toContain(`"retry":"/login?password=${hidden(encodedPassword)}"`);
+    expect(verified.recv.text).toStartWith("HTTP/1.1 401 ");
+    expect(verified.redactions.map((r) => r.pattern)).toEqual([
+      "req:header:x-service-authorization",
+      "req:body:password",
+      "default:req:header:authorization",
+      "default:req:header:cookie",
+      "echo:*",
+    ]);
+    expect(verified.redactions.at(-1)!.spans.filter((s) => s.direction === "recv")).toHaveLength(5);
+  }, 300_000);
+
+  test("an answer compressed though identity was asked: 502 target_encoding_refused to the client and the stream, no proof", async () => {
+    const requestId = crypto.randomUUID();
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/gzip`, "T-REQUEST-ID": requestId },
+    });
+    expect(response.status).toBe(502);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("target_encoding_refused");
+    expect(body.error.message).toContain("(gzip)");
+
+    const failure = errorData(await firstEvent(`${prover.url}/proof/${requestId}`, 240_000));
+    expect(failure).toEqual({ requestId, code: "target_encoding_refused", message: body.error.message });
+    const store = await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=100`);
+    const stored = (await store.json()) as { messages: { content: { body?: { requestId?: string } } }[] };
+    expect(stored.messages.map((m) => m.content.body?.requestId)).not.toContain(requestId);
+  }, 300_000);
+
   test("a pattern that matches nothing: the client gets its answer, the stream an error naming the entry, and no proof is stored", async () => {
     const requestId = crypto.randomUUID();
     const response = await fetch(`${prover.url}/proxy`, {

@@ -8,6 +8,10 @@ import type { ServerIdentity, TlsFixture } from "./tls-fixture.ts";
  *   /chunked/...     the same JSON as a chunked body, split inside the secret value
  *   /echo            the request as JSON (method, path, headers, body); a request's x-session-token header
  *                    also comes back as a response header
+ *   /refused         401 with a JSON error body repeating the request's secrets as a careless API does: the
+ *                    Authorization credential without its scheme, the `sid` cookie's value, the user and
+ *                    password of x-service-authorization's Basic credential, the body's `password` percent-encoded
+ *   /gzip            the JSON of /data gzip-compressed, with Content-Encoding: gzip, whatever was asked
  *   /status/<code>   that status with a small JSON body
  *   /big?bytes=N     a body of N bytes
  *   /slow?ms=N       the JSON of /data, after N ms
@@ -58,6 +62,24 @@ export function startTarget(tls: ServerIdentity, observe?: TargetAnswerTimes): S
           },
           { headers: sessionToken === null ? {} : { "x-session-token": sessionToken } },
         );
+      }
+      if (url.pathname === "/refused") {
+        const credential = (header: string) => (request.headers.get(header) ?? "").replace(/^\S+ +/, "");
+        const [user, password] = Buffer.from(credential("x-service-authorization"), "base64").toString().split(":");
+        const sid = /(?:^|; *)sid=([^;]*)/.exec(request.headers.get("cookie") ?? "")?.[1];
+        const { password: bodyPassword } = (await request.json()) as { password: string };
+        return Response.json(
+          {
+            error: `invalid api key ${credential("authorization")}`,
+            session: `session ${sid} expired`,
+            service: `service user ${user} refused password ${password}`,
+            retry: `/login?password=${encodeURIComponent(bodyPassword)}`,
+          },
+          { status: 401 },
+        );
+      }
+      if (url.pathname === "/gzip") {
+        return new Response(Bun.gzipSync(JSON.stringify(json)), { headers: { "content-type": "application/json", "content-encoding": "gzip" } });
       }
       const status = /^\/status\/(\d{3})$/.exec(url.pathname);
       if (status) return Response.json({ status: Number(status[1]) }, { status: Number(status[1]) });
