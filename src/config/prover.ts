@@ -12,6 +12,7 @@ import type { SessionSizes } from "../protocol/notary.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
+import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
@@ -42,6 +43,17 @@ const ProverEnv = v.object({
     "443,8443",
   ),
   PROVER_RESOLVE: v.optional(v.string()),
+  PROVER_FORWARD_HEADERS: v.optional(
+    v.pipe(
+      list,
+      v.transform((names) => names.map((name) => name.toLowerCase())),
+      v.check(
+        (names) => names.every((name) => IDENTIFYING_HEADERS.includes(name)),
+        `must name only headers the prover drops by default: ${IDENTIFYING_HEADERS.join(", ")}`,
+      ),
+    ),
+    "",
+  ),
   PROVER_STORE_URL: v.optional(storeUrlSchema),
   PROVER_INSTANCE_TIMEOUT_S: v.optional(wholeNumber(3, 3600), "10"),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
@@ -54,11 +66,13 @@ const ProverEnv = v.object({
   PROVER_MAX_SESSIONS: v.optional(wholeNumber(1, 1024)),
   PROVER_SSE_PER_REQUEST: v.optional(wholeNumber(1, 100_000), "16"),
   PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
+  PROVER_SSE_PER_CLIENT: v.optional(wholeNumber(1, 1_000_000), "64"),
   PROVER_API_KEYS: v.optional(list, ""),
   PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
   PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255), "60"),
   PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400), "600"),
-  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "300"),
+  // A client subscribes just before its /proxy call: an id nobody uses holds its place seconds, not minutes.
+  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
   XDG_DATA_HOME: v.optional(v.string()),
@@ -120,6 +134,8 @@ export interface ProverConfig {
     sessionTimeoutMs: number;
     /** Live MPC sessions at once. */
     maxSessions: number;
+    /** Headers that identify the end user, not forwarded to targets. */
+    identifyingHeaders: ReadonlySet<string>;
   };
   pool: PoolConfig;
   store: {
@@ -137,7 +153,7 @@ export interface ProverConfig {
   };
   /** Keys for `Authorization: Bearer`; empty = no authentication. */
   auth: { apiKeys: string[] };
-  sse: { perRequest: number; total: number; heartbeatMs: number };
+  sse: { perRequest: number; perClient: number; total: number; heartbeatMs: number };
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
   log: { format: LogFormat };
@@ -199,6 +215,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
       sessionTimeoutMs,
       maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
+      identifyingHeaders: droppedIdentifyingHeaders(e.PROVER_FORWARD_HEADERS),
     },
     pool,
     store: {
@@ -211,6 +228,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     auth: { apiKeys: e.PROVER_API_KEYS },
     sse: {
       perRequest: e.PROVER_SSE_PER_REQUEST,
+      perClient: e.PROVER_SSE_PER_CLIENT,
       total: e.PROVER_SSE_TOTAL,
       heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
     },
