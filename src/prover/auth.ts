@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
@@ -38,11 +39,23 @@ export function requiresApiKey(method: string, pathname: string, proofs: ProofRe
 }
 
 /** The API key in a request, or null when it carries none. */
-function presentedKey(request: Request): string | null {
+export function presentedKey(request: Request): string | null {
   const header = request.headers.get("authorization");
   if (header === null) return null;
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
   return match?.[1]?.trim() ?? "";
+}
+
+/** How a key is remembered (with the request ids it made) and counted: its SHA-256, never the key itself. */
+export const keyDigest = (key: string): string => createHash("sha256").update(key).digest("hex");
+
+/**
+ * Who is calling, for per-client limits: the API key when keys are on (the auth plugin has checked it), else
+ * the connection's address.
+ */
+export function callerOf(request: Request, keysOn: boolean, address: string | undefined): string {
+  const key = keysOn ? presentedKey(request) : null;
+  return key ? `key ${keyDigest(key)}` : `address ${address ?? "unknown"}`;
 }
 
 /** Elysia plugin: 401 without a key, 403 with a wrong one, on the routes `requiresApiKey` names. */

@@ -9,6 +9,8 @@ import type { Subscription } from "./proof-hub.ts";
 
 export interface SseLimits {
   perRequest: number;
+  /** Open proof streams per client: its API key when keys are on, else its address. */
+  perClient: number;
   total: number;
   heartbeatMs: number;
 }
@@ -73,8 +75,38 @@ function eventStream(request: Request, requestId: string, watch: Subscription, i
   });
 }
 
-/** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
-export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit) {
+/** Open streams per client, so that one client cannot take every place of PROVER_SSE_TOTAL. */
+function clientCounts(perClient: number) {
+  const open = new Map<string, number>();
+  return {
+    /** Takes a place for the client and starts watching, or throws over_capacity; cancelling gives the place back. */
+    take(client: string, startWatch: () => Subscription): Subscription {
+      const count = open.get(client) ?? 0;
+      if (count >= perClient) throw new AppError("over_capacity", "too many proof streams open for this client");
+      const watch = startWatch();
+      open.set(client, count + 1);
+      let held = true;
+      return {
+        outcome: watch.outcome,
+        cancel() {
+          watch.cancel();
+          if (!held) return;
+          held = false;
+          const left = (open.get(client) ?? 1) - 1;
+          if (left > 0) open.set(client, left);
+          else open.delete(client);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. `clientOf` names
+ * who asks (an API key or an address) for the per-client cap.
+ */
+export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit, clientOf: (request: Request) => string) {
+  const clients = clientCounts(limits.perClient);
   return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", ({ params, request }) => {
     const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
     // An EventSource reconnecting after the stream's one event: nothing more will come.
@@ -82,7 +114,8 @@ export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: Id
     if (delivery.subscribers(requestId) >= limits.perRequest || delivery.totalSubscribers() >= limits.total) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
-    const watch = delivery.watch(requestId);
+    const client = clientOf(request);
+    const watch = clients.take(client, () => delivery.watch(requestId));
     return new Response(eventStream(request, requestId, watch, idle, limits.heartbeatMs), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });

@@ -84,7 +84,25 @@ describe("prover configuration", () => {
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);
   });
 
+  test("headers that identify the end user are dropped unless PROVER_FORWARD_HEADERS names them", () => {
+    const dropped = loadProverConfig({}).proxy.identifyingHeaders;
+    for (const name of ["x-forwarded-for", "x-real-ip", "forwarded", "origin", "referer", "cf-connecting-ip", "true-client-ip", "x-client-ip", "via"]) {
+      expect(dropped.has(name)).toBe(true);
+    }
+    const forwarded = loadProverConfig({ PROVER_FORWARD_HEADERS: "Origin, referer" }).proxy.identifyingHeaders;
+    expect([forwarded.has("origin"), forwarded.has("referer"), forwarded.has("x-forwarded-for")]).toEqual([false, false, true]);
+  });
+
+  test("proof streams: a place per client, and an unknown id holds one for seconds", () => {
+    const { sse, delivery } = loadProverConfig({});
+    expect(sse.perClient).toBe(64);
+    expect(delivery.unknownRequestMs).toBe(30_000);
+    expect(loadProverConfig({ PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "300" }).delivery.unknownRequestMs).toBe(300_000);
+  });
+
   test.each([
+    [{ PROVER_FORWARD_HEADERS: "x-forwarded-for,cookie" }, "PROVER_FORWARD_HEADERS: must name only headers the prover drops by default"],
+    [{ PROVER_SSE_PER_CLIENT: "0" }, "PROVER_SSE_PER_CLIENT: must be at least 1"],
     [{ PROVER_ALLOWED_PORTS: "" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "443,http" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "0" }, "PROVER_ALLOWED_PORTS"],
