@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
@@ -19,7 +20,7 @@ import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
 import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
-import { apiKeyAuth } from "./auth.ts";
+import { apiKeyAuth, callerOf } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
 import { joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
@@ -78,6 +79,9 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   });
 
   let embedded: NotaryServer | undefined;
+  // The embedded notary listens on loopback, where any local process could ask it for sessions and
+  // signatures: it takes only this key, made afresh each start and known to this process alone.
+  const embeddedKey = randomBytes(32).toString("base64url");
   if (config.notary.urls.length === 0) {
     const key = loadOrCreateKey(config.dataDir);
     // Its Verifiers run in the engine hosts beside the provers: this process holds no wasm instance.
@@ -87,14 +91,15 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       sessions: config.notary.embedded,
       verifiers: hosts.verifiers,
       key,
+      auth: { embeddedKey },
       testTrustAnchor,
       log: log.child({ component: "notary" }),
     });
-    log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
+    log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
   }
   const notaryUrls = embedded ? [embedded.url] : config.notary.urls;
   const notary = new NotaryPool(
-    notaryUrls.map((url) => createNotaryClient(url, config.notary.apiKey)),
+    notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey)),
     { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
   );
   // Its sources are read at scrape time, once everything below exists.
@@ -148,6 +153,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
+  // Proof streams are capped per API key, or per address without keys.
+  const proofClient = (request: Request): string => callerOf(request, config.auth.apiKeys.length > 0, server.requestIP(request)?.address);
 
   const app = new Elysia()
     .use(errorHandling(log))
@@ -167,7 +174,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       };
     })
     .use(notaryInfoRoutes(notary))
-    .use(proofRoutes(delivery, config.sse, idle))
+    .use(proofRoutes(delivery, config.sse, idle, proofClient))
     .use(
       proxyRoutes({
         notary,
