@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL, type Server, type Subprocess } from "bun";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { decodePublicKeysPem } from "../../src/proof/keys.ts";
@@ -19,20 +19,18 @@ import { type RunningNotary, freePort, notarySessions, startNotary } from "../ha
 import { PG_URL, postgresSkipReason } from "../store/backends.ts";
 import { scratchDir, tlsFixture } from "../support/env.ts";
 import { cpuSeconds, peakRssBytes, treeTotal } from "../support/process.ts";
-import { REPO, type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 import { eventually } from "../support/wait.ts";
+import { DEPLOY, type Nginx, nginxMissing, startNginx } from "./nginx.ts";
 
-const NGINX = Bun.which("nginx", { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` });
-const nginxMissing = NGINX ? undefined : "nginx is not installed (.ci/debian-packages lists it; .ci/run installs it)";
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the cluster test: ${nginxMissing}`);
 const skipReason = nginxMissing ?? postgresSkipReason;
 
 const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
-const DEPLOY = join(REPO, "deploy");
 const DATABASE = `test_cluster_${process.pid}`;
 const SESSION_MS = 600_000;
 
@@ -44,54 +42,6 @@ function readEnvFile(path: string): Record<string, string> {
     if (match) env[match[1]!] = match[2]!;
   }
   return env;
-}
-
-interface Nginx {
-  url: string;
-  process: Subprocess;
-  log(): string;
-}
-
-/** Renders deploy/'s nginx config as envsubst would and runs nginx on it, in the foreground, under `dir`. */
-async function startNginx(dir: string, values: { LISTEN: string; PROVER_A: string; PROVER_B: string }): Promise<Nginx> {
-  const template = readFileSync(join(DEPLOY, "nginx", "tlsproof.conf"), "utf8");
-  writeFileSync(join(dir, "tlsproof.conf"), template.replace(/\$\{(LISTEN|PROVER_A|PROVER_B)\}/g, (_, name: keyof typeof values) => values[name]));
-  for (const temp of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
-    mkdirSync(join(dir, temp), { recursive: true });
-    // Workers may run as another user than the master (root): they write here.
-    chmodSync(join(dir, temp), 0o777);
-  }
-  // What a distribution's nginx.conf provides around a conf.d include, with every path under `dir`.
-  writeFileSync(
-    join(dir, "nginx.conf"),
-    [
-      `pid ${dir}/nginx.pid;`,
-      "worker_processes 1;",
-      "events { worker_connections 512; }",
-      "http {",
-      `  access_log ${dir}/access.log;`,
-      ...["body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t === "body" ? "client_body" : t}_temp_path ${dir}/${t};`),
-      `  include ${dir}/tlsproof.conf;`,
-      "}",
-      "",
-    ].join("\n"),
-  );
-  const child = Bun.spawn([NGINX!, "-p", dir, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`, "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
-  const log = () => {
-    try {
-      return readFileSync(`${dir}/error.log`, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  const url = `http://${values.LISTEN}`;
-  const health = await eventually(
-    () => fetch(`${url}/healthcheck`).then((r) => r.text(), () => ""),
-    (text) => text === "Ok" || child.exitCode !== null,
-    30_000,
-  );
-  if (health !== "Ok") throw new Error(`nginx did not start: ${log()} ${await new Response(child.stderr).text()}`);
-  return { url, process: child, log };
 }
 
 describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
