@@ -17,6 +17,7 @@ import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/proof-delivery.ts";
+import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
 
@@ -68,6 +69,11 @@ const ProverEnv = v.object({
   PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
   PROVER_SSE_PER_CLIENT: v.optional(wholeNumber(1, 1_000_000), "64"),
   PROVER_API_KEYS: v.optional(list, ""),
+  PROVER_API_KEYS_SCOPED: v.optional(list, ""),
+  PROVER_CORS_ORIGINS: v.optional(
+    v.pipe(list, v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#]+$/, "must be origins as browsers send them, e.g. https://app.example.com (scheme, host, port; no path)")))),
+    "",
+  ),
   PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
   PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255), "60"),
   PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400), "600"),
@@ -151,8 +157,10 @@ export interface ProverConfig {
      */
     instanceTimeoutMs: number;
   };
-  /** Keys for `Authorization: Bearer`; empty = no authentication. */
-  auth: { apiKeys: string[] };
+  /** Keys for `Authorization: Bearer`, full and scoped (own requests' proofs only); none = no authentication. */
+  auth: ApiKeys;
+  /** Origins whose pages may call the prover from a browser (CORS); empty = none. */
+  corsOrigins: string[];
   sse: { perRequest: number; perClient: number; total: number; heartbeatMs: number };
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
@@ -175,6 +183,9 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
+    throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
+  }
   return {
     listen: {
       host: e.PROVER_HOST,
@@ -225,7 +236,8 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       maxStreams: e.PROVER_STORE_STREAMS,
       instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
     },
-    auth: { apiKeys: e.PROVER_API_KEYS },
+    auth: { full: e.PROVER_API_KEYS, scoped: e.PROVER_API_KEYS_SCOPED },
+    corsOrigins: e.PROVER_CORS_ORIGINS,
     sse: {
       perRequest: e.PROVER_SSE_PER_REQUEST,
       perClient: e.PROVER_SSE_PER_CLIENT,

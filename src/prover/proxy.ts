@@ -9,6 +9,7 @@ import { className, endpointKey, planSession, requestBytes } from "./size-classe
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
 import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
+import { callerKeyDigest } from "./auth.ts";
 
 export interface ProxyDeps extends SessionDeps {
   maxBodyBytes: number;
@@ -124,6 +125,7 @@ export function proxyRoutes(deps: ProxyDeps) {
       allowUnmatched,
       proveFailed,
       onMpcStart: () => deps.idleLimit.lift(request),
+      requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
     })
       .catch((error: unknown) => {
         done("failed");

@@ -20,7 +20,7 @@ import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
 import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
-import { apiKeyAuth, callerOf } from "./auth.ts";
+import { apiKeyAuth, callerOf, keysOn, ownProofsOnly } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
 import { joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
@@ -36,6 +36,7 @@ import { discardSession } from "./session-run.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
 import { createTurnGate } from "./turn-gate.ts";
+import { corsPolicy } from "./cors.ts";
 
 export interface ProverServer {
   url: string;
@@ -154,11 +155,12 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
   // Proof streams are capped per API key, or per address without keys.
-  const proofClient = (request: Request): string => callerOf(request, config.auth.apiKeys.length > 0, server.requestIP(request)?.address);
+  const keysAreOn = keysOn(config.auth);
+  const proofClient = (request: Request): string => callerOf(request, keysAreOn, server.requestIP(request)?.address);
 
   const app = new Elysia()
     .use(errorHandling(log))
-    .use(apiKeyAuth(config.auth.apiKeys, config.store))
+    .use(apiKeyAuth(config.auth, config.store))
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
@@ -174,7 +176,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       };
     })
     .use(notaryInfoRoutes(notary))
-    .use(proofRoutes(delivery, config.sse, idle, proofClient))
+    .use(proofRoutes(delivery, config.sse, idle, { clientOf: proofClient, ownProofsOnly: ownProofsOnly(config.auth) }))
     .use(
       proxyRoutes({
         notary,
@@ -184,7 +186,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         ...config.proxy,
         slots,
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
-        authorizationIsOurs: config.auth.apiKeys.length > 0,
+        authorizationIsOurs: keysAreOn,
         idleLimit: idle,
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
@@ -201,15 +203,18 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   // The document describes the app's routes, this one included: added once the others exist.
   app.use(openApiRoutes(() => app.routes));
 
+  const cors = corsPolicy(config.corsOrigins);
   const server = Bun.serve({
     hostname: config.listen.host,
     port: config.listen.port,
     idleTimeout: config.listen.idleTimeoutS,
     maxRequestBodySize: config.listen.maxRequestBodyBytes,
-    fetch(request) {
+    async fetch(request) {
+      const preflight = cors.preflight(request);
+      if (preflight) return preflight;
       const { pathname } = new URL(request.url);
-      if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname });
-      return app.handle(request);
+      if (stopping) return cors.decorate(request, errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname }));
+      return cors.decorate(request, await app.handle(request));
     },
   });
   const host = config.listen.host === "0.0.0.0" || config.listen.host === "::" ? "127.0.0.1" : config.listen.host;

@@ -57,7 +57,7 @@ describe("prover configuration", () => {
     expect(config.notary.urls).toEqual(["http://notary.internal:7047", "http://notary-b.internal:7047"]);
     // The embedded notary outlives a warm session's idle time plus a whole session, and ends unconnected ones soon.
     expect(config.notary.embedded).toMatchObject({ maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000 + 2 * 60_000, connectTimeoutMs: 30_000 });
-    expect(config.auth.apiKeys).toEqual(["k1", "k2"]);
+    expect(config.auth).toEqual({ full: ["k1", "k2"], scoped: [] });
     expect(config.sse.perRequest).toBe(3);
     expect(config.log.format).toBe("json");
     expect(config.dataDir).toBe("/srv/tlsproof");

@@ -7,6 +7,7 @@ import { request as httpRequest } from "node:http";
 import { readFileSync } from "node:fs";
 import { PG_URL, postgresSkipReason } from "../store/backends.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { errorData, openStream } from "../support/sse.ts";
 import { eventually } from "../support/wait.ts";
 
 /** A proof stream held open until `close()`; `status` is the prover's answer to the subscription. */
@@ -81,9 +82,17 @@ describe.skipIf(Boolean(postgresSkipReason))("with API keys and a database", () 
     PROVER_NOTARY_API_KEY: "notary-key-5d1e",
     PROVER_STORE_URL: PG_URL,
   };
+  const settings = {
+    PROVER_ENGINE_HOSTS: "1",
+    PROVER_SSE_PER_CLIENT: "2",
+    PROVER_API_KEYS_SCOPED: "scoped-key-a,scoped-key-b",
+    // A target outside the list is refused after its request id was taken: an outcome without an MPC session.
+    PROVER_ALLOWED_HOSTS: "allowed.example",
+    ...secrets,
+  };
   let prover: RunningProver;
   beforeAll(async () => {
-    prover = await startProver(SOURCE_CLI, 443, { PROVER_ENGINE_HOSTS: "1", PROVER_SSE_PER_CLIENT: "2", ...secrets });
+    prover = await startProver(SOURCE_CLI, 443, settings);
   });
   afterAll(async () => {
     await prover?.stop();
@@ -102,7 +111,7 @@ describe.skipIf(Boolean(postgresSkipReason))("with API keys and a database", () 
       // Read from the right process: the runtime's own variables are there.
       expect(names).toContain("PATH");
       expect(names.filter((name) => name.startsWith("PROVER_") || name.startsWith("TLSN_"))).toEqual([]);
-      for (const value of [...Object.values(secrets), "full-key-7f3a", "other-key-91c2"]) {
+      for (const value of [...Object.values(secrets), "full-key-7f3a", "other-key-91c2", "scoped-key-a"]) {
         expect(environ.some((entry) => entry.includes(value))).toBe(false);
       }
     }
@@ -117,5 +126,58 @@ describe.skipIf(Boolean(postgresSkipReason))("with API keys and a database", () 
     const otherKey = await subscribe(streamUrl(), auth("other-key-91c2"));
     expect(otherKey.status).toBe(200);
     for (const stream of [...held, otherKey]) stream.close();
+  });
+
+  /** A /proxy call the prover refuses after taking its id (target_forbidden): the id then has an outcome. */
+  async function refusedRequest(key: string): Promise<string> {
+    const requestId = crypto.randomUUID();
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { ...auth(key), "T-PROXY-URL": "https://elsewhere.example/", "T-REQUEST-ID": requestId },
+    });
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("target_forbidden");
+    return requestId;
+  }
+  const proofEvent = async (requestId: string, key: string) => {
+    const response = await fetch(`${prover.url}/proof/${requestId}`, { headers: auth(key) });
+    return { status: response.status, text: await response.text() };
+  };
+
+  test("a scoped key reads the outcomes of its own requests only; full keys read any", async () => {
+    const own = await refusedRequest("scoped-key-a");
+    expect((await proofEvent(own, "scoped-key-a")).text).toContain('"code":"target_forbidden"');
+    expect((await proofEvent(own, "full-key-7f3a")).text).toContain('"code":"target_forbidden"');
+    const another = await proofEvent(own, "scoped-key-b");
+    expect(another.status).toBe(403);
+    expect(JSON.parse(another.text)).toMatchObject({ error: { code: "forbidden" } });
+    const fullKeys = await refusedRequest("full-key-7f3a");
+    expect((await proofEvent(fullKeys, "scoped-key-a")).status).toBe(403);
+  });
+
+  test("a scoped key subscribed before another key used the id gets forbidden, not that request's outcome", async () => {
+    const requestId = crypto.randomUUID();
+    const early = await openStream(`${prover.url}/proof/${requestId}`, 30_000, { headers: auth("scoped-key-a") });
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { ...auth("scoped-key-b"), "T-PROXY-URL": "https://elsewhere.example/", "T-REQUEST-ID": requestId },
+    });
+    expect(response.status).toBe(403);
+    const [event] = await early.events;
+    expect(errorData(event!).code).toBe("forbidden");
+    expect(event!.data).not.toContain("target_forbidden");
+  });
+
+  test("a scoped key may not use the operator's routes", async () => {
+    for (const path of ["/pool", "/metrics", "/stores/proofs/data/partitions/0/last"]) {
+      const response = await fetch(`${prover.url}${path}`, { headers: auth("scoped-key-a") });
+      expect(response.status).toBe(403);
+    }
+  });
+
+  test("which key made a request is kept in the store: it holds after a restart", async () => {
+    const own = await refusedRequest("scoped-key-a");
+    await prover.stop();
+    prover = await startProver(SOURCE_CLI, 443, { ...settings, PROVER_DATA_DIR: prover.dataDir });
+    expect((await proofEvent(own, "scoped-key-b")).status).toBe(403);
+    expect((await proofEvent(own, "scoped-key-a")).text).toContain('"code":"target_forbidden"');
   });
 });
