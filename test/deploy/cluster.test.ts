@@ -22,9 +22,9 @@ import { cpuSeconds, peakRssBytes, treeTotal } from "../support/process.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
 import { eventually } from "../support/wait.ts";
-import { DEPLOY, type Nginx, nginxMissing, startNginx } from "./nginx.ts";
+import { DEPLOY, type Nginx, nginxMissing, readEnvFile, startNginx } from "./support.ts";
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the cluster test: ${nginxMissing}`);
@@ -33,16 +33,9 @@ const skipReason = nginxMissing ?? postgresSkipReason;
 const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
 const DATABASE = `test_cluster_${process.pid}`;
 const SESSION_MS = 600_000;
-
-/** KEY=VALUE lines of an env file (comments and blank lines skipped). */
-function readEnvFile(path: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
-    if (match) env[match[1]!] = match[2]!;
-  }
-  return env;
-}
+/** What replaces deploy/'s CHANGE-ME keys: the clients' API key, and the provers' key in the notaries' whitelist. */
+const CLIENT_KEY = "cluster-client-key-4e1d";
+const NOTARY_KEY = "cluster-notary-key-8a2f";
 
 describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
   let target: Server<undefined>;
@@ -59,12 +52,17 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
 
   const targetUrl = () => `https://${TARGET_HOST}:${target.port}/data`;
   const pinnedKeys = () => decodePublicKeysPem(`${notaryKeys.a}${notaryKeys.b}`);
+  // deploy/ turns API keys on: clients send one.
+  const clientAuth = { authorization: `Bearer ${CLIENT_KEY}` };
   const proxy = (via: "a" | "b", requestId: string) =>
     fetch(`${nginx.url}/instance/${via}/proxy`, {
-      headers: { "T-PROXY-URL": targetUrl(), "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
+      headers: { ...clientAuth, "T-PROXY-URL": targetUrl(), "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
     });
   const subscribe = (via: "a" | "b" | "any", requestId: string) =>
-    openStream(`${nginx.url}${via === "any" ? "" : `/instance/${via}`}/proof/${requestId}`, SESSION_MS);
+    openStream(`${nginx.url}${via === "any" ? "" : `/instance/${via}`}/proof/${requestId}`, SESSION_MS, { headers: clientAuth });
+  // The notaries speak TLS with a certificate from the test CA for localhost.
+  const notaryUrl = (notary: RunningNotary) => `https://localhost:${notary.port}`;
+  const notarySessionsOf = (notary: RunningNotary) => notarySessions(notaryUrl(notary), { tls: { ca: tlsFixture().caPem } });
   const only = (events: SseEvent[]): SseEvent => {
     expect(events).toHaveLength(1);
     return events[0]!;
@@ -84,12 +82,17 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
       const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", join(dir, `notary-${name}`)]);
       expect(keygen.exitCode).toBe(0);
       notaryKeys[name] = readFileSync(join(dir, `notary-${name}`, "notary.pub"), "utf8");
-      // deploy/'s file as it is, on loopback and a free port, logging in the compact form startNotary reads.
+      // deploy/'s file as it is, on loopback and a free port, logging in the compact form startNotary reads, with
+      // a certificate from the test CA and the whitelist holding the provers' key.
+      const identity = makeLocalhostIdentity(tlsFixture());
       const yaml = readFileSync(join(DEPLOY, `notary-${name}.yaml`), "utf8")
         .replace(/^host: .*$/m, 'host: "127.0.0.1"')
         .replace(/^port: \d+$/m, "port: 0")
-        .replace(/^  format: JSON$/m, "  format: COMPACT");
+        .replace(/^  format: JSON$/m, "  format: COMPACT")
+        .replace(/^  private_key_path: notary-[ab]\/tls\.key$/m, `  private_key_path: ${identity.keyPath}`)
+        .replace(/^  certificate_path: notary-[ab]\/tls\.crt$/m, `  certificate_path: ${identity.chainPath}`);
       writeFileSync(join(dir, `notary-${name}.yaml`), yaml);
+      writeFileSync(join(dir, "notary-whitelist.csv"), readFileSync(join(DEPLOY, "notary-whitelist.csv"), "utf8").replace("CHANGE-ME-notary-key", NOTARY_KEY));
       notaries[name] = await startNotary(join(dir, `notary-${name}.yaml`));
       everyProcess.push(notaries[name].process);
     }
@@ -102,7 +105,10 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
         ...shared,
         PROVER_HOST: "127.0.0.1",
         PROVER_STORE_URL: databaseUrl,
-        PROVER_NOTARY_URL: `${notaries.a.url},${notaries.b.url}`,
+        PROVER_NOTARY_URL: `${notaryUrl(notaries.a)},${notaryUrl(notaries.b)}`,
+        PROVER_NOTARY_API_KEY: NOTARY_KEY,
+        PROVER_API_KEYS: CLIENT_KEY,
+        NODE_EXTRA_CA_CERTS: tlsFixture().caPath,
       });
       everyProcess.push(provers[name].process);
     }
@@ -203,7 +209,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     // Whichever notary took the session is the one killed.
     const busy = await eventually(
       async () => {
-        const [a, b] = await Promise.all([notarySessions(notaries.a.url), notarySessions(notaries.b.url)]);
+        const [a, b] = await Promise.all([notarySessionsOf(notaries.a), notarySessionsOf(notaries.b)]);
         return a > 0 ? "a" : b > 0 ? "b" : undefined;
       },
       (name) => name !== undefined,
@@ -242,7 +248,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     const stream = await subscribe("b", requestId);
     const answer = proxy("a", requestId).then((r) => r.status, () => 0);
     const running = await eventually(
-      async () => (await Promise.all([notaries.a, notaries.b].filter((n) => n.process.exitCode === null && !n.process.killed).map((n) => notarySessions(n.url)))).reduce((x, y) => x + y, 0),
+      async () => (await Promise.all([notaries.a, notaries.b].filter((n) => n.process.exitCode === null && !n.process.killed).map((n) => notarySessionsOf(n)))).reduce((x, y) => x + y, 0),
       (sessions) => sessions > 0,
       SESSION_MS,
     );

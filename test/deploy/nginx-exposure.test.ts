@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { freePort } from "../hardening/support.ts";
 import { scratchDir } from "../support/env.ts";
-import { type Nginx, nginxMissing, startNginx } from "./nginx.ts";
+import { type Nginx, nginxMissing, startNginx } from "./support.ts";
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the nginx test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the nginx exposure test: ${nginxMissing}`);

@@ -1,6 +1,7 @@
 /**
- * nginx for the deploy tests: deploy/nginx/tlsproof.conf rendered as envsubst would, run in the foreground
- * under a scratch folder. nginx comes from .ci/debian-packages (tests install nothing).
+ * For the tests of deploy/: its env file read as systemd would, and nginx running deploy/nginx/tlsproof.conf
+ * rendered as envsubst would, in the foreground under a scratch folder. nginx comes from .ci/debian-packages
+ * (tests install nothing).
  */
 import type { Subprocess } from "bun";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -9,6 +10,17 @@ import { REPO } from "../support/prover.ts";
 import { eventually } from "../support/wait.ts";
 
 export const DEPLOY = join(REPO, "deploy");
+
+/** KEY=VALUE lines of an env file (comments and blank lines skipped). */
+export function readEnvFile(path: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (match) env[match[1]!] = match[2]!;
+  }
+  return env;
+}
+
 const NGINX = Bun.which("nginx", { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` });
 /** Why nginx tests cannot run here, if they cannot. */
 export const nginxMissing = NGINX ? undefined : "nginx is not installed (.ci/debian-packages lists it; .ci/run installs it)";
