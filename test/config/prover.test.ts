@@ -93,6 +93,11 @@ describe("prover configuration", () => {
     expect([forwarded.has("origin"), forwarded.has("referer"), forwarded.has("x-forwarded-for")]).toEqual([false, false, true]);
   });
 
+  test("CORS: no origin by default, the listed ones otherwise", () => {
+    expect(loadProverConfig({}).corsOrigins).toEqual([]);
+    expect(loadProverConfig({ PROVER_CORS_ORIGINS: "https://app.example.com, http://127.0.0.1:5173" }).corsOrigins).toEqual(["https://app.example.com", "http://127.0.0.1:5173"]);
+  });
+
   test("proof streams: a place per client, and an unknown id holds one for seconds", () => {
     const { sse, delivery } = loadProverConfig({});
     expect(sse.perClient).toBe(64);
@@ -103,6 +108,8 @@ describe("prover configuration", () => {
   test.each([
     [{ PROVER_FORWARD_HEADERS: "x-forwarded-for,cookie" }, "PROVER_FORWARD_HEADERS: must name only headers the prover drops by default"],
     [{ PROVER_SSE_PER_CLIENT: "0" }, "PROVER_SSE_PER_CLIENT: must be at least 1"],
+    [{ PROVER_CORS_ORIGINS: "https://app.example.com/" }, "PROVER_CORS_ORIGINS[0]: must be origins as browsers send them"],
+    [{ PROVER_API_KEYS: "k1,k2", PROVER_API_KEYS_SCOPED: "k2" }, "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS"],
     [{ PROVER_ALLOWED_PORTS: "" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "443,http" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "0" }, "PROVER_ALLOWED_PORTS"],
