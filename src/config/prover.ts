@@ -106,6 +106,8 @@ const PROOF_STORE_POLL_MS = 5_000;
  * then only a safety net (a notification lost while the listening connection reconnects).
  */
 const PROOF_STORE_RECHECK_MS = 30_000;
+/** How deploy/'s example files mark the keys an operator must replace. */
+const EXAMPLE_KEY_PREFIX = "CHANGE-ME";
 /**
  * The embedded notary serves only this prover, whose sessions are bounded by the warm pool and
  * PROVER_MAX_SESSIONS (both far below this); the cap only guards against leaked sessions.
@@ -183,6 +185,10 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  // deploy/'s example values: a prover must not run with keys everyone can read in the repository.
+  for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
+    if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
+  }
   if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
     throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
   }

@@ -108,6 +108,8 @@ describe("prover configuration", () => {
   test.each([
     [{ PROVER_FORWARD_HEADERS: "x-forwarded-for,cookie" }, "PROVER_FORWARD_HEADERS: must name only headers the prover drops by default"],
     [{ PROVER_SSE_PER_CLIENT: "0" }, "PROVER_SSE_PER_CLIENT: must be at least 1"],
+    [{ PROVER_API_KEYS: "CHANGE-ME-client-key" }, "PROVER_API_KEYS: replace the example's CHANGE-ME… value"],
+    [{ PROVER_NOTARY_API_KEY: "CHANGE-ME-notary-key" }, "PROVER_NOTARY_API_KEY: replace the example's CHANGE-ME… value"],
     [{ PROVER_CORS_ORIGINS: "https://app.example.com/" }, "PROVER_CORS_ORIGINS[0]: must be origins as browsers send them"],
     [{ PROVER_API_KEYS: "k1,k2", PROVER_API_KEYS_SCOPED: "k2" }, "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS"],
     [{ PROVER_ALLOWED_PORTS: "" }, "PROVER_ALLOWED_PORTS"],

@@ -10,7 +10,9 @@ describe("deploy/", () => {
   const proverEnv = readEnvFile(join(DEPLOY, "prover.env"));
 
   test("the provers require API keys and reach their notaries over TLS with a key", () => {
-    const config = loadProverConfig(proverEnv);
+    // The example's keys are placeholders, which the prover refuses until replaced.
+    expect(() => loadProverConfig(proverEnv)).toThrow("replace the example's CHANGE-ME");
+    const config = loadProverConfig({ ...proverEnv, PROVER_API_KEYS: "client-key-1", PROVER_NOTARY_API_KEY: "notary-key-1" });
     expect(config.auth.full.length).toBeGreaterThan(0);
     expect(config.notary.urls.length).toBe(2);
     for (const url of config.notary.urls) expect(url).toStartWith("https://");
