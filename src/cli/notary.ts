@@ -49,7 +49,7 @@ const start = defineCommand({
     if (whitelistPath) loadWhitelist(whitelistPath); // fail at start-up, not at the first session
     const engine = await startEngine({ threads: config.process.threads, testTrustAnchorPem });
     const server = await listening(`notary on ${config.listen.host}:${config.listen.port}`, () =>
-      startNotaryServer({ ...config.listen, sessions: config.sessions, verifiers: localVerifiers, key, tls, whitelistPath, testTrustAnchor: engine.testTrustAnchor, log }),
+      startNotaryServer({ ...config.listen, sessions: config.sessions, verifiers: localVerifiers, key, tls, auth: whitelistPath ? { whitelistPath } : undefined, testTrustAnchor: engine.testTrustAnchor, log }),
     );
     log.info("notary listening", { url: server.url, algorithm: key.algorithm });
     await untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));

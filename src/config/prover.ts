@@ -12,10 +12,12 @@ import type { SessionSizes } from "../protocol/notary.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
+import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/proof-delivery.ts";
+import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
 
@@ -42,6 +44,17 @@ const ProverEnv = v.object({
     "443,8443",
   ),
   PROVER_RESOLVE: v.optional(v.string()),
+  PROVER_FORWARD_HEADERS: v.optional(
+    v.pipe(
+      list,
+      v.transform((names) => names.map((name) => name.toLowerCase())),
+      v.check(
+        (names) => names.every((name) => IDENTIFYING_HEADERS.includes(name)),
+        `must name only headers the prover drops by default: ${IDENTIFYING_HEADERS.join(", ")}`,
+      ),
+    ),
+    "",
+  ),
   PROVER_STORE_URL: v.optional(storeUrlSchema),
   PROVER_INSTANCE_TIMEOUT_S: v.optional(wholeNumber(3, 3600), "10"),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
@@ -54,11 +67,18 @@ const ProverEnv = v.object({
   PROVER_MAX_SESSIONS: v.optional(wholeNumber(1, 1024)),
   PROVER_SSE_PER_REQUEST: v.optional(wholeNumber(1, 100_000), "16"),
   PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
+  PROVER_SSE_PER_CLIENT: v.optional(wholeNumber(1, 1_000_000), "64"),
   PROVER_API_KEYS: v.optional(list, ""),
+  PROVER_API_KEYS_SCOPED: v.optional(list, ""),
+  PROVER_CORS_ORIGINS: v.optional(
+    v.pipe(list, v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#]+$/, "must be origins as browsers send them, e.g. https://app.example.com (scheme, host, port; no path)")))),
+    "",
+  ),
   PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
   PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255), "60"),
   PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400), "600"),
-  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "300"),
+  // A client subscribes just before its /proxy call: an id nobody uses holds its place seconds, not minutes.
+  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
   XDG_DATA_HOME: v.optional(v.string()),
@@ -86,6 +106,8 @@ const PROOF_STORE_POLL_MS = 5_000;
  * then only a safety net (a notification lost while the listening connection reconnects).
  */
 const PROOF_STORE_RECHECK_MS = 30_000;
+/** How deploy/'s example files mark the keys an operator must replace. */
+const EXAMPLE_KEY_PREFIX = "CHANGE-ME";
 /**
  * The embedded notary serves only this prover, whose sessions are bounded by the warm pool and
  * PROVER_MAX_SESSIONS (both far below this); the cap only guards against leaked sessions.
@@ -120,6 +142,8 @@ export interface ProverConfig {
     sessionTimeoutMs: number;
     /** Live MPC sessions at once. */
     maxSessions: number;
+    /** Headers that identify the end user, not forwarded to targets. */
+    identifyingHeaders: ReadonlySet<string>;
   };
   pool: PoolConfig;
   store: {
@@ -135,9 +159,11 @@ export interface ProverConfig {
      */
     instanceTimeoutMs: number;
   };
-  /** Keys for `Authorization: Bearer`; empty = no authentication. */
-  auth: { apiKeys: string[] };
-  sse: { perRequest: number; total: number; heartbeatMs: number };
+  /** Keys for `Authorization: Bearer`, full and scoped (own requests' proofs only); none = no authentication. */
+  auth: ApiKeys;
+  /** Origins whose pages may call the prover from a browser (CORS); empty = none. */
+  corsOrigins: string[];
+  sse: { perRequest: number; perClient: number; total: number; heartbeatMs: number };
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
   log: { format: LogFormat };
@@ -159,6 +185,13 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  // deploy/'s example values: a prover must not run with keys everyone can read in the repository.
+  for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
+    if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
+  }
+  if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
+    throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
+  }
   return {
     listen: {
       host: e.PROVER_HOST,
@@ -199,6 +232,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
       sessionTimeoutMs,
       maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
+      identifyingHeaders: droppedIdentifyingHeaders(e.PROVER_FORWARD_HEADERS),
     },
     pool,
     store: {
@@ -208,9 +242,11 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       maxStreams: e.PROVER_STORE_STREAMS,
       instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
     },
-    auth: { apiKeys: e.PROVER_API_KEYS },
+    auth: { full: e.PROVER_API_KEYS, scoped: e.PROVER_API_KEYS_SCOPED },
+    corsOrigins: e.PROVER_CORS_ORIGINS,
     sse: {
       perRequest: e.PROVER_SSE_PER_REQUEST,
+      perClient: e.PROVER_SSE_PER_CLIENT,
       total: e.PROVER_SSE_TOTAL,
       heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
     },

@@ -25,7 +25,8 @@ function counter(metrics: ProverMetrics) {
 export function countedProofRecords(records: ProofRecords, metrics: ProverMetrics): ProofRecords {
   const count = counter(metrics);
   return {
-    claim: (requestId) => count("write", "claim", records.claim(requestId)),
+    claim: (requestId, requestedBy) => count("write", "claim", records.claim(requestId, requestedBy)),
+    requestedBy: (requestId) => count("read", "requested_by", records.requestedBy(requestId)),
     saveProof: async (requestId, proof) => {
       await count("write", "save_proof", records.saveProof(requestId, proof));
       metrics.settled("proof");

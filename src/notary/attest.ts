@@ -9,6 +9,8 @@ export interface AttestationContext {
   algorithm: ProofBody["notary"]["algorithm"];
   testTrustAnchor: boolean;
   notaryVersion: string;
+  /** The notary is a prover's embedded one: run by the same operator as the prover, which the proof says. */
+  embedded: boolean;
 }
 
 function direction(bytes: number[], authed: ByteRange[], length: number): TranscriptDirection {
@@ -44,7 +46,7 @@ export function buildProofBody(output: VerifierOutput, declared: AttestationRequ
   if (problem) throw new AppError("invalid_body", `declared redactions refused: ${problem}`);
   return {
     requestId: declared.requestId,
-    notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm },
+    notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm, embedded: context.embedded },
     serverName: output.server_name,
     connectionTime: output.connection_info.time,
     tlsVersion: output.connection_info.version === "V1_3" ? "TLS1.3" : "TLS1.2",

@@ -19,6 +19,7 @@ import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { type ProverSocketData, createSessionRegistry } from "./sessions.ts";
 import { whitelistChecker } from "./whitelist.ts";
+import { apiKeyMatcher } from "../api-key.ts";
 
 export interface NotaryServerOptions {
   host: string;
@@ -28,8 +29,11 @@ export interface NotaryServerOptions {
   verifiers: EngineVerifiers;
   key: NotaryKey;
   tls?: { cert: string; key: string };
-  /** The API-key whitelist (re-read when the file changes); unset = no authentication. */
-  whitelistPath?: string;
+  /**
+   * Who may use the session routes and metrics: a standalone notary's API-key whitelist (re-read when the file
+   * changes), or the one key an embedded notary shares with its prover alone; unset = no authentication.
+   */
+  auth?: { whitelistPath: string } | { embeddedKey: string };
   testTrustAnchor: boolean;
   log: Logger;
 }
@@ -52,12 +56,20 @@ const isSessionRoute = (pathname: string) => pathname === "/session" || pathname
 /** Routes that need a whitelisted key when auth is on: the session routes and the metrics. */
 const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === "/metrics";
 
+function allowedKeys(auth: NotaryServerOptions["auth"]): (apiKey: string) => boolean {
+  if (!auth) return () => true;
+  if ("whitelistPath" in auth) return whitelistChecker(auth.whitelistPath);
+  const matches = apiKeyMatcher([auth.embeddedKey]);
+  return (apiKey) => matches(apiKey);
+}
+
 export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const { log } = options;
   const bridge = startLoopbackBridge();
   const sessions = createSessionRegistry(options.sessions, bridge, options.verifiers, log);
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
-  const isAllowed = options.whitelistPath ? whitelistChecker(options.whitelistPath) : () => true;
+  const isAllowed = allowedKeys(options.auth);
+  const embedded = options.auth !== undefined && "embeddedKey" in options.auth;
   const bodyLimit = maxJsonBodyBytes(options.sessions);
   let stopping = false;
 
@@ -107,6 +119,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
             algorithm: options.key.algorithm,
             testTrustAnchor: options.testTrustAnchor,
             notaryVersion: VERSION,
+            embedded,
           });
           // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
           return signProof(withEvmAttestation(proofBody, options.key), options.key);

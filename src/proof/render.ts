@@ -34,7 +34,8 @@ export interface VerifiedProofJson {
   tlsVersion: ProofBody["tlsVersion"];
   notarizedAt: { unixMs: number; iso: string };
   testTrustAnchor: boolean;
-  notary: { algorithm: SignatureAlgorithm; publicKey: string; fingerprint: string; version: string };
+  /** `embedded`: signed by a prover's embedded notary (true), a standalone one (false), or not stated (null: an older proof). */
+  notary: { algorithm: SignatureAlgorithm; publicKey: string; fingerprint: string; version: string; embedded: boolean | null };
   /** The checked EVM attestation (address, EIP-712 digest, signature); null when the proof has none. */
   evm: VerifiedEvmAttestation | null;
   hiddenByteMarker: string;
@@ -45,6 +46,13 @@ export interface VerifiedProofJson {
   hiddenRanges: HiddenRange[];
   /** One line per hidden range that is not a whole value. */
   warnings: string[];
+}
+
+/** Who ran the notary, as the proof says: an embedded notary is the prover's operator, so it vouches for itself. */
+export function notaryKindText(embedded: boolean | null): string {
+  if (embedded === true) return "embedded in the prover (the prover's operator also ran the notary)";
+  if (embedded === false) return "standalone (not a prover's embedded notary)";
+  return "not stated (a proof from before this was recorded)";
 }
 
 const isoOfMs = (ms: number): string => {
@@ -82,6 +90,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
       publicKey: encodePublicKeyPem(proof.notaryKey),
       fingerprint: proof.notaryFingerprint,
       version: body.notaryVersion,
+      embedded: body.notary.embedded ?? null,
     },
     evm: proof.evm,
     hiddenByteMarker: HIDDEN_BYTE_MARKER,
@@ -161,6 +170,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `TLS version:  ${body.tlsVersion}`,
     `Request id:   ${body.requestId}`,
     `Notarized at: ${isoOfMs(body.notarizedAt)}`,
+    `Notary:       ${notaryKindText(body.notary.embedded ?? null)}`,
     evmLine(proof),
     `Hidden bytes are shown as ${HIDDEN_BYTE_MARKER}, one per byte.`,
     "",

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
@@ -38,19 +39,62 @@ export function requiresApiKey(method: string, pathname: string, proofs: ProofRe
 }
 
 /** The API key in a request, or null when it carries none. */
-function presentedKey(request: Request): string | null {
+export function presentedKey(request: Request): string | null {
   const header = request.headers.get("authorization");
   if (header === null) return null;
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
   return match?.[1]?.trim() ?? "";
 }
 
-/** Elysia plugin: 401 without a key, 403 with a wrong one, on the routes `requiresApiKey` names. */
-export function apiKeyAuth(keys: readonly string[], proofs: ProofReadAccess) {
-  const matches = apiKeyMatcher(keys);
+/** How a key is remembered (with the request ids it made) and counted: its SHA-256, never the key itself. */
+export const keyDigest = (key: string): string => createHash("sha256").update(key).digest("hex");
+
+/** The prover's keys: full ones (PROVER_API_KEYS) and scoped ones (PROVER_API_KEYS_SCOPED). */
+export interface ApiKeys {
+  full: readonly string[];
+  /** May call /proxy and read the proofs of the requests they made, nothing else. */
+  scoped: readonly string[];
+}
+
+export const keysOn = (keys: ApiKeys): boolean => keys.full.length + keys.scoped.length > 0;
+
+/** The digest of the request's API key when keys are on (the auth plugin has checked it), else undefined. */
+export function callerKeyDigest(request: Request, keysAreOn: boolean): string | undefined {
+  const key = keysAreOn ? presentedKey(request) : null;
+  return key ? keyDigest(key) : undefined;
+}
+
+/** Who is calling, for per-client limits: the API key when keys are on, else the connection's address. */
+export function callerOf(request: Request, keysAreOn: boolean, address: string | undefined): string {
+  const digest = callerKeyDigest(request, keysAreOn);
+  return digest ? `key ${digest}` : `address ${address ?? "unknown"}`;
+}
+
+/** What a scoped key may call: requests, and the proof streams of its own requests (checked there). */
+const scopedMayCall = (pathname: string) => pathname === "/proxy" || pathname.startsWith("/proof/");
+
+/**
+ * The digest a proof's request must have been made with for this caller to read it: the caller's own when its
+ * key is scoped; undefined when it may read any proof.
+ */
+export function ownProofsOnly(keys: ApiKeys): (request: Request) => string | undefined {
+  const isScoped = apiKeyMatcher(keys.scoped);
+  return (request) => {
+    const key = presentedKey(request);
+    return key !== null && keys.scoped.length > 0 && isScoped(key) ? keyDigest(key) : undefined;
+  };
+}
+
+/**
+ * Elysia plugin: 401 without a key, 403 with a wrong one, on the routes `requiresApiKey` names; a scoped key
+ * gets 403 on every such route but /proxy and /proof.
+ */
+export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess) {
+  const isFull = apiKeyMatcher(keys.full);
+  const isScoped = apiKeyMatcher(keys.scoped);
   return new Elysia({ name: "api-key-auth" }).onRequest(({ request }) => {
     const pathname = new URL(request.url).pathname;
-    if (keys.length === 0 || !requiresApiKey(request.method, pathname, proofs)) return;
+    if (!keysOn(keys) || !requiresApiKey(request.method, pathname, proofs)) return;
     const key = presentedKey(request);
     if (key === null) {
       return errorResponse(new AppError("unauthorized", "an API key is required: Authorization: Bearer <key>"), {
@@ -58,6 +102,13 @@ export function apiKeyAuth(keys: readonly string[], proofs: ProofReadAccess) {
         headers: { "www-authenticate": "Bearer" },
       });
     }
-    if (!matches(key)) return errorResponse(new AppError("forbidden", "the API key is not valid"), { pathname });
+    // Both lists are checked whatever the answer, so the time taken does not tell which list a key is in.
+    const full = isFull(key);
+    const scoped = isScoped(key);
+    if (full) return;
+    if (!scoped) return errorResponse(new AppError("forbidden", "the API key is not valid"), { pathname });
+    if (!scopedMayCall(pathname)) {
+      return errorResponse(new AppError("forbidden", "this API key may only call /proxy and read the proofs of its own requests"), { pathname });
+    }
   });
 }

@@ -33,11 +33,14 @@ export class ProofDelivery {
     private readonly log: Logger,
   ) {}
 
-  /** Takes the id for a /proxy call, or throws `duplicate_request_id` when it was ever used before. */
-  async claim(requestId: string): Promise<void> {
+  /**
+   * Takes the id for a /proxy call, or throws `duplicate_request_id` when it was ever used before.
+   * `requestedBy`: the digest of the caller's API key, recorded with the id.
+   */
+  async claim(requestId: string, requestedBy?: string): Promise<void> {
     let claimed: boolean;
     try {
-      claimed = await this.records.claim(requestId);
+      claimed = await this.records.claim(requestId, requestedBy);
     } catch (error) {
       this.log.error("recording a request id failed", { requestId, error: toAppError(error).message });
       throw new AppError("storage_failed", "the request id could not be recorded");
@@ -130,6 +133,11 @@ export class ProofDelivery {
       return undefined;
     });
     if (recorded?.state === "settled") this.hub.settle(requestId, recorded.outcome);
+  }
+
+  /** The digest of the API key that made the request (undefined: not claimed, or without a key). */
+  requestedBy(requestId: string): Promise<string | undefined> {
+    return this.records.requestedBy(requestId);
   }
 
   subscribers(requestId: string): number {

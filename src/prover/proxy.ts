@@ -9,6 +9,7 @@ import { className, endpointKey, planSession, requestBytes } from "./size-classe
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
 import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
+import { callerKeyDigest } from "./auth.ts";
 
 export interface ProxyDeps extends SessionDeps {
   maxBodyBytes: number;
@@ -23,6 +24,8 @@ export interface ProxyDeps extends SessionDeps {
   timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
   repeatTooLarge: boolean;
+  /** Headers that identify the end user, never forwarded (src/prover/identifying-headers.ts). */
+  identifyingHeaders: ReadonlySet<string>;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -60,12 +63,12 @@ async function readJsonBody(request: Request, maxBytes: number): Promise<unknown
   }
 }
 
-function forwardedHeaders(request: Request, host: string, authorizationIsOurs: boolean): [string, string][] {
+function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): [string, string][] {
   const headers: [string, string][] = [["host", host]];
   request.headers.forEach((value, name) => {
     const lower = name.toLowerCase();
-    if (DROPPED_REQUEST_HEADERS.has(lower) || lower.startsWith("t-")) return;
-    if (lower === "authorization" && authorizationIsOurs) return;
+    if (DROPPED_REQUEST_HEADERS.has(lower) || deps.identifyingHeaders.has(lower) || lower.startsWith("t-")) return;
+    if (lower === "authorization" && deps.authorizationIsOurs) return;
     headers.push([lower, value]);
   });
   headers.push(["accept-encoding", "identity"], ["connection", "close"]);
@@ -101,7 +104,7 @@ export function proxyRoutes(deps: ProxyDeps) {
     }
     const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
     const body = await readJsonBody(request, deps.maxBodyBytes);
-    const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps.authorizationIsOurs), body };
+    const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
     const endpoint = endpointKey(host, method, target.pathAndQuery);
     const canRepeat = method === "GET" && deps.repeatTooLarge;
     const need = planSession({
@@ -122,6 +125,7 @@ export function proxyRoutes(deps: ProxyDeps) {
       allowUnmatched,
       proveFailed,
       onMpcStart: () => deps.idleLimit.lift(request),
+      requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
     })
       .catch((error: unknown) => {
         done("failed");

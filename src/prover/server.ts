@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import { startLoopbackBridge } from "../engine/bridge.ts";
@@ -19,7 +20,7 @@ import { storeRoutes } from "../store/routes.ts";
 import { VERSION } from "../version.ts";
 import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
-import { apiKeyAuth } from "./auth.ts";
+import { apiKeyAuth, callerOf, keysOn, ownProofsOnly } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
 import { joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
@@ -35,6 +36,7 @@ import { discardSession } from "./session-run.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
 import { createTurnGate } from "./turn-gate.ts";
+import { corsPolicy } from "./cors.ts";
 
 export interface ProverServer {
   url: string;
@@ -78,6 +80,9 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   });
 
   let embedded: NotaryServer | undefined;
+  // The embedded notary listens on loopback, where any local process could ask it for sessions and
+  // signatures: it takes only this key, made afresh each start and known to this process alone.
+  const embeddedKey = randomBytes(32).toString("base64url");
   if (config.notary.urls.length === 0) {
     const key = loadOrCreateKey(config.dataDir);
     // Its Verifiers run in the engine hosts beside the provers: this process holds no wasm instance.
@@ -87,14 +92,15 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       sessions: config.notary.embedded,
       verifiers: hosts.verifiers,
       key,
+      auth: { embeddedKey },
       testTrustAnchor,
       log: log.child({ component: "notary" }),
     });
-    log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
+    log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
   }
   const notaryUrls = embedded ? [embedded.url] : config.notary.urls;
   const notary = new NotaryPool(
-    notaryUrls.map((url) => createNotaryClient(url, config.notary.apiKey)),
+    notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey)),
     { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
   );
   // Its sources are read at scrape time, once everything below exists.
@@ -148,10 +154,13 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
+  // Proof streams are capped per API key, or per address without keys.
+  const keysAreOn = keysOn(config.auth);
+  const proofClient = (request: Request): string => callerOf(request, keysAreOn, server.requestIP(request)?.address);
 
   const app = new Elysia()
     .use(errorHandling(log))
-    .use(apiKeyAuth(config.auth.apiKeys, config.store))
+    .use(apiKeyAuth(config.auth, config.store))
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
@@ -167,7 +176,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       };
     })
     .use(notaryInfoRoutes(notary))
-    .use(proofRoutes(delivery, config.sse, idle))
+    .use(proofRoutes(delivery, config.sse, idle, { clientOf: proofClient, ownProofsOnly: ownProofsOnly(config.auth) }))
     .use(
       proxyRoutes({
         notary,
@@ -177,7 +186,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         ...config.proxy,
         slots,
         // With API keys on, Authorization carries the prover's key: it must never reach the target.
-        authorizationIsOurs: config.auth.apiKeys.length > 0,
+        authorizationIsOurs: keysAreOn,
         idleLimit: idle,
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
@@ -194,15 +203,18 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   // The document describes the app's routes, this one included: added once the others exist.
   app.use(openApiRoutes(() => app.routes));
 
+  const cors = corsPolicy(config.corsOrigins);
   const server = Bun.serve({
     hostname: config.listen.host,
     port: config.listen.port,
     idleTimeout: config.listen.idleTimeoutS,
     maxRequestBodySize: config.listen.maxRequestBodyBytes,
-    fetch(request) {
+    async fetch(request) {
+      const preflight = cors.preflight(request);
+      if (preflight) return preflight;
       const { pathname } = new URL(request.url);
-      if (stopping) return errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname });
-      return app.handle(request);
+      if (stopping) return cors.decorate(request, errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname }));
+      return cors.decorate(request, await app.handle(request));
     },
   });
   const host = config.listen.host === "0.0.0.0" || config.listen.host === "::" ? "127.0.0.1" : config.listen.host;

@@ -54,6 +54,8 @@ export interface ProofRequest {
   proveFailed: boolean;
   /** Called once the MPC part starts: from then on the client's connection is silent for long stretches. */
   onMpcStart(): void;
+  /** The digest of the caller's API key (keys on), recorded with the request id. */
+  requestedBy?: string;
 }
 
 export interface SessionAnswer {
@@ -76,7 +78,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   const { requestId } = request;
   const run = startRun(deps);
   try {
-    await deps.delivery.claim(requestId);
+    await deps.delivery.claim(requestId, request.requestedBy);
   } catch (error) {
     run.end();
     throw error;

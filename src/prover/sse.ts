@@ -4,11 +4,13 @@ import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { IdleLimit } from "../idle-limit.ts";
-import type { ProofDelivery } from "./proof-delivery.ts";
+import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
 
 export interface SseLimits {
   perRequest: number;
+  /** Open proof streams per client: its API key when keys are on, else its address. */
+  perClient: number;
   total: number;
   heartbeatMs: number;
 }
@@ -73,16 +75,74 @@ function eventStream(request: Request, requestId: string, watch: Subscription, i
   });
 }
 
+/** Open streams per client, so that one client cannot take every place of PROVER_SSE_TOTAL. */
+function clientCounts(perClient: number) {
+  const open = new Map<string, number>();
+  return {
+    /** Takes a place for the client and starts watching, or throws over_capacity; cancelling gives the place back. */
+    take(client: string, startWatch: () => Subscription): Subscription {
+      const count = open.get(client) ?? 0;
+      if (count >= perClient) throw new AppError("over_capacity", "too many proof streams open for this client");
+      const watch = startWatch();
+      open.set(client, count + 1);
+      let held = true;
+      return {
+        outcome: watch.outcome,
+        cancel() {
+          watch.cancel();
+          if (!held) return;
+          held = false;
+          const left = (open.get(client) ?? 1) - 1;
+          if (left > 0) open.set(client, left);
+          else open.delete(client);
+        },
+      };
+    },
+  };
+}
+
+/** Who reads a proof stream. */
+export interface ProofReaders {
+  /** Who asks (an API key or an address), for the per-client cap. */
+  clientOf(request: Request): string;
+  /** The key digest the id's request must have been made with, for a scoped key; undefined: any id. */
+  ownProofsOnly(request: Request): string | undefined;
+}
+
+const notYours = (requestId: string) =>
+  new AppError("forbidden", `this API key may read only the proofs of its own requests; ${requestId} is not one of them`);
+
+/**
+ * A scoped key reads only what its own requests made. An id already claimed by another key is refused at once;
+ * one not claimed yet (the client subscribes before its /proxy call) is checked again when its outcome comes.
+ */
+function limitedTo(delivery: ProofDelivery, requestId: string, digest: string, watch: Subscription): Subscription {
+  const outcome = watch.outcome.then(async (settled): Promise<ProofOutcome> => {
+    // No request made these: they tell nothing of anyone's request.
+    if (settled.event === "error" && (settled.code === "unknown_request" || settled.code === "shutting_down")) return settled;
+    const requestedBy = await delivery.requestedBy(requestId).catch(() => undefined);
+    return requestedBy === digest ? settled : failureOutcome(requestId, notYours(requestId));
+  });
+  return { outcome, cancel: watch.cancel };
+}
+
 /** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
-export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit) {
-  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", ({ params, request }) => {
+export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit, readers: ProofReaders) {
+  const clients = clientCounts(limits.perClient);
+  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", async ({ params, request }) => {
     const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
     // An EventSource reconnecting after the stream's one event: nothing more will come.
     if (request.headers.get("last-event-id") === requestId) return new Response(null, { status: 204 });
     if (delivery.subscribers(requestId) >= limits.perRequest || delivery.totalSubscribers() >= limits.total) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
-    const watch = delivery.watch(requestId);
+    const ownOnly = readers.ownProofsOnly(request);
+    if (ownOnly !== undefined) {
+      const requestedBy = await delivery.requestedBy(requestId);
+      if (requestedBy !== undefined && requestedBy !== ownOnly) throw notYours(requestId);
+    }
+    const taken = clients.take(readers.clientOf(request), () => delivery.watch(requestId));
+    const watch = ownOnly === undefined ? taken : limitedTo(delivery, requestId, ownOnly, taken);
     return new Response(eventStream(request, requestId, watch, idle, limits.heartbeatMs), {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });

@@ -18,8 +18,14 @@ export type RecordedOutcome =
   | { state: "settled"; outcome: ProofOutcome };
 
 export interface ProofRecords {
-  /** Marks the id used; false when it was used before (by this or any process sharing the database). */
-  claim(requestId: string): Promise<boolean>;
+  /**
+   * Marks the id used; false when it was used before (by this or any process sharing the database).
+   * `requestedBy`: the digest of the API key that made the request, kept with the id (scoped keys read only
+   * the proofs of their own requests).
+   */
+  claim(requestId: string, requestedBy?: string): Promise<boolean>;
+  /** The digest of the API key that made the request; undefined for an id not claimed, or claimed without a key. */
+  requestedBy(requestId: string): Promise<string | undefined>;
   /**
    * Publishes the proof to the proofs stream (node-signed) and records it as the id's outcome, in one
    * transaction. Throws AppError `storage_failed` when it could not be stored.
@@ -37,6 +43,8 @@ export const PENDING = "pending";
 
 /** The request-id table beside a messages table. */
 export const requestsTable = (messagesTable: string): string => `${messagesTable}_requests`;
+/** Which API key (its digest) made each request: a table of its own, so older databases need no migration. */
+const requestKeysTable = (messagesTable: string): string => `${requestsTable(messagesTable)}_keys`;
 type RecordState = typeof PENDING | "proof" | "error";
 
 interface RecordRow {
@@ -88,6 +96,9 @@ export class SqlProofRecords implements ProofRecords {
         stream_id TEXT, partition INTEGER, ts BIGINT, sequence_no BIGINT, publisher_id TEXT, msg_chain_id TEXT,
         error_code TEXT, error_message TEXT, instance_id TEXT
       ) ${driver.keyedTableSuffix}`,
+      `CREATE TABLE IF NOT EXISTS ${requestKeysTable(messages.table)} (
+        request_id TEXT NOT NULL PRIMARY KEY, key_digest TEXT NOT NULL
+      ) ${driver.keyedTableSuffix}`,
       // failPending reads only the pending few, not the whole history.
       `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`,
       // Tables made before instance ids existed (SQLite never records one: its store has a single prover).
@@ -96,14 +107,28 @@ export class SqlProofRecords implements ProofRecords {
     return records;
   }
 
-  async claim(requestId: string): Promise<boolean> {
+  async claim(requestId: string, requestedBy?: string): Promise<boolean> {
     const owned = this.instanceId !== undefined;
-    const rows = await this.driver.run({
+    const insert = {
       text: `INSERT INTO ${this.table} (request_id, claimed_at, state${owned ? ", instance_id" : ""})
         VALUES ($1, $2, '${PENDING}'${owned ? ", $3" : ""}) ON CONFLICT DO NOTHING RETURNING request_id`,
       params: owned ? [requestId, Date.now(), this.instanceId!] : [requestId, Date.now()],
+    };
+    if (requestedBy === undefined) return (await this.driver.run(insert)).length === 1;
+    // The id and its key together: no moment where the id is claimed and its key unknown.
+    return this.driver.transaction(async (run) => {
+      if ((await run(insert)).length !== 1) return false;
+      await run({ text: `INSERT INTO ${requestKeysTable(this.messages.table)} (request_id, key_digest) VALUES ($1, $2)`, params: [requestId, requestedBy] });
+      return true;
     });
-    return rows.length === 1;
+  }
+
+  async requestedBy(requestId: string): Promise<string | undefined> {
+    const [row] = await this.driver.run<{ key_digest: string }>({
+      text: `SELECT key_digest FROM ${requestKeysTable(this.messages.table)} WHERE request_id = $1`,
+      params: [requestId],
+    });
+    return row?.key_digest;
   }
 
   async saveProof(requestId: string, proof: Proof): Promise<void> {

@@ -4,7 +4,7 @@
  * it is only ever set as textContent, never parsed as HTML.
  */
 import { AppError } from "../errors.ts";
-import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, verifiedProofJson } from "../proof/render.ts";
+import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, notaryKindText, verifiedProofJson } from "../proof/render.ts";
 import { HIDDEN_BYTE_MARKER, verifyProof } from "../proof/verify.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -82,6 +82,7 @@ function showValid(json: VerifiedProofJson): void {
       ["TLS version", json.tlsVersion],
       ["Request id", json.requestId],
       ["Notary key", `${json.notary.fingerprint} (${json.notary.algorithm}, tlsproof ${json.notary.version})`],
+      ["Notary", notaryKindText(json.notary.embedded)],
       ["EVM attestation", json.evm ? `valid, signed by ${json.evm.address}` : "none in this proof"],
     ]),
   );

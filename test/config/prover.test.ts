@@ -57,7 +57,7 @@ describe("prover configuration", () => {
     expect(config.notary.urls).toEqual(["http://notary.internal:7047", "http://notary-b.internal:7047"]);
     // The embedded notary outlives a warm session's idle time plus a whole session, and ends unconnected ones soon.
     expect(config.notary.embedded).toMatchObject({ maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000 + 2 * 60_000, connectTimeoutMs: 30_000 });
-    expect(config.auth.apiKeys).toEqual(["k1", "k2"]);
+    expect(config.auth).toEqual({ full: ["k1", "k2"], scoped: [] });
     expect(config.sse.perRequest).toBe(3);
     expect(config.log.format).toBe("json");
     expect(config.dataDir).toBe("/srv/tlsproof");
@@ -84,7 +84,34 @@ describe("prover configuration", () => {
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);
   });
 
+  test("headers that identify the end user are dropped unless PROVER_FORWARD_HEADERS names them", () => {
+    const dropped = loadProverConfig({}).proxy.identifyingHeaders;
+    for (const name of ["x-forwarded-for", "x-real-ip", "forwarded", "origin", "referer", "cf-connecting-ip", "true-client-ip", "x-client-ip", "via"]) {
+      expect(dropped.has(name)).toBe(true);
+    }
+    const forwarded = loadProverConfig({ PROVER_FORWARD_HEADERS: "Origin, referer" }).proxy.identifyingHeaders;
+    expect([forwarded.has("origin"), forwarded.has("referer"), forwarded.has("x-forwarded-for")]).toEqual([false, false, true]);
+  });
+
+  test("CORS: no origin by default, the listed ones otherwise", () => {
+    expect(loadProverConfig({}).corsOrigins).toEqual([]);
+    expect(loadProverConfig({ PROVER_CORS_ORIGINS: "https://app.example.com, http://127.0.0.1:5173" }).corsOrigins).toEqual(["https://app.example.com", "http://127.0.0.1:5173"]);
+  });
+
+  test("proof streams: a place per client, and an unknown id holds one for seconds", () => {
+    const { sse, delivery } = loadProverConfig({});
+    expect(sse.perClient).toBe(64);
+    expect(delivery.unknownRequestMs).toBe(30_000);
+    expect(loadProverConfig({ PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "300" }).delivery.unknownRequestMs).toBe(300_000);
+  });
+
   test.each([
+    [{ PROVER_FORWARD_HEADERS: "x-forwarded-for,cookie" }, "PROVER_FORWARD_HEADERS: must name only headers the prover drops by default"],
+    [{ PROVER_SSE_PER_CLIENT: "0" }, "PROVER_SSE_PER_CLIENT: must be at least 1"],
+    [{ PROVER_API_KEYS: "CHANGE-ME-client-key" }, "PROVER_API_KEYS: replace the example's CHANGE-ME… value"],
+    [{ PROVER_NOTARY_API_KEY: "CHANGE-ME-notary-key" }, "PROVER_NOTARY_API_KEY: replace the example's CHANGE-ME… value"],
+    [{ PROVER_CORS_ORIGINS: "https://app.example.com/" }, "PROVER_CORS_ORIGINS[0]: must be origins as browsers send them"],
+    [{ PROVER_API_KEYS: "k1,k2", PROVER_API_KEYS_SCOPED: "k2" }, "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS"],
     [{ PROVER_ALLOWED_PORTS: "" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "443,http" }, "PROVER_ALLOWED_PORTS"],
     [{ PROVER_ALLOWED_PORTS: "0" }, "PROVER_ALLOWED_PORTS"],

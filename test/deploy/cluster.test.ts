@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL, type Server, type Subprocess } from "bun";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { decodePublicKeysPem } from "../../src/proof/keys.ts";
@@ -19,80 +19,23 @@ import { type RunningNotary, freePort, notarySessions, startNotary } from "../ha
 import { PG_URL, postgresSkipReason } from "../store/backends.ts";
 import { scratchDir, tlsFixture } from "../support/env.ts";
 import { cpuSeconds, peakRssBytes, treeTotal } from "../support/process.ts";
-import { REPO, type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
 import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
 import { eventually } from "../support/wait.ts";
+import { DEPLOY, type Nginx, nginxMissing, readEnvFile, startNginx } from "./support.ts";
 
-const NGINX = Bun.which("nginx", { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` });
-const nginxMissing = NGINX ? undefined : "nginx is not installed (.ci/debian-packages lists it; .ci/run installs it)";
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the cluster test: ${nginxMissing}`);
 const skipReason = nginxMissing ?? postgresSkipReason;
 
 const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
-const DEPLOY = join(REPO, "deploy");
 const DATABASE = `test_cluster_${process.pid}`;
 const SESSION_MS = 600_000;
-
-/** KEY=VALUE lines of an env file (comments and blank lines skipped). */
-function readEnvFile(path: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
-    if (match) env[match[1]!] = match[2]!;
-  }
-  return env;
-}
-
-interface Nginx {
-  url: string;
-  process: Subprocess;
-  log(): string;
-}
-
-/** Renders deploy/'s nginx config as envsubst would and runs nginx on it, in the foreground, under `dir`. */
-async function startNginx(dir: string, values: { LISTEN: string; PROVER_A: string; PROVER_B: string }): Promise<Nginx> {
-  const template = readFileSync(join(DEPLOY, "nginx", "tlsproof.conf"), "utf8");
-  writeFileSync(join(dir, "tlsproof.conf"), template.replace(/\$\{(LISTEN|PROVER_A|PROVER_B)\}/g, (_, name: keyof typeof values) => values[name]));
-  for (const temp of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) {
-    mkdirSync(join(dir, temp), { recursive: true });
-    // Workers may run as another user than the master (root): they write here.
-    chmodSync(join(dir, temp), 0o777);
-  }
-  // What a distribution's nginx.conf provides around a conf.d include, with every path under `dir`.
-  writeFileSync(
-    join(dir, "nginx.conf"),
-    [
-      `pid ${dir}/nginx.pid;`,
-      "worker_processes 1;",
-      "events { worker_connections 512; }",
-      "http {",
-      `  access_log ${dir}/access.log;`,
-      ...["body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t === "body" ? "client_body" : t}_temp_path ${dir}/${t};`),
-      `  include ${dir}/tlsproof.conf;`,
-      "}",
-      "",
-    ].join("\n"),
-  );
-  const child = Bun.spawn([NGINX!, "-p", dir, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`, "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
-  const log = () => {
-    try {
-      return readFileSync(`${dir}/error.log`, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  const url = `http://${values.LISTEN}`;
-  const health = await eventually(
-    () => fetch(`${url}/healthcheck`).then((r) => r.text(), () => ""),
-    (text) => text === "Ok" || child.exitCode !== null,
-    30_000,
-  );
-  if (health !== "Ok") throw new Error(`nginx did not start: ${log()} ${await new Response(child.stderr).text()}`);
-  return { url, process: child, log };
-}
+/** What replaces deploy/'s CHANGE-ME keys: the clients' API key, and the provers' key in the notaries' whitelist. */
+const CLIENT_KEY = "cluster-client-key-4e1d";
+const NOTARY_KEY = "cluster-notary-key-8a2f";
 
 describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
   let target: Server<undefined>;
@@ -109,12 +52,17 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
 
   const targetUrl = () => `https://${TARGET_HOST}:${target.port}/data`;
   const pinnedKeys = () => decodePublicKeysPem(`${notaryKeys.a}${notaryKeys.b}`);
+  // deploy/ turns API keys on: clients send one.
+  const clientAuth = { authorization: `Bearer ${CLIENT_KEY}` };
   const proxy = (via: "a" | "b", requestId: string) =>
     fetch(`${nginx.url}/instance/${via}/proxy`, {
-      headers: { "T-PROXY-URL": targetUrl(), "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
+      headers: { ...clientAuth, "T-PROXY-URL": targetUrl(), "T-REQUEST-ID": requestId, "T-REDACTED": "res:body:secret" },
     });
   const subscribe = (via: "a" | "b" | "any", requestId: string) =>
-    openStream(`${nginx.url}${via === "any" ? "" : `/instance/${via}`}/proof/${requestId}`, SESSION_MS);
+    openStream(`${nginx.url}${via === "any" ? "" : `/instance/${via}`}/proof/${requestId}`, SESSION_MS, { headers: clientAuth });
+  // The notaries speak TLS with a certificate from the test CA for localhost.
+  const notaryUrl = (notary: RunningNotary) => `https://localhost:${notary.port}`;
+  const notarySessionsOf = (notary: RunningNotary) => notarySessions(notaryUrl(notary), { tls: { ca: tlsFixture().caPem } });
   const only = (events: SseEvent[]): SseEvent => {
     expect(events).toHaveLength(1);
     return events[0]!;
@@ -134,12 +82,17 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
       const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", join(dir, `notary-${name}`)]);
       expect(keygen.exitCode).toBe(0);
       notaryKeys[name] = readFileSync(join(dir, `notary-${name}`, "notary.pub"), "utf8");
-      // deploy/'s file as it is, on loopback and a free port, logging in the compact form startNotary reads.
+      // deploy/'s file as it is, on loopback and a free port, logging in the compact form startNotary reads, with
+      // a certificate from the test CA and the whitelist holding the provers' key.
+      const identity = makeLocalhostIdentity(tlsFixture());
       const yaml = readFileSync(join(DEPLOY, `notary-${name}.yaml`), "utf8")
         .replace(/^host: .*$/m, 'host: "127.0.0.1"')
         .replace(/^port: \d+$/m, "port: 0")
-        .replace(/^  format: JSON$/m, "  format: COMPACT");
+        .replace(/^  format: JSON$/m, "  format: COMPACT")
+        .replace(/^  private_key_path: notary-[ab]\/tls\.key$/m, `  private_key_path: ${identity.keyPath}`)
+        .replace(/^  certificate_path: notary-[ab]\/tls\.crt$/m, `  certificate_path: ${identity.chainPath}`);
       writeFileSync(join(dir, `notary-${name}.yaml`), yaml);
+      writeFileSync(join(dir, "notary-whitelist.csv"), readFileSync(join(DEPLOY, "notary-whitelist.csv"), "utf8").replace("CHANGE-ME-notary-key", NOTARY_KEY));
       notaries[name] = await startNotary(join(dir, `notary-${name}.yaml`));
       everyProcess.push(notaries[name].process);
     }
@@ -152,7 +105,10 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
         ...shared,
         PROVER_HOST: "127.0.0.1",
         PROVER_STORE_URL: databaseUrl,
-        PROVER_NOTARY_URL: `${notaries.a.url},${notaries.b.url}`,
+        PROVER_NOTARY_URL: `${notaryUrl(notaries.a)},${notaryUrl(notaries.b)}`,
+        PROVER_NOTARY_API_KEY: NOTARY_KEY,
+        PROVER_API_KEYS: CLIENT_KEY,
+        NODE_EXTRA_CA_CERTS: tlsFixture().caPath,
       });
       everyProcess.push(provers[name].process);
     }
@@ -253,7 +209,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     // Whichever notary took the session is the one killed.
     const busy = await eventually(
       async () => {
-        const [a, b] = await Promise.all([notarySessions(notaries.a.url), notarySessions(notaries.b.url)]);
+        const [a, b] = await Promise.all([notarySessionsOf(notaries.a), notarySessionsOf(notaries.b)]);
         return a > 0 ? "a" : b > 0 ? "b" : undefined;
       },
       (name) => name !== undefined,
@@ -292,7 +248,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     const stream = await subscribe("b", requestId);
     const answer = proxy("a", requestId).then((r) => r.status, () => 0);
     const running = await eventually(
-      async () => (await Promise.all([notaries.a, notaries.b].filter((n) => n.process.exitCode === null && !n.process.killed).map((n) => notarySessions(n.url)))).reduce((x, y) => x + y, 0),
+      async () => (await Promise.all([notaries.a, notaries.b].filter((n) => n.process.exitCode === null && !n.process.killed).map((n) => notarySessionsOf(n)))).reduce((x, y) => x + y, 0),
       (sessions) => sessions > 0,
       SESSION_MS,
     );

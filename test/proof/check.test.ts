@@ -33,7 +33,7 @@ function verifierOutput(): VerifierOutput {
   };
 }
 
-const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0" };
+const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0", embedded: false };
 const requestId = "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01";
 
 function notaryRefusal(redactions: DeclaredRedaction[]): string | null {

@@ -48,6 +48,21 @@ describe("human report", () => {
     expect(report).toContain("WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two");
   });
 
+  test("says whether the prover's embedded notary signed, a standalone one, or the proof does not say", () => {
+    const signedBy = (embedded: boolean | undefined) => {
+      const body = sampleBody(key);
+      const verifiedBody = verifyProof(signProof({ ...body, notary: { ...body.notary, embedded } }, key), key.publicKeyPem);
+      return { report: renderVerifiedProof(verifiedBody), json: verifiedProofJson(verifiedBody) };
+    };
+    const embedded = signedBy(true);
+    expect(embedded.report).toContain("Notary:       embedded in the prover (the prover's operator also ran the notary)");
+    expect(embedded.json.notary.embedded).toBe(true);
+    const standalone = signedBy(false);
+    expect(standalone.report).toContain("Notary:       standalone (not a prover's embedded notary)");
+    expect(standalone.json.notary.embedded).toBe(false);
+    expect(report).toContain("Notary:       not stated (a proof from before this was recorded)");
+  });
+
   test("a test trust anchor is announced loudly, first and last", () => {
     const body = { ...sampleBody(key), testTrustAnchor: true };
     const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem)).trimEnd().split("\n");
@@ -80,7 +95,7 @@ describe("JSON for scripts", () => {
       tlsVersion: "TLS1.2",
       notarizedAt: { unixMs: 1717171720123, iso: "2024-05-31T16:08:40.123Z" },
       testTrustAnchor: false,
-      notary: { algorithm: "secp256k1", publicKey: key.publicKeyPem, fingerprint, version: "0.1.0" },
+      notary: { algorithm: "secp256k1", publicKey: key.publicKeyPem, fingerprint, version: "0.1.0", embedded: null },
       evm: null,
       hiddenByteMarker: "█",
       sent: { length: 108, revealedBytes: 88, hiddenBytes: 20 },

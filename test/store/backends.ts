@@ -79,7 +79,7 @@ export async function reopen(opened: OpenedStore): Promise<void> {
 export async function dropTable(table: string): Promise<void> {
   const sql = new SQL(PG_URL, { max: 1 });
   try {
-    await sql.unsafe(`DROP TABLE IF EXISTS ${table}, ${table}_requests, ${table}_instances`);
+    await sql.unsafe(`DROP TABLE IF EXISTS ${table}, ${table}_requests, ${table}_requests_keys, ${table}_instances`);
     // The settle notification of a store shared by several provers (src/store/cluster.ts).
     await sql.unsafe(`DROP FUNCTION IF EXISTS ${table}_requests_notify()`);
   } finally {

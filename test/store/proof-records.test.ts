@@ -42,6 +42,19 @@ for (const backend of backends) {
       expect(await records.lookup(crypto.randomUUID())).toEqual({ state: "unknown" });
     });
 
+    test("the key that made a request is kept with its id, also after the store is opened again", async () => {
+      const [withKey, withoutKey] = [crypto.randomUUID(), crypto.randomUUID()];
+      expect(await records.claim(withKey, "digest-of-key-a")).toBe(true);
+      expect(await records.claim(withoutKey)).toBe(true);
+      // A second claim of the id, with another key, neither takes it nor changes whose it is.
+      expect(await records.claim(withKey, "digest-of-key-b")).toBe(false);
+      await reopen(opened);
+      records = await opened.handle.proofRecords(nodeKey, DEFAULT_PROOF_STREAM);
+      expect(await records.requestedBy(withKey)).toBe("digest-of-key-a");
+      expect(await records.requestedBy(withoutKey)).toBeUndefined();
+      expect(await records.requestedBy(crypto.randomUUID())).toBeUndefined();
+    });
+
     test("saveProof publishes the proof node-signed on the proofs stream and lookup reads it back from there", async () => {
       const { key, proof } = signedSample();
       const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];

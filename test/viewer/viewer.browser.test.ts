@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { type BrowserContext, type Page, chromium } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { type ProveResult, prove, redact } from "../../src/client/index.ts";
 import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
+import { launchChromium } from "../support/chromium.ts";
 import { TMP_ROOT, scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { SECRET_VALUE, startTarget } from "../support/target.ts";
@@ -17,15 +18,6 @@ import { TARGET_HOST } from "../support/tls-fixture.ts";
 const MPC_MS = 240_000;
 /** Where the test run leaves its screenshot (docs/viewer.png is a copy of one). */
 const SCREENSHOT = join(TMP_ROOT, "viewer.png");
-const CHROMIUM_FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let target: Server<undefined>;
 let prover: RunningProver;
@@ -42,11 +34,7 @@ beforeAll(async () => {
     redact: [redact.responseBody("secret")],
     timeoutMs: MPC_MS,
   });
-  browser = await chromium.launchPersistentContext(scratchDir("chromium-profile"), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  });
+  browser = await launchChromium();
   page = browser.pages()[0] ?? (await browser.newPage());
 }, MPC_MS);
 
@@ -75,6 +63,8 @@ describe("the proof viewer", () => {
     expect(report).toContain(result.requestId);
     expect(report).toContain(new Date(result.proof.body.notarizedAt).toISOString());
     expect(report).toMatch(/Notary key\s*sha256:[0-9a-f]{64}/);
+    // The proof came from this prover's embedded notary, and the page says so.
+    expect(report).toMatch(/Notary\s*embedded in the prover/);
     expect(report).toMatch(/EVM attestation\s*valid, signed by 0x[0-9a-f]{40}/);
     expect(report).toContain("GET /data HTTP/1.1");
     expect(report).toContain('"user":{"id":1000,"name":"alice"}');

@@ -3,6 +3,7 @@ import type { Subprocess } from "bun";
 import { PausedTime } from "../paused-time.ts";
 import { IN_BINARY } from "../spawn-snippet.ts";
 import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
+import { engineHostEnv } from "./host-env.ts";
 
 type Done = HostReply & { kind: "done" };
 /** A command as the caller writes it: the host numbers its calls. */
@@ -37,6 +38,7 @@ export class EngineHost {
   private constructor(options: EngineHostOptions) {
     this.process = Bun.spawn({
       cmd: hostCommand(),
+      env: engineHostEnv(process.env),
       stdio: ["ignore", "inherit", "inherit"],
       serialization: "advanced",
       ipc: (reply: HostReply) => this.receive(reply),
