@@ -20,7 +20,7 @@ import {
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import type { SessionNeed } from "../../src/prover/size-classes.ts";
 import { unusedEngine } from "../support/unused-engine.ts";
-import { eventually } from "../support/wait.ts";
+import { afterPendingWork, eventually } from "../support/wait.ts";
 
 const GiB = 1024 ** 3;
 const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
@@ -182,7 +182,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     log: createLogger({ level: "error" }),
     ...overrides,
   });
-  const settle = () => Bun.sleep(5);
+  const settle = afterPendingWork;
   return { pool, setups, discarded, settle };
 }
 
