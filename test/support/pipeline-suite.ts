@@ -71,7 +71,10 @@ export function pipelineSuite(name: string, cli: CliCommand) {
         },
       });
       const answer = (await response.json()) as { secret: string; user: { name: string } };
-      const events = await stream.events;
+      // Without its proof, the prover's log says what the session did.
+      const events = await stream.events.catch((error: unknown) => {
+        throw new Error(`no proof for ${requestId} (/proxy answered ${response.status}: ${error}); the prover's log ends:\n${prover.log().slice(-6000)}`);
+      });
       return { requestId, comments, response, answer, events, proofText: proofData(events[0]!).proofText };
     });
 
