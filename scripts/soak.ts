@@ -6,7 +6,7 @@
  * /proxy bodies slower than PROVER_IDLE_TIMEOUT_S, POST /session floods on the notary with and without a key,
  * slow and stalled SSE readers of a 3000-message store stream up to PROVER_STORE_STREAMS and beyond. Then it stops
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
- * test/hardening/soak.test.ts runs the same `runSoak` with a short duration.
+ * test/hardening/soak.e2e.test.ts runs the same `runSoak` with a short duration.
  */
 import { fdKinds, openFds, processTree, socketKinds } from "../test/support/process.ts";
 import { proveData, verifyWithCli } from "../test/support/prove.ts";

@@ -2,14 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { getMetricsFromIterator } from "prom2javascript";
 import { generateKey } from "../../src/proof/keys.ts";
 import { type ProveResult, TlsproofError, prove, redact, verifyProof } from "../../src/client/index.ts";
 import { scratchDir, tlsFixture } from "../support/env.ts";
+import { scrapeMetrics, sample } from "../support/metrics.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, allEvents, errorData } from "../support/sse.ts";
 import { SECRET_HEADER, SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../support/target.ts";
+import { withEvmAttestationChanged, withTranscriptByteChanged } from "../support/tamper.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { eventually } from "../support/wait.ts";
 
 /**
  * The client library against a real `cli prover start` (embedded notary, real MPC sessions, the local TLS
@@ -49,10 +51,40 @@ const options = () => ({ prover: prover.url, apiKey: API_KEY });
 async function holdOnlySubscriberPlace(): Promise<{ held: Promise<SseEvent[]> }> {
   const auth = { authorization: `Bearer ${API_KEY}` };
   const held = allEvents(`${prover.url}/proof/${crypto.randomUUID()}`, 30_000, { headers: auth });
-  for (;;) {
-    const probe = await fetch(`${prover.url}/proof/${crypto.randomUUID()}`, { headers: auth });
-    await probe.body?.cancel();
-    if (probe.status === 503) return { held };
+  const probe = async () => {
+    const response = await fetch(`${prover.url}/proof/${crypto.randomUUID()}`, { headers: auth });
+    await response.body?.cancel();
+    return response.status;
+  };
+  expect(await eventually(probe, (status) => status === 503, 10_000)).toBe(503);
+  return { held };
+}
+
+/** A fetch the client made while recorded: its URL, method and the status it got. */
+interface SeenFetch {
+  url: string;
+  method: string;
+  status: number;
+}
+
+/**
+ * Runs `work` with the global fetch (the one the client library calls) wrapped to record every call it makes
+ * and the status each got; the calls themselves go out unchanged.
+ */
+async function recordingFetches<T>(work: () => Promise<T>): Promise<{ value: T; seen: SeenFetch[] }> {
+  const real = globalThis.fetch;
+  const seen: SeenFetch[] = [];
+  const recording = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await real(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    seen.push({ url, method: init?.method ?? (input instanceof Request ? input.method : "GET"), status: response.status });
+    return response;
+  };
+  globalThis.fetch = Object.assign(recording, { preconnect: real.preconnect });
+  try {
+    return { value: await work(), seen };
+  } finally {
+    globalThis.fetch = real;
   }
 }
 
@@ -69,24 +101,35 @@ async function rejection(promise: Promise<unknown>): Promise<TlsproofError> {
 describe("prove() against a real prover", () => {
   let result: ProveResult;
   let held: Promise<SseEvent[]>;
+  let seen: SeenFetch[];
 
   beforeAll(async () => {
     // Holds the prover's only subscriber place, so prove()'s first subscription is refused with 503.
     ({ held } = await holdOnlySubscriberPlace());
-    result = await prove({
-      ...options(),
-      url: `${targetBase}/data?user=42`,
-      method: "POST",
-      headers: { "x-api-key": "client-secret-key" },
-      body: { account: "acct-7", pin: PIN },
-      redact: [redact.requestHeader("x-api-key"), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
-      timeoutMs: MPC_MS,
-    });
+    ({ value: result, seen } = await recordingFetches(() =>
+      prove({
+        ...options(),
+        url: `${targetBase}/data?user=42`,
+        method: "POST",
+        headers: { "x-api-key": "client-secret-key" },
+        body: { account: "acct-7", pin: PIN },
+        redact: [redact.requestHeader("x-api-key"), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
+        timeoutMs: MPC_MS,
+      }),
+    ));
   }, MPC_MS);
 
   test("a full subscriber list is a 503 the client waits out and retries", async () => {
     const [event] = await held;
     expect(errorData(event!).code).toBe("unknown_request");
+    // The first attempt's subscription was refused before its /proxy call; the retry, with a fresh id, went through.
+    const calls = seen.map(({ url, method, status }) => ({ path: new URL(url).pathname, method, status }));
+    expect(calls).toEqual([
+      { path: expect.stringMatching(/^\/proof\//), method: "GET", status: 503 },
+      { path: `/proof/${result.requestId}`, method: "GET", status: 200 },
+      { path: "/proxy", method: "POST", status: 200 },
+    ]);
+    expect(calls[0]!.path).not.toBe(calls[1]!.path);
     expect(result.proof.body.requestId).toBe(result.requestId);
   });
 
@@ -121,22 +164,20 @@ describe("prove() against a real prover", () => {
   });
 
   test("the prover's metrics count the proof, and its embedded notary's the signing", async () => {
-    const response = await fetch(`${prover.url}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } });
-    const metrics = await getMetricsFromIterator((await response.text()).split("\n")[Symbol.iterator]());
-    const value = (name: string, labels: Record<string, string> = {}) => {
-      const data: { labels: Record<string, string>; value?: number; count?: number }[] = metrics[name]?.data ?? [];
-      const found = data.find((sample) => Object.entries(labels).every(([key, label]) => sample.labels[key] === label));
-      return found && (found.value ?? found.count);
-    };
+    const metrics = await scrapeMetrics(prover.url, { authorization: `Bearer ${API_KEY}` });
+    const value = (name: string, labels: Record<string, string> = {}) => sample(metrics, name, labels);
     expect(value("tlsproof_proofs_total", { outcome: "proof" })).toBe(1);
     expect(value("tlsproof_proxy_duration_seconds", { result: "answered" })).toBe(1);
     expect(value("tlsproof_notary_attestations_total", { result: "signed" })).toBe(1);
     expect(value("tlsproof_notary_signing_duration_seconds")).toBe(1);
   });
 
-  test("a tampered proof or another notary's key is proof_invalid", () => {
+  test("a tampered proof (server name, one transcript byte, the EVM attestation) or another notary's key is proof_invalid", () => {
     const tampered = result.proofText.replace('"serverName":"', '"serverName":"x');
     expect(() => verifyProof(tampered, prover.notaryPubPem)).toThrow(/signature does not match/);
+    for (const changed of [withTranscriptByteChanged(result.proofText), withEvmAttestationChanged(result.proofText)]) {
+      expect(() => verifyProof(changed, prover.notaryPubPem)).toThrow(/signature does not match/);
+    }
     const otherKey = generateKey("secp256k1").publicKeyPem;
     let error: unknown;
     try {

@@ -1,5 +1,5 @@
 /**
- * A prover that lies to the notary, run as its own process by dishonest-prover.test.ts (the engine is one wasm
+ * A prover that lies to the notary, run as its own process by dishonest-prover.e2e.test.ts (the engine is one wasm
  * instance per process): a real MPC session through the real engine, every byte revealed, then an attestation
  * request declaring the response's secret value hidden. Prints `{"code","message"}` of the notary's refusal, or
  * `{"signed":true}` if the notary signed.

@@ -2,8 +2,6 @@
  * Realistic proof bodies for tests: a small HTTP exchange where the prover hid its API key header
  * and a session token in the response, signed with a freshly generated key.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ProofBody, RevealedRange, SignatureAlgorithm, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey, type NotaryKey } from "../../src/proof/keys.ts";
@@ -64,7 +62,7 @@ export function signedSample(algorithm: SignatureAlgorithm = "secp256k1") {
   return { key, proof: signProof(sampleBody(key), key) };
 }
 
-export const tempDir = (): string => mkdtempSync(join(tmpdir(), "tlsproof-test-"));
+export { tempDir } from "../support/env.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 const BUN = process.execPath;

@@ -20,7 +20,7 @@ import {
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import type { SessionNeed } from "../../src/prover/size-classes.ts";
 import { unusedEngine } from "../support/unused-engine.ts";
-import { eventually } from "../support/wait.ts";
+import { afterPendingWork, eventually } from "../support/wait.ts";
 
 const GiB = 1024 ** 3;
 const SMALL = { maxSentData: 1024, maxRecvData: 4096 };
@@ -182,7 +182,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     log: createLogger({ level: "error" }),
     ...overrides,
   });
-  const settle = () => Bun.sleep(5);
+  const settle = afterPendingWork;
   return { pool, setups, discarded, settle };
 }
 
@@ -471,23 +471,27 @@ describe("warm pool", () => {
   });
 
   test("a refill's deadline counts only the time its setup ran: time paused for live work does not count", async () => {
-    const { pool, setups, settle } = fakePool({ sessionTimeoutMs: 200 });
+    // A deadline of 1 s: even a test thread kept off the cores that long before the pause below sees it hold.
+    const created = performance.now();
+    const { pool, setups, settle } = fakePool({ sessionTimeoutMs: 1_000 });
     await settle();
     const refill = setups[0]!;
     expect(refill.background).toBeInstanceOf(BackgroundWork);
-    // The engine pauses the refill's host at once and keeps it paused for twice the deadline.
+    // The engine pauses the refill's host and keeps it paused for longer than the whole deadline.
     const hostPaused = new PausedTime();
     refill.background!.runsOn(hostPaused, () => {});
     hostPaused.pause();
-    await Bun.sleep(400);
+    const ranBeforePause = performance.now() - created;
+    expect(ranBeforePause).toBeLessThan(1_000);
+    await Bun.sleep(1_200);
     expect(refill.signal!.aborted).toBe(false);
-    expect(refill.background!.pausedMs()).toBeGreaterThanOrEqual(390);
+    expect(refill.background!.pausedMs()).toBeGreaterThanOrEqual(1_190);
     hostPaused.resume();
     const resumed = performance.now();
     await eventually(() => refill.signal!.aborted, (aborted) => aborted, 5_000);
-    // It had run only a few ms before the pause: most of its 200 ms were still to come.
-    expect(performance.now() - resumed).toBeGreaterThanOrEqual(150);
-    expect(pool.status().lastError).toBe("warming a 1024/4096 session took longer than 200 ms: given up as stalled");
+    // What it had not run of its deadline before the pause still had to run after it.
+    expect(performance.now() - resumed).toBeGreaterThanOrEqual(1_000 - ranBeforePause - 1);
+    expect(pool.status().lastError).toBe("warming a 1024/4096 session took longer than 1000 ms: given up as stalled");
     pool.stop();
   });
 

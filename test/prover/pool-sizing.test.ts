@@ -7,6 +7,7 @@ import { EndpointSizes } from "../../src/prover/endpoint-sizes.ts";
 import { mayRefill, warmTargets } from "../../src/prover/pool-policy.ts";
 import { type PoolOptions, createWarmPool } from "../../src/prover/pool.ts";
 import { unusedEngine } from "../support/unused-engine.ts";
+import { afterPendingWork } from "../support/wait.ts";
 import {
   type SessionNeed,
   classForRepeat,
@@ -186,7 +187,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
     log: createLogger({ level: "error" }),
     ...overrides,
   });
-  const settle = () => Bun.sleep(5);
+  const settle = afterPendingWork;
   /** Completes the setups started so far and those the pool starts after each, one at a time, until `count` are done. */
   async function completeSetups(count: number) {
     for (let done = 0; done < count; done++) {

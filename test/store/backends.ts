@@ -4,10 +4,9 @@
  * skipped with the reason printed, except in CI (CI=true), where that is a failure.
  */
 import { SQL } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { openStore, type MessageStore, type Store } from "../../src/store/index.ts";
+import { tempDir as sharedTempDir } from "../support/env.ts";
 
 export const PG_URL = process.env.PROVER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -48,7 +47,7 @@ export interface Backend {
   open(): Promise<OpenedStore>;
 }
 
-export const tempDir = (): string => mkdtempSync(join(tmpdir(), "tlsproof-store-"));
+export const tempDir = (): string => sharedTempDir("store");
 
 async function open(url: string | undefined): Promise<OpenedStore> {
   const dataDir = tempDir();

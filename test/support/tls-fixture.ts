@@ -1,4 +1,5 @@
-import { mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -42,23 +43,74 @@ function makeCa(dir: string, name: string): void {
   openssl(["req", "-x509", "-new", "-key", `${name}.key`, "-config", "ca.cnf", "-days", "3650", "-sha256", "-out", `${name}.pem`], dir);
 }
 
-/** `<name>.pem`, `<name>.key` and `chainFile` (leaf then CA): a server certificate for `host` issued by CA `ca`. */
-function makeLeaf(dir: string, name: string, ca: string, host: string, chainFile: string): void {
-  writeFileSync(
-    join(dir, `${name}.cnf`),
-    [
-      "basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature",
-      "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${host}`,
-    ].join("\n"),
-  );
+const LEAF_EXTENSIONS = ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", "extendedKeyUsage = serverAuth"];
+
+/** `<name>.key` and `<name>.csr` for a certificate whose subject names `commonName`, its extensions in `<name>.cnf`. */
+function makeRequest(dir: string, name: string, commonName: string, extensions: string[]): void {
+  writeFileSync(join(dir, `${name}.cnf`), extensions.join("\n"));
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
-  openssl(["req", "-new", "-key", `${name}.key`, "-subj", `/CN=${host}`, "-out", `${name}.csr`], dir);
+  openssl(["req", "-new", "-key", `${name}.key`, "-subj", `/CN=${commonName}`, "-out", `${name}.csr`], dir);
+}
+
+/** `<name>.pem`: the request `<name>.csr` signed by CA `ca` (valid from now). */
+function sign(dir: string, name: string, ca: string): void {
   openssl(
     ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "825",
       "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`],
     dir,
   );
-  writeFileSync(join(dir, chainFile), readFileSync(join(dir, `${name}.pem`), "utf8") + readFileSync(join(dir, `${ca}.pem`), "utf8"));
+}
+
+const pemOf = (dir: string, ...names: string[]): string => names.map((name) => readFileSync(join(dir, `${name}.pem`), "utf8")).join("");
+
+/**
+ * `<name>.pem`, `<name>.key` and `chainFile` (leaf then CA): a server certificate issued by CA `ca` whose subject
+ * names `host` and whose subjectAltName names `altName` (the name clients check).
+ */
+function makeLeaf(dir: string, name: string, ca: string, host: string, chainFile: string, altName = host): void {
+  makeRequest(dir, name, host, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${altName}`]);
+  sign(dir, name, ca);
+  writeFileSync(join(dir, chainFile), pemOf(dir, name, ca));
+}
+
+/** A leaf for TARGET_HOST from CA `ca` that expired years ago (`openssl ca` sets past dates; `x509` cannot). */
+function makeExpiredLeaf(dir: string, name: string, ca: string, chainFile: string): void {
+  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
+  writeFileSync(join(dir, `${name}-index.txt`), "");
+  writeFileSync(join(dir, `${name}-serial`), "1000\n");
+  writeFileSync(
+    join(dir, `${name}-ca.cnf`),
+    [
+      "[ca]", "default_ca = issuer", "[issuer]", `database = ${name}-index.txt`, "new_certs_dir = .", `certificate = ${ca}.pem`,
+      `private_key = ${ca}.key`, `serial = ${name}-serial`, "default_md = sha256", "policy = any", "unique_subject = no",
+      "[any]", "commonName = supplied",
+    ].join("\n"),
+  );
+  openssl(
+    ["ca", "-batch", "-notext", "-config", `${name}-ca.cnf`, "-in", `${name}.csr`, "-extfile", `${name}.cnf`,
+      "-startdate", "20200101000000Z", "-enddate", "20210101000000Z", "-out", `${name}.pem`],
+    dir,
+  );
+  writeFileSync(join(dir, chainFile), pemOf(dir, name, ca));
+}
+
+/** A leaf for TARGET_HOST signed with its own key (no CA at all). */
+function makeSelfSignedLeaf(dir: string, name: string, chainFile: string): void {
+  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
+  openssl(["x509", "-req", "-in", `${name}.csr`, "-key", `${name}.key`, "-days", "825", "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`], dir);
+  writeFileSync(join(dir, chainFile), pemOf(dir, name));
+}
+
+/** A leaf for TARGET_HOST from an intermediate CA that CA `ca` issued; `chainFile` holds the leaf alone. */
+function makeLeafWithoutIntermediate(dir: string, name: string, ca: string, chainFile: string): void {
+  const intermediate = `${name}-intermediate`;
+  makeRequest(dir, intermediate, "tlsproof test intermediate", [
+    "basicConstraints = critical,CA:true,pathlen:0", "keyUsage = critical,keyCertSign,cRLSign", "subjectKeyIdentifier = hash",
+  ]);
+  sign(dir, intermediate, ca);
+  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
+  sign(dir, name, intermediate);
+  writeFileSync(join(dir, chainFile), pemOf(dir, name));
 }
 
 const identity = (dir: string, name: string, chainFile: string): ServerIdentity => ({
@@ -66,11 +118,30 @@ const identity = (dir: string, name: string, chainFile: string): ServerIdentity 
   chainPem: readFileSync(join(dir, chainFile), "utf8"),
 });
 
+/** What made a fixture folder: this file's text. A folder made by another version of it is made again. */
+const GENERATOR = createHash("sha256").update(readFileSync(import.meta.path)).digest("hex");
+const STAMP = "generator.sha256";
+
+/** Whether the certificate in `file` is still valid a day from now. */
+const validForADay = (dir: string, file: string): boolean =>
+  Bun.spawnSync(["openssl", "x509", "-checkend", "86400", "-noout", "-in", file], { cwd: dir, stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+
+/**
+ * Whether the cached fixture in `dir` can be used: made by this generator, and its CA and leaf valid for a day
+ * more. Otherwise every file in it goes (the identities made from its CA are made again when asked for).
+ */
+function usable(dir: string): boolean {
+  const stamp = join(dir, STAMP);
+  return existsSync(stamp) && readFileSync(stamp, "utf8") === GENERATOR && validForADay(dir, "ca.pem") && validForADay(dir, "leaf.pem");
+}
+
 export function makeTlsFixture(dir: string): TlsFixture {
+  if (existsSync(dir) && !usable(dir)) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   if (!existsSync(join(dir, "chain.pem"))) {
     makeCa(dir, "ca");
     makeLeaf(dir, "leaf", "ca", TARGET_HOST, "chain.pem");
+    writeFileSync(join(dir, STAMP), GENERATOR);
   }
   const caPath = join(dir, "ca.pem");
   return { dir, caPath, caPem: readFileSync(caPath, "utf8"), ...identity(dir, "leaf", "chain.pem") };
@@ -82,15 +153,39 @@ export interface UntrustedIdentities {
   impostorCa: ServerIdentity;
   /** A leaf from the trusted CA, valid in every way but for OTHER_HOST. */
   wrongHost: ServerIdentity;
+  /** A leaf from the trusted CA whose subject names TARGET_HOST but whose subjectAltName names OTHER_HOST only. */
+  altNameMismatch: ServerIdentity;
+  /** A leaf for TARGET_HOST from the trusted CA whose validity ended in 2021. */
+  expired: ServerIdentity;
+  /** A leaf for TARGET_HOST that signed itself. */
+  selfSigned: ServerIdentity;
+  /** A leaf for TARGET_HOST from an intermediate of the trusted CA, presented without that intermediate. */
+  missingIntermediate: ServerIdentity;
+}
+
+/** `chainFile` in the fixture's folder, made by `make` unless an earlier run made it (its leaf is `name`). */
+function cached(dir: string, name: string, chainFile: string, make: () => void): ServerIdentity {
+  if (!existsSync(join(dir, chainFile))) make();
+  return identity(dir, name, chainFile);
 }
 
 export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentities {
   const { dir } = fixture;
-  if (!existsSync(join(dir, "impostor-chain.pem"))) {
-    makeCa(dir, "impostor-ca");
-    makeLeaf(dir, "impostor-leaf", "impostor-ca", TARGET_HOST, "impostor-chain.pem");
-  }
-  return { impostorCa: identity(dir, "impostor-leaf", "impostor-chain.pem"), wrongHost: trustedIdentityFor(fixture, OTHER_HOST) };
+  return {
+    impostorCa: cached(dir, "impostor-leaf", "impostor-chain.pem", () => {
+      makeCa(dir, "impostor-ca");
+      makeLeaf(dir, "impostor-leaf", "impostor-ca", TARGET_HOST, "impostor-chain.pem");
+    }),
+    wrongHost: trustedIdentityFor(fixture, OTHER_HOST),
+    altNameMismatch: cached(dir, "alt-name-leaf", "alt-name-chain.pem", () =>
+      makeLeaf(dir, "alt-name-leaf", "ca", TARGET_HOST, "alt-name-chain.pem", OTHER_HOST),
+    ),
+    expired: cached(dir, "expired-leaf", "expired-chain.pem", () => makeExpiredLeaf(dir, "expired-leaf", "ca", "expired-chain.pem")),
+    selfSigned: cached(dir, "self-signed-leaf", "self-signed-chain.pem", () => makeSelfSignedLeaf(dir, "self-signed-leaf", "self-signed-chain.pem")),
+    missingIntermediate: cached(dir, "intermediate-leaf", "intermediate-leaf-only.pem", () =>
+      makeLeafWithoutIntermediate(dir, "intermediate-leaf", "ca", "intermediate-leaf-only.pem"),
+    ),
+  };
 }
 
 /** A server identity for `host` from the trusted test CA (cached like the rest). */

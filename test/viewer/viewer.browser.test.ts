@@ -9,6 +9,7 @@ import { launchChromium } from "../support/chromium.ts";
 import { TMP_ROOT, scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { SECRET_VALUE, startTarget } from "../support/target.ts";
+import { withEvmAttestationChanged, withTranscriptByteChanged } from "../support/tamper.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
 /**
@@ -77,9 +78,15 @@ describe("the proof viewer", () => {
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
-  test("a tampered proof shows invalid with the reason, and no report", async () => {
+  test.each([
+    ["its server name", (text: string) => text.replace('"serverName":"', '"serverName":"evil.')],
+    ["one byte of its transcript", withTranscriptByteChanged],
+    ["its EVM attestation", withEvmAttestationChanged],
+  ])("a proof with %s changed shows invalid with the reason, and no report", async (_, tamper) => {
     await page.goto(`${prover.url}/viewer`);
-    await show(result.proofText.replace('"serverName":"', '"serverName":"evil.'), prover.notaryPubPem);
+    const tampered = tamper(result.proofText);
+    expect(tampered).not.toBe(result.proofText);
+    await show(tampered, prover.notaryPubPem);
     await page.waitForSelector("#status.invalid");
     expect(await page.textContent("#status")).toContain("signature does not match");
     expect(await page.textContent("#report")).toBe("");

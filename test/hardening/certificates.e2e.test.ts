@@ -3,14 +3,16 @@ import type { Server } from "bun";
 import { tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { errorData, firstEvent } from "../support/sse.ts";
-import { TARGET_HOST, type ServerIdentity, makeUntrustedIdentities } from "../support/tls-fixture.ts";
+import { TARGET_HOST, type ServerIdentity, type UntrustedIdentities, makeUntrustedIdentities } from "../support/tls-fixture.ts";
 import { eventually } from "./support.ts";
 
 /**
  * The certificate check, through a real `cli prover start` (embedded notary, real MPC sessions) that trusts the
- * test CA. Two TLS 1.2 servers it must refuse: one whose chain ends in another CA with the trusted root's exact
- * subject but its own key (an impostor root), and one with a certificate from the trusted CA for another host.
- * Switching chain or host-name checking off would let anyone between prover and server forge proofs.
+ * test CA. TLS 1.2 servers it must refuse: one whose chain ends in another CA with the trusted root's exact subject
+ * but its own key (an impostor root), one with a certificate from the trusted CA for another host, one whose
+ * certificate names the host in its subject but not in its subjectAltName, an expired one, a self-signed one, and
+ * one that leaves out the intermediate CA between its certificate and the trusted root. Switching chain, date or
+ * host-name checking off would let anyone between prover and server forge proofs.
  */
 const MPC_MS = 180_000;
 
@@ -30,14 +32,12 @@ function countingServer(identity: ServerIdentity): { server: Server<undefined>; 
 }
 
 let prover: RunningProver;
-let impostor: ReturnType<typeof countingServer>;
-let wrongHost: ReturnType<typeof countingServer>;
+let servers: Record<keyof UntrustedIdentities, ReturnType<typeof countingServer>>;
 
 beforeAll(async () => {
   const untrusted = makeUntrustedIdentities(tlsFixture());
-  impostor = countingServer(untrusted.impostorCa);
-  wrongHost = countingServer(untrusted.wrongHost);
-  const ports = [impostor.server.port!, wrongHost.server.port!];
+  servers = Object.fromEntries(Object.entries(untrusted).map(([name, identity]) => [name, countingServer(identity)])) as typeof servers;
+  const ports = Object.values(servers).map(({ server }) => server.port!);
   prover = await startProver(SOURCE_CLI, ports[0]!, {
     PROVER_RESOLVE: ports.map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(","),
     PROVER_ALLOWED_PORTS: ports.join(","),
@@ -49,8 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await prover?.stop();
-  impostor?.server.stop(true);
-  wrongHost?.server.stop(true);
+  for (const { server } of Object.values(servers ?? {})) server.stop(true);
 }, 120_000);
 
 const notarySessions = async () =>
@@ -58,11 +57,16 @@ const notarySessions = async () =>
 
 describe("an untrusted server certificate: no proof, and an error that says the certificate was not trusted", () => {
   test.each([
-    ["chain ends in another CA with the trusted root's subject", () => impostor, "its chain does not end in a trusted root"],
-    ["certificate from the trusted CA names another host", () => wrongHost, `it is not valid for ${TARGET_HOST}`],
-  ])(
+    ["chain ends in another CA with the trusted root's subject", "impostorCa", "its chain does not end in a trusted root"],
+    ["certificate from the trusted CA names another host", "wrongHost", `it is not valid for ${TARGET_HOST}`],
+    ["certificate names the host in its subject only, another in its subjectAltName", "altNameMismatch", `it is not valid for ${TARGET_HOST}`],
+    ["certificate from the trusted CA expired", "expired", "it is outside its validity period"],
+    ["certificate signed by its own key", "selfSigned", "its chain does not end in a trusted root"],
+    ["chain leaves out the intermediate CA", "missingIntermediate", "its chain does not end in a trusted root"],
+  ] as [string, keyof UntrustedIdentities, string][])(
     "%s",
-    async (_, server, reason) => {
+    async (_, name, reason) => {
+      const server = () => servers[name];
       const requestId = crypto.randomUUID();
       const event = firstEvent(`${prover.url}/proof/${requestId}`, MPC_MS);
       const response = await fetch(`${prover.url}/proxy`, {

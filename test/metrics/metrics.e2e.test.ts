@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type PromMetrics, getMetricsFromIterator } from "prom2javascript";
+import type { PromMetrics } from "prom2javascript";
 import type { Server } from "bun";
 import { tlsFixture } from "../support/env.ts";
+import { sample, scrapeMetrics } from "../support/metrics.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { eventually } from "../support/wait.ts";
 
 /**
  * GET /metrics of a real `cli prover start` (embedded notary, one warm session really set up with it),
@@ -17,22 +19,7 @@ const auth = { authorization: `Bearer ${API_KEY}` };
 let target: Server<undefined>;
 let prover: RunningProver;
 
-async function scrape(): Promise<PromMetrics> {
-  const response = await fetch(`${prover.url}/metrics`, { headers: auth });
-  expect(response.status).toBe(200);
-  expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
-  return await getMetricsFromIterator((await response.text()).split("\n")[Symbol.iterator]());
-}
-
-/**
- * The value of the gauge or counter sample (a histogram's count) whose labels include `labels`; undefined
- * when there is none.
- */
-function sample(families: PromMetrics, name: string, labels: Record<string, string> = {}): number | undefined {
-  const data: { labels: Record<string, string>; value?: number; count?: number }[] = families[name]?.data ?? [];
-  const found = data.find((metric) => Object.entries(labels).every(([key, value]) => metric.labels[key] === value));
-  return found === undefined ? undefined : (found.value ?? found.count);
-}
+const scrape = (): Promise<PromMetrics> => scrapeMetrics(prover.url, auth);
 
 beforeAll(async () => {
   target = startTarget(tlsFixture());
@@ -103,8 +90,8 @@ describe("GET /metrics", () => {
     expect(stream.status).toBe(200);
     expect(sample(await scrape(), "tlsproof_sse_subscribers")).toBe(1);
     await stream.body?.cancel();
-    let families = await scrape();
-    while (sample(families, "tlsproof_sse_subscribers") !== 0) families = await scrape();
+    const families = await eventually(scrape, (f) => sample(f, "tlsproof_sse_subscribers") === 0, 10_000);
+    expect(sample(families, "tlsproof_sse_subscribers")).toBe(0);
     const reads = sample(families, "tlsproof_store_operations_total", { operation: "read", kind: "query", result: "ok" }) ?? 0;
     const query = await fetch(`${prover.url}/stores/some-stream/data/partitions/0/last?count=1`);
     expect(query.status).toBe(200);

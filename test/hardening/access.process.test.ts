@@ -6,7 +6,7 @@ import { tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { startTarget } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { proxyHeaders, waitForLog } from "./support.ts";
+import { eventually, proxyHeaders, waitForLog } from "./support.ts";
 
 /**
  * Access and abuse limits of a real `cli prover start` process. Every request here fails or is answered
@@ -153,15 +153,13 @@ describe("limits", () => {
   test("dropped SSE connections give their places back (bounded: 10 rounds of 3)", async () => {
     for (let round = 0; round < 10; round++) {
       const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
-      let streams: Awaited<ReturnType<typeof openStream>>[] = [];
-      // The server notices a dropped stream on its next write or close; allow it a moment.
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        streams = await Promise.all(ids.map(openStream));
-        if (streams.every((s) => s.response.status === 200) || Date.now() > deadline) break;
-        for (const s of streams) s.close();
-        await Bun.sleep(100);
-      }
+      // The server notices a dropped stream on its next write or close: until then a place may still be taken.
+      const allOpened = async () => {
+        const opened = await Promise.all(ids.map(openStream));
+        if (!opened.every((s) => s.response.status === 200)) for (const s of opened) s.close();
+        return opened;
+      };
+      const streams = await eventually(allOpened, (opened) => opened.every((s) => s.response.status === 200), 20_000);
       expect(streams.map((s) => s.response.status)).toEqual([200, 200, 200]);
       // Read the first comment so that the server has really started each stream, then drop it.
       await Promise.all(streams.map((s) => s.response.body!.getReader().read()));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type PromMetrics, getMetricsFromIterator } from "prom2javascript";
+import type { PromMetrics } from "prom2javascript";
+import { sample, scrapeMetrics } from "../support/metrics.ts";
 import { type RunningNotary, eventually, notaryConfig, startNotary } from "../hardening/support.ts";
 
 /** GET /metrics of a standalone `cli notary start` with a whitelist; no MPC session runs. */
@@ -19,17 +20,7 @@ afterAll(() => {
   notary?.process.kill("SIGKILL");
 });
 
-async function scrape(): Promise<PromMetrics> {
-  const response = await fetch(`${notary.url}/metrics`, { headers: authorized });
-  expect(response.status).toBe(200);
-  return await getMetricsFromIterator((await response.text()).split("\n")[Symbol.iterator]());
-}
-
-const value = (metrics: PromMetrics, name: string, labels: Record<string, string> = {}): number | undefined => {
-  const data: { labels: Record<string, string>; value?: number; count?: number }[] = metrics[name]?.data ?? [];
-  const found = data.find((sample) => Object.entries(labels).every(([key, label]) => sample.labels[key] === label));
-  return found && (found.value ?? found.count);
-};
+const scrape = (): Promise<PromMetrics> => scrapeMetrics(notary.url, authorized);
 
 test("the notary's /metrics needs a whitelisted key", async () => {
   expect((await fetch(`${notary.url}/metrics`)).status).toBe(401);
@@ -40,8 +31,8 @@ test("sessions created, open and failed, and attestations by result", async () =
   const session = await fetch(`${notary.url}/session`, { method: "POST", headers: authorized, body: JSON.stringify({ maxSentData: 1024, maxRecvData: 2048 }) });
   const { sessionId } = (await session.json()) as { sessionId: string };
   const opened = await scrape();
-  expect(value(opened, "tlsproof_notary_sessions_created_total")).toBe(1);
-  expect(value(opened, "tlsproof_notary_active_sessions")).toBe(1);
+  expect(sample(opened, "tlsproof_notary_sessions_created_total")).toBe(1);
+  expect(sample(opened, "tlsproof_notary_active_sessions")).toBe(1);
   // Its prover never connects: the attestation waits for a verification that never comes.
   const attestation = await fetch(`${notary.url}/session/${sessionId}/attestation`, {
     method: "POST",
@@ -49,8 +40,8 @@ test("sessions created, open and failed, and attestations by result", async () =
     body: JSON.stringify({ requestId: crypto.randomUUID(), redactions: [] }),
   });
   expect(attestation.status).toBe(500);
-  const ended = await eventually(scrape, (metrics) => value(metrics, "tlsproof_notary_active_sessions") === 0, 10_000);
-  expect(value(ended, "tlsproof_notary_session_failures_total")).toBe(1);
-  expect(value(ended, "tlsproof_notary_attestations_total", { result: "session_failed" })).toBe(1);
-  expect(value(ended, "tlsproof_notary_attestations_total", { result: "signed" })).toBeUndefined();
+  const ended = await eventually(scrape, (metrics) => sample(metrics, "tlsproof_notary_active_sessions") === 0, 10_000);
+  expect(sample(ended, "tlsproof_notary_session_failures_total")).toBe(1);
+  expect(sample(ended, "tlsproof_notary_attestations_total", { result: "session_failed" })).toBe(1);
+  expect(sample(ended, "tlsproof_notary_attestations_total", { result: "signed" })).toBeUndefined();
 });

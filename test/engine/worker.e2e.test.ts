@@ -6,6 +6,7 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.t
 import { threadCpuSeconds } from "../support/process.ts";
 import { startTarget } from "../support/target.ts";
 import { tlsFixture } from "../support/env.ts";
+import { eventually } from "../support/wait.ts";
 
 /**
  * The engine's threads, through `cli prover start` (sessions set up on demand, both sides in its engine hosts):
@@ -16,10 +17,17 @@ import { tlsFixture } from "../support/env.ts";
 const target = startTarget(tlsFixture());
 let prover: RunningProver;
 
-/** Per host: its engine's memory, and the CPU time its wasm compiler threads have used. */
+const engineHosts = async (): Promise<EngineHostStatus[]> =>
+  ((await (await fetch(`${prover.url}/pool`)).json()) as { engineHosts: { hosts: EngineHostStatus[] } }).engineHosts.hosts;
+
+/**
+ * Per host, once every host has freed its sessions' objects (the prover frees them after the proof is sent):
+ * its engine's memory, and the CPU time its wasm compiler threads have used.
+ */
 async function hostsNow(): Promise<{ engineBytes: number; compilerS: number }[]> {
-  const pool = (await (await fetch(`${prover.url}/pool`)).json()) as { engineHosts: { hosts: EngineHostStatus[] } };
-  return pool.engineHosts.hosts.map((host) => ({
+  const hosts = await eventually(engineHosts, (list) => list.every((host) => host.sessions === 0), 30_000);
+  expect(hosts.map((host) => host.sessions)).toEqual(hosts.map(() => 0));
+  return hosts.map((host) => ({
     engineBytes: host.memory.engineBytes,
     // JavaScriptCore's compiler threads; Linux keeps the last 15 characters of "... Worklist Helper Thread".
     compilerS: [...threadCpuSeconds(host.pid).values()].filter((t) => t.name === "t Helper Thread").reduce((sum, t) => sum + t.seconds, 0),
@@ -39,14 +47,12 @@ describe("engine threads (real MPC)", () => {
   test("sessions one after another: the engine neither grows nor compiles again after the first", async () => {
     const first = await proveData(prover.url, target.port!);
     expect([first.status, typeof first.proof?.proofText]).toEqual([200, "string"]);
-    // The host reports its memory with each call's reply; the last replies come with the proof.
-    await Bun.sleep(2_000);
+    // The host reports its memory with each call's reply; the last replies come before the proof.
     const before = await hostsNow();
     for (let i = 0; i < 2; i++) {
       const next = await proveData(prover.url, target.port!);
       expect([next.status, typeof next.proof?.proofText]).toEqual([200, "string"]);
     }
-    await Bun.sleep(2_000);
     const after = await hostsNow();
     expect(after).toHaveLength(before.length);
     // Measured: +0 MiB and 0.6 CPU s of compiling per session; when every thread leaked its stack and compiled

@@ -75,8 +75,7 @@ test("a killed notary: work on its session gives up, new sessions go to the othe
   const waiting = pool.whileReachable(onSecond, new Promise<never>(() => {}));
   notaries[1]!.process.kill("SIGKILL");
   await notaries[1]!.process.exited;
-  expect(waiting).rejects.toMatchObject({ code: "notary_unavailable" });
-  await waiting.catch(() => undefined);
+  await expect(waiting).rejects.toMatchObject({ code: "notary_unavailable" });
   expect(pool.statuses()[1]).toEqual({ publicKey: keys[1]!, signatureAlgorithm: "secp256k1", ethereumAddress: expect.any(String), healthy: false });
 
   const before = await notarySessions(notaries[0]!.url);

@@ -31,12 +31,16 @@ const hostsOf = async (options: Partial<Parameters<typeof EngineHosts.start>[0]>
   started.push(hosts);
   return hosts;
 };
+/** WebSockets the silent peer has accepted: an engine call dialing it has reached the engine. */
+let silentSockets = 0;
 const silentNotary = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   fetch: (request, server) => (server.upgrade(request) ? undefined : new Response("websocket expected", { status: 400 })),
-  websocket: { message() {} },
+  websocket: { open: () => void silentSockets++, message() {} },
 });
+/** Waits until the engine has dialed the silent peer once more than `before`. */
+const dialed = async (before: number) => expect(await eventually(() => silentSockets, (n) => n > before, 20_000)).toBe(before + 1);
 const refusal = (work: () => unknown): AppError => {
   try {
     work();
@@ -117,7 +121,6 @@ describe("engine hosts", () => {
     const verified = verifier.verify(`ws://127.0.0.1:${silentNotary.port}/`, connected);
     verified.catch(() => {});
     await reading;
-    await Bun.sleep(300);
     verifier.abandon();
     const after = await eventually(() => hosts.status(), (s) => s.length === 1 && s[0]!.pid !== first!.pid, 20_000);
     expect(after[0]).toMatchObject({ sessions: 0, retiring: false });
@@ -131,9 +134,10 @@ describe("engine hosts", () => {
     const [first] = hosts.status();
     const hung = hosts.create("a.test", LARGE);
     const other = hosts.create("a.test", LARGE);
+    const sockets = silentSockets;
     const setup = hung.setup(`ws://127.0.0.1:${silentNotary.port}/`);
     setup.catch(() => {});
-    await Bun.sleep(500);
+    await dialed(sockets);
     hung.abandon();
     // After hangMs the host retires: no new sessions there, a replacement starts.
     const retired = await eventually(() => hosts.status(), (s) => s.length === 2 && !s.some((h) => h.pid === first!.pid && !h.retiring), 20_000);
@@ -170,8 +174,9 @@ describe("engine hosts", () => {
     const hosts = await hostsOf();
     const [first] = hosts.status();
     const prover = hosts.create("a.test", LARGE);
+    const sockets = silentSockets;
     const setup = prover.setup(`ws://127.0.0.1:${silentNotary.port}/`);
-    await Bun.sleep(300);
+    await dialed(sockets);
     process.kill(first!.pid, "SIGKILL");
     await expect(setup).rejects.toThrow("the engine host stopped (ended by SIGKILL)");
     const after = await eventually(() => hosts.status(), (s) => s.length === 1 && s[0]!.pid !== first!.pid, 20_000);
@@ -224,10 +229,13 @@ describe("engine hosts", () => {
         // A call abandoned in the stopped host cannot end there, so its hang clock waits too.
         const stray = hosts.verifiers.create(TEST_SESSION, created[1]!);
         stray.verify(`ws://127.0.0.1:${silentNotary.port}/`, () => {}).catch(() => {});
+        const pausedAtAbandon = work.pausedMs();
         stray.abandon();
-        await Bun.sleep(1_000);
+        // Paused for three times its hang time (300 ms) since, the stray call is not counted as hung.
+        const pausedSince = () => work.pausedMs() - pausedAtAbandon;
+        expect(await eventually(pausedSince, (ms) => ms >= 900, 10_000)).toBeGreaterThanOrEqual(900);
+        expect(hosts.status().map((h) => h.paused)).toEqual([false, true]);
         expect(hosts.replaced).toEqual({ hung: 0, died: 0 });
-        expect(work.pausedMs()).toBeGreaterThanOrEqual(900);
 
         // The exchange over, the refill's host goes on; the refill's clock stops counting pauses.
         expect((await exchange).response.status).toBe(200);
