@@ -677,13 +677,16 @@ describe("the real binary", () => {
       expect(versionHostile).toEqual(run([cli, "--version"], clean, cleanEnv));
       expect(versionHostile).toEqual({ code: 0, stdout: `${printed}\n`, stderr: "" });
 
-      // citty colours help unless NO_COLOR=1: the .env's NO_COLOR must not reach the binary.
-      const helpClean = run([cli, "--help"], clean, cleanEnv);
+      // Help on a terminal is coloured unless NO_COLOR=1: the .env's NO_COLOR must not reach the binary.
+      // `script` gives the binary a terminal (help written into a pipe is never coloured).
+      const helpOnTerminal = (cwd: string, extra: Record<string, string> = {}) =>
+        run([requireTool("script", "bsdutils"), "-qec", `${cli} --help`, "/dev/null"], cwd, { ...cleanEnv, ...extra });
+      const helpClean = helpOnTerminal(clean);
       expect(helpClean.code).toBe(0);
       expect(helpClean.stdout).toContain("\x1b[");
-      const helpNoColor = run([cli, "--help"], clean, { ...cleanEnv, NO_COLOR: "1" });
+      const helpNoColor = helpOnTerminal(clean, { NO_COLOR: "1" });
       expect(helpNoColor.stdout).not.toContain("\x1b["); // the probe is sensitive to NO_COLOR
-      expect(run([cli, "--help"], hostile, cleanEnv)).toEqual(helpClean);
+      expect(helpOnTerminal(hostile)).toEqual(helpClean);
     },
     400_000,
   );
