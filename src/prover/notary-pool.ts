@@ -79,10 +79,10 @@ export class NotaryPool implements NotaryClient {
     return member.client.notarizeUrl(id);
   }
 
-  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1]): ReturnType<NotaryClient["attest"]> {
+  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1], mode: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
     const { member, id } = this.route(sessionId);
     try {
-      return await member.client.attest(id, request);
+      return await member.client.attest(id, request, mode);
     } catch (error) {
       const failure = toAppError(error, "notary_unavailable");
       if (failure.code === "notary_unavailable") this.markDown(member, failure.message);

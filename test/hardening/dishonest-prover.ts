@@ -29,7 +29,7 @@ try {
   await notary.attest(session.notarySessionId, {
     requestId: crypto.randomUUID(),
     redactions: [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }],
-  });
+  }, "mpc");
   console.log(JSON.stringify({ signed: true }));
 } catch (error) {
   const failure = toAppError(error);
