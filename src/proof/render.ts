@@ -5,9 +5,10 @@ import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgor
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
-import { HIDDEN_BYTE_MARKER, type TranscriptView, type VerifiedProof } from "./verify.ts";
+import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
-export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
+
 /** Redaction labels are the prover's own words; only the spans and the hidden bytes are checked. */
 export const DECLARED_BY = "declared by the prover";
 
@@ -43,7 +44,7 @@ export interface VerifiedProofJson {
   redactions: DeclaredRedactionJson[];
   /** Every hidden range and what it covers, as far as the revealed bytes show. */
   hiddenRanges: HiddenRange[];
-  /** One line per hidden range that is not a whole value. */
+  /** The proof's own warnings (a test trust anchor), then one line per hidden range that is not a whole value. */
   warnings: string[];
 }
 
@@ -89,7 +90,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     recv: transcriptJson(proof.recv),
     redactions: body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
     hiddenRanges,
-    warnings: partialWarnings(hiddenRanges),
+    warnings: [...proof.warnings, ...partialWarnings(hiddenRanges)],
   };
 }
 
@@ -152,7 +153,7 @@ function evmLine({ evm, notaryKey }: VerifiedProof): string {
 export function renderVerifiedProof(proof: VerifiedProof): string {
   const { body } = proof;
   const hiddenRanges = describeHiddenRanges(body.transcript);
-  const warning = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
+  const warning = proof.warnings;
   const lines = [
     ...warning,
     `Proof valid: signed by notary key ${proof.notaryFingerprint} (${proof.notaryKey.algorithm}, tlsproof ${body.notaryVersion})`,
