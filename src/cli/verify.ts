@@ -48,8 +48,6 @@ export default defineCommand({
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const expected = { requestId: expectation(args["request-id"], "request-id"), serverName: expectation(args["server-name"], "server-name") };
     const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned, expected);
-    // On stderr too, so a script reading only the JSON or only the exit code still shows it to its user.
-    for (const warning of verified.warnings) console.error(warning);
     process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },
 });

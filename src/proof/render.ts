@@ -95,16 +95,20 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
 }
 
 /**
- * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters and
- * bidirectional overrides (which could forge or reorder what the reader sees) become `\xNN`/`\uNNNN`.
+ * Bidirectional-text controls (embeddings, overrides, isolates) written as `\uNNNN`: from a server they could
+ * reorder what the reader sees (a transcript reading one thing and saying another). The viewer shows text so too.
+ */
+export const escapeBidiControls = (text: string): string =>
+  text.replace(/[\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+
+/**
+ * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters become `\xNN`,
+ * and bidirectional controls `\uNNNN`.
  */
 function terminalSafe(text: string): string {
-  return text
-    .replaceAll("\r\n", "\n")
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => {
-      const code = char.charCodeAt(0);
-      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
-    });
+  return escapeBidiControls(
+    text.replaceAll("\r\n", "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`),
+  );
 }
 
 const spanText = ({ start, end }: ByteRange): string => `${start}..${end}`;
