@@ -59,6 +59,10 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
 
   return {
     async createSession(sizes) {
+      // An untrusted notary gets no session: its proof would be refused after the whole MPC session.
+      if (!trust.contacted()) await info();
+      const refusal = trust.refusal();
+      if (refusal) throw refusal;
       const request: SessionRequest = { clientType: "Websocket", ...sizes };
       const body = await call("/session", {
         method: "POST",

@@ -67,7 +67,8 @@ export class NotaryPool implements NotaryClient {
         return `${member.position}${SEPARATOR}${id}`;
       } catch (error) {
         lastError = toAppError(error, "notary_unavailable");
-        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message);
+        // An untrusted notary is left out like an unreachable one; the others may still serve.
+        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message);
         else if (lastError.code !== "over_capacity") throw lastError;
       }
     }

@@ -15,31 +15,47 @@ export interface NotaryTrust {
   checkAnnounced(publicKeyPem: string): void;
   /** The keys this notary's proofs may be signed with; empty before first contact when nothing is pinned. */
   keys(): readonly PublicKey[];
+  /** Whether a key announcement was checked yet. */
+  contacted(): boolean;
+  /** Why the last announced key was refused; undefined while the notary is trusted. */
+  refusal(): AppError | undefined;
 }
 
 const untrusted = (reason: string) => new AppError("notary_untrusted", `the notary is not trusted: ${reason}`);
 
+/** The key a notary announces, and why it is not trusted when it is not; `announced` is its first key (none pinned). */
+function announcementProblem(publicKeyPem: string, pinned: readonly PublicKey[], announced: PublicKey | undefined): { key?: PublicKey; problem?: string } {
+  let key: PublicKey;
+  try {
+    key = decodePublicKeyPem(publicKeyPem);
+  } catch {
+    return { problem: "its announced public key is not a valid key" };
+  }
+  const fingerprint = publicKeyFingerprint(key);
+  if (pinned.length > 0) {
+    return pinned.some((trusted) => samePublicKey(trusted, key)) ? { key } : { key, problem: `its key ${fingerprint} is not a pinned one (PROVER_NOTARY_KEYS)` };
+  }
+  if (announced && !samePublicKey(announced, key)) {
+    return { key, problem: `its key changed from ${publicKeyFingerprint(announced)} to ${fingerprint} (pin keys with PROVER_NOTARY_KEYS, or restart the prover to accept it)` };
+  }
+  return { key };
+}
+
 export function notaryTrust(pinned: readonly PublicKey[]): NotaryTrust {
   let announced: PublicKey | undefined;
+  let contacted = false;
+  let refusal: AppError | undefined;
   return {
     checkAnnounced(publicKeyPem) {
-      let key: PublicKey;
-      try {
-        key = decodePublicKeyPem(publicKeyPem);
-      } catch {
-        throw untrusted("its announced public key is not a valid key");
-      }
-      const fingerprint = publicKeyFingerprint(key);
-      if (pinned.length > 0) {
-        if (!pinned.some((trusted) => samePublicKey(trusted, key))) throw untrusted(`its key ${fingerprint} is not a pinned one (PROVER_NOTARY_KEYS)`);
-        return;
-      }
-      if (!announced) announced = key;
-      else if (!samePublicKey(announced, key)) {
-        throw untrusted(`its key changed from ${publicKeyFingerprint(announced)} to ${fingerprint} (pin keys with PROVER_NOTARY_KEYS, or restart the prover to accept it)`);
-      }
+      const { key, problem } = announcementProblem(publicKeyPem, pinned, announced);
+      contacted = true;
+      refusal = problem === undefined ? undefined : untrusted(problem);
+      if (refusal) throw refusal;
+      if (pinned.length === 0 && !announced) announced = key;
     },
     keys: () => (pinned.length > 0 ? pinned : announced ? [announced] : []),
+    contacted: () => contacted,
+    refusal: () => refusal,
   };
 }
 

@@ -99,6 +99,13 @@ describe("with pinned keys (PROVER_NOTARY_KEYS)", () => {
     expect(error.message).toContain("PROVER_NOTARY_KEYS");
   });
 
+  test("a notary announcing another key gets no session: its proof would be refused after the whole MPC session", async () => {
+    const fresh = createNotaryClient(notary.url, undefined, [decodePublicKeyPem(pinned.publicKeyPem)]);
+    const error = await refusal(fresh.createSession({ maxSentData: 1024, maxRecvData: 2048 }));
+    expect(error.code).toBe("notary_untrusted");
+    expect(error.message).toContain("is not a pinned one");
+  });
+
   test("only proofs signed by a pinned key are accepted", async () => {
     notary.state.answer = signed(notary.state.announced);
     expect((await refusal(client.attest("s1", request, "mpc"))).code).toBe("notary_untrusted");
