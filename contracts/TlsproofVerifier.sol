@@ -99,18 +99,14 @@ contract TlsproofVerifier {
         view
         returns (address notary)
     {
-        if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
-        if (signature.length != 65) revert MalformedSignature();
-        bytes32 r = bytes32(signature[0:32]);
-        bytes32 s = bytes32(signature[32:64]);
-        uint8 v = uint8(signature[64]);
-        if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) revert MalformedSignature();
-        notary = ecrecover(digest(a, revealed), v, r, s);
-        if (notary == address(0) || !isNotary[notary]) revert UnknownNotary(notary);
+        (notary,) = checked(a, revealed, signature);
     }
 
     /// Verifies the attestation, then returns bytes [start, end) of one direction, which must lie inside one
-    /// revealed segment (adjacent revealed ranges are always merged into one segment).
+    /// revealed segment (adjacent revealed ranges are always merged into one segment), with what the bytes are
+    /// evidence of: the server the TLS certificate proved, the connection and notarization times, and the
+    /// attestation's digest. A valid attestation of another server, or an old one, verifies all the same: the
+    /// dapp checks `serverName` and the times against what it expects, and uses each `attestationDigest` once.
     function verifiedRange(
         Attestation calldata a,
         bytes calldata revealed,
@@ -118,9 +114,39 @@ contract TlsproofVerifier {
         uint8 direction,
         uint32 start,
         uint32 end
-    ) external view returns (bytes memory) {
-        verify(a, revealed, signature);
-        return rangeOf(revealed, direction, start, end);
+    )
+        external
+        view
+        returns (
+            bytes memory data,
+            string memory serverName,
+            uint64 connectionTime,
+            uint64 notarizedAt,
+            bytes32 attestationDigest
+        )
+    {
+        (, attestationDigest) = checked(a, revealed, signature);
+        data = rangeOf(revealed, direction, start, end);
+        serverName = a.serverName;
+        connectionTime = a.connectionTime;
+        notarizedAt = a.notarizedAt;
+    }
+
+    /// The checks of `verify`; returns the notary and the digest it signed.
+    function checked(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
+        internal
+        view
+        returns (address notary, bytes32 attestationDigest)
+    {
+        if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
+        if (signature.length != 65) revert MalformedSignature();
+        bytes32 r = bytes32(signature[0:32]);
+        bytes32 s = bytes32(signature[32:64]);
+        uint8 v = uint8(signature[64]);
+        if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) revert MalformedSignature();
+        attestationDigest = digest(a, revealed);
+        notary = ecrecover(attestationDigest, v, r, s);
+        if (notary == address(0) || !isNotary[notary]) revert UnknownNotary(notary);
     }
 
     /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.

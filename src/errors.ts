@@ -35,6 +35,8 @@ export const errorCodes = {
   // The target encoded its answer (gzip, …) though identity was asked: it cannot be redacted, so no proof.
   target_encoding_refused: { http: 502, exit: 1 },
   notary_unavailable: { http: 500, exit: 1 },
+  // The notary's signed answer failed the prover's checks (key, signature, request id, mode): no proof.
+  notary_untrusted: { http: 502, exit: 1 },
   session_failed: { http: 500, exit: 1 },
   storage_failed: { http: 500, exit: 1 },
   // Proof stream outcomes only: no proof will come for the request id.
@@ -46,6 +48,8 @@ export const errorCodes = {
   config_invalid: { http: 400, exit: 2 },
   file_unreadable: { http: 400, exit: 2 },
   proof_invalid: { http: 400, exit: 1 },
+  // A valid proof of something else than what was expected (request id, server name, the answer received).
+  proof_mismatch: { http: 400, exit: 1 },
 } as const satisfies Record<string, { http: number; exit: number; retryAfterS?: number }>;
 
 export type ErrorCode = keyof typeof errorCodes;

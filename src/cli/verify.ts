@@ -1,6 +1,7 @@
 /**
- * `cli verify`: checks a proof offline against a pinned notary key. No network, no wasm: nothing
- * here may import src/engine. Exit 0 valid, 1 invalid proof, 2 usage or unreadable input.
+ * `cli verify`: checks a proof offline against a pinned notary key, and optionally that it is the proof of
+ * the request id and server the caller expects. No network, no wasm: nothing here may import src/engine.
+ * Exit 0 valid, 1 invalid proof or not the expected one, 2 usage or unreadable input.
  */
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
@@ -23,6 +24,13 @@ function requiredPath(value: unknown, flag: string): string {
   return value;
 }
 
+/** An optional expectation: absent, or a non-empty value. */
+function expectation(value: unknown, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") throw new AppError("usage", `--${flag} needs a value`);
+  return value.trim();
+}
+
 export default defineCommand({
   meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
   args: {
@@ -32,11 +40,14 @@ export default defineCommand({
       description: "The notary's public key (PEM file, from `cli notary keygen`); with several notaries, one file holding all their keys (valid if one of them signed)",
     },
     proof: { type: "string", required: true, description: "The proof file, or - for stdin" },
+    "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
+    "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
     json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
   },
   async run({ args }) {
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
-    const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned);
+    const expected = { requestId: expectation(args["request-id"], "request-id"), serverName: expectation(args["server-name"], "server-name") };
+    const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned, expected);
     process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },
 });

@@ -2,12 +2,18 @@
  * `prove()`: one proven HTTPS exchange through a tlsproof prover. Subscribes to the proof first, then calls
  * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down) is retried after `Retry-After`
  * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
+ * The proof is verified before it is returned: signed by a pinned notary key, of this call's request id and
+ * the URL's host, and showing, where it reveals bytes, the very answer the prover relayed. The prover and the
+ * plain-HTTP link to it are not trusted to hand over the right proof.
  */
 import type { Proof } from "../proof/format.ts";
+import { decodePublicKeyPem } from "../proof/keys.ts";
+import { answerMismatch } from "./answer-check.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type RedactionPattern, redactionHeader } from "./redact.ts";
-import { proverError, readResponse, retryAfterS } from "./response.ts";
+import { errorOf, proverError, readResponse, retryAfterS } from "./response.ts";
+import { type VerifiedProof, verifyProof } from "./verify.ts";
 
 export type ProvableMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -16,6 +22,16 @@ export interface ProveOptions {
   prover: string;
   /** Sent as `Authorization: Bearer <apiKey>` when the prover has API keys on. */
   apiKey?: string;
+  /**
+   * The notary public keys (SPKI PEM) you trust; the proof must be signed by one of them. Required, unless
+   * `trustProverNotaryKeys` says to take the keys the prover names.
+   */
+  notaryKeys?: string | readonly string[];
+  /**
+   * Take the notary keys from the prover's `/info` instead of pinning them: the proof is then only as
+   * trustworthy as the prover and the link to it. For trying things out; pin `notaryKeys` for anything real.
+   */
+  trustProverNotaryKeys?: boolean;
   /** The target: an `https://` URL, with its query. */
   url: string;
   method?: ProvableMethod;
@@ -43,7 +59,9 @@ export interface ProveResult {
   proof: Proof;
   /** The proof exactly as delivered: save this text, `cli verify` accepts it. */
   proofText: string;
-  /** The notary key the proof event named. Do not trust it: verify against the key you pin (`verifyProof`). */
+  /** The proof as verified: signed by a trusted key, of this request id and host, showing `response`. */
+  verified: VerifiedProof;
+  /** The notary key the proof event named (informative: the proof was verified against the trusted keys). */
   notaryPublicKey: string;
 }
 
@@ -81,8 +99,41 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
 const retryDelayS = (error: TlsproofError): number | undefined =>
   error.details.status === 503 ? (error.details.retryAfterS ?? 1) : undefined;
 
+/** The keys the proof must be signed with: the pinned ones, or (opted in) those the prover's /info names. */
+async function trustedKeys(options: ProveOptions, signal: AbortSignal, auth: Headers): Promise<readonly string[]> {
+  const pinned = typeof options.notaryKeys === "string" ? [options.notaryKeys] : (options.notaryKeys ?? []);
+  if (pinned.length > 0) {
+    // A key that does not decode fails now, not after the MPC session.
+    for (const pem of pinned) {
+      try {
+        decodePublicKeyPem(pem);
+      } catch (error) {
+        throw new TlsproofError("config_invalid", `notaryKeys: ${(error as Error).message}`);
+      }
+    }
+    return pinned;
+  }
+  if (!options.trustProverNotaryKeys) {
+    throw new TlsproofError("config_invalid", "prove() needs notaryKeys, the notary keys you trust (or trustProverNotaryKeys: true to take the prover's word)");
+  }
+  const response = await fetch(new URL("/info", options.prover), { headers: auth, signal });
+  if (!response.ok) throw await errorOf(response, "prover /info");
+  const info = (await response.json().catch(() => null)) as { notaries?: { publicKey?: unknown }[] } | null;
+  const keys = (info?.notaries ?? []).map((notary) => notary.publicKey).filter((key): key is string => typeof key === "string");
+  if (keys.length === 0) throw new TlsproofError("bad_response", "the prover's /info names no notary key");
+  return keys;
+}
+
+/** The proof, verified against the trusted keys and bound to this call: its request id, host and answer. */
+function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): VerifiedProof {
+  const verified = verifyProof(proofText, keys, { requestId, serverName: new URL(options.url).hostname });
+  const mismatch = answerMismatch(verified.body.transcript.recv, response);
+  if (mismatch) throw new TlsproofError("proof_mismatch", `the proof does not show the answer received: ${mismatch}`, { requestId, response });
+  return verified;
+}
+
 /** One attempt with a fresh request id: subscribe, call /proxy, wait for the outcome. */
-async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers): Promise<ProveResult> {
+async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers, keys: readonly string[]): Promise<ProveResult> {
   const requestId = crypto.randomUUID();
   const headers = proxyHeaders(options, requestId, auth);
   const stream = await openProofStream(options.prover, requestId, auth, signal);
@@ -111,16 +162,19 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
     } catch {
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
-    return { requestId, response, proof, proofText: outcome.proofText, notaryPublicKey: outcome.publicKey };
+    const verified = boundProof(outcome.proofText, keys, options, requestId, response);
+    return { requestId, response, proof, proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
   } finally {
     stream.cancel();
   }
 }
 
 /**
- * Fetches `url` through the prover and returns the target's answer with its proof. Throws TlsproofError:
- * the prover's code (`invalid_redaction`, `target_forbidden`, `target_request_failed` with the target's
- * `response`, …), or `timeout`, `aborted`, `network_error`, `bad_response`.
+ * Fetches `url` through the prover and returns the target's answer with its verified proof. Throws
+ * TlsproofError: the prover's code (`invalid_redaction`, `target_forbidden`, `target_request_failed` with the
+ * target's `response`, …), `config_invalid` without `notaryKeys`, `proof_invalid` (not signed by a trusted
+ * key, or altered), `proof_mismatch` (a valid proof of another request or host, or not showing the answer
+ * received), or `timeout`, `aborted`, `network_error`, `bad_response`.
  */
 export async function prove(options: ProveOptions): Promise<ProveResult> {
   const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -128,9 +182,12 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   // Fails here, before anything is sent, when a redaction cannot be written.
   if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
+  const keys = await trustedKeys(options, signal, auth).catch((error: unknown) => {
+    throw failure(error, signal);
+  });
   for (let retriesLeft = options.retries ?? DEFAULT_RETRIES; ; retriesLeft--) {
     try {
-      return await attempt(options, signal, auth);
+      return await attempt(options, signal, auth, keys);
     } catch (error) {
       const failed = failure(error, signal);
       const delayS = retryDelayS(failed);

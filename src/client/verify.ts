@@ -1,20 +1,22 @@
 import { AppError } from "../errors.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
-import { type VerifiedProof, verifyProof as verifyWithKeys } from "../proof/verify.ts";
+import { type ProofExpectations, type VerifiedProof, verifyProof as verifyWithKeys } from "../proof/verify.ts";
 import { TlsproofError } from "./errors.ts";
 
-export type { VerifiedProof } from "../proof/verify.ts";
+export type { ProofExpectations, VerifiedProof } from "../proof/verify.ts";
 
 /**
  * Verifies a proof (its JSON text, or the parsed object) offline with the code of `cli verify`: valid when one
- * of the `pinnedKeys` (SPKI PEM) signed it. Throws TlsproofError `proof_invalid` with the reason, or
- * `config_invalid` for a pinned key that is not a valid key.
+ * of the `pinnedKeys` (SPKI PEM) signed it and it is of the request id and server name `expected` names (when
+ * given). Throws TlsproofError `proof_invalid` with the reason, `proof_mismatch` for a valid proof of another
+ * request or server, or `config_invalid` for a pinned key that is not a valid key. A proof made under a test
+ * trust anchor is valid but says so: `testTrustAnchor` and `warnings`.
  */
-export function verifyProof(proof: unknown, pinnedKeys: string | readonly string[]): VerifiedProof {
+export function verifyProof(proof: unknown, pinnedKeys: string | readonly string[], expected: ProofExpectations = {}): VerifiedProof {
   const pems = typeof pinnedKeys === "string" ? [pinnedKeys] : pinnedKeys;
   try {
     if (pems.length === 0) throw new AppError("config_invalid", "no pinned notary key given");
-    return verifyWithKeys(proof, pems.map(decodePublicKeyPem));
+    return verifyWithKeys(proof, pems.map(decodePublicKeyPem), expected);
   } catch (error) {
     if (error instanceof AppError) throw new TlsproofError(error.code, error.message);
     throw error;

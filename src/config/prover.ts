@@ -20,6 +20,7 @@ import type { DeliveryOptions } from "../prover/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
+import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
 
 const port = wholeNumber(1, 65535);
 
@@ -29,6 +30,7 @@ const ProverEnv = v.object({
   PROVER_PORT: v.optional(wholeNumber(0, 65535), "8080"),
   PROVER_NOTARY_URL: v.optional(v.pipe(list, v.minLength(1), v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s,]+$/, "must be an http(s) URL, or a comma list of them"))))),
   PROVER_NOTARY_API_KEY: v.optional(v.string()),
+  PROVER_NOTARY_KEYS: v.optional(list, ""),
   PROVER_DATA_DIR: v.optional(v.string()),
   // Committing more than about 64 KB fails in this engine version, so the caps stay below it.
   PROVER_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768), "4096"),
@@ -130,8 +132,11 @@ export interface ProverConfig {
   dataDir: string;
   /** The largest session any request may use; the embedded notary's limits too. */
   sessionLimits: SessionSizes;
-  /** Remote notaries (`urls`: sessions are spread over the healthy ones), or the embedded one's session limits. */
-  notary: { urls: string[]; apiKey?: string; embedded: SessionLimits };
+  /**
+   * Remote notaries (`urls`: sessions are spread over the healthy ones) and the keys their proofs must be
+   * signed with (`pinnedKeys`; empty: each notary's key at first contact), or the embedded one's session limits.
+   */
+  notary: { urls: string[]; apiKey?: string; pinnedKeys: PublicKey[]; embedded: SessionLimits };
   proxy: {
     policy: TargetPolicy;
     maxBodyBytes: number;
@@ -167,6 +172,16 @@ export interface ProverConfig {
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
   log: { format: LogFormat };
+}
+
+/** PROVER_NOTARY_KEYS: PEM files, each holding one or more notary public keys. */
+function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[] {
+  if (paths.length > 0 && !remote) throw new AppError("config_invalid", "PROVER_NOTARY_KEYS pins remote notaries' keys: set PROVER_NOTARY_URL too");
+  try {
+    return paths.flatMap(readPublicKeysFile);
+  } catch (error) {
+    throw error instanceof AppError ? new AppError("config_invalid", `PROVER_NOTARY_KEYS: ${error.message}`) : error;
+  }
 }
 
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
@@ -212,6 +227,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     notary: {
       urls: e.PROVER_NOTARY_URL ?? [],
       apiKey: e.PROVER_NOTARY_API_KEY,
+      pinnedKeys: pinnedNotaryKeys(e.PROVER_NOTARY_KEYS, !embeddedNotary),
       embedded: {
         concurrency: EMBEDDED_NOTARY_CONCURRENCY,
         ...sessionLimits,

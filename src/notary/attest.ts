@@ -1,6 +1,6 @@
 import type { VerifierOutput } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
-import { proofBodyProblem } from "../proof/check.ts";
+import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
 import type { ByteRange, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 
@@ -31,7 +31,8 @@ function direction(bytes: number[], authed: ByteRange[], length: number): Transc
  * Builds the body the notary signs from what its Verifier verified, plus what the prover declared.
  * Only verified bytes enter the proof; a redaction list that breaks the proof rules of src/proof/check.ts
  * (a declared hidden span that was in fact revealed, a span beyond the transcript, "matched" without spans)
- * is refused, so the notary never signs what a verifier rejects.
+ * is refused, so the notary never signs what a verifier rejects. So is a request that hides its Host or request
+ * line, or names another host than the one verified (check.ts, requestHostProblem).
  */
 export function buildProofBody(output: VerifierOutput, declared: AttestationRequest, context: AttestationContext): ProofBody {
   if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
@@ -44,6 +45,9 @@ export function buildProofBody(output: VerifierOutput, declared: AttestationRequ
   // The rules `cli verify` applies: a body breaking one is never signed.
   const problem = proofBodyProblem({ transcript, redactions: declared.redactions });
   if (problem) throw new AppError("invalid_body", `declared redactions refused: ${problem}`);
+  // The revealed request must name the server the certificate proved: not hidden, not another host.
+  const hostProblem = requestHostProblem(transcript.sent, output.server_name);
+  if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
   return {
     requestId: declared.requestId,
     notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm, embedded: context.embedded },

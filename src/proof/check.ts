@@ -4,7 +4,8 @@
  * what a verifier then rejects.
  */
 import { base64ToBytes, bytesToBase64 } from "../bytes.ts";
-import type { Direction, ProofBody, TranscriptDirection } from "./format.ts";
+import { parseHttpMessage } from "../http1/message.ts";
+import type { ByteRange, Direction, ProofBody, TranscriptDirection } from "./format.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
 export function decodeBase64(data: string): Uint8Array | null {
@@ -57,4 +58,50 @@ function redactionsProblem(body: Pick<ProofBody, "transcript" | "redactions">): 
 /** The first rule the body breaks, naming the field at fault, or null when it keeps them all. */
 export function proofBodyProblem(body: Pick<ProofBody, "transcript" | "redactions">): string | null {
   return directionProblem("sent", body.transcript.sent) ?? directionProblem("recv", body.transcript.recv) ?? redactionsProblem(body);
+}
+
+/**
+ * A direction's bytes as the revealed ranges show them: hidden bytes are zero (never a line break, a space or
+ * a colon, so HTTP structure is read from revealed bytes only), and `isShown` tells whether a range is wholly
+ * revealed. Meant for a checked direction (proofBodyProblem passed).
+ */
+export function revealedView(direction: TranscriptDirection): { bytes: Uint8Array; isShown(range: ByteRange): boolean } {
+  const bytes = new Uint8Array(direction.length);
+  const shown = new Uint8Array(direction.length);
+  for (const range of direction.revealed) {
+    bytes.set(decodeBase64(range.data) ?? new Uint8Array(), range.start);
+    shown.fill(1, range.start, range.end);
+  }
+  return { bytes, isShown: (range) => shown.subarray(range.start, range.end).every((b) => b === 1) };
+}
+
+const latin1 = new TextDecoder("latin1");
+
+/**
+ * Why the request does not show the host the notary verified, or null. The proof's server name is the one the
+ * certificate proved; the request must say it asked that server: its request line revealed but for the target's
+ * path and query (method, origin-form "/", version), and one Host field, wholly revealed, naming that server (a
+ * port may follow). Otherwise a proof of api.example.com could carry a request the reader takes for another.
+ */
+export function requestHostProblem(sent: TranscriptDirection, serverName: string): string | null {
+  const { bytes, isShown } = revealedView(sent);
+  const message = parseHttpMessage(bytes);
+  const line = latin1.decode(bytes.subarray(message.startLine.start, message.startLine.end));
+  const firstSpace = line.indexOf(" ");
+  const version = line.lastIndexOf(" ");
+  const { start } = message.startLine;
+  if (firstSpace <= 0 || version <= firstSpace || !isShown({ start, end: start + firstSpace + 2 }) || line[firstSpace + 1] !== "/") {
+    return "the request line's method and the start of its target must be revealed (an origin-form target, /…)";
+  }
+  if (!isShown({ start: start + version, end: message.startLine.end }) || !/^ HTTP\/1\.[01]$/.test(line.slice(version))) {
+    return "the request line's HTTP version must be revealed";
+  }
+  const hosts = message.headers.filter((field) => isShown(field.name) && latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
+  if (hosts.length !== 1) return `the request must reveal exactly one Host header (found ${hosts.length})`;
+  const host = hosts[0]!;
+  if (!isShown(host.value)) return "the request's Host header value is hidden";
+  const value = latin1.decode(bytes.subarray(host.value.start, host.value.end));
+  const name = value.replace(/:[0-9]+$/, "");
+  if (name.toLowerCase() !== serverName.toLowerCase()) return `the request's Host header names ${JSON.stringify(value)}, not the verified server ${serverName}`;
+  return null;
 }

@@ -5,9 +5,10 @@ import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgor
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
-import { HIDDEN_BYTE_MARKER, type TranscriptView, type VerifiedProof } from "./verify.ts";
+import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
-export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
+
 /** Redaction labels are the prover's own words; only the spans and the hidden bytes are checked. */
 export const DECLARED_BY = "declared by the prover";
 
@@ -44,7 +45,7 @@ export interface VerifiedProofJson {
   redactions: DeclaredRedactionJson[];
   /** Every hidden range and what it covers, as far as the revealed bytes show. */
   hiddenRanges: HiddenRange[];
-  /** One line per hidden range that is not a whole value. */
+  /** The proof's own warnings (a test trust anchor), then one line per hidden range that is not a whole value. */
   warnings: string[];
 }
 
@@ -98,21 +99,25 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     recv: transcriptJson(proof.recv),
     redactions: body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
     hiddenRanges,
-    warnings: partialWarnings(hiddenRanges),
+    warnings: [...proof.warnings, ...partialWarnings(hiddenRanges)],
   };
 }
 
 /**
- * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters and
- * bidirectional overrides (which could forge or reorder what the reader sees) become `\xNN`/`\uNNNN`.
+ * Bidirectional-text controls (embeddings, overrides, isolates) written as `\uNNNN`: from a server they could
+ * reorder what the reader sees (a transcript reading one thing and saying another). The viewer shows text so too.
+ */
+export const escapeBidiControls = (text: string): string =>
+  text.replace(/[\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+
+/**
+ * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters become `\xNN`,
+ * and bidirectional controls `\uNNNN`.
  */
 function terminalSafe(text: string): string {
-  return text
-    .replaceAll("\r\n", "\n")
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (char) => {
-      const code = char.charCodeAt(0);
-      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
-    });
+  return escapeBidiControls(
+    text.replaceAll("\r\n", "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`),
+  );
 }
 
 const spanText = ({ start, end }: ByteRange): string => `${start}..${end}`;
@@ -161,7 +166,7 @@ function evmLine({ evm, notaryKey }: VerifiedProof): string {
 export function renderVerifiedProof(proof: VerifiedProof): string {
   const { body } = proof;
   const hiddenRanges = describeHiddenRanges(body.transcript);
-  const warning = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
+  const warning = proof.warnings;
   const lines = [
     ...warning,
     `Proof valid: signed by notary key ${proof.notaryFingerprint} (${proof.notaryKey.algorithm}, tlsproof ${body.notaryVersion})`,

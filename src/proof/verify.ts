@@ -1,8 +1,9 @@
 /**
- * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys) → version →
- * schema → transcript and redaction consistency (check.ts, the rules the notary applies before signing) →
- * notary key → signature. Every failure is AppError("proof_invalid") with one readable reason naming the
- * field at fault.
+ * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys, canonical numbers)
+ * → version → schema → transcript and redaction consistency (check.ts, the rules the notary applies before
+ * signing) → notary key → signature → what the caller expects (request id, server name). Every failure is
+ * AppError("proof_invalid") with one readable reason naming the field at fault, except a valid proof of
+ * something else than expected: AppError("proof_mismatch").
  */
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
@@ -19,7 +20,7 @@ import { RedactionSpanSchema } from "../protocol/notary.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { decodeBase64, proofBodyProblem } from "./check.ts";
-import { duplicateKey } from "./duplicate-keys.ts";
+import { jsonTextProblem } from "./json-text.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
 
@@ -41,8 +42,22 @@ export interface TranscriptView {
   text: string;
 }
 
+/** What a proof must be about, beyond being signed by a pinned key. Both compare case-blind. */
+export interface ProofExpectations {
+  /** The request id the client sent (a proof of another request is someone else's). */
+  requestId?: string;
+  /** The host the client asked for: the server name the TLS certificate must have proven. */
+  serverName?: string;
+}
+
+export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+
 export interface VerifiedProof {
   body: ProofBody;
+  /** True when the session trusted a test CA: the proof says nothing about the public web. */
+  testTrustAnchor: boolean;
+  /** What a reader must not miss (TEST_TRUST_ANCHOR_WARNING); empty for an ordinary proof. */
+  warnings: string[];
   notaryKey: PublicKey;
   /** publicKeyFingerprint(notaryKey). */
   notaryFingerprint: string;
@@ -116,6 +131,14 @@ function proofKey(body: ProofBody): PublicKey {
   return key;
 }
 
+/** Why the proof is not about what the caller expects, or null. */
+function expectationMismatch(body: ProofBody, expected: ProofExpectations): string | null {
+  const differs = (actual: string, wanted: string | undefined) => wanted !== undefined && actual.toLowerCase() !== wanted.toLowerCase();
+  if (differs(body.requestId, expected.requestId)) return `the proof is of request id ${body.requestId}, expected ${expected.requestId}`;
+  if (differs(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
+  return null;
+}
+
 // ---- view ----
 
 /** Length of the valid UTF-8 sequence at `i`, or 0 when the byte there does not start one (RFC 3629 table). */
@@ -173,10 +196,15 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
 
 /**
  * Verifies a proof (parsed JSON, or its JSON text) against the pinned notary key (PEM text or decoded), or
- * against several (a deployment with several notaries): the proof must be signed by one of them.
+ * against several (a deployment with several notaries): the proof must be signed by one of them, and be
+ * about what `expected` names.
  * A pinned PEM that does not decode throws AppError("config_invalid"): that is the caller's input, not the proof.
  */
-export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey | readonly PublicKey[]): VerifiedProof {
+export function verifyProof(
+  input: unknown,
+  pinnedPublicKey: string | PublicKey | readonly PublicKey[],
+  expected: ProofExpectations = {},
+): VerifiedProof {
   const pinned = typeof pinnedPublicKey === "string" ? [decodePublicKeyPem(pinnedPublicKey)] : "algorithm" in pinnedPublicKey ? [pinnedPublicKey] : pinnedPublicKey;
   let value = input;
   if (typeof input === "string") {
@@ -185,9 +213,9 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey 
     } catch (error) {
       fail(`not JSON (${(error as Error).message})`);
     }
-    // JSON.parse keeps the last of duplicate keys; what another reader shows could differ.
-    const duplicate = duplicateKey(input);
-    if (duplicate) fail(`duplicate key ${JSON.stringify(duplicate.key)} at ${duplicate.path}`);
+    // JSON.parse keeps the last of duplicate keys and rounds numbers; what another reader shows could differ.
+    const problem = jsonTextProblem(input);
+    if (problem) fail(problem);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object");
   const { version } = value as { version?: unknown };
@@ -209,9 +237,13 @@ export function verifyProof(input: unknown, pinnedPublicKey: string | PublicKey 
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);
   if (evm.status === "invalid") fail(evm.problem);
+  const mismatch = expectationMismatch(body, expected);
+  if (mismatch) throw new AppError("proof_mismatch", mismatch);
 
   return {
     body,
+    testTrustAnchor: body.testTrustAnchor,
+    warnings: body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [],
     notaryKey,
     notaryFingerprint: publicKeyFingerprint(notaryKey),
     sent: transcriptView(body.transcript.sent),

@@ -13,7 +13,7 @@
  */
 import * as v from "valibot";
 import type { DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
-import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import { nonNegativeInteger, requestIdSchema, strictMapping } from "../schema.ts";
 
 const byteCount = v.pipe(v.number("expected a positive integer"), v.safeInteger("expected a positive integer"), v.minValue(1, "expected a positive integer"));
 
@@ -53,7 +53,7 @@ const DeclaredRedactionSchema = v.strictObject({
 
 /** What the prover declares hidden, for the notary to sign with what it verified. */
 export const AttestationRequest = v.strictObject({
-  requestId: v.pipe(v.string(), v.uuid()),
+  requestId: requestIdSchema("the request id must be a UUID"),
   redactions: v.pipe(v.array(DeclaredRedactionSchema), v.maxLength(MAX_REDACTIONS)),
 });
 export type AttestationRequest = v.InferOutput<typeof AttestationRequest>;

@@ -1,12 +1,17 @@
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import type { NotarySessions } from "../engine/session.ts";
-import type { Proof } from "../proof/format.ts";
+import type { Proof, ProofMode } from "../proof/format.ts";
+import type { PublicKey } from "../proof/keys.ts";
 import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, type SessionRequest } from "../protocol/notary.ts";
+import { checkNotaryAnswer, notaryTrust } from "./notary-trust.ts";
 
 export interface NotaryClient extends NotarySessions {
-  /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
-  attest(sessionId: string, request: AttestationRequest): Promise<Proof>;
+  /**
+   * Declares what was hidden and receives the signed proof once the notary has verified the session; throws
+   * `notary_untrusted` unless the proof verifies against a trusted key and is of this request, in `mode`.
+   */
+  attest(sessionId: string, request: AttestationRequest, mode: ProofMode): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
   isRunning(sessionId: string): Promise<boolean>;
   info(): Promise<NotaryInfo>;
@@ -17,7 +22,12 @@ export interface NotaryClient extends NotarySessions {
   reachable(sessionId?: string): Promise<void>;
 }
 
-export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClient {
+/**
+ * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
+ * key it announced at first contact (notary-trust.ts).
+ */
+export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = []): NotaryClient {
+  const trust = notaryTrust(pinnedKeys);
   const base = baseUrl.replace(/\/+$/, "");
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -43,11 +53,16 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
   async function info(): Promise<NotaryInfo> {
     const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
     if (!parsed.success) throw new AppError("notary_unavailable", "the notary's /info answer is malformed");
+    trust.checkAnnounced(parsed.output.publicKey);
     return parsed.output;
   }
 
   return {
     async createSession(sizes) {
+      // An untrusted notary gets no session: its proof would be refused after the whole MPC session.
+      if (!trust.contacted()) await info();
+      const refusal = trust.refusal();
+      if (refusal) throw refusal;
       const request: SessionRequest = { clientType: "Websocket", ...sizes };
       const body = await call("/session", {
         method: "POST",
@@ -61,13 +76,15 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
     notarizeUrl(sessionId) {
       return `${base.replace(/^http/, "ws")}/notarize?sessionId=${encodeURIComponent(sessionId)}`;
     },
-    async attest(sessionId, request) {
-      // The proof's shape is checked by whoever verifies it; here it is passed on as signed.
-      return (await call(`/session/${encodeURIComponent(sessionId)}/attestation`, {
+    async attest(sessionId, request, mode) {
+      const answer = await call(`/session/${encodeURIComponent(sessionId)}/attestation`, {
         method: "POST",
         body: JSON.stringify(request),
         timeoutMs: ATTESTATION_WAIT_MS,
-      })) as Proof;
+      });
+      // First contact may not have happened yet (the pool's first health check still running).
+      if (trust.keys().length === 0) await info();
+      return checkNotaryAnswer(answer, trust.keys(), { requestId: request.requestId, mode });
     },
     async isRunning(sessionId) {
       try {

@@ -67,7 +67,8 @@ export class NotaryPool implements NotaryClient {
         return `${member.position}${SEPARATOR}${id}`;
       } catch (error) {
         lastError = toAppError(error, "notary_unavailable");
-        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message);
+        // An untrusted notary is left out like an unreachable one; the others may still serve.
+        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message);
         else if (lastError.code !== "over_capacity") throw lastError;
       }
     }
@@ -79,10 +80,10 @@ export class NotaryPool implements NotaryClient {
     return member.client.notarizeUrl(id);
   }
 
-  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1]): ReturnType<NotaryClient["attest"]> {
+  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1], mode: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
     const { member, id } = this.route(sessionId);
     try {
-      return await member.client.attest(id, request);
+      return await member.client.attest(id, request, mode);
     } catch (error) {
       const failure = toAppError(error, "notary_unavailable");
       if (failure.code === "notary_unavailable") this.markDown(member, failure.message);

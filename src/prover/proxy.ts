@@ -10,6 +10,7 @@ import { type SessionAnswer, type SessionDeps, runProofSession } from "./session
 import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
 import { callerKeyDigest } from "./auth.ts";
+import { parseOrThrow, requestIdSchema } from "../schema.ts";
 
 export interface ProxyDeps extends SessionDeps {
   maxBodyBytes: number;
@@ -29,7 +30,6 @@ export interface ProxyDeps extends SessionDeps {
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 /** Headers never forwarded: hop-by-hop ones, those the prover sets itself, and its own `t-*` controls. */
 const DROPPED_REQUEST_HEADERS = new Set([
@@ -93,8 +93,7 @@ export function proxyRoutes(deps: ProxyDeps) {
   async function handle(request: Request): Promise<Response> {
     const headers = request.headers;
     const target = parseTargetUrl(headers.get("t-proxy-url"));
-    const requestId = headers.get("t-request-id")?.trim() ?? "";
-    if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
+    const requestId = parseOrThrow(requestIdSchema("T-REQUEST-ID must be a UUID"), headers.get("t-request-id") ?? "", "invalid_request_id", { messageOnly: true });
     const { patterns, allowUnmatched } = parseRedactionRequest(headers);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
     const announced = requestedSizes(headers, deps.sessions.limits);

@@ -12,6 +12,7 @@ import { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
+import { decodePublicKeyPem } from "../proof/keys.ts";
 import type { AppRoute } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
@@ -83,8 +84,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   // The embedded notary listens on loopback, where any local process could ask it for sessions and
   // signatures: it takes only this key, made afresh each start and known to this process alone.
   const embeddedKey = randomBytes(32).toString("base64url");
+  // The embedded notary's proofs must be signed with its own key; remote ones' with the pinned keys.
+  let pinnedKeys = config.notary.pinnedKeys;
   if (config.notary.urls.length === 0) {
     const key = loadOrCreateKey(config.dataDir);
+    pinnedKeys = [decodePublicKeyPem(key.publicKeyPem)];
     // Its Verifiers run in the engine hosts beside the provers: this process holds no wasm instance.
     embedded = startNotaryServer({
       host: "127.0.0.1",
@@ -100,7 +104,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   }
   const notaryUrls = embedded ? [embedded.url] : config.notary.urls;
   const notary = new NotaryPool(
-    notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey)),
+    notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey, pinnedKeys)),
     { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
   );
   // Its sources are read at scrape time, once everything below exists.

@@ -153,7 +153,8 @@ async function prove(
       }),
     );
     // The notary answers once it has verified: only then may the prover's side of the session close.
-    const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared });
+    // Checked against the notary's trusted key before it is stored or delivered (notary-trust.ts).
+    const proof = await deps.notary.attest(session.notarySessionId, { requestId, redactions: redaction.declared }, "mpc");
     outcome = { event: "proof", proof };
   } catch (error) {
     outcome = failureOutcome(requestId, run.failure ?? toAppError(error, "session_failed"));

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
+import { requestIdSchema } from "../schema.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { IdleLimit } from "../idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
@@ -15,7 +16,7 @@ export interface SseLimits {
   heartbeatMs: number;
 }
 
-export const RequestIdParam = v.object({ requestId: v.pipe(v.string(), v.uuid("the request id must be a UUID")) });
+export const RequestIdParam = v.object({ requestId: requestIdSchema("the request id must be a UUID") });
 const encoder = new TextEncoder();
 
 /** One SSE field per line: a value with line breaks becomes several `data:` lines, joined again by the reader. */

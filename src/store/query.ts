@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import { parseOrThrow } from "../schema.ts";
+import { parseOrThrow, requestIdSchema } from "../schema.ts";
 import { MAX_PARTITION, PROTOCOL_VERSION, type MessageRef } from "./message.ts";
 
 export const QUERY_TYPES = ["last", "from", "range"] as const;
@@ -59,7 +59,7 @@ export const querySchema = v.object({
     v.picklist(["true", "false"], (issue) => `Query parameter "verifyNetworkResponses" is invalid: ${issue.input}`),
     "false",
   ),
-  requestId: v.optional(v.pipe(v.string(), v.uuid((issue) => `Query parameter "requestId" is not a UUID: ${issue.input}`))),
+  requestId: v.optional(requestIdSchema((issue) => `Query parameter "requestId" is not a UUID: ${issue.input}`)),
 });
 
 /** The schemas here word every message in full (the reference's texts). */

@@ -1,10 +1,10 @@
 /**
  * The proof viewer's script (bundled into /viewer's one HTML page by bundle.ts): verifies in the browser with
  * the code of `cli verify` (verifyProof, verifiedProofJson) and shows its report. Proof text is attacker-chosen:
- * it is only ever set as textContent, never parsed as HTML.
+ * it is only ever set as text, never parsed as HTML, and its bidirectional-text controls are shown as escapes.
  */
 import { AppError } from "../errors.ts";
-import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, notaryKindText, verifiedProofJson } from "../proof/render.ts";
+import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, escapeBidiControls, notaryKindText, verifiedProofJson } from "../proof/render.ts";
 import { HIDDEN_BYTE_MARKER, verifyProof } from "../proof/verify.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -14,9 +14,12 @@ const keyInput = byId<HTMLTextAreaElement>("key");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
 
+/** Every text shown goes through here: bidirectional controls are shown as escapes, as `cli verify` does. */
+const textNode = (text: string): Text => document.createTextNode(escapeBidiControls(text));
+
 function element(tag: string, text?: string, className?: string): HTMLElement {
   const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.append(textNode(text));
   if (className) node.className = className;
   return node;
 }
@@ -32,7 +35,7 @@ function transcriptElement(text: string): HTMLElement {
       hidden.dataset.hiddenBytes = String(piece.length);
       pre.append(hidden);
     } else {
-      pre.append(document.createTextNode(piece));
+      pre.append(textNode(piece));
     }
   }
   return pre;
@@ -70,9 +73,9 @@ function redactionTable(json: VerifiedProofJson): HTMLElement {
 
 function showValid(json: VerifiedProofJson): void {
   status.className = "valid";
-  status.textContent = `Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}`;
+  status.replaceChildren(textNode(`Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}`));
   const parts: HTMLElement[] = [];
-  if (json.testTrustAnchor) parts.push(element("p", TEST_TRUST_ANCHOR_WARNING, "warning"));
+  // The proof's own warnings (a test trust anchor) come first in `warnings`.
   parts.push(...json.warnings.map((warning) => element("p", warning, "warning")));
   parts.push(
     facts([
@@ -98,7 +101,7 @@ function showValid(json: VerifiedProofJson): void {
 
 function showInvalid(reason: string): void {
   status.className = "invalid";
-  status.textContent = reason;
+  status.replaceChildren(textNode(reason));
   report.replaceChildren();
 }
 

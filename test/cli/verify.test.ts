@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { generateKey } from "../../src/proof/keys.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/verify.ts";
 import { REPO, runCommandModule, SECRET_API_KEY, SECRET_TOKEN, signedSample, tempDir } from "../proof/fixtures.ts";
 
 const VERIFY = "src/cli/verify.ts";
@@ -138,6 +140,47 @@ describe("cli verify", () => {
     const empty = await verify("--notary-pub-key", pubPath, "--proof", "");
     expect(empty.exitCode).toBe(2);
     expectOneErrorLine(empty.stderr, "error: --proof needs a file path");
+  });
+
+  test("--request-id and --server-name: exit 0 when the proof is of them (case-blind), exit 1 naming the mismatch", async () => {
+    const { requestId, serverName } = proof.body;
+    const met = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--request-id", requestId.toUpperCase(), "--server-name", serverName);
+    expect(met.exitCode).toBe(0);
+    const otherId = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--request-id", "0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f");
+    expect(otherId.exitCode).toBe(1);
+    expect(otherId.stdout).toBe("");
+    expectOneErrorLine(otherId.stderr, `error: the proof is of request id ${requestId}, expected 0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f`);
+    const otherServer = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--server-name=evil.example");
+    expect(otherServer.exitCode).toBe(1);
+    expectOneErrorLine(otherServer.stderr, `error: the proof is of server ${serverName}, expected evil.example`);
+  });
+
+  test("an option the command does not know: exit 2, one line naming it", async () => {
+    for (const option of ["--request", "--server-name-x=a", "-x"]) {
+      const { exitCode, stdout, stderr } = await verify("--notary-pub-key", pubPath, "--proof", proofPath, option, "value");
+      expect(exitCode).toBe(2);
+      expect(stdout).toBe("");
+      expectOneErrorLine(stderr, `error: unknown option ${option.split("=")[0]}`);
+    }
+    // Values of known options are not options, even when they start with a dash; --no-<flag> negates a flag.
+    expect((await runCommandModule(VERIFY, ["--notary-pub-key", pubPath, "--proof", "-", "--no-json"], JSON.stringify(proof))).exitCode).toBe(0);
+  });
+
+  test("every command refuses unknown options (keygen as another example)", async () => {
+    const { exitCode, stderr } = await runCommandModule("src/cli/notary.ts", ["keygen", "--out", join(dir, "keys"), "--frce"]);
+    expect(exitCode).toBe(2);
+    expectOneErrorLine(stderr, "error: unknown option --frce");
+  });
+
+  test("a test trust anchor proof: the warning in the report and in --json's warnings", async () => {
+    const body = { ...proof.body, testTrustAnchor: true };
+    const testProof = join(dir, "test-anchor.json");
+    writeFileSync(testProof, JSON.stringify(signProof(body, key)));
+    const json = await verify("--notary-pub-key", pubPath, "--proof", testProof, "--json");
+    expect(json.exitCode).toBe(0);
+    expect(JSON.parse(json.stdout).warnings).toContain(TEST_TRUST_ANCHOR_WARNING);
+    const human = await verify("--notary-pub-key", pubPath, "--proof", testProof);
+    expect(human.stdout.split("\n")[0]).toBe(TEST_TRUST_ANCHOR_WARNING);
   });
 
   test("needs neither the engine nor wasm: no import path leads there", () => {

@@ -15,7 +15,8 @@ import { eventually } from "../support/wait.ts";
 
 /**
  * The client library against a real `cli prover start` (embedded notary, real MPC sessions, the local TLS
- * target). Two MPC sessions serve every assertion: one proof, one failed target.
+ * target). Three MPC sessions serve every assertion: one proof, one failed target, one answer altered by a
+ * relay between the client and the prover.
  */
 const MPC_MS = 240_000;
 const API_KEY = "client-test-key";
@@ -42,7 +43,7 @@ afterAll(async () => {
   target?.stop(true);
 }, 120_000);
 
-const options = () => ({ prover: prover.url, apiKey: API_KEY });
+const options = () => ({ prover: prover.url, apiKey: API_KEY, notaryKeys: [prover.notaryPubPem] });
 
 /**
  * Takes the prover's only subscriber place with a subscription to an id nobody uses (it ends by itself with
@@ -98,6 +99,9 @@ async function rejection(promise: Promise<unknown>): Promise<TlsproofError> {
   throw new Error("expected the call to fail");
 }
 
+/** The first proof, for the relay below to replay. */
+let genuine: ProveResult;
+
 describe("prove() against a real prover", () => {
   let result: ProveResult;
   let held: Promise<SseEvent[]>;
@@ -117,6 +121,7 @@ describe("prove() against a real prover", () => {
         timeoutMs: MPC_MS,
       }),
     ));
+    genuine = result;
   }, MPC_MS);
 
   test("a full subscriber list is a 503 the client waits out and retries", async () => {
@@ -134,6 +139,10 @@ describe("prove() against a real prover", () => {
   });
 
   test("returns the target's answer and a proof that verifies with the pinned key", () => {
+    // prove() verified it itself: the pinned key, its own request id, the URL's host.
+    expect(result.verified.body.requestId).toBe(result.requestId);
+    expect(result.verified.body.serverName).toBe(TARGET_HOST);
+    expect(result.verified.testTrustAnchor).toBe(true);
     expect(result.response.status).toBe(200);
     expect(result.response.json<{ secret: string }>().secret).toBe(SECRET_VALUE);
     expect(result.response.headers.get("t-proof-id")).toBe(result.requestId);
@@ -231,4 +240,59 @@ describe("prove() failures carry the prover's codes", () => {
     expect(error.code).toBe("invalid_redaction");
     expect(error.message).not.toContain("padded");
   });
+});
+
+/** An SSE event as the prover writes one: each line of its data on a `data:` line. */
+const sseEvent = (data: string): string => `${data.split("\n").map((line) => `data: ${line}`).join("\n")}\n\n`;
+
+describe("a relay between the client and the prover (the link is plain HTTP) cannot pass off another answer", () => {
+  let relay: Server<undefined> | undefined;
+  afterAll(() => relay?.stop(true));
+
+  /** A relay on its own port; `handle` answers each request the client sends it. */
+  function startRelay(handle: (request: Request) => Response | Promise<Response>): string {
+    relay?.stop(true);
+    // No idle limit: an MPC session keeps /proxy silent for tens of seconds.
+    relay = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 0, fetch: handle });
+    return `http://127.0.0.1:${relay.port}`;
+  }
+
+  /** Forwards a request to the real prover unchanged. */
+  const forward = async (request: Request): Promise<Response> => {
+    const { pathname, search } = new URL(request.url);
+    const body = request.method === "GET" ? undefined : await request.arrayBuffer();
+    return fetch(`${prover.url}${pathname}${search}`, { method: request.method, headers: request.headers, body });
+  };
+
+  test("an old genuine proof of another request, with a made-up answer: proof_mismatch, no MPC needed", async () => {
+    const url = startRelay((request) => {
+      const { pathname } = new URL(request.url);
+      if (pathname.startsWith("/proof/")) {
+        return new Response(sseEvent(`${prover.notaryPubPem}|${genuine.proofText}`), { headers: { "content-type": "text/event-stream" } });
+      }
+      const id = request.headers.get("t-request-id") ?? "";
+      return Response.json({ balance: 1_000_000 }, { headers: { "t-proof-id": id } });
+    });
+    const error = await rejection(prove({ ...options(), prover: url, url: `${targetBase}/data?user=42` }));
+    expect(error.code).toBe("proof_mismatch");
+    expect(error.message).toStartWith(`the proof is of request id ${genuine.requestId}, expected `);
+  });
+
+  test("the genuine proof of this very request with an altered answer: proof_mismatch naming the difference", async () => {
+    // The keys come from the prover's /info here (the opt-in): they are checked all the same.
+    const url = startRelay(async (request) => {
+      const answer = await forward(request);
+      if (new URL(request.url).pathname !== "/proxy") return answer;
+      const text = (await answer.text()).replace('"name":"alice"', '"name":"mallory"');
+      const headers = new Headers(answer.headers);
+      headers.delete("content-length");
+      return new Response(text, { status: answer.status, headers });
+    });
+    const error = await rejection(
+      prove({ prover: url, apiKey: API_KEY, trustProverNotaryKeys: true, url: `${targetBase}/data?user=42`, timeoutMs: MPC_MS }),
+    );
+    expect(error.code).toBe("proof_mismatch");
+    expect(error.message).toStartWith("the proof does not show the answer received: ");
+    expect(error.details.response?.text()).toContain("mallory");
+  }, MPC_MS);
 });

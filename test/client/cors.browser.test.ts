@@ -50,17 +50,17 @@ async function proveFrom(origin: string): Promise<PageResult> {
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => "tlsproof" in globalThis);
     return await page.evaluate(
-      async ({ prover, url, headers, timeoutMs }) => {
+      async ({ prover, url, headers, timeoutMs, notaryKeys }) => {
         const client = (globalThis as unknown as { tlsproof: typeof import("../../src/client/index.ts") }).tlsproof;
         try {
-          const result = await client.prove({ prover, url, headers, timeoutMs, retries: 0 });
+          const result = await client.prove({ prover, url, headers, timeoutMs, notaryKeys, retries: 0 });
           return { ok: true as const, status: result.response.status, body: result.response.text(), proofText: result.proofText };
         } catch (error) {
           const failure = error as { code?: string; message?: string };
           return { ok: false as const, code: String(failure.code), message: String(failure.message) };
         }
       },
-      { prover: prover.url, url: `https://${TARGET_HOST}:${target.port}/echo`, headers: PAGE_HEADERS, timeoutMs: MPC_MS },
+      { prover: prover.url, url: `https://${TARGET_HOST}:${target.port}/echo`, headers: PAGE_HEADERS, timeoutMs: MPC_MS, notaryKeys: [prover.notaryPubPem] },
     );
   } finally {
     await page.close();

@@ -3,6 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import { defaultHostCount } from "../../src/engine/host/placement.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 function failure(env: Record<string, string>): AppError {
   try {
@@ -134,5 +138,21 @@ describe("prover configuration", () => {
     expect(error.code).toBe("config_invalid");
     expect(error.message).toContain(message);
     expect(error.message).not.toContain("\n");
+  });
+
+  test("PROVER_NOTARY_KEYS: PEM files whose keys remote notaries' proofs must be signed with", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tlsproof-keys-"));
+    const [a, b] = [generateKey("secp256k1"), generateKey("secp256r1")];
+    writeFileSync(join(dir, "a.pub"), a.publicKeyPem);
+    writeFileSync(join(dir, "b.pub"), b.publicKeyPem);
+    const remote = { PROVER_NOTARY_URL: "http://notary.internal:7047" };
+    const config = loadProverConfig({ ...remote, PROVER_NOTARY_KEYS: `${join(dir, "a.pub")}, ${join(dir, "b.pub")}` });
+    expect(config.notary.pinnedKeys.map((key) => key.algorithm)).toEqual(["secp256k1", "secp256r1"]);
+    expect(loadProverConfig(remote).notary.pinnedKeys).toEqual([]);
+    const missing = failure({ ...remote, PROVER_NOTARY_KEYS: join(dir, "absent.pub") });
+    expect(missing.code).toBe("config_invalid");
+    expect(missing.message).toStartWith("PROVER_NOTARY_KEYS: ");
+    // The embedded notary's key is its own: pins for it would be a mistake, not a setting.
+    expect(failure({ PROVER_NOTARY_KEYS: join(dir, "a.pub") }).message).toContain("set PROVER_NOTARY_URL");
   });
 });

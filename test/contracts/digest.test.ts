@@ -189,6 +189,19 @@ describe("EVM attestation digest", () => {
       expect(await verifier.verifiedRange(attestation, signature, "sent", recv.length - 4, recv.length)).toEqual({ ok: false, error: "RangeNotRevealed" });
     });
 
+    test("a range comes with what it is evidence of: the attested server name, times and digest", async () => {
+      const inFirstRange = body.transcript.recv.revealed[0]!;
+      const read = await verifier.verifiedRangeWithContext(attestation, signature, "recv", inFirstRange.start, inFirstRange.start + 8);
+      expect(read.ok).toBe(true);
+      if (!read.ok) return;
+      expect(Buffer.from(read.value.data).toString()).toBe("HTTP/1.1");
+      expect(read.value.serverName).toBe(body.serverName);
+      expect(read.value.connectionTime).toBe(BigInt(body.connectionTime));
+      expect(read.value.notarizedAt).toBe(BigInt(body.notarizedAt));
+      // The digest a dapp records to use each attestation once: the one the notary signed.
+      expect(read.value.attestationDigest).toBe(`0x${Buffer.from(attestationDigest(attestation)).toString("hex")}`);
+    });
+
     test("a signed but malformed segment list is refused when read, never read past its end", async () => {
       // No notary packs segments like this; the contract must still not trust the lengths it is given.
       const truncated = { ...attestation, revealed: attestation.revealed.subarray(0, SEGMENT_HEADER_BYTES + 3) };

@@ -13,6 +13,15 @@ const hex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
 /** A call's answer, or the name of the custom error it reverted with. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
+/** What `verifiedRange` answers. */
+export interface VerifiedRange {
+  data: Uint8Array;
+  serverName: string;
+  connectionTime: bigint;
+  notarizedAt: bigint;
+  attestationDigest: Hex;
+}
+
 /** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready. */
 export function attestationArgs(attestation: EvmAttestation) {
   return {
@@ -69,11 +78,19 @@ export class VerifierContract {
     return this.read("verify", [tuple, revealed, signature]);
   }
 
-  /** Bytes [start, end) of a direction, from verified segments only. */
+  /** Bytes [start, end) of a direction, from verified segments only, with what the contract says they attest. */
   async verifiedRange(attestation: EvmAttestation, signature: Hex, direction: Direction, start: number, end: number): Promise<Outcome<Uint8Array>> {
+    const outcome = await this.verifiedRangeWithContext(attestation, signature, direction, start, end);
+    return outcome.ok ? { ...outcome, value: outcome.value.data } : outcome;
+  }
+
+  /** `verifiedRange`'s whole answer: the bytes, the attested server name and times, the attestation's digest. */
+  async verifiedRangeWithContext(attestation: EvmAttestation, signature: Hex, direction: Direction, start: number, end: number): Promise<Outcome<VerifiedRange>> {
     const { tuple, revealed } = attestationArgs(attestation);
-    const outcome = await this.read<Hex>("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[direction], start, end]);
-    return outcome.ok ? { ...outcome, value: new Uint8Array(Buffer.from(outcome.value.slice(2), "hex")) } : outcome;
+    const outcome = await this.read<[Hex, string, bigint, bigint, Hex]>("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[direction], start, end]);
+    if (!outcome.ok) return outcome;
+    const [data, serverName, connectionTime, notarizedAt, attestationDigest] = outcome.value;
+    return { ok: true, value: { data: new Uint8Array(Buffer.from(data.slice(2), "hex")), serverName, connectionTime, notarizedAt, attestationDigest } };
   }
 
   /**

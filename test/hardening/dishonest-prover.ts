@@ -1,9 +1,10 @@
 /**
  * A prover that lies to the notary, run as its own process by dishonest-prover.e2e.test.ts (the engine is one wasm
  * instance per process): a real MPC session through the real engine, every byte revealed, then an attestation
- * request declaring the response's secret value hidden. Prints `{"code","message"}` of the notary's refusal, or
- * `{"signed":true}` if the notary signed.
- * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path>
+ * request declaring the response's secret value hidden. Or (`hidden-host`) every byte revealed but the request's
+ * Host value, so that readers could not tell which server the request was for. Prints `{"code","message"}` of the
+ * notary's refusal, or `{"signed":true}` if the notary signed.
+ * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host]
  */
 import { readFileSync } from "node:fs";
 import { startLoopbackBridge } from "../../src/engine/bridge.ts";
@@ -12,24 +13,33 @@ import { closeProverSession, setupProverSession } from "../../src/engine/session
 import { startEngine } from "../../src/engine/wasm.ts";
 import { toAppError } from "../../src/errors.ts";
 import { createNotaryClient } from "../../src/prover/notary-client.ts";
+import type { AttestationRequest } from "../../src/protocol/notary.ts";
+import { revealTranscript } from "../../src/engine/session.ts";
 import { getFromTarget, revealAll } from "../support/engine-exchange.ts";
 import { SECRET_VALUE } from "../support/target.ts";
 import { TARGET_HOST } from "../support/tls-fixture.ts";
 
-const [notaryUrl, targetPort, caPath] = process.argv.slice(2) as [string, string, string];
+const [notaryUrl, targetPort, caPath, lie = "hidden-secret"] = process.argv.slice(2) as [string, string, string, string?];
 await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8") });
 const bridge = startLoopbackBridge();
 const notary = createNotaryClient(notaryUrl);
 const session = await setupProverSession(notary, localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
 const exchange = await getFromTarget(session, bridge, Number(targetPort));
-await revealAll(session, exchange);
-const start = Buffer.from(exchange.recv).indexOf(SECRET_VALUE);
-if (start < 0) throw new Error("the response lacks the secret value");
+let redactions: AttestationRequest["redactions"];
+if (lie === "hidden-host") {
+  const start = Buffer.from(exchange.sent).indexOf(TARGET_HOST);
+  if (start < 0) throw new Error("the request lacks the host");
+  const end = start + TARGET_HOST.length;
+  await revealTranscript(session, { sent: [{ start: 0, end: start }, { start: end, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+  redactions = [{ pattern: "req:header:host", matched: true, spans: [{ direction: "sent", start, end }] }];
+} else {
+  await revealAll(session, exchange);
+  const start = Buffer.from(exchange.recv).indexOf(SECRET_VALUE);
+  if (start < 0) throw new Error("the response lacks the secret value");
+  redactions = [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }];
+}
 try {
-  await notary.attest(session.notarySessionId, {
-    requestId: crypto.randomUUID(),
-    redactions: [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }],
-  });
+  await notary.attest(session.notarySessionId, { requestId: crypto.randomUUID(), redactions }, "mpc");
   console.log(JSON.stringify({ signed: true }));
 } catch (error) {
   const failure = toAppError(error);

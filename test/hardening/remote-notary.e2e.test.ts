@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { generateKey } from "../../src/proof/keys.ts";
+import { errorData, firstEvent } from "../support/sse.ts";
 import type { Server } from "bun";
 import { tlsFixture } from "../support/env.ts";
 import { proveData, verifyWithCli } from "../support/prove.ts";
@@ -40,6 +43,8 @@ beforeAll(async () => {
   prover = await startProver(SOURCE_CLI, target.port!, {
     PROVER_NOTARY_URL: `https://localhost:${notary.port}`,
     PROVER_NOTARY_API_KEY: KEY,
+    // Its proofs are checked against this pinned key before they are stored or delivered.
+    PROVER_NOTARY_KEYS: notaryPubPath,
     NODE_EXTRA_CA_CERTS: tls.caPath,
   });
 }, 120_000);
@@ -77,6 +82,33 @@ describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
       expect(await untrusting.stop()).toBe(0);
     }
   }, 120_000);
+
+  test("a prover pinning another notary key makes no proof: notary_untrusted, on the stream too", async () => {
+    const otherKeyPath = join(dirname(notaryPubPath), "other-notary.pub");
+    writeFileSync(otherKeyPath, generateKey("secp256r1").publicKeyPem);
+    const pinningOther = await startProver(SOURCE_CLI, target.port!, {
+      PROVER_NOTARY_URL: `https://localhost:${notary.port}`,
+      PROVER_NOTARY_API_KEY: KEY,
+      PROVER_NOTARY_KEYS: otherKeyPath,
+      NODE_EXTRA_CA_CERTS: tlsFixture().caPath,
+    });
+    try {
+      const requestId = crypto.randomUUID();
+      const event = firstEvent(`${pinningOther.url}/proof/${requestId}`, 240_000);
+      await Bun.sleep(50);
+      const response = await fetch(`${pinningOther.url}/proxy`, {
+        headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId },
+      });
+      // Refused before any MPC session: the key it announced is not the pinned one.
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("notary_untrusted");
+      const outcome = errorData(await event);
+      expect(outcome.code).toBe("notary_untrusted");
+      expect(outcome.message).toContain("is not a pinned one (PROVER_NOTARY_KEYS)");
+    } finally {
+      expect(await pinningOther.stop()).toBe(0);
+    }
+  }, 240_000);
 
   test("a real session over https and wss makes a proof signed with secp256r1 that cli verify accepts", async () => {
     const proved = await proveData(prover.url, target.port!);

@@ -17,18 +17,21 @@ const key = generateKey("secp256k1");
 const apiKey = spanOf(REQUEST, SECRET_API_KEY);
 const token = spanOf(RESPONSE, SECRET_TOKEN);
 
-/** What the notary's Verifier reports when the prover hid the API key and the token. */
-function verifierOutput(): VerifierOutput {
-  const direction = (text: string, hidden: { start: number; end: number }) => {
+/**
+ * What the notary's Verifier reports when the prover hid the API key and the token (or, given, other request
+ * bytes of another request text).
+ */
+function verifierOutput(request = REQUEST, hiddenSent: { start: number; end: number }[] = [apiKey]): VerifierOutput {
+  const direction = (text: string, hidden: { start: number; end: number }[]) => {
     const bytes = [...Buffer.from(text)];
-    const authed = complementRanges(bytes.length, [hidden]);
+    const authed = complementRanges(bytes.length, hidden);
     return { bytes: bytes.map((b, i) => (authed.some((r) => r.start <= i && i < r.end) ? b : 0)), authed };
   };
-  const sent = direction(REQUEST, apiKey);
-  const recv = direction(RESPONSE, token);
+  const sent = direction(request, hiddenSent);
+  const recv = direction(RESPONSE, [token]);
   return {
     server_name: "api.example.com",
-    connection_info: { time: 1_717_171_717, version: "V1_2", transcript_length: { sent: REQUEST.length, recv: RESPONSE.length } },
+    connection_info: { time: 1_717_171_717, version: "V1_2", transcript_length: { sent: Buffer.byteLength(request), recv: RESPONSE.length } },
     transcript: { sent: sent.bytes, sent_authed: sent.authed, recv: recv.bytes, recv_authed: recv.authed },
   };
 }
@@ -98,5 +101,40 @@ describe("one set of rules for signing and verifying", () => {
     expect(notaryRefusal(redactions)).toBeNull();
     const body = buildProofBody(verifierOutput(), { requestId, redactions }, context);
     expect(verifyProof(signProof(body, key), key.publicKeyPem).body.redactions).toEqual(redactions);
+  });
+});
+
+describe("the notary signs only a request that shows it asked the server it verified", () => {
+  const refusal = (request: string, hidden: { start: number; end: number }[]): string | null => {
+    try {
+      buildProofBody(verifierOutput(request, hidden), { requestId, redactions: [] }, context);
+      return null;
+    } catch (error) {
+      expect((error as AppError).code).toBe("invalid_body");
+      return (error as AppError).message;
+    }
+  };
+  const withHost = (host: string) => REQUEST.replace("Host: api.example.com", `Host: ${host}`);
+
+  test("the Host value hidden, or the whole Host line, is refused", () => {
+    expect(refusal(REQUEST, [spanOf(REQUEST, "api.example.com")])).toBe("request refused: the request's Host header value is hidden");
+    expect(refusal(REQUEST, [spanOf(REQUEST, "Host: api.example.com")])).toBe("request refused: the request must reveal exactly one Host header (found 0)");
+  });
+
+  test("a Host naming another server, or two Host headers, is refused", () => {
+    expect(refusal(withHost("evil.example"), [])).toBe('request refused: the request\'s Host header names "evil.example", not the verified server api.example.com');
+    const twice = REQUEST.replace("Host: api.example.com\r\n", "Host: api.example.com\r\nHost: evil.example\r\n");
+    expect(refusal(twice, [])).toBe("request refused: the request must reveal exactly one Host header (found 2)");
+  });
+
+  test("a hidden method, an absolute-form target or a hidden version is refused", () => {
+    expect(refusal(REQUEST, [spanOf(REQUEST, "GET")])).toContain("the request line's method and the start of its target must be revealed");
+    expect(refusal(REQUEST.replace("GET /v1", "GET https://evil.example/v1"), [])).toContain("an origin-form target");
+    expect(refusal(REQUEST, [spanOf(REQUEST, "HTTP/1.1")])).toBe("request refused: the request line's HTTP version must be revealed");
+  });
+
+  test("a hidden path segment or query value, a port and another letter case are fine", () => {
+    expect(refusal(REQUEST, [spanOf(REQUEST, "balance")])).toBeNull();
+    expect(refusal(withHost("API.Example.com:8443"), [])).toBeNull();
   });
 });

@@ -3,7 +3,7 @@ import { AppError } from "../../src/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { HIDDEN_BYTE_MARKER, verifyProof } from "../../src/proof/verify.ts";
+import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, verifyProof } from "../../src/proof/verify.ts";
 import { directionHiding, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
 
 const { key, proof } = signedSample();
@@ -215,5 +215,58 @@ describe("duplicate keys", () => {
     const body = sampleBody(key);
     body.requestId = 'a {"k":1,"k":2} b';
     expect(verifyProof(JSON.stringify(signProof(body, key)), key.publicKeyPem).body.requestId).toBe(body.requestId);
+  });
+});
+
+describe("numbers", () => {
+  test("a number not in its canonical form is rejected with its place, though it parses to the signed value", () => {
+    const text = JSON.stringify(proof);
+    const at = (from: string, to: string) => rejection(text.replace(from, to));
+    expect(at('"connectionTime":1717171717', '"connectionTime":1717171.717e3')).toBe("invalid proof: non-canonical number 1717171.717e3 at body.connectionTime");
+    expect(at('"notarizedAt":1717171720123', '"notarizedAt":1717171720123.00000000001')).toBe(
+      "invalid proof: non-canonical number 1717171720123.00000000001 at body.notarizedAt",
+    );
+    expect(at('"start":0', '"start":-0')).toBe("invalid proof: non-canonical number -0 at body.transcript.sent.revealed[0].start");
+    expect(at('"start":0', '"start":0.0')).toBe("invalid proof: non-canonical number 0.0 at body.transcript.sent.revealed[0].start");
+    // Canonical text verifies, and digits inside strings are not numbers.
+    expect(verifyProof(text, key.publicKeyPem).body.connectionTime).toBe(1717171717);
+  });
+});
+
+describe("expectations: the proof of the request and server the caller asked for", () => {
+  const { requestId, serverName } = proof.body;
+  const mismatch = (expected: { requestId?: string; serverName?: string }): AppError => {
+    try {
+      verifyProof(proof, key.publicKeyPem, expected);
+    } catch (error) {
+      expect(error).toBeInstanceOf(AppError);
+      return error as AppError;
+    }
+    throw new Error("expected a mismatch");
+  };
+
+  test("met, compared case-blind", () => {
+    expect(verifyProof(proof, key.publicKeyPem, { requestId: requestId.toUpperCase(), serverName: "API.Example.com" }).body.requestId).toBe(requestId);
+  });
+
+  test("another request id or server name is proof_mismatch, with both values", () => {
+    const otherId = mismatch({ requestId: "0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f", serverName });
+    expect(otherId.code).toBe("proof_mismatch");
+    expect(otherId.message).toBe(`the proof is of request id ${requestId}, expected 0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f`);
+    const otherServer = mismatch({ requestId, serverName: "api.example.org" });
+    expect(otherServer.code).toBe("proof_mismatch");
+    expect(otherServer.message).toBe(`the proof is of server ${serverName}, expected api.example.org`);
+  });
+});
+
+describe("test trust anchor", () => {
+  test("a proof made under one says so in a field and a warning; an ordinary one has neither", () => {
+    const test = signedWith((body) => (body.testTrustAnchor = true));
+    const verified = verifyProof(test, key.publicKeyPem);
+    expect(verified.testTrustAnchor).toBe(true);
+    expect(verified.warnings).toEqual([TEST_TRUST_ANCHOR_WARNING]);
+    const ordinary = verifyProof(proof, key.publicKeyPem);
+    expect(ordinary.testTrustAnchor).toBe(false);
+    expect(ordinary.warnings).toEqual([]);
   });
 });

@@ -91,3 +91,19 @@ test("a killed notary: work on its session gives up, new sessions go to the othe
   expect(after.map(position).sort()).toEqual([0, 1]);
   await Promise.all([...ids, ...after].map((id) => pool.release(id)));
 }, 60_000);
+
+test("a notary restarted with a new key is refused, not trusted, by a client that met its first key", async () => {
+  // A client that met notary 1 with its first key (its first contact pins it).
+  const client = createNotaryClient(notaries[1]!.url);
+  expect((await client.info()).publicKey).toBe(keys[1]!);
+  notaries[1]!.process.kill("SIGKILL");
+  await notaries[1]!.process.exited;
+  expect((await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configs[1]!), "--force"])).exitCode).toBe(0);
+  await start(1);
+  const refusal = await client.info().then(
+    () => null,
+    (error: { code?: string; message?: string }) => error,
+  );
+  expect(refusal?.code).toBe("notary_untrusted");
+  expect(refusal?.message).toContain("key changed");
+}, 60_000);

@@ -78,6 +78,17 @@ describe("/proxy answers and failures", () => {
     await expectError(await proxy(headers), 400, "duplicate_request_id");
   });
 
+  test("request ids are case-blind: one id in any case is one id, folded to lower case", async () => {
+    const requestId = crypto.randomUUID();
+    const event = firstEvent(`${prover.url}/proof/${requestId.toUpperCase()}`, 30_000);
+    await Bun.sleep(50);
+    await expectError(await proxy({ "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId }), 404, "target_unresolvable");
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
+    // The same id in upper case is a reuse, not a new request.
+    const reuse = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": ` ${requestId.toUpperCase()} ` };
+    await expectError(await proxy(reuse), 400, "duplicate_request_id");
+  });
+
   test("a proof subscription with a non-UUID id is a 400", async () => {
     const response = await fetch(`${prover.url}/proof/not-a-uuid`);
     await expectError(response, 400, "invalid_request_id");

@@ -6,6 +6,9 @@ import type { BrowserContext, Page } from "playwright-core";
 import { type ProveResult, prove, redact } from "../../src/client/index.ts";
 import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
 import { launchChromium } from "../support/chromium.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { directionHiding, sampleBody } from "../proof/fixtures.ts";
 import { TMP_ROOT, scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
 import { SECRET_VALUE, startTarget } from "../support/target.ts";
@@ -31,6 +34,7 @@ beforeAll(async () => {
   prover = await startProver(SOURCE_CLI, target.port!);
   result = await prove({
     prover: prover.url,
+    notaryKeys: prover.notaryPubPem,
     url: `https://${TARGET_HOST}:${target.port}/data`,
     redact: [redact.responseBody("secret")],
     timeoutMs: MPC_MS,
@@ -99,6 +103,21 @@ describe("the proof viewer", () => {
     expect(await page.textContent("#status")).toContain("signed by a different notary key");
     await show(result.proofText, "not a key");
     expect(await page.textContent("#status")).toContain("The notary key is not usable");
+  });
+
+  test("bidirectional-text controls from a server are shown as escapes, as cli verify shows them", async () => {
+    // A server answering text that, shown raw, reads right-to-left from the override on.
+    const key = generateKey("secp256k1");
+    const body = sampleBody(key);
+    const response = 'HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n{"to":"\u202eevil"}';
+    body.transcript.recv = directionHiding(response, []);
+    body.redactions = [];
+    await page.goto(`${prover.url}/viewer`);
+    await show(JSON.stringify(signProof(body, key)), key.publicKeyPem);
+    await page.waitForSelector("#status.valid");
+    const report = (await page.textContent("#report")) ?? "";
+    expect(report).toContain('{"to":"\\u202eevil"}');
+    expect(report).not.toContain("\u202e");
   });
 
   test("the page saved as a file works offline, with no prover behind it", async () => {

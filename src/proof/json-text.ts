@@ -1,7 +1,10 @@
 /**
- * Duplicate object keys in a JSON text. JSON.parse keeps the last one silently and other parsers may keep
- * the first, so a proof file with duplicates could show one reader a server name the signature never
- * covered for another. Keys compare decoded (`"a"` and `"\u0061"` are the same key).
+ * What JSON.parse accepts silently but readers may disagree on, found in a proof's JSON text:
+ * - duplicate object keys: JSON.parse keeps the last one and other parsers may keep the first, so a proof file
+ *   with duplicates could show one reader a server name the signature never covered for another. Keys compare
+ *   decoded (`"a"` and `"\u0061"` are the same key).
+ * - numbers not in their one canonical form (`1795258e3`, `1.0`, `-0`, `…745.00000000001`, which rounds to
+ *   another value): the signature covers the parsed number, so the file would show the reader text it did not.
  * Meant for text JSON.parse has accepted: on anything else the answer is meaningless but the scan ends.
  */
 
@@ -18,23 +21,31 @@ interface Frame {
 const childPath = (frame: Frame): string =>
   typeof frame.at === "number" ? `${frame.path}[${frame.at}]` : frame.path === "" ? frame.at : `${frame.path}.${frame.at}`;
 
-/** The first duplicate key and the path of the object holding it, or null. */
-export function duplicateKey(text: string): { key: string; path: string } | null {
+const NUMBER = /-?[0-9][0-9.eE+-]*/y;
+
+/** The first duplicate key or non-canonical number, as one reason naming where it is, or null. */
+export function jsonTextProblem(text: string): string | null {
   const stack: Frame[] = [];
   for (let i = 0; i < text.length; i++) {
-    const char = text[i];
+    const char = text[i] as string;
     const top = stack.at(-1);
     if (char === '"') {
       let end = i + 1;
       while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
       if (top?.keys && top.expectKey) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
-        if (top.keys.has(key)) return { key, path: top.path === "" ? "the top level" : top.path };
+        if (top.keys.has(key)) return `duplicate key ${JSON.stringify(key)} at ${top.path === "" ? "the top level" : top.path}`;
         top.keys.add(key);
         top.at = key;
         top.expectKey = false;
       }
       i = end;
+    } else if (char === "-" || (char >= "0" && char <= "9")) {
+      NUMBER.lastIndex = i;
+      const token = NUMBER.exec(text)?.[0] ?? char;
+      // The one form JSON.stringify writes for the value the token parses to.
+      if (String(Number(token)) !== token) return `non-canonical number ${token} at ${top ? childPath(top) : "the top level"}`;
+      i += token.length - 1;
     } else if (char === "{" || char === "[") {
       const path = top ? childPath(top) : "";
       stack.push({ keys: char === "{" ? new Set() : null, path, at: 0, expectKey: char === "{" });
