@@ -1,8 +1,9 @@
 /**
  * Putting messages in: content the node signs itself, or complete RawMessages signed by anyone.
  * Node-signed messages extend the node's chain per (stream, partition, msgChainId): (timestamp, sequenceNumber)
- * only ever grows, and prevMsgRef names the chain's previous message. One process per node key is assumed
- * (the key lives in its data folder); within the process, publishes to one store run one at a time.
+ * only ever grows, and prevMsgRef names the chain's previous message. Within a process, publishes to one store
+ * run one at a time; processes sharing a node key (one data folder) must write different chains: the prover's
+ * proofs go into a chain of each process's own (proof-records.ts).
  * Caller-given timestamps must lie within MAX_CLOCK_SKEW_MS of now, so nobody can push a chain into the
  * future, and sequence numbers stay at most MAX_SEQUENCE_NUMBER.
  */
