@@ -51,7 +51,7 @@ export function countedMessageStore(store: MessageStore, metrics: ProverMetrics)
   const count = counter(metrics);
   return {
     backend: store.backend,
-    insert: (messages) => count("write", "publish", store.insert(messages)),
+    insert: (messages, mustBeNew) => count("write", "publish", store.insert(messages, mustBeNew)),
     read: (request) => count("read", "query", store.read(request)),
     nthNewestKey: (streamId, partition, n) => count("read", "query", store.nthNewestKey(streamId, partition, n)),
     chainHead: (streamId, partition, publisherId, msgChainId) => count("read", "chain_head", store.chainHead(streamId, partition, publisherId, msgChainId)),

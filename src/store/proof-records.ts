@@ -120,17 +120,15 @@ export class SqlProofRecords implements ProofRecords {
 
   async saveProof(requestId: string, proof: Proof): Promise<SaveResult> {
     try {
-      await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof, msgChainId: this.msgChainId }], (stored) =>
+      await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof, msgChainId: this.msgChainId }], (stored, mustBeNew) =>
         this.driver.transaction(async (run) => {
           const [message] = stored;
           if (!message) throw new AppError("internal", "no message to store");
           const { id } = message;
           const key = { stream_id: id.streamId, partition: id.streamPartition, ts: id.timestamp, sequence_no: id.sequenceNumber, publisher_id: id.publisherId, msg_chain_id: id.msgChainId };
           if (!(await this.settle(run, requestId, { state: "proof", ...key, error_code: null, error_message: null }))) throw new AlreadySettled();
-          const written = await this.messages.insertWith(run, stored);
-          // A message already stored under this id is another's: the record would point at the wrong proof.
-          if (!written[0]) throw new AppError("storage_failed", `message ${id.msgChainId}/${id.timestamp}/${id.sequenceNumber} is already stored`);
-          return written;
+          // A message already stored under this id is another's (the record would point at the wrong proof): it throws.
+          return this.messages.insertWith(run, stored, mustBeNew);
         }),
       );
       return { saved: true };

@@ -80,8 +80,8 @@ function serialized<T>(store: MessageStore, task: () => Promise<T>): Promise<T> 
   return run;
 }
 
-/** Stores messages in one transaction; per message, true when new. */
-export type WriteMessages = (messages: readonly StoredMessage[]) => Promise<boolean[]>;
+/** Stores messages in one transaction; per message, true when new (see MessageStore.insert for `mustBeNew`). */
+export type WriteMessages = (messages: readonly StoredMessage[], mustBeNew: readonly boolean[]) => Promise<boolean[]>;
 
 /**
  * Signs, checks and stores the entries in one transaction; answers one result per entry, in order.
@@ -93,7 +93,7 @@ export function publishEntries(
   streamId: string,
   partition: number,
   entries: readonly PublishEntry[],
-  write: WriteMessages = (messages) => store.insert(messages),
+  write: WriteMessages = (messages, mustBeNew) => store.insert(messages, mustBeNew),
 ): Promise<PublishResult[]> {
   return serialized(store, async () => {
     const heads = new Map<string, MessageRef | undefined>();
@@ -102,7 +102,9 @@ export function publishEntries(
       results.push(Array.isArray(entry) ? checkRawMessage(entry, streamId, partition, index) : await signEntry(store, key, streamId, partition, entry, heads, index));
     }
     const toStore = results.filter((r): r is StoredMessage => "raw" in r);
-    const written = toStore.length > 0 ? await write(toStore) : [];
+    // What this node signed just now must be new: an existing id would be another process's message.
+    const signedHere = entries.filter((_, i) => "raw" in results[i]!).map((entry) => !Array.isArray(entry));
+    const written = toStore.length > 0 ? await write(toStore, signedHere) : [];
     let next = 0;
     return results.map((r) => ("raw" in r ? { id: r.id, duplicate: !written[next++] } : r));
   });
