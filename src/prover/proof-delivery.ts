@@ -34,12 +34,15 @@ export class ProofDelivery {
     private readonly records: ProofRecords,
     private readonly options: DeliveryOptions,
     private readonly log: Logger,
+    /** With a store shared by several provers: confirms this one's presence before each claim (instance-presence.ts). */
+    private readonly confirmPresence: () => Promise<void> = async () => {},
   ) {}
 
   /** Takes the id for a /proxy call, or throws `duplicate_request_id` when it was ever used before. */
   async claim(requestId: string): Promise<void> {
     let claimed: boolean;
     try {
+      await this.confirmPresence();
       claimed = await this.records.claim(requestId);
     } catch (error) {
       this.log.error("recording a request id failed", { requestId, error: toAppError(error).message });
