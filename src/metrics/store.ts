@@ -20,7 +20,8 @@ function counter(metrics: ProverMetrics) {
 
 /**
  * Also counts settled request ids: every outcome is recorded here before anyone is told of it (a proof is
- * counted once stored, a failure when its recording is attempted).
+ * counted once stored, a failure once stored or when its recording failed; a save onto an id already settled
+ * counts nothing).
  */
 export function countedProofRecords(records: ProofRecords, metrics: ProverMetrics): ProofRecords {
   const count = counter(metrics);
@@ -28,12 +29,19 @@ export function countedProofRecords(records: ProofRecords, metrics: ProverMetric
     claim: (requestId, requestedBy) => count("write", "claim", records.claim(requestId, requestedBy)),
     requestedBy: (requestId) => count("read", "requested_by", records.requestedBy(requestId)),
     saveProof: async (requestId, proof) => {
-      await count("write", "save_proof", records.saveProof(requestId, proof));
-      metrics.settled("proof");
+      const result = await count("write", "save_proof", records.saveProof(requestId, proof));
+      if (result.saved) metrics.settled("proof");
+      return result;
     },
-    saveFailure: (requestId, failure) => {
-      metrics.settled(failure.code);
-      return count("write", "save_failure", records.saveFailure(requestId, failure));
+    saveFailure: async (requestId, failure) => {
+      try {
+        const result = await count("write", "save_failure", records.saveFailure(requestId, failure));
+        if (result.saved) metrics.settled(failure.code);
+        return result;
+      } catch (error) {
+        metrics.settled(failure.code);
+        throw error;
+      }
     },
     lookup: (requestId) => count("read", "lookup", records.lookup(requestId)),
     failPending: (failure) => count("write", "fail_pending", records.failPending(failure)),
@@ -44,7 +52,7 @@ export function countedMessageStore(store: MessageStore, metrics: ProverMetrics)
   const count = counter(metrics);
   return {
     backend: store.backend,
-    insert: (messages) => count("write", "publish", store.insert(messages)),
+    insert: (messages, mustBeNew) => count("write", "publish", store.insert(messages, mustBeNew)),
     read: (request) => count("read", "query", store.read(request)),
     nthNewestKey: (streamId, partition, n) => count("read", "query", store.nthNewestKey(streamId, partition, n)),
     chainHead: (streamId, partition, publisherId, msgChainId) => count("read", "chain_head", store.chainHead(streamId, partition, publisherId, msgChainId)),

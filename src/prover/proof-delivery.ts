@@ -19,6 +19,9 @@ export function failureOutcome(requestId: string, failure: AppError): ProofOutco
   return { event: "error", requestId, code: failure.code, message: failure.message };
 }
 
+/** What an id's recorded outcome was, for a log line. */
+const recordedCode = (outcome: ProofOutcome): { recorded: string } => ({ recorded: outcome.event === "proof" ? "proof" : outcome.code });
+
 /**
  * Request ids and their outcomes, durable and delivered: the store's records decide whether an id is new
  * (single use for ever, failed attempts included) and keep every outcome; the hub wakes this process's
@@ -31,6 +34,8 @@ export class ProofDelivery {
     private readonly records: ProofRecords,
     private readonly options: DeliveryOptions,
     private readonly log: Logger,
+    /** With a store shared by several provers: confirms this one's presence before each claim (instance-presence.ts). */
+    private readonly confirmPresence: () => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -40,6 +45,7 @@ export class ProofDelivery {
   async claim(requestId: string, requestedBy?: string): Promise<void> {
     let claimed: boolean;
     try {
+      await this.confirmPresence();
       claimed = await this.records.claim(requestId, requestedBy);
     } catch (error) {
       this.log.error("recording a request id failed", { requestId, error: toAppError(error).message });
@@ -50,28 +56,43 @@ export class ProofDelivery {
   }
 
   /**
-   * Records the outcome, then delivers it. A proof that cannot be stored is not delivered: its id settles
-   * with `storage_failed`, so that every proof a client ever received can be fetched again. Returns what
-   * subscribers got.
+   * Records the outcome, then delivers what the store holds for the id: the outcome, or the one recorded
+   * first (another prover settled the id while this one was silent, say). A proof that cannot be stored is
+   * not delivered: its id settles with `storage_failed`, so that every proof a client ever received can be
+   * fetched again. Returns what subscribers got.
    */
   async settle(requestId: string, outcome: ProofOutcome): Promise<ProofOutcome> {
-    let delivered = outcome;
-    if (outcome.event === "proof") {
-      try {
-        await this.records.saveProof(requestId, outcome.proof);
-      } catch (error) {
-        const failure = toAppError(error, "storage_failed");
-        this.log.error("storing the proof failed; the id settles without a proof", { requestId, error: failure.message });
-        delivered = failureOutcome(requestId, new AppError("storage_failed", "the proof was made but could not be stored"));
-      }
-    }
-    if (delivered.event === "error") {
-      await this.records.saveFailure(requestId, { code: delivered.code, message: delivered.message }).catch((error: unknown) =>
-        this.log.error("recording a failed request failed", { requestId, error: toAppError(error).message }),
-      );
-    }
+    const delivered = await this.record(requestId, outcome);
     this.hub.settle(requestId, delivered);
     return delivered;
+  }
+
+  /** Stores the outcome; answers the one to deliver. */
+  private async record(requestId: string, outcome: ProofOutcome): Promise<ProofOutcome> {
+    let failure = outcome;
+    if (outcome.event === "proof") {
+      try {
+        const result = await this.records.saveProof(requestId, outcome.proof);
+        if (result.saved) return outcome;
+        this.log.error("a proof was made for an id already settled; the recorded outcome is delivered instead", { requestId, ...recordedCode(result.outcome) });
+        return result.outcome;
+      } catch (error) {
+        const cause = toAppError(error, "storage_failed");
+        this.log.error("storing the proof failed; the id settles without a proof", { requestId, error: cause.message });
+        failure = failureOutcome(requestId, new AppError("storage_failed", "the proof was made but could not be stored"));
+      }
+    }
+    if (failure.event !== "error") return failure;
+    try {
+      const result = await this.records.saveFailure(requestId, { code: failure.code, message: failure.message });
+      if (result.saved) return failure;
+      this.log.error("a failure was recorded for an id already settled; the recorded outcome is delivered instead", { requestId, failed: failure.code, ...recordedCode(result.outcome) });
+      return result.outcome;
+    } catch (error) {
+      // The store is out of reach: what it holds cannot be read either, and an error delivers no proof.
+      this.log.error("recording a failed request failed", { requestId, error: toAppError(error).message });
+      return failure;
+    }
   }
 
   /**

@@ -23,7 +23,7 @@ import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
 import { apiKeyAuth, callerOf, keysOn, ownProofsOnly } from "./auth.ts";
 import { createSessionSlots } from "./capacity.ts";
-import { joinCluster } from "./instance-presence.ts";
+import { type InstancePresence, joinCluster } from "./instance-presence.ts";
 import { createNotaryClient } from "./notary-client.ts";
 import { NotaryPool } from "./notary-pool.ts";
 import { EndpointSizes } from "./endpoint-sizes.ts";
@@ -150,9 +150,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     const settled = await records.failPending({ code: "session_failed", message: "the prover stopped before this proof was made" });
     if (settled > 0) log.warn("request ids left pending by the previous run settled as failed", { count: settled });
   }
-  const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }));
+  // Set just below (it needs the delivery); ids are claimed only once the server listens.
+  let presence: InstancePresence | undefined;
+  const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }), async () => presence?.confirmAlive());
   // PostgreSQL: outcomes settled by any prover sharing the store reach this one's subscribers.
-  const presence = cluster && (await joinCluster(cluster, delivery, config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
+  presence = cluster && (await joinCluster(cluster, (requestId) => void delivery.settledElsewhere(requestId), config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
   const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);

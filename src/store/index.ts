@@ -14,7 +14,7 @@ import type { MessageStore } from "./store.ts";
 
 export type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
 export type { MessageId, MessageObject, MessageRef, RawMessage, StoredMessage } from "./message.ts";
-export type { ProofRecords, RecordedOutcome } from "./proof-records.ts";
+export type { ProofRecords, RecordedOutcome, SaveResult } from "./proof-records.ts";
 export type { ClusterStore } from "./cluster.ts";
 export { loadNodeKey, type NodeKey } from "./node-key.ts";
 export { DEFAULT_PROOF_STREAM, publishEntries, type PublishEntry, type PublishResult } from "./publish.ts";

@@ -17,6 +17,12 @@ export type RecordedOutcome =
   | { state: "pending"; claimedAt: number }
   | { state: "settled"; outcome: ProofOutcome };
 
+/**
+ * What a save left in the store. The first recorded outcome of an id wins: a save onto an id already settled
+ * writes nothing and answers the outcome the id had, which is the one to deliver.
+ */
+export type SaveResult = { saved: true } | { saved: false; outcome: ProofOutcome };
+
 export interface ProofRecords {
   /**
    * Marks the id used; false when it was used before (by this or any process sharing the database).
@@ -27,12 +33,12 @@ export interface ProofRecords {
   /** The digest of the API key that made the request; undefined for an id not claimed, or claimed without a key. */
   requestedBy(requestId: string): Promise<string | undefined>;
   /**
-   * Publishes the proof to the proofs stream (node-signed) and records it as the id's outcome, in one
-   * transaction. Throws AppError `storage_failed` when it could not be stored.
+   * Publishes the proof to the proofs stream (node-signed, on this handle's own chain) and records it as the
+   * id's outcome, in one transaction. Throws AppError `storage_failed` when it could not be stored.
    */
-  saveProof(requestId: string, proof: Proof): Promise<void>;
-  /** Records that no proof will come for this id. The first recorded outcome wins. */
-  saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<void>;
+  saveProof(requestId: string, proof: Proof): Promise<SaveResult>;
+  /** Records that no proof will come for this id. */
+  saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<SaveResult>;
   /** The id's state, read by primary key (no scan). */
   lookup(requestId: string): Promise<RecordedOutcome>;
   /** Settles every id still pending with this failure (a restarted single prover: those sessions died with it). Returns how many. */
@@ -70,6 +76,11 @@ class AlreadySettled extends Error {}
  */
 export class SqlProofRecords implements ProofRecords {
   private readonly table: string;
+  /**
+   * The message chain this handle publishes proofs into: its instance's id, else its own random one. Two
+   * provers sharing a node key (one data folder) then never compute the same message id.
+   */
+  private readonly msgChainId: string;
 
   private constructor(
     private readonly driver: SqlDriver,
@@ -79,6 +90,7 @@ export class SqlProofRecords implements ProofRecords {
     private readonly instanceId: string | undefined,
   ) {
     this.table = requestsTable(messages.table);
+    this.msgChainId = instanceId ?? crypto.randomUUID();
   }
 
   /**
@@ -131,27 +143,37 @@ export class SqlProofRecords implements ProofRecords {
     return row?.key_digest;
   }
 
-  async saveProof(requestId: string, proof: Proof): Promise<void> {
+  async saveProof(requestId: string, proof: Proof): Promise<SaveResult> {
     try {
-      await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof }], (stored) =>
+      await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof, msgChainId: this.msgChainId }], (stored, mustBeNew) =>
         this.driver.transaction(async (run) => {
           const [message] = stored;
           if (!message) throw new AppError("internal", "no message to store");
           const { id } = message;
           const key = { stream_id: id.streamId, partition: id.streamPartition, ts: id.timestamp, sequence_no: id.sequenceNumber, publisher_id: id.publisherId, msg_chain_id: id.msgChainId };
           if (!(await this.settle(run, requestId, { state: "proof", ...key, error_code: null, error_message: null }))) throw new AlreadySettled();
-          return this.messages.insertWith(run, stored);
+          // A message already stored under this id is another's (the record would point at the wrong proof): it throws.
+          return this.messages.insertWith(run, stored, mustBeNew);
         }),
       );
+      return { saved: true };
     } catch (error) {
-      if (error instanceof AlreadySettled) return;
+      if (error instanceof AlreadySettled) return this.settledOutcome(requestId);
       console.error("store: a proof could not be stored", error);
       throw new AppError("storage_failed", "the proof could not be stored");
     }
   }
 
-  async saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<void> {
-    await this.settle(this.driver.run, requestId, { state: "error", ...noMessage, error_code: failure.code, error_message: failure.message });
+  async saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<SaveResult> {
+    const saved = await this.settle(this.driver.run, requestId, { state: "error", ...noMessage, error_code: failure.code, error_message: failure.message });
+    return saved ? { saved: true } : this.settledOutcome(requestId);
+  }
+
+  /** The outcome of an id a save found settled. */
+  private async settledOutcome(requestId: string): Promise<SaveResult> {
+    const recorded = await this.lookup(requestId);
+    if (recorded.state !== "settled") throw new AppError("storage_failed", `the outcome of ${requestId} was not written and none is recorded`);
+    return { saved: false, outcome: recorded.outcome };
   }
 
   /** Records the outcome unless the id already has one (an id never claimed is recorded as used too); true when written. */

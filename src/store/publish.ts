@@ -1,8 +1,9 @@
 /**
  * Putting messages in: content the node signs itself, or complete RawMessages signed by anyone.
  * Node-signed messages extend the node's chain per (stream, partition, msgChainId): (timestamp, sequenceNumber)
- * only ever grows, and prevMsgRef names the chain's previous message. One process per node key is assumed
- * (the key lives in its data folder); within the process, publishes to one store run one at a time.
+ * only ever grows, and prevMsgRef names the chain's previous message. Within a process, publishes to one store
+ * run one at a time; processes sharing a node key (one data folder) must write different chains: the prover's
+ * proofs go into a chain of each process's own (proof-records.ts).
  * Caller-given timestamps must lie within MAX_CLOCK_SKEW_MS of now, so nobody can push a chain into the
  * future, and sequence numbers stay at most MAX_SEQUENCE_NUMBER.
  */
@@ -79,8 +80,8 @@ function serialized<T>(store: MessageStore, task: () => Promise<T>): Promise<T> 
   return run;
 }
 
-/** Stores messages in one transaction; per message, true when new. */
-export type WriteMessages = (messages: readonly StoredMessage[]) => Promise<boolean[]>;
+/** Stores messages in one transaction; per message, true when new (see MessageStore.insert for `mustBeNew`). */
+export type WriteMessages = (messages: readonly StoredMessage[], mustBeNew: readonly boolean[]) => Promise<boolean[]>;
 
 /**
  * Signs, checks and stores the entries in one transaction; answers one result per entry, in order.
@@ -92,7 +93,7 @@ export function publishEntries(
   streamId: string,
   partition: number,
   entries: readonly PublishEntry[],
-  write: WriteMessages = (messages) => store.insert(messages),
+  write: WriteMessages = (messages, mustBeNew) => store.insert(messages, mustBeNew),
 ): Promise<PublishResult[]> {
   return serialized(store, async () => {
     const heads = new Map<string, MessageRef | undefined>();
@@ -101,7 +102,9 @@ export function publishEntries(
       results.push(Array.isArray(entry) ? checkRawMessage(entry, streamId, partition, index) : await signEntry(store, key, streamId, partition, entry, heads, index));
     }
     const toStore = results.filter((r): r is StoredMessage => "raw" in r);
-    const written = toStore.length > 0 ? await write(toStore) : [];
+    // What this node signed just now must be new: an existing id would be another process's message.
+    const signedHere = entries.filter((_, i) => "raw" in results[i]!).map((entry) => !Array.isArray(entry));
+    const written = toStore.length > 0 ? await write(toStore, signedHere) : [];
     let next = 0;
     return results.map((r) => ("raw" in r ? { id: r.id, duplicate: !written[next++] } : r));
   });

@@ -17,6 +17,13 @@ import {
 } from "./sql.ts";
 import type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
 
+/** A message this node signed has the id of one already stored: two processes sharing the key wrote one chain. */
+export class MessageIdTaken extends Error {
+  constructor(id: string) {
+    super(`message ${id} is already stored`);
+  }
+}
+
 /** 1000 rows × 8 parameters stays below both PostgreSQL's (65535) and SQLite's (32766) parameter limits. */
 const INSERT_CHUNK = 1000;
 /** Keys per page while walking back from the newest message: an index-only keyset walk, never an OFFSET. */
@@ -44,19 +51,23 @@ export class SqlMessageStore implements MessageStore {
     return new SqlMessageStore(driver, table);
   }
 
-  insert(messages: readonly StoredMessage[]): Promise<boolean[]> {
-    return this.driver.transaction((run) => this.insertWith(run, messages));
+  insert(messages: readonly StoredMessage[], mustBeNew?: readonly boolean[]): Promise<boolean[]> {
+    return this.driver.transaction((run) => this.insertWith(run, messages, mustBeNew));
   }
 
   /** `insert` inside a transaction the caller holds (so other rows can commit with the messages). */
-  async insertWith(run: SqlRun, messages: readonly StoredMessage[]): Promise<boolean[]> {
+  async insertWith(run: SqlRun, messages: readonly StoredMessage[], mustBeNew: readonly boolean[] = []): Promise<boolean[]> {
     const written = new Set<string>();
     for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
       const rows = await run<KeyRow & { stream_id: string; partition: number }>(insertSql(this.table, messages.slice(start, start + INSERT_CHUNK)));
       for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
     }
     // A message repeated within one call is written once: only its first occurrence counts as new.
-    return messages.map(({ id }) => written.delete(idKey(id)));
+    const isNew = messages.map(({ id }) => written.delete(idKey(id)));
+    const taken = isNew.findIndex((wrote, i) => mustBeNew[i] === true && !wrote);
+    // Thrown inside the transaction, so that nothing of it is stored.
+    if (taken >= 0) throw new MessageIdTaken(idKey(messages[taken]!.id));
+    return isNew;
   }
 
   async read(request: ReadRequest): Promise<StoredRow[]> {

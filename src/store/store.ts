@@ -32,8 +32,12 @@ export interface ReadRequest {
 
 export interface MessageStore {
   readonly backend: SqlDriver["backend"];
-  /** Stores all messages in one durable transaction; per message, true when new, false for an existing id. */
-  insert(messages: readonly StoredMessage[]): Promise<boolean[]>;
+  /**
+   * Stores all messages in one durable transaction; per message, true when new, false for an existing id. A
+   * message marked in `mustBeNew` (one this node signed) whose id exists already is another's: then nothing is
+   * stored and it throws.
+   */
+  insert(messages: readonly StoredMessage[], mustBeNew?: readonly boolean[]): Promise<boolean[]>;
   read(request: ReadRequest): Promise<StoredRow[]>;
   /** Key of the n-th newest message (n ≥ 1) of the partition, undefined when it holds fewer. */
   nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined>;

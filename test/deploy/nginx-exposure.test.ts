@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { freePort } from "../hardening/support.ts";
 import { scratchDir } from "../support/env.ts";
-import { type Nginx, nginxMissing, startNginx } from "./support.ts";
+import { type Nginx, endTree, nginxMissing, startNginx } from "./support.ts";
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the nginx test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the nginx exposure test: ${nginxMissing}`);
@@ -45,8 +45,7 @@ describe.skipIf(nginxMissing !== undefined)("deploy/nginx/tlsproof.conf", () => 
   }, 60_000);
 
   afterAll(async () => {
-    nginx?.process.kill("SIGTERM");
-    await nginx?.process.exited;
+    if (nginx) await endTree(nginx.process, "SIGTERM");
     for (const prover of provers) prover.stop(true);
   });
 

@@ -6,6 +6,7 @@
 import type { Subprocess } from "bun";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isRunning, processTree } from "../support/process.ts";
 import { REPO } from "../support/prover.ts";
 import { eventually } from "../support/wait.ts";
 
@@ -71,4 +72,16 @@ export async function startNginx(dir: string, values: { LISTEN: string; PROVER_A
   );
   if (health !== "Ok") throw new Error(`nginx did not start: ${log()} ${await new Response(child.stderr).text()}`);
   return { url, process: child, log };
+}
+
+/** Ends a process and its children (nginx's workers, a prover's engine hosts) and waits until none is left. */
+export async function endTree(child: Subprocess, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
+  const members = child.exitCode === null ? processTree(child.pid) : [];
+  child.kill(signal);
+  // nginx's master stops its workers on SIGTERM; a child whose parent was killed outright is killed here.
+  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  if (!exited) child.kill("SIGKILL");
+  await child.exited;
+  for (const pid of members.slice(1)) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+  await eventually(() => members.filter(isRunning), (left) => left.length === 0, 10_000);
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { PG_URL, postgresSkipReason } from "../store/backends.ts";
+import { PG_URL, backends } from "../store/backends.ts";
 import { TEST_SESSION, scratchDir, tlsFixture } from "../support/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
 import { type SseEvent, allEvents, errorData, openStream, proofData } from "../support/sse.ts";
@@ -11,8 +11,8 @@ import { TARGET_HOST } from "../support/tls-fixture.ts";
 import { eventually, waitForLog } from "./support.ts";
 
 /**
- * Real sessions that carry secrets, through `cli prover start` with API keys on, its message store on
- * PostgreSQL (PROVER_STORE_URL) and its embedded notary: PUT and DELETE forwarded and proved, several
+ * Real sessions that carry secrets, through `cli prover start` with API keys on, its message store on each
+ * backend (the default SQLite file in its data folder, and PostgreSQL by PROVER_STORE_URL) and its embedded notary: PUT and DELETE forwarded and proved, several
  * subscribers at once with heartbeats, a late subscriber, logs in both formats free of every secret after
  * those sessions, the proof history's `from` and `range` queries across a restart, the notary's key surviving
  * it, a request too large for its announced T-MAX-SENT-DATA, and a SIGTERM grace period that runs out mid-proof.
@@ -37,7 +37,8 @@ interface Verified {
   recv: { text: string };
 }
 
-describe.skipIf(postgresSkipReason !== undefined)("real sessions carrying secrets, on a prover with a PostgreSQL store", () => {
+// A PostgreSQL that cannot be reached is reported by backends.ts (and fails CI).
+describe.each(backends.filter((backend) => backend.skipReason === undefined))("real sessions carrying secrets, on a prover with its store on $name", (backend) => {
   let target: Server<undefined>;
   let prover: RunningProver;
   let work: string;
@@ -48,7 +49,7 @@ describe.skipIf(postgresSkipReason !== undefined)("real sessions carrying secret
 
   const env = (logFormat: "json" | "compact", extra: Record<string, string> = {}) => ({
     PROVER_API_KEYS: KEY,
-    PROVER_STORE_URL: PG_URL,
+    ...(backend.name === "postgres" ? { PROVER_STORE_URL: PG_URL } : {}),
     PROVER_PROOF_STREAM: PROOF_STREAM,
     LOG_FORMAT: logFormat,
     // Proof streams then write a heartbeat comment every second (a third of the idle limit).
@@ -201,7 +202,7 @@ describe.skipIf(postgresSkipReason !== undefined)("real sessions carrying secret
     MPC_MS,
   );
 
-  test("the proof history on PostgreSQL: `from` lists both proofs in order across the restart, `range` selects one", async () => {
+  test("the proof history: `from` lists both proofs in order across the restart, `range` selects one", async () => {
     expect(proofs).toHaveLength(2);
     const all = await history("from?fromTimestamp=0");
     expect(all.map((m) => m.content.body.requestId)).toEqual(proofs.map((p) => p.requestId));

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger } from "../../src/log.ts";
+import { createLogger, type LogFields, type Logger } from "../../src/log.ts";
 import type { ProofOutcome } from "../../src/proof/outcome.ts";
 import { ProofDelivery } from "../../src/prover/proof-delivery.ts";
 import { ProofHub } from "../../src/prover/proof-hub.ts";
-import { type Store, loadNodeKey, openStore } from "../../src/store/index.ts";
+import { type ProofRecords, type Store, loadNodeKey, openStore } from "../../src/store/index.ts";
 import { signedSample } from "../proof/fixtures.ts";
 import { scratchDir } from "../support/env.ts";
 
@@ -23,12 +23,16 @@ describe("proof delivery over the real store", () => {
   let store: Store;
   let hub: ProofHub;
   let delivery: ProofDelivery;
-  const log = createLogger({ level: "error" });
+  let records: ProofRecords;
+  /** Error lines delivery logged, as message and fields; others go to the quiet logger. */
+  const errors: { message: string; fields?: LogFields }[] = [];
+  const quiet = createLogger({ level: "error" });
+  const log: Logger = { ...quiet, log: () => undefined, error: (message, fields) => errors.push({ message, fields }), child: () => log };
 
   beforeAll(async () => {
     const dataDir = scratchDir("delivery-unit");
     store = await openStore({ dataDir });
-    const records = await store.proofRecords(loadNodeKey(dataDir), "proofs");
+    records = await store.proofRecords(loadNodeKey(dataDir), "proofs");
     hub = new ProofHub({ retentionMs: 60_000, maxRetained: 100 });
     delivery = new ProofDelivery(hub, records, { unknownRequestMs: 60_000, storePollMs: 60_000 }, log);
   });
@@ -76,5 +80,20 @@ describe("proof delivery over the real store", () => {
     expect(await watch.outcome).toEqual({ event: "proof", proof });
     await expect(delivery.claim(requestId)).rejects.toMatchObject({ code: "duplicate_request_id" });
     expect(hub.size().waiting).toBe(0);
+  });
+
+  test("a proof made for an id another prover already settled is not delivered: subscribers get the recorded outcome, and the save is logged as an error", async () => {
+    const requestId = crypto.randomUUID();
+    await delivery.claim(requestId);
+    const watch = delivery.watch(requestId);
+    // What another prover sharing the store records for an id of a prover it declared dead.
+    const recorded = { code: "session_failed", message: "the prover running this session stopped" } as const;
+    expect(await records.saveFailure(requestId, recorded)).toEqual({ saved: true });
+    errors.length = 0;
+    const delivered = await delivery.settle(requestId, { event: "proof", proof: signedSample().proof });
+    expect(delivered).toEqual({ event: "error", requestId, ...recorded });
+    expect(await watch.outcome).toEqual(delivered);
+    expect(await delivery.watch(requestId).outcome).toEqual(delivered);
+    expect(errors).toEqual([{ message: "a proof was made for an id already settled; the recorded outcome is delivered instead", fields: { requestId, recorded: "session_failed" } }]);
   });
 });

@@ -73,8 +73,10 @@ describe.skipIf(postgres.skipReason !== undefined)("provers sharing a PostgreSQL
       await b.records.claim(ofB);
       // A is alive within the timeout: nothing is settled.
       expect(await b.cluster.settleAbandoned(60_000, STOPPED)).toEqual([]);
-      // A keeps quiet from now on; B keeps beating. Once A's heartbeat is older than 200 ms, B takes over.
+      // A beats once more and keeps quiet from then on; B keeps beating. Once A's heartbeat is older than
+      // 200 ms, B takes over (the time is read before A's beat, so the beat is not older than it).
       const heartbeatA = Date.now();
+      await a.cluster.heartbeat();
       const settled = await eventually(
         async () => {
           await b.cluster.heartbeat();

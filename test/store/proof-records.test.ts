@@ -77,17 +77,21 @@ for (const backend of backends) {
       expect(messages[1]![2]).toEqual([messages[0]![1][2], messages[0]![1][3]]);
     });
 
-    test("the first outcome wins: a proof after a failure is neither recorded nor published", async () => {
+    test("the first outcome wins: a later save writes nothing, publishes nothing, and answers the recorded outcome", async () => {
       const id = crypto.randomUUID();
+      const first = { event: "error", requestId: id, code: "target_request_failed", message: "the target answered 404" } as const;
       await records.claim(id);
-      await records.saveFailure(id, { code: "target_request_failed", message: "the target answered 404" });
-      await records.saveFailure(id, { code: "session_failed", message: "later" });
-      await records.saveProof(id, signedSample().proof);
-      expect(await records.lookup(id)).toEqual({
-        state: "settled",
-        outcome: { event: "error", requestId: id, code: "target_request_failed", message: "the target answered 404" },
-      });
+      expect(await records.saveFailure(id, { code: first.code, message: first.message })).toEqual({ saved: true });
+      expect(await records.saveFailure(id, { code: "session_failed", message: "later" })).toEqual({ saved: false, outcome: first });
+      expect(await records.saveProof(id, signedSample().proof)).toEqual({ saved: false, outcome: first });
+      expect(await records.lookup(id)).toEqual({ state: "settled", outcome: first });
       expect(await proofMessages()).toEqual([]);
+
+      const proved = crypto.randomUUID();
+      const { proof } = signedSample();
+      await records.claim(proved);
+      expect(await records.saveProof(proved, proof)).toEqual({ saved: true });
+      expect(await records.saveFailure(proved, { code: "session_failed", message: "later" })).toEqual({ saved: false, outcome: { event: "proof", proof } });
     });
 
     test("an outcome saved for an id never claimed marks it used", async () => {
@@ -149,6 +153,31 @@ describe.skipIf(postgres?.skipReason !== undefined)("ProofRecords shared by two 
       const { proof } = signedSample();
       await theirs.saveProof(ids[0]!, proof);
       expect(await mine.lookup(ids[0]!)).toEqual({ state: "settled", outcome: { event: "proof", proof } });
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("two provers sharing one node key (one data folder) save proofs at the same time: each id's record holds its own proof", async () => {
+    const other = await openStore(opened.options);
+    try {
+      const nodeKey = loadNodeKey(opened.dataDir);
+      const [mine, theirs] = await Promise.all([
+        opened.handle.proofRecords(nodeKey, DEFAULT_PROOF_STREAM, "instance-a"),
+        other.proofRecords(nodeKey, DEFAULT_PROOF_STREAM, "instance-b"),
+      ]);
+      const { proof } = signedSample();
+      // A proof of its own per id: a record pointing at another id's message shows.
+      const proofOf = (requestId: string): Proof => ({ ...proof, body: { ...proof.body, requestId } });
+      const ids = Array.from({ length: 40 }, () => crypto.randomUUID());
+      const handles = ids.map((_, i) => (i % 2 === 0 ? mine : theirs));
+      await Promise.all(ids.map((id, i) => handles[i]!.claim(id)));
+      const results = await Promise.all(ids.map((id, i) => handles[i]!.saveProof(id, proofOf(id))));
+      expect(results.every((r) => r.saved)).toBe(true);
+      for (const id of ids) expect(await mine.lookup(id)).toEqual({ state: "settled", outcome: { event: "proof", proof: proofOf(id) } });
+      const stored = await opened.store.read({ streamId: DEFAULT_PROOF_STREAM, partition: 0, limit: 100, texts: [] });
+      expect(stored).toHaveLength(ids.length);
+      expect(new Set(stored.map((row) => row.msgChainId))).toEqual(new Set(["instance-a", "instance-b"]));
     } finally {
       await other.close();
     }

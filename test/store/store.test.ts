@@ -58,6 +58,17 @@ for (const backend of backends) {
       expect(rows[0]).toMatchObject({ raw: first.raw, object: first.object });
     });
 
+    test("a message marked as one that must be new, whose id is taken, fails the whole insert: nothing of it is stored", async () => {
+      const first = message(30, 0);
+      expect(await store.insert([first], [true])).toEqual([true]);
+      const taken = { ...message(30, 0), raw: "another process's", object: "another process's" };
+      await expect(store.insert([message(31, 0), taken], [false, true])).rejects.toThrow("is already stored");
+      const rows = await store.read({ streamId: "s", partition: 0, limit: 10, texts: ["raw"] });
+      expect(rows.map((row) => [row.timestamp, row.raw])).toEqual([[30, first.raw]]);
+      // Unmarked, an existing id is a duplicate, answered as such.
+      expect(await store.insert([taken], [false])).toEqual([false]);
+    });
+
     test("orders by timestamp, sequence number, publisher, chain and keeps streams and partitions apart", async () => {
       await store.insert([message(20, 0, "0xbb"), message(20, 0, "0xaa", "z"), message(20, 0, "0xaa", "a"), message(5, 9), message(20, 1), message(1, 0, "0xaa", "c", "other"), message(1, 0, "0xaa", "c", "s", 1)]);
       const rows = await keys({ streamId: "s", partition: 0, limit: 100 });

@@ -1,0 +1,76 @@
+/**
+ * A TCP proxy on loopback between one process and a server (a prover and PostgreSQL): the test can pause the
+ * link (bytes are held until resumed: the server seems to stall) or cut it (every connection closed, new ones
+ * closed at once: the server seems gone), for that one process only, without touching the server itself.
+ */
+import { type Server, type Socket, createServer, connect } from "node:net";
+
+export interface TcpProxy {
+  port: number;
+  /** Holds every byte, both ways, until `resume`. */
+  pause(): void;
+  resume(): void;
+  /** Closes every connection and closes new ones at once, until `restore`. */
+  cut(): void;
+  restore(): void;
+  /** How many connections are open through it. */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+interface Link {
+  sockets: [Socket, Socket];
+  /** Bytes held while paused, per direction: to the server, to the client. */
+  held: [Buffer[], Buffer[]];
+}
+
+export async function startTcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
+  const links = new Set<Link>();
+  let paused = false;
+  let cut = false;
+  const flush = (link: Link) => {
+    for (const direction of [0, 1] as const) {
+      for (const chunk of link.held[direction].splice(0)) link.sockets[direction].write(chunk);
+    }
+  };
+  const server: Server = createServer((client) => {
+    if (cut) return void client.destroy();
+    const upstream = connect(to.port, to.host);
+    const link: Link = { sockets: [upstream, client], held: [[], []] };
+    links.add(link);
+    const forward = (direction: 0 | 1) => (chunk: Buffer) => {
+      if (paused) link.held[direction].push(chunk);
+      else link.sockets[direction].write(chunk);
+    };
+    client.on("data", forward(0));
+    upstream.on("data", forward(1));
+    const end = () => {
+      links.delete(link);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of link.sockets) socket.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("the TCP proxy has no port");
+  return {
+    port: address.port,
+    pause: () => void (paused = true),
+    resume() {
+      paused = false;
+      for (const link of links) flush(link);
+    },
+    cut() {
+      cut = true;
+      for (const link of [...links]) for (const socket of link.sockets) socket.destroy();
+      links.clear();
+    },
+    restore: () => void (cut = false),
+    connections: () => links.size,
+    close() {
+      for (const link of [...links]) for (const socket of link.sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
