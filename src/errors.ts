@@ -13,6 +13,8 @@ export const errorCodes = {
   invalid_redaction: { http: 400, exit: 2 },
   invalid_query: { http: 400, exit: 2 },
   session_too_large: { http: 400, exit: 2 },
+  // Proxy mode was asked of a notary (or a prover's notaries) that does not offer it.
+  proxy_mode_unavailable: { http: 400, exit: 1 },
   unauthorized: { http: 401, exit: 2 },
   forbidden: { http: 403, exit: 2 },
   target_forbidden: { http: 403, exit: 2 },

@@ -1,8 +1,17 @@
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError, type ErrorCode, isErrorCode } from "../errors.ts";
 import type { NotarySessions } from "../engine/session.ts";
 import type { Proof } from "../proof/format.ts";
-import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, type SessionRequest } from "../protocol/notary.ts";
+import {
+  ATTESTATION_WAIT_MS,
+  type AttestationRequest,
+  ErrorReply,
+  NotaryInfo,
+  type ProxyAttestationRequest,
+  type ProxySessionRequest,
+  SessionCreated,
+  type SessionRequest,
+} from "../protocol/notary.ts";
 
 export interface NotaryClient extends NotarySessions {
   /** Declares what was hidden and receives the signed proof once the notary has verified the session. */
@@ -15,7 +24,15 @@ export interface NotaryClient extends NotarySessions {
    * `notary_unavailable` otherwise. A running session polls it to notice a notary that went away.
    */
   reachable(sessionId?: string): Promise<void>;
+  /** Proxy mode: the notary connects to the target; bytes then flow through `relayUrl`. */
+  createProxySession(request: ProxySessionRequest): Promise<string>;
+  relayUrl(sessionId: string): string;
+  attestProxy(sessionId: string, request: ProxyAttestationRequest): Promise<Proof>;
+  releaseProxy(sessionId: string): Promise<void>;
 }
+
+/** Notary error codes a prover passes on unchanged: they are about the client's request, not the notary. */
+const PASSED_ON: readonly ErrorCode[] = ["target_forbidden", "target_unresolvable", "target_unreachable", "proxy_mode_unavailable"];
 
 export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClient {
   const base = baseUrl.replace(/\/+$/, "");
@@ -33,6 +50,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
     if (response.ok) return body;
     const reply = v.safeParse(ErrorReply, body);
     const reason = reply.success ? reply.output.error.message : `HTTP ${response.status}`;
+    // Refusals about the target or the mode are the client's to read as the notary worded them.
+    const code = reply.success ? reply.output.error.code : "";
+    if (isErrorCode(code) && PASSED_ON.includes(code)) throw new AppError(code, reason);
     if (response.status === 503) throw new AppError("over_capacity", `the notary is busy: ${reason}`);
     if (response.status === 401 || response.status === 403) {
       throw new AppError("notary_unavailable", `the notary refused this prover: ${reason}`);
@@ -79,6 +99,24 @@ export function createNotaryClient(baseUrl: string, apiKey?: string): NotaryClie
     },
     async release(sessionId) {
       await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
+    },
+    async createProxySession(request) {
+      const parsed = v.safeParse(SessionCreated, await call("/proxy-session", { method: "POST", body: JSON.stringify(request), timeoutMs: 20_000 }));
+      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's proxy session answer is malformed");
+      return parsed.output.sessionId;
+    },
+    relayUrl(sessionId) {
+      return `${base.replace(/^http/, "ws")}/relay?sessionId=${encodeURIComponent(sessionId)}`;
+    },
+    async attestProxy(sessionId, request) {
+      return (await call(`/proxy-session/${encodeURIComponent(sessionId)}/attestation`, {
+        method: "POST",
+        body: JSON.stringify(request),
+        timeoutMs: ATTESTATION_WAIT_MS,
+      })) as Proof;
+    },
+    async releaseProxy(sessionId) {
+      await call(`/proxy-session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },
     info,
     async reachable() {

@@ -9,8 +9,14 @@ import { className, endpointKey, planSession, requestBytes } from "./size-classe
 import { type SessionAnswer, type SessionDeps, runProofSession } from "./session-lifecycle.ts";
 import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
+import type { ProofMode } from "../proof/format.ts";
+import { refuseRequestPatterns } from "./proxy-mode/hidden-request.ts";
+import { parseModeHeaders } from "./proxy-mode/mode.ts";
+import { type ProxyModeDeps, runProxyProof } from "./proxy-mode/run.ts";
 
-export interface ProxyDeps extends SessionDeps {
+export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof SessionDeps> {
+  /** The mode of requests without T-PROOF-MODE (PROVER_PROOF_MODE). */
+  defaultMode: ProofMode;
   maxBodyBytes: number;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
@@ -72,16 +78,15 @@ function forwardedHeaders(request: Request, host: string, authorizationIsOurs: b
   return headers;
 }
 
-/** The target's answer as an HTTP response: its status, its headers (less those of the MPC connection), the de-chunked body. */
-function answerResponse(answer: SessionAnswer, requestId: string): Response {
+/** The target's answer as an HTTP response: its status, its headers (less those of the connection), the de-chunked body. */
+function answerResponse(answer: Pick<SessionAnswer, "response" | "recv" | "proofFollows">, requestId: string, extra: [string, string][]): Response {
   const headers = new Headers();
   const decoder = new TextDecoder();
   for (const [name, value] of answer.response.headers) {
     if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, decoder.decode(Uint8Array.from(value)));
   }
   if (answer.proofFollows) headers.set("t-proof-id", requestId);
-  headers.set("t-session-class", className(answer.sessionSizes));
-  if (answer.repeatedIn) headers.set("t-session-retried", className(answer.repeatedIn));
+  for (const [name, value] of extra) headers.set(name, value);
   return new Response(bodyBytes(answer.recv), { status: answer.response.status, headers });
 }
 
@@ -99,9 +104,15 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
+    const { mode, revealRequest } = parseModeHeaders(headers, deps.defaultMode);
+    if (mode === "proxy" && !revealRequest) refuseRequestPatterns(patterns);
     const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
     const body = await readJsonBody(request, deps.maxBodyBytes);
     const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps.authorizationIsOurs), body };
+    if (mode === "proxy") {
+      const answer = await runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest });
+      return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
+    }
     const endpoint = endpointKey(host, method, target.pathAndQuery);
     const canRepeat = method === "GET" && deps.repeatTooLarge;
     const need = planSession({
@@ -129,7 +140,9 @@ export function proxyRoutes(deps: ProxyDeps) {
       })
       .finally(() => deps.idleLimit.restore(request));
     done("answered");
-    return answerResponse(answer, requestId);
+    const sizes: [string, string][] = [["t-session-class", className(answer.sessionSizes)]];
+    if (answer.repeatedIn) sizes.push(["t-session-retried", className(answer.repeatedIn)]);
+    return answerResponse(answer, requestId, [["t-proof-mode", "mpc"], ...sizes]);
   }
 
   return new Elysia({ name: "proxy" }).all("/proxy", ({ request }) => handle(request), { parse: "none" });

@@ -11,6 +11,7 @@ import { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
+import { trustAnchors } from "../engine/trust-anchor.ts";
 import type { AppRoute } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
@@ -67,6 +68,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   }
   const sizes = config.sessionLimits;
   const testTrustAnchor = Boolean(testTrustAnchorPem);
+  const trustAnchorsPem = trustAnchors(testTrustAnchorPem);
   const hosts = await EngineHosts.start({
     count: config.engine.hosts,
     embeddedNotary: config.notary.urls.length === 0,
@@ -88,6 +90,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       verifiers: hosts.verifiers,
       key,
       testTrustAnchor,
+      // Proxy mode under the prover's own target policy: `npm start` proves in either mode.
+      proxy: { ...config.proxyMode.embedded, trustAnchorsPem: trustAnchorsPem },
       log: log.child({ component: "notary" }),
     });
     log.info("embedded notary started", { publicKey: `${config.dataDir}/notary.pub` });
@@ -145,6 +149,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const presence = cluster && (await joinCluster(cluster, delivery, config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
   const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
+  const proxySlots = createSessionSlots(config.proxyMode.maxSessions);
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
@@ -181,6 +186,10 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         idleLimit: idle,
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
+        defaultMode: config.proxyMode.defaultMode,
+        proxySlots,
+        trustAnchorsPem,
+        proxyMaxRecvData: config.proxyMode.maxRecvData,
         endpointSizes,
         exchanges,
         log,
@@ -218,6 +227,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     async stop(graceMs = 0) {
       stopping = true;
       const idle = server.stop(false);
+      await proxySlots.drained(graceMs);
       if (!(await slots.drained(graceMs))) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
       delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.

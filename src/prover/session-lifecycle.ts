@@ -111,8 +111,11 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   }
 }
 
-/** The redaction a proof of this exchange will use, or why no proof is made. */
-function planProof(request: ProofRequest, exchange: EngineExchange): { redaction: RedactionResult } | { refusal: AppError } {
+/** What decides whether and how an exchange is proven: the client's redaction and failure choices. */
+export type ProofChoices = Pick<ProofRequest, "patterns" | "allowUnmatched" | "proveFailed">;
+
+/** The redaction a proof of this exchange will use, or why no proof is made (MPC and proxy mode alike). */
+export function planProof(request: ProofChoices, exchange: Pick<EngineExchange, "sent" | "recv"> & { response: { status: number } }): { redaction: RedactionResult } | { refusal: AppError } {
   const status = exchange.response.status;
   if (status >= 400 && !request.proveFailed) {
     return { refusal: new AppError("target_request_failed", `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`) };
