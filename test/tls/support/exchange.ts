@@ -70,6 +70,8 @@ export interface RecordedExchange {
   session: Buffer | undefined;
   cipher: string;
   protocol: string | null;
+  /** The server resumed the session given in `client.session`. */
+  reused: boolean;
 }
 
 /**
@@ -115,6 +117,7 @@ export async function relayedExchange(targetPort: number, client: ConnectionOpti
   });
   const cipher = socket.getCipher().standardName ?? socket.getCipher().name;
   const protocol = socket.getProtocol();
+  const reused = socket.isSessionReused();
   socket.write(request);
   await new Promise<void>((resolve, reject) => {
     socket.once("end", resolve);
@@ -131,5 +134,6 @@ export async function relayedExchange(targetPort: number, client: ConnectionOpti
     session,
     cipher,
     protocol,
+    reused,
   };
 }
