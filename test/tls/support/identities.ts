@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { TMP_ROOT } from "../../support/env.ts";
 import { type ServerIdentity, TARGET_HOST, type TlsFixture, makeTlsFixture } from "../../support/tls-fixture.ts";
 
-/** The test CA with an ECDSA (P-256) leaf for TARGET_HOST, and an RSA-2048 leaf for it from the same CA. */
+/** The test CA with an ECDSA (P-256) leaf for TARGET_HOST, and an RSA-2048 leaf for it from the same CA (usable for RSA key exchange too, which the verifier must refuse). */
 export interface VerifyIdentities {
   fixture: TlsFixture;
   ecdsa: ServerIdentity;
@@ -21,7 +21,7 @@ export function verifyIdentities(): VerifyIdentities {
   if (!existsSync(join(dir, "rsa-chain.pem"))) {
     writeFileSync(
       join(dir, "rsa.cnf"),
-      ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
+      ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature,keyEncipherment", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
     );
     openssl(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "rsa.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa.csr"], dir);
     openssl(["x509", "-req", "-in", "rsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "825", "-sha256", "-extfile", "rsa.cnf", "-out", "rsa.pem"], dir);
