@@ -37,6 +37,7 @@ export default defineCommand({
   async run({ args }) {
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned);
-    process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
+    // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
+    await Bun.write(Bun.stdout, args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },
 });

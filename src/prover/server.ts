@@ -32,6 +32,7 @@ import { notaryInfoRoutes } from "./notary-info.ts";
 import { ProofDelivery } from "./proof-delivery.ts";
 import { ProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
+import { engineSuiteCheck } from "./mpc-probe.ts";
 import { discardSession } from "./session-run.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
@@ -192,6 +193,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         proxyMaxRecvData: config.proxyMode.maxRecvData,
         endpointSizes,
         exchanges,
+        engineSuite: engineSuiteCheck(),
         log,
       }),
     )

@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
+import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
@@ -36,6 +37,8 @@ export interface SessionDeps {
   endpointSizes: EndpointSizes;
   /** Exchanges with targets take turns (sized-exchange.ts). */
   exchanges: Pick<TurnGate, "enter">;
+  /** Targets that cannot speak the engine's one suite are refused before any MPC work. */
+  engineSuite: EngineSuiteCheck;
   log: Logger;
 }
 
@@ -84,6 +87,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   let proving = false;
   try {
     const resolved = await resolveTarget(request.target, deps.policy);
+    await deps.engineSuite.check(resolved);
     request.onMpcStart();
     const { session, exchange, sizes, repeatedIn } = await runSizedExchange(deps, run, resolved, request.exchange, request.sizing, log);
     const status = exchange.response.status;
