@@ -3,7 +3,7 @@
  * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down) is retried after `Retry-After`
  * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
  */
-import type { Proof } from "../proof/format.ts";
+import type { Proof, ProofMode } from "../proof/format.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type RedactionPattern, redactionHeader } from "./redact.ts";
@@ -29,6 +29,13 @@ export interface ProveOptions {
   allowUnmatchedRedactions?: boolean;
   /** Prove answers with status ≥ 400 too (by default they get no proof: `target_request_failed`). */
   proveFailed?: boolean;
+  /**
+   * `mpc` (the notary sees nothing in clear) or `proxy` (the notary relays the connection and sees the response;
+   * far faster, TLS 1.3 and large answers). Unset: the prover's default (PROVER_PROOF_MODE).
+   */
+  mode?: ProofMode;
+  /** Proxy mode: the request enters the proof too (the notary sees it); `req:` redactions then apply. */
+  revealRequest?: boolean;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -41,6 +48,8 @@ export interface ProveResult {
   /** The target's answer, as the prover relayed it. */
   response: TargetResponse;
   proof: Proof;
+  /** How the proof was made, as its signed body says (older proofs say nothing: MPC). */
+  mode: ProofMode;
   /** The proof exactly as delivered: save this text, `cli verify` accepts it. */
   proofText: string;
   /** The notary key the proof event named. Do not trust it: verify against the key you pin (`verifyProof`). */
@@ -73,6 +82,8 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   if (options.redact && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
   if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
   if (options.proveFailed) headers.set("t-prove-failed-req", "true");
+  if (options.mode) headers.set("t-proof-mode", options.mode);
+  if (options.revealRequest) headers.set("t-proxy-reveal", "request");
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
 }
@@ -111,7 +122,7 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
     } catch {
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
-    return { requestId, response, proof, proofText: outcome.proofText, notaryPublicKey: outcome.publicKey };
+    return { requestId, response, proof, mode: proof.body?.mode ?? "mpc", proofText: outcome.proofText, notaryPublicKey: outcome.publicKey };
   } finally {
     stream.cancel();
   }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { prove, redact, verifyProof } from "../../src/client/index.ts";
 import type { VerifiedProofJson } from "../../src/proof/render.ts";
 import { tlsFixture } from "../support/env.ts";
 import { verifyWithCli } from "../support/prove.ts";
@@ -79,6 +80,25 @@ describe("proxy mode proofs", () => {
     expect(report.sent.length).toBeGreaterThan(0);
     expect(report.redactions.flatMap((r) => r.spans).every((span) => span.direction === "recv")).toBe(true);
     expect(proved.proof!.proofText).not.toContain(Buffer.from("GET /data").toString("base64").slice(0, 8));
+  }, 60_000);
+});
+
+describe("the client library in proxy mode", () => {
+  test("prove() with mode proxy and revealRequest: the proof says proxy, verifies, and hides what was asked", async () => {
+    const result = await prove({
+      prover: prover.url,
+      url: urlOf("tls12", "/data"),
+      mode: "proxy",
+      revealRequest: true,
+      redact: [redact.responseBody("secret"), redact.pathSegment(1)],
+      timeoutMs: 30_000,
+    });
+    expect(result.mode).toBe("proxy");
+    expect(JSON.parse(new TextDecoder().decode(result.response.body)).secret).toBe(SECRET_VALUE);
+    const verifiedProof = verifyProof(result.proofText, prover.notaryPubPem);
+    expect(verifiedProof.body.mode).toBe("proxy");
+    expect(verifiedProof.sent.text).toStartWith("GET /████ HTTP/1.1");
+    expect(result.proofText).not.toContain(SECRET_VALUE);
   }, 60_000);
 });
 
