@@ -7,7 +7,7 @@
 import type { HttpResponse } from "tlsn-wasm";
 import type { EngineRequest } from "../../engine/prover.ts";
 import { AppError, errorText, toAppError } from "../../errors.ts";
-import { parseHttpMessage } from "../../http1/message.ts";
+import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
 import { serializeRequest } from "../../http1/request.ts";
 import type { Logger } from "../../log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
@@ -59,6 +59,8 @@ function responseHead(recv: Uint8Array): HttpResponse {
   const latin1 = new TextDecoder("latin1");
   const status = STATUS_LINE.exec(latin1.decode(recv.subarray(message.startLine.start, message.startLine.end)))?.[1];
   if (!status) throw new AppError("target_request_failed", "the target's answer is not an HTTP/1.1 response");
+  // The connection may end early (the target, or a notary's relay limit): a cut answer is no answer.
+  if (!messageComplete(recv)) throw new AppError("target_request_failed", "the connection ended before the target's answer did");
   const headers = message.headers.map(({ name, value }): [string, number[]] => [
     latin1.decode(recv.subarray(name.start, name.end)),
     [...recv.subarray(value.start, value.end)],
