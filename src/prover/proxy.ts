@@ -99,7 +99,6 @@ export function proxyRoutes(deps: ProxyDeps) {
     if (!UUID.test(requestId)) throw new AppError("invalid_request_id", "T-REQUEST-ID must be a UUID");
     const { patterns, allowUnmatched } = parseRedactionRequest(headers);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
-    const announced = requestedSizes(headers, deps.sessions.limits);
     const method = request.method.toUpperCase();
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
@@ -113,6 +112,8 @@ export function proxyRoutes(deps: ProxyDeps) {
       const answer = await runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest });
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }
+    // MPC sessions are sized; proxy mode has no session to size.
+    const announced = requestedSizes(headers, deps.sessions.limits);
     const endpoint = endpointKey(host, method, target.pathAndQuery);
     const canRepeat = method === "GET" && deps.repeatTooLarge;
     const need = planSession({
