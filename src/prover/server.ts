@@ -229,8 +229,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     async stop(graceMs = 0) {
       stopping = true;
       const idle = server.stop(false);
-      await proxySlots.drained(graceMs);
-      if (!(await slots.drained(graceMs))) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+      const [, mpcDrained] = await Promise.all([proxySlots.drained(graceMs), slots.drained(graceMs)]);
+      if (!mpcDrained) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
       delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
       await Promise.race([idle, Bun.sleep(2000)]);
