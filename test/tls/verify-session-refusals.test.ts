@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
+import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../support/tls-fixture.ts";
@@ -56,6 +57,17 @@ function flipServerByte(relayed: RelayedBytes, offset: number): RelayedBytes {
   const at = offset < 0 ? serverToClient.length + offset : offset;
   serverToClient[at] = (serverToClient[at] ?? 0) ^ 0x01;
   return { ...relayed, serverToClient };
+}
+
+/** Where the last whole record of a relayed direction starts. */
+function lastRecordOffset(stream: Uint8Array): number {
+  let offset = 0;
+  let last = 0;
+  while (offset + 5 <= stream.length) {
+    last = offset;
+    offset += 5 + (((stream[offset + 3] ?? 0) << 8) | (stream[offset + 4] ?? 0));
+  }
+  return last;
 }
 
 describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
@@ -128,6 +140,20 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
   test("a relay cut off in the middle of the server's handshake", () => {
     const cut = { ...first.relayed, serverToClient: first.relayed.serverToClient.subarray(0, 400) };
     expectRefusal(() => verifyRelayedSession(cut, firstKeys, expectations()), "transcript_invalid", /server's bytes end before its/);
+  });
+
+  test("a record after the server's close_notify", () => {
+    const { serverToClient } = first.relayed;
+    const lastRecordAt = lastRecordOffset(serverToClient);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, serverToClient.subarray(lastRecordAt)) };
+    expectRefusal(() => verifyRelayedSession(extended, firstKeys, expectations()), "transcript_invalid", /sent records after its close_notify alert/);
+  });
+
+  test("a relay that stopped inside a final record leaves that record out", () => {
+    const { serverToClient } = first.relayed;
+    const partial = serverToClient.subarray(lastRecordOffset(serverToClient), lastRecordOffset(serverToClient) + 9);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, partial) };
+    expect(verifyRelayedSession(extended, firstKeys, expectations()).recv).toEqual(first.answer);
   });
 
   test("keys for the other TLS version", () => {
