@@ -36,7 +36,7 @@ export interface Tls13Secrets {
 
 const SERVER_CONTEXT = utf8ToBytes("TLS 1.3, server CertificateVerify");
 
-/** Reads a protected handshake flight message by message, with at most one leading ChangeCipherSpec. */
+/** Reads a protected handshake flight message by message; ChangeCipherSpec records before it (middlebox compatibility) are skipped. */
 function flightReader(stream: RecordStream, opener: RecordOpener, assembler: HandshakeAssembler) {
   let protectedSeen = false;
   return (expecting: string): HandshakeMessage => {
