@@ -200,6 +200,15 @@ test("a TLS 1.3 session resumed with a pre-shared key", async () => {
   expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /pre-shared key/);
 });
 
+test("a TLS 1.3 server that asks for another key share (HelloRetryRequest)", async () => {
+  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "x");
+  targets.push(t);
+  const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem });
+  expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /HelloRetryRequest/);
+  const keys: RevealedKeys = { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
+  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /answered with a HelloRetryRequest, which proxy mode does not accept/);
+});
+
 describe.each([
   ["a CBC suite", "ECDHE-ECDSA-AES128-SHA"],
   ["RSA key exchange", "AES128-GCM-SHA256"],

@@ -19,11 +19,11 @@ const portOf = (server: Server): number => {
 
 export async function startHttpsTarget(
   identity: ServerIdentity,
-  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string },
+  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string; ecdhCurve?: string },
   body: Uint8Array | string,
 ): Promise<Target> {
   const server = createHttpsServer(
-    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}) },
+    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}), ...(options.ecdhCurve ? { ecdhCurve: options.ecdhCurve } : {}) },
     (_request, response) => {
       response.setHeader("content-type", "text/plain");
       response.end(body);
