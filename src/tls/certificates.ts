@@ -21,15 +21,27 @@ function parse(der: Uint8Array, what: string): X509Certificate {
   }
 }
 
-/** The anchors as certificates; a PEM that does not parse is a configuration fault, not the server's. */
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+/** Parsed anchors by the list they came from: a notary passes the same list for every session. */
+const parsedAnchors = new WeakMap<readonly string[], X509Certificate[]>();
+
+/** The anchors as certificates (an entry may be a bundle); one that does not parse is a configuration fault. */
 export function parseTrustAnchors(pems: readonly string[]): X509Certificate[] {
-  return pems.map((pem, i) => {
-    try {
-      return new X509Certificate(pem);
-    } catch {
-      throw new AppError("config_invalid", `trust anchor ${i + 1} is not a PEM certificate`);
-    }
+  const cached = parsedAnchors.get(pems);
+  if (cached) return cached;
+  const anchors = pems.flatMap((pem, i) => {
+    const blocks = pem.match(PEM_BLOCK);
+    if (!blocks) throw new AppError("config_invalid", `trust anchor ${i + 1} is not a PEM certificate`);
+    return blocks.map((block) => {
+      try {
+        return new X509Certificate(block);
+      } catch {
+        throw new AppError("config_invalid", `trust anchor ${i + 1} is not a valid PEM certificate`);
+      }
+    });
   });
+  parsedAnchors.set(pems, anchors);
+  return anchors;
 }
 
 function checkValidAt(cert: X509Certificate, now: Date, what: string): void {

@@ -8,7 +8,7 @@ import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../errors.ts";
 import { keyBlock12 } from "./key-schedule.ts";
 import { type RelayedBytes, readHellos } from "./session-start.ts";
-import type { RevealedKeys } from "./verify-session.ts";
+import type { RevealedKeys } from "./revealed-keys.ts";
 
 function keyLogSecrets(lines: readonly string[], clientRandomHex: string): Map<string, string> {
   const secrets = new Map<string, string>();

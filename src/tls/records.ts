@@ -122,15 +122,19 @@ export function alertError(sender: string, content: Uint8Array): AppError {
 
 export const isCloseNotify = (content: Uint8Array): boolean => content.length === 2 && content[1] === 0;
 
+/** Feeds the stream's next record, which must be a clear handshake record, to `assembler`. */
+export function takePlainHandshakeRecord(stream: RecordStream, assembler: HandshakeAssembler, expecting: string): void {
+  const record = stream.take();
+  if (!record) throw malformed(`the ${stream.sender}'s bytes end before its ${expecting}`);
+  if (record.type === ContentType.alert) throw alertError(stream.sender, record.fragment);
+  if (record.type !== ContentType.handshake) throw malformed(`the ${stream.sender} sent a record of type ${record.type} where its ${expecting} was due`);
+  assembler.push(record.fragment);
+}
+
 /** The next handshake message sent in clear, reading more handshake records as needed. */
 export function nextPlainMessage(stream: RecordStream, assembler: HandshakeAssembler, expecting: string): HandshakeMessage {
-  for (;;) {
-    const message = assembler.next();
+  for (let message = assembler.next(); ; message = assembler.next()) {
     if (message) return message;
-    const record = stream.take();
-    if (!record) throw malformed(`the ${stream.sender}'s bytes end before its ${expecting}`);
-    if (record.type === ContentType.alert) throw alertError(stream.sender, record.fragment);
-    if (record.type !== ContentType.handshake) throw malformed(`the ${stream.sender} sent a record of type ${record.type} where its ${expecting} was due`);
-    assembler.push(record.fragment);
+    takePlainHandshakeRecord(stream, assembler, expecting);
   }
 }

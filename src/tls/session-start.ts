@@ -29,6 +29,13 @@ export interface SessionStart {
   suite: CipherSuite;
 }
 
+/** What a version's verifier gives back: the application data of each side. */
+export interface SessionData {
+  recv: Uint8Array;
+  sent: Uint8Array | null;
+  sentLength: number;
+}
+
 export function readHellos(bytes: RelayedBytes): SessionStart {
   const client = new RecordStream(splitRecords(bytes.clientToServer, "client").records, "client");
   const server = new RecordStream(splitRecords(bytes.serverToClient, "server").records, "server");

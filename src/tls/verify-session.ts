@@ -9,6 +9,7 @@
 import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
+import type { RevealedKeys } from "./revealed-keys.ts";
 import { type RelayedBytes, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
@@ -17,17 +18,7 @@ import { verifyTls13 } from "./verify-tls13.ts";
 export type { RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
 export { keysToReveal } from "./keys-to-reveal.ts";
-
-/** What the prover reveals. Hex strings. Client keys only when the client asked for the request to be revealed. */
-export type RevealedKeys =
-  | {
-      version: "TLS1.3";
-      serverHandshakeTrafficSecret: string;
-      serverApplicationTrafficSecret: string;
-      clientHandshakeTrafficSecret?: string;
-      clientApplicationTrafficSecret?: string;
-    }
-  | { version: "TLS1.2"; serverWriteKey: string; serverWriteIv: string; clientWriteKey?: string; clientWriteIv?: string };
+export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
 export interface SessionExpectations {
   serverName: string;

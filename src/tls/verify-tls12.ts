@@ -9,6 +9,7 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
+import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import { parseCertificates, parseServerKeyExchange } from "./handshake.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
@@ -19,17 +20,16 @@ import {
   type HandshakeMessage,
   HandshakeType,
   type RecordStream,
+  type TlsRecord,
   alertError,
   checkChangeCipherSpec,
   isCloseNotify,
   nextPlainMessage,
+  takePlainHandshakeRecord,
 } from "./records.ts";
-import type { SessionStart } from "./session-start.ts";
+import type { SessionData, SessionStart } from "./session-start.ts";
 import { checkSignature } from "./signatures.ts";
-import type { CipherSuite } from "./suites.ts";
 import { malformed } from "./wire.ts";
-import { sameBytes } from "../bytes.ts";
-import type { DirectionData } from "./verify-tls13.ts";
 
 export interface Tls12Keys {
   server: TrafficKeys;
@@ -45,61 +45,50 @@ const resumed = (): AppError =>
 /** Clear handshake messages up to ChangeCipherSpec (NewSessionTicket, or the client's key exchange), checked by `accept`. */
 function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAssembler, accept: (message: HandshakeMessage) => void): void {
   for (;;) {
-    const message = assembler.next();
-    if (message) {
-      accept(message);
-      continue;
-    }
+    for (let message = assembler.next(); message; message = assembler.next()) accept(message);
     const record = stream.peek();
     if (record?.type === ContentType.changeCipherSpec) {
+      if (!assembler.empty) throw malformed(`the ${stream.sender}'s ChangeCipherSpec cuts a handshake message`);
       stream.take();
       checkChangeCipherSpec(record, stream.sender);
       return;
     }
-    nextPlainMessageInto(stream, assembler);
+    takePlainHandshakeRecord(stream, assembler, "ChangeCipherSpec");
   }
 }
 
-function nextPlainMessageInto(stream: RecordStream, assembler: HandshakeAssembler): void {
-  const record = stream.take();
-  if (!record) throw malformed(`the ${stream.sender}'s bytes end before its ChangeCipherSpec`);
-  if (record.type === ContentType.alert) throw alertError(stream.sender, record.fragment);
-  if (record.type !== ContentType.handshake) throw malformed(`the ${stream.sender} sent a record of type ${record.type} before its ChangeCipherSpec`);
-  assembler.push(record.fragment);
-}
-
-/** The protected side after ChangeCipherSpec: Finished, then data and alerts; with no opener, only lengths. */
-function readProtected(stream: RecordStream, suite: CipherSuite, opener: RecordOpener | null): { data: Uint8Array | null; length: number } {
+/**
+ * The protected records after ChangeCipherSpec: Finished (opened when there is a key), then application data,
+ * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key).
+ */
+function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): void {
   const finishedRecord = stream.take();
   if (!finishedRecord) throw malformed(`the ${stream.sender}'s bytes end before its Finished`);
   if (finishedRecord.type !== ContentType.handshake) throw malformed(`the ${stream.sender}'s first protected record is not its Finished`);
-  if (opener) {
-    const finished = opener.open(finishedRecord).content;
-    if (finished.length !== 16 || finished[0] !== HandshakeType.finished) throw malformed(`the ${stream.sender}'s Finished is malformed`);
-  }
-  const chunks: Uint8Array[] = [];
-  let length = 0;
+  const finished = opener?.open(finishedRecord).content;
+  if (finished && (finished.length !== 16 || finished[0] !== HandshakeType.finished)) throw malformed(`the ${stream.sender}'s Finished is malformed`);
   let closed = false;
   for (let record = stream.take(); record; record = stream.take()) {
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
-    if (record.type === ContentType.handshake) {
-      throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
-    }
-    if (record.type === ContentType.applicationData) {
-      if (opener) chunks.push(opener.open(record).content);
-      else length += plaintextLength12(suite, record.fragment.length);
-    } else if (record.type === ContentType.alert) {
+    if (record.type === ContentType.applicationData) onData(record);
+    else if (record.type === ContentType.alert) {
       const alert = opener?.open(record).content;
-      if (opener && alert && !isCloseNotify(alert)) throw alertError(stream.sender, alert);
+      if (alert && !isCloseNotify(alert)) throw alertError(stream.sender, alert);
       closed = true;
+    } else if (record.type === ContentType.handshake) {
+      throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
     } else throw malformed(`the ${stream.sender} sent a record of type ${record.type} after its Finished`);
   }
-  if (!opener) return { data: null, length };
-  const data = concatBytes(...chunks);
-  return { data, length: data.length };
 }
 
-export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): DirectionData {
+/** All application data of one side, opened with its key. */
+function openedData(stream: RecordStream, opener: RecordOpener): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
+  return concatBytes(...chunks);
+}
+
+export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
   const { suite, server, serverAssembler, clientHello, serverHello } = start;
   if (clientHello.sessionId.length > 0 && sameBytes(clientHello.sessionId, serverHello.sessionId)) throw resumed();
   if (serverAssembler.empty && server.peek()?.type === ContentType.changeCipherSpec) throw resumed();
@@ -117,13 +106,17 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   readUntilChangeCipherSpec(server, serverAssembler, (message) => {
     if (message.type !== HandshakeType.newSessionTicket) throw malformed(`the server sent handshake message type ${message.type} before its ChangeCipherSpec`);
   });
-  const recv = readProtected(server, suite, new RecordOpener(suite, keys.server, "the revealed server write key", "server")).data;
+  const recv = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
   readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
     if (!CLIENT_FLIGHT.has(message.type)) {
       throw malformed(`the client sent handshake message type ${message.type} before its ChangeCipherSpec`);
     }
   });
-  const clientOpener = keys.client ? new RecordOpener(suite, keys.client, "the revealed client write key", "client") : null;
-  const sent = readProtected(start.client, suite, clientOpener);
-  return { recv: recv ?? new Uint8Array(0), sent: sent.data, sentLength: sent.length };
+  if (keys.client) {
+    const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
+    return { recv, sent, sentLength: sent.length };
+  }
+  let sentLength = 0;
+  readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
+  return { recv, sent: null, sentLength };
 }

@@ -8,7 +8,9 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
+import { TAG_LENGTH } from "./aead.ts";
 import { parseCertificateVerify, parseCertificates } from "./handshake.ts";
 import { type TrafficKeys, digest, finishedVerifyData, trafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
@@ -22,11 +24,9 @@ import {
   checkChangeCipherSpec,
   isCloseNotify,
 } from "./records.ts";
-import type { SessionStart } from "./session-start.ts";
+import type { SessionData, SessionStart } from "./session-start.ts";
 import { checkSignature } from "./signatures.ts";
 import { malformed } from "./wire.ts";
-import { TAG_LENGTH } from "./aead.ts";
-import { sameBytes } from "../bytes.ts";
 
 export interface Tls13Secrets {
   serverHandshake: Uint8Array;
@@ -34,15 +34,9 @@ export interface Tls13Secrets {
   client: { handshake: Uint8Array; application: Uint8Array } | null;
 }
 
-export interface DirectionData {
-  recv: Uint8Array;
-  sent: Uint8Array | null;
-  sentLength: number;
-}
-
 const SERVER_CONTEXT = utf8ToBytes("TLS 1.3, server CertificateVerify");
 
-/** Reads a protected handshake flight message by message, with at most one leading ChangeCipherSpec. */
+/** Reads a protected handshake flight message by message; ChangeCipherSpec records before it (middlebox compatibility) are skipped. */
 function flightReader(stream: RecordStream, opener: RecordOpener, assembler: HandshakeAssembler) {
   let protectedSeen = false;
   return (expecting: string): HandshakeMessage => {
@@ -92,7 +86,7 @@ function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allo
   return concatBytes(...chunks);
 }
 
-export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): DirectionData {
+export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
   const { suite, server } = start;
   if (!start.serverAssembler.empty) throw malformed("the server's ServerHello does not end its record");
   const transcript: Uint8Array[] = [start.clientHelloRaw, start.serverHelloRaw];

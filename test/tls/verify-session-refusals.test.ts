@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
+import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../support/tls-fixture.ts";
@@ -56,6 +57,17 @@ function flipServerByte(relayed: RelayedBytes, offset: number): RelayedBytes {
   const at = offset < 0 ? serverToClient.length + offset : offset;
   serverToClient[at] = (serverToClient[at] ?? 0) ^ 0x01;
   return { ...relayed, serverToClient };
+}
+
+/** Where the last whole record of a relayed direction starts. */
+function lastRecordOffset(stream: Uint8Array): number {
+  let offset = 0;
+  let last = 0;
+  while (offset + 5 <= stream.length) {
+    last = offset;
+    offset += 5 + (((stream[offset + 3] ?? 0) << 8) | (stream[offset + 4] ?? 0));
+  }
+  return last;
 }
 
 describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
@@ -130,6 +142,20 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expectRefusal(() => verifyRelayedSession(cut, firstKeys, expectations()), "transcript_invalid", /server's bytes end before its/);
   });
 
+  test("a record after the server's close_notify", () => {
+    const { serverToClient } = first.relayed;
+    const lastRecordAt = lastRecordOffset(serverToClient);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, serverToClient.subarray(lastRecordAt)) };
+    expectRefusal(() => verifyRelayedSession(extended, firstKeys, expectations()), "transcript_invalid", /sent records after its close_notify alert/);
+  });
+
+  test("a relay that stopped inside a final record leaves that record out", () => {
+    const { serverToClient } = first.relayed;
+    const partial = serverToClient.subarray(lastRecordOffset(serverToClient), lastRecordOffset(serverToClient) + 9);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, partial) };
+    expect(verifyRelayedSession(extended, firstKeys, expectations()).recv).toEqual(first.answer);
+  });
+
   test("keys for the other TLS version", () => {
     const other: RevealedKeys =
       firstKeys.version === "TLS1.3"
@@ -172,6 +198,15 @@ test("a TLS 1.3 session resumed with a pre-shared key", async () => {
     serverApplicationTrafficSecret: secret("SERVER_TRAFFIC_SECRET_0"),
   };
   expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /pre-shared key/);
+});
+
+test("a TLS 1.3 server that asks for another key share (HelloRetryRequest)", async () => {
+  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "x");
+  targets.push(t);
+  const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem });
+  expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /HelloRetryRequest/);
+  const keys: RevealedKeys = { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
+  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /answered with a HelloRetryRequest, which proxy mode does not accept/);
 });
 
 describe.each([

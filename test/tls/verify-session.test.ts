@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import * as v from "valibot";
+import { keysToReveal, revealedKeysSchema, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST, type ServerIdentity } from "../support/tls-fixture.ts";
 import { type Target, relayedExchange, startHttpsTarget, startOpensslTls13Target } from "./support/exchange.ts";
 import { type VerifyIdentities, verifyIdentities } from "./support/identities.ts";
@@ -70,6 +71,7 @@ describe.each(cases)("$version $key $expectedSuite", (c) => {
     expect(exchange.cipher).toBe(c.expectedSuite);
     const keys = keysToReveal(exchange.keylog, exchange.relayed, false);
     expect(Object.keys(keys).some((name) => name.startsWith("client"))).toBe(false);
+    expect(v.parse(revealedKeysSchema, keys)).toEqual(keys);
     const session = verifyRelayedSession(exchange.relayed, keys, expectations());
     expect(session.tlsVersion).toBe(c.version === "TLSv1.3" ? "TLS1.3" : "TLS1.2");
     expect(session.cipherSuite).toBe(c.expectedSuite);
@@ -85,7 +87,9 @@ describe.each(cases)("$version $key $expectedSuite", (c) => {
 
   test("with the client's keys too, the request comes out as sent", async () => {
     const exchange = await relayedExchange(target.port, { ca: ids.fixture.caPem });
-    const session = verifyRelayedSession(exchange.relayed, keysToReveal(exchange.keylog, exchange.relayed, true), expectations());
+    const keys = keysToReveal(exchange.keylog, exchange.relayed, true);
+    expect(v.parse(revealedKeysSchema, keys)).toEqual(keys);
+    const session = verifyRelayedSession(exchange.relayed, keys, expectations());
     expect(session.recv).toEqual(exchange.answer);
     expect(session.sent).toEqual(exchange.request);
     expect(session.sentLength).toBe(exchange.request.length);

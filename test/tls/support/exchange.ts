@@ -19,11 +19,11 @@ const portOf = (server: Server): number => {
 
 export async function startHttpsTarget(
   identity: ServerIdentity,
-  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string },
+  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string; ecdhCurve?: string },
   body: Uint8Array | string,
 ): Promise<Target> {
   const server = createHttpsServer(
-    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}) },
+    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}), ...(options.ecdhCurve ? { ecdhCurve: options.ecdhCurve } : {}) },
     (_request, response) => {
       response.setHeader("content-type", "text/plain");
       response.end(body);
@@ -33,12 +33,15 @@ export async function startHttpsTarget(
   return { port: portOf(server), stop: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** `openssl s_server -www` limited to one TLS 1.3 suite: Bun's TLS 1.3 server cannot be limited to one. */
-export async function startOpensslTls13Target(identity: ServerIdentity, dir: string, suite: string): Promise<Target> {
+/**
+ * `openssl s_server` limited to one TLS 1.3 suite (Bun's TLS 1.3 server cannot be limited to one): `-www` answers a
+ * status page; with `serveFiles`, `-WWW` answers GET /<file> with that file from `dir`.
+ */
+export async function startOpensslTls13Target(identity: ServerIdentity, dir: string, suite: string, serveFiles = false): Promise<Target> {
   await Bun.write(`${dir}/s_server-cert.pem`, identity.chainPem);
   await Bun.write(`${dir}/s_server-key.pem`, identity.leafKeyPem);
   const child = Bun.spawn(
-    ["openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", "s_server-cert.pem", "-key", "s_server-key.pem", "-tls1_3", "-ciphersuites", suite, "-www"],
+    ["openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", "s_server-cert.pem", "-key", "s_server-key.pem", "-tls1_3", "-ciphersuites", suite, serveFiles ? "-WWW" : "-www"],
     { cwd: dir, stdout: "pipe", stderr: "ignore" },
   );
   const reader = child.stdout.getReader();

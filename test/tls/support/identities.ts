@@ -33,3 +33,41 @@ export function verifyIdentities(): VerifyIdentities {
     rsa: { leafKeyPem: readFileSync(join(dir, "rsa.key"), "utf8"), chainPem: readFileSync(join(dir, "rsa-chain.pem"), "utf8") },
   };
 }
+
+/** Chains that test the verifier's path building, from the same test CA (each presented by a server). */
+export interface ChainIdentities {
+  /** Leaf for TARGET_HOST, issued by an intermediate CA that the CA issued; chain: leaf, intermediate. */
+  viaIntermediate: ServerIdentity;
+  /** Leaf for TARGET_HOST issued by a certificate that may sign certificates (key usage) but is no CA (basic constraints). */
+  issuedByNonCa: ServerIdentity;
+  /** Leaf for TARGET_HOST whose extended key usage is client authentication only. */
+  clientAuthOnly: ServerIdentity;
+}
+
+/** `<name>.pem`/`<name>.key`: a P-256 certificate for `subject` issued by `issuer` with these extensions. */
+function issue(dir: string, name: string, issuer: string, subject: string, extensions: string[]): void {
+  writeFileSync(join(dir, `${name}.cnf`), extensions.join("\n"));
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
+  openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
+  openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", `${issuer}.pem`, "-CAkey", `${issuer}.key`, "-CAcreateserial", "-days", "825", "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`], dir);
+}
+
+const SERVER_LEAF = ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", `subjectAltName = DNS:${TARGET_HOST}`];
+
+export function chainIdentities(): ChainIdentities {
+  const { fixture } = verifyIdentities();
+  const dir = fixture.dir;
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  if (!existsSync(join(dir, "client-auth.pem"))) {
+    issue(dir, "intermediate", "ca", "/CN=Test Intermediate CA", ["basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "via-intermediate", "intermediate", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "not-ca", "ca", "/CN=Test Not A CA", ["basicConstraints = critical,CA:false", "keyUsage = critical,keyCertSign,digitalSignature"]);
+    issue(dir, "by-not-ca", "not-ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "client-auth", "ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = clientAuth"]);
+  }
+  return {
+    viaIntermediate: { leafKeyPem: read("via-intermediate.key"), chainPem: read("via-intermediate.pem") + read("intermediate.pem") },
+    issuedByNonCa: { leafKeyPem: read("by-not-ca.key"), chainPem: read("by-not-ca.pem") + read("not-ca.pem") },
+    clientAuthOnly: { leafKeyPem: read("client-auth.key"), chainPem: read("client-auth.pem") + fixture.caPem },
+  };
+}
