@@ -6,6 +6,8 @@ pragma solidity 0.8.37;
 /// (README.md, "EVM attestation"; src/proof/evm-attestation.ts builds the same digest off chain). This contract
 /// rebuilds that digest from the fields and revealed segments it is given, recovers the signer, accepts only
 /// notaries on its owner's allow-list, and serves byte ranges of the verified segments.
+/// Proxy-mode attestations (the notary relayed the connection and saw the response in clear) are signed under
+/// another type name, `ProxyAttestation`: `verify` never accepts them; `verifyProxy` does once the owner allows it.
 contract TlsproofVerifier {
     /// The attested fields, as in the proof body. `revealed` travels beside it (see `verify`).
     struct Attestation {
@@ -20,6 +22,10 @@ contract TlsproofVerifier {
 
     bytes32 public constant ATTESTATION_TYPEHASH = keccak256(
         "Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,"
+        "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)"
+    );
+    bytes32 public constant PROXY_ATTESTATION_TYPEHASH = keccak256(
+        "ProxyAttestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,"
         "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)"
     );
     /// No chainId or verifyingContract: an attestation states a fact, valid on every chain and in every contract.
@@ -37,15 +43,19 @@ contract TlsproofVerifier {
     mapping(address => bool) public isNotary;
     /// Attestations made under a test trust anchor prove nothing about the public web: refused unless enabled.
     bool public acceptsTestTrustAnchor;
+    /// Proxy-mode attestations rest on the notary's network path to the server: refused unless enabled.
+    bool public acceptsProxyMode;
 
     event OwnerChanged(address indexed owner);
     event NotaryAllowed(address indexed notary, bool allowed);
     event TestTrustAnchorAccepted(bool accepted);
+    event ProxyModeAccepted(bool accepted);
 
     error NotOwner();
     error MalformedSignature();
     error UnknownNotary(address signer);
     error TestTrustAnchor();
+    error ProxyModeRefused();
     error MalformedSegments();
     error RangeNotRevealed(uint8 direction, uint32 start, uint32 end);
 
@@ -74,11 +84,25 @@ contract TlsproofVerifier {
         emit TestTrustAnchorAccepted(accepted);
     }
 
-    /// The EIP-712 digest the notary signed for these fields and revealed segments.
+    function setAcceptsProxyMode(bool accepted) external onlyOwner {
+        acceptsProxyMode = accepted;
+        emit ProxyModeAccepted(accepted);
+    }
+
+    /// The EIP-712 digest the notary signed for these fields and revealed segments (an MPC-mode attestation).
     function digest(Attestation calldata a, bytes calldata revealed) public pure returns (bytes32) {
+        return typedDigest(ATTESTATION_TYPEHASH, a, revealed);
+    }
+
+    /// The same for a proxy-mode attestation.
+    function proxyDigest(Attestation calldata a, bytes calldata revealed) public pure returns (bytes32) {
+        return typedDigest(PROXY_ATTESTATION_TYPEHASH, a, revealed);
+    }
+
+    function typedDigest(bytes32 typehash, Attestation calldata a, bytes calldata revealed) internal pure returns (bytes32) {
         bytes32 structHash = keccak256(
             abi.encode(
-                ATTESTATION_TYPEHASH,
+                typehash,
                 a.requestId,
                 keccak256(bytes(a.serverName)),
                 a.connectionTime,
@@ -99,7 +123,28 @@ contract TlsproofVerifier {
         view
         returns (address notary)
     {
-        (notary,) = checked(a, revealed, signature);
+        return signer(digest(a, revealed), a, signature);
+    }
+
+    /// `verify` for a proxy-mode attestation; reverts unless the owner accepts proxy mode.
+    function verifyProxy(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
+        public
+        view
+        returns (address notary)
+    {
+        if (!acceptsProxyMode) revert ProxyModeRefused();
+        return signer(proxyDigest(a, revealed), a, signature);
+    }
+
+    function signer(bytes32 signedDigest, Attestation calldata a, bytes calldata signature) internal view returns (address notary) {
+        if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
+        if (signature.length != 65) revert MalformedSignature();
+        bytes32 r = bytes32(signature[0:32]);
+        bytes32 s = bytes32(signature[32:64]);
+        uint8 v = uint8(signature[64]);
+        if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) revert MalformedSignature();
+        notary = ecrecover(signedDigest, v, r, s);
+        if (notary == address(0) || !isNotary[notary]) revert UnknownNotary(notary);
     }
 
     /// Verifies the attestation, then returns bytes [start, end) of one direction, which must lie inside one
@@ -117,36 +162,36 @@ contract TlsproofVerifier {
     )
         external
         view
-        returns (
-            bytes memory data,
-            string memory serverName,
-            uint64 connectionTime,
-            uint64 notarizedAt,
-            bytes32 attestationDigest
-        )
+        returns (bytes memory data, string memory serverName, uint64 connectionTime, uint64 notarizedAt, bytes32 attestationDigest)
     {
-        (, attestationDigest) = checked(a, revealed, signature);
+        attestationDigest = digest(a, revealed);
+        signer(attestationDigest, a, signature);
         data = rangeOf(revealed, direction, start, end);
         serverName = a.serverName;
         connectionTime = a.connectionTime;
         notarizedAt = a.notarizedAt;
     }
 
-    /// The checks of `verify`; returns the notary and the digest it signed.
-    function checked(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
-        internal
+    /// `verifiedRange` for a proxy-mode attestation; reverts unless the owner accepts proxy mode.
+    function verifiedProxyRange(
+        Attestation calldata a,
+        bytes calldata revealed,
+        bytes calldata signature,
+        uint8 direction,
+        uint32 start,
+        uint32 end
+    )
+        external
         view
-        returns (address notary, bytes32 attestationDigest)
+        returns (bytes memory data, string memory serverName, uint64 connectionTime, uint64 notarizedAt, bytes32 attestationDigest)
     {
-        if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
-        if (signature.length != 65) revert MalformedSignature();
-        bytes32 r = bytes32(signature[0:32]);
-        bytes32 s = bytes32(signature[32:64]);
-        uint8 v = uint8(signature[64]);
-        if (uint256(s) > HALF_ORDER || (v != 27 && v != 28)) revert MalformedSignature();
-        attestationDigest = digest(a, revealed);
-        notary = ecrecover(attestationDigest, v, r, s);
-        if (notary == address(0) || !isNotary[notary]) revert UnknownNotary(notary);
+        if (!acceptsProxyMode) revert ProxyModeRefused();
+        attestationDigest = proxyDigest(a, revealed);
+        signer(attestationDigest, a, signature);
+        data = rangeOf(revealed, direction, start, end);
+        serverName = a.serverName;
+        connectionTime = a.connectionTime;
+        notarizedAt = a.notarizedAt;
     }
 
     /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.

@@ -12,6 +12,8 @@
  *    mix's arrivals and origins; default random, printed), --throughput-n N (default 12); --sized-only runs only
  *    these, and --only cold,mixed,floor,atonce,throughput,memory some of them (the mix's floor: each of its requests
  *    warm and alone; atonce: warm requests arriving 1, 2 and 3 together). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
+ * 6. proxy mode (scripts/bench-proxy.ts): /proxy latency against a plain HTTPS GET, the proof event after the
+ *    answer, sustained proofs per second, a 1 MB answer; --proxy-only runs only this part.
  * --bare-only runs step 1 alone with --sizes S/R and --bare-path P (what each session GETs; default /data).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
@@ -31,6 +33,7 @@ import { getFromTarget, revealAll } from "../test/support/engine-exchange.ts";
 import { startTarget } from "../test/support/target.ts";
 import { TARGET_HOST } from "../test/support/tls-fixture.ts";
 import { SIZED_PARTS, type SizedPart, benchSized } from "./bench-sized.ts";
+import { benchProxy } from "./bench-proxy.ts";
 
 const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
 /** What the bare engine's sessions GET from the target: a small JSON answer (--bare-path, e.g. /big?bytes=12000). */
@@ -250,6 +253,21 @@ async function benchSizedMain() {
   );
 }
 
+/** Proxy mode's part alone. */
+async function proxyOnly() {
+  const loadAtStart = loadavg()[0]!;
+  const rows = await benchProxy((line) => console.error(line));
+  console.log(
+    [
+      `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}. Local target, embedded notary. Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
+      "",
+      "| Measure | Median | Ratio | Goal |",
+      "|---|---|---|---|",
+      ...rows,
+    ].join("\n"),
+  );
+}
+
 /** The bare engine alone (--sizes, --bare-path, --runs): where a session's time goes, by size and answer. */
 async function bareOnly() {
   const runs = Math.max(1, Number(argument("--runs") ?? 3));
@@ -279,6 +297,7 @@ async function main() {
   const binaryExists = await Bun.file(BINARY_CLI[0]!).exists();
   const verifyBinary = binaryExists ? await benchVerify(BINARY_CLI, proofPath, warm.pubKey, 5) : undefined;
   target.stop(true);
+  const proxyRows = await benchProxy((line) => console.error(line));
 
   const bareMs = median(bare.results.map((r) => r.totalMs));
   const coldMs = median(cold.results.map((r) => r.proofMs));
@@ -294,6 +313,7 @@ async function main() {
     `| Warm proof: /proxy call to the proof event | ${s(warmProofMs)} | event ${Math.round(eventAfterMs)} ms after the response | ≤ 1 s ${mark(eventAfterMs <= 1000)} |`,
     `| \`cli verify\` (source, \`bun index.ts\`), median of 5 | ${Math.round(verifySource)} ms | — | < 200 ms ${mark(verifySource < 200)} |`,
     ...(verifyBinary === undefined ? [] : [`| \`cli verify\` (compiled \`dist/cli\`), median of 5 | ${Math.round(verifyBinary)} ms | — | < 200 ms ${mark(verifyBinary < 200)} |`]),
+    ...proxyRows,
   ];
   console.log(
     [
@@ -317,7 +337,8 @@ if (process.argv.includes("--bare-verifier")) await bareVerifier(sizesArgument()
 else if (process.argv.includes("--bare-prover")) {
   await bareProver(argument("--bare-prover")!, Number(process.argv.at(-1)), sizesArgument(), argument("--bare-path") ?? BARE_PATH);
 } else if (import.meta.main) {
-  await (process.argv.includes("--bare-only") ? bareOnly() : process.argv.includes("--sized-only") ? benchSizedMain() : main());
+  const only = process.argv.includes("--bare-only") ? bareOnly : process.argv.includes("--sized-only") ? benchSizedMain : process.argv.includes("--proxy-only") ? proxyOnly : main;
+  await only();
   // The report is out and every server it started is stopped; the process stayed alive, idle, after some runs
   // (the handle holding it was not found), so a scripted run would hang.
   process.exit(0);

@@ -13,6 +13,8 @@ export const errorCodes = {
   invalid_redaction: { http: 400, exit: 2 },
   invalid_query: { http: 400, exit: 2 },
   session_too_large: { http: 400, exit: 2 },
+  // Proxy mode was asked of a notary (or a prover's notaries) that does not offer it.
+  proxy_mode_unavailable: { http: 400, exit: 1 },
   unauthorized: { http: 401, exit: 2 },
   forbidden: { http: 403, exit: 2 },
   target_forbidden: { http: 403, exit: 2 },
@@ -41,6 +43,9 @@ export const errorCodes = {
   storage_failed: { http: 500, exit: 1 },
   // Proof stream outcomes only: no proof will come for the request id.
   redaction_unmatched: { http: 422, exit: 1 },
+  // Proxy mode: the relayed TLS bytes are malformed, or the prover's revealed keys do not open them. The
+  // prover's submission is well formed but fails the check, as with redaction_unmatched: 422, never retried.
+  transcript_invalid: { http: 422, exit: 1 },
   unknown_request: { http: 404, exit: 1 },
   internal: { http: 500, exit: 1 },
   // Command line only.

@@ -6,6 +6,7 @@ import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { createLogger, type LogLevel } from "../log.ts";
 import { startNotaryServer } from "../notary/server.ts";
+import { trustAnchors } from "../engine/trust-anchor.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";
 import { generateKey, readPrivateKeyFile } from "../proof/keys.ts";
 import { listening, untilSignalled } from "./serve.ts";
@@ -49,7 +50,17 @@ const start = defineCommand({
     if (whitelistPath) loadWhitelist(whitelistPath); // fail at start-up, not at the first session
     const engine = await startEngine({ threads: config.process.threads, testTrustAnchorPem });
     const server = await listening(`notary on ${config.listen.host}:${config.listen.port}`, () =>
-      startNotaryServer({ ...config.listen, sessions: config.sessions, verifiers: localVerifiers, key, tls, auth: whitelistPath ? { whitelistPath } : undefined, testTrustAnchor: engine.testTrustAnchor, log }),
+      startNotaryServer({
+        ...config.listen,
+        sessions: config.sessions,
+        verifiers: localVerifiers,
+        key,
+        tls,
+        auth: whitelistPath ? { whitelistPath } : undefined,
+        testTrustAnchor: engine.testTrustAnchor,
+        proxy: config.proxy ? { ...config.proxy, trustAnchorsPem: trustAnchors(testTrustAnchorPem) } : undefined,
+        log,
+      }),
     );
     log.info("notary listening", { url: server.url, algorithm: key.algorithm });
     await untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));

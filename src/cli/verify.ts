@@ -48,6 +48,7 @@ export default defineCommand({
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const expected = { requestId: expectation(args["request-id"], "request-id"), serverName: expectation(args["server-name"], "server-name") };
     const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned, expected);
-    process.stdout.write(args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
+    // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
+    await Bun.write(Bun.stdout, args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },
 });

@@ -7,4 +7,4 @@ export { verifyProof, type ProofExpectations, type VerifiedProof } from "./verif
 export { redact, redactionHeader, type BodyPath, type RedactionPattern } from "./redact.ts";
 export { TlsproofError, type TlsproofErrorCode, type ClientErrorCode, type TargetResponse } from "./errors.ts";
 export { readSseEvents, type SseEvent } from "./sse.ts";
-export type { Proof } from "../proof/format.ts";
+export type { Proof, ProofMode } from "../proof/format.ts";

@@ -6,7 +6,7 @@
  * the URL's host, and showing, where it reveals bytes, the very answer the prover relayed. The prover and the
  * plain-HTTP link to it are not trusted to hand over the right proof.
  */
-import type { Proof } from "../proof/format.ts";
+import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { answerMismatch } from "./answer-check.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
@@ -45,6 +45,13 @@ export interface ProveOptions {
   allowUnmatchedRedactions?: boolean;
   /** Prove answers with status ≥ 400 too (by default they get no proof: `target_request_failed`). */
   proveFailed?: boolean;
+  /**
+   * `mpc` (the notary sees nothing in clear) or `proxy` (the notary relays the connection and sees the response;
+   * far faster, TLS 1.3 and large answers). Unset: the prover's default (PROVER_PROOF_MODE).
+   */
+  mode?: ProofMode;
+  /** Proxy mode: the request enters the proof too (the notary sees it); `req:` redactions then apply. */
+  revealRequest?: boolean;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -57,6 +64,8 @@ export interface ProveResult {
   /** The target's answer, as the prover relayed it. */
   response: TargetResponse;
   proof: Proof;
+  /** How the proof was made, as its signed body says (older proofs say nothing: MPC). */
+  mode: ProofMode;
   /** The proof exactly as delivered: save this text, `cli verify` accepts it. */
   proofText: string;
   /** The proof as verified: signed by a trusted key, of this request id and host, showing `response`. */
@@ -91,6 +100,8 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   if (options.redact && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
   if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
   if (options.proveFailed) headers.set("t-prove-failed-req", "true");
+  if (options.mode) headers.set("t-proof-mode", options.mode);
+  if (options.revealRequest) headers.set("t-proxy-reveal", "request");
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
 }
@@ -163,7 +174,7 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
     const verified = boundProof(outcome.proofText, keys, options, requestId, response);
-    return { requestId, response, proof, proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
+    return { requestId, response, proof, mode: proof.body?.mode ?? "mpc", proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
   } finally {
     stream.cancel();
   }

@@ -14,6 +14,7 @@ import { AppError } from "../errors.ts";
 import { parseOrThrow } from "../schema.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { strictMapping } from "../schema.ts";
+import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
 import { parseEnv, wholeNumber } from "./env.ts";
 
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
@@ -37,6 +38,19 @@ export interface SessionLimits {
   connectTimeoutMs: number;
 }
 
+/** Proxy mode's bounds: which targets the notary dials, and how many raw bytes a relay carries each way. */
+export interface ProxyLimits {
+  policy: TargetPolicy;
+  /** Most request bytes (plaintext) a proxy session may carry. */
+  maxSentData: number;
+  /** Most answer bytes (plaintext, headers included) a proxy session may carry. */
+  maxRecvData: number;
+}
+
+/** Proxy mode's default answer limit: far above MPC's, since the notary only relays and decrypts. */
+export const PROXY_MAX_RECV_DATA = 4 * 1024 * 1024;
+export const PROXY_MAX_SENT_DATA = 1024 * 1024;
+
 export interface NotaryConfig {
   listen: { host: string; port: number };
   sessions: SessionLimits;
@@ -45,6 +59,8 @@ export interface NotaryConfig {
   tls: { enabled: boolean; privateKeyPath: string | null; certificatePath: string | null };
   log: { level: LogLevel; format: LogFormat };
   auth: { enabled: boolean; whitelistPath: string };
+  /** Proxy mode's settings; null when the notary does not offer it. */
+  proxy: ProxyLimits | null;
   /** From the environment: NOTARY_THREADS, NOTARY_SHUTDOWN_GRACE_S, TLSN_TEST_TRUST_ANCHOR. */
   process: { threads: number; shutdownGraceMs: number; testTrustAnchorPath?: string };
 }
@@ -103,13 +119,22 @@ const configSchema = strictMapping(
       format: v.optional(caseInsensitive(["COMPACT", "JSON"]), "COMPACT"),
     }),
     auth: section({ enabled: v.optional(flag, false), whitelist: v.optional(path, "./whitelist.csv") }),
+    proxy: section({
+      enabled: v.optional(flag, false),
+      allowed_hosts: v.optional(v.array(v.pipe(v.string("expected a host name"), v.minLength(1, "expected a host name")), "expected a list of host names"), []),
+      allowed_ports: v.optional(v.array(port, "expected a list of ports"), [443, 8443]),
+      allow_private_targets: v.optional(flag, false),
+      resolve: v.optional(v.array(v.string("expected host:port:address"), "expected a list of host:port:address"), []),
+      max_sent_data: v.optional(positiveInteger, PROXY_MAX_SENT_DATA),
+      max_recv_data: v.optional(positiveInteger, PROXY_MAX_RECV_DATA),
+    }),
   },
   "expected a mapping",
 );
 
 /** Validates a parsed config document; `baseDir` anchors its relative paths. Throws AppError("config_invalid"). */
 export function parseNotaryConfig(document: unknown, baseDir: string): Omit<NotaryConfig, "process"> {
-  const { notarization, tls, log, auth, ...top } = parseOrThrow(configSchema, document ?? {}, "config_invalid", { where: "notary config", showInput: true });
+  const { notarization, tls, log, auth, proxy, ...top } = parseOrThrow(configSchema, document ?? {}, "config_invalid", { where: "notary config", showInput: true });
   const anchored = (value: string | null): string | null => (value === null ? null : resolve(baseDir, value));
   if (tls.enabled && (tls.private_key_path === null || tls.certificate_path === null)) {
     throw new AppError("config_invalid", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required");
@@ -128,6 +153,19 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
     tls: { enabled: tls.enabled, privateKeyPath: anchored(tls.private_key_path), certificatePath: anchored(tls.certificate_path) },
     log: { level: log.level, format: log.format },
     auth: { enabled: auth.enabled, whitelistPath: resolve(baseDir, auth.whitelist) },
+    proxy: proxy.enabled
+      ? {
+          policy: {
+            allowPrivateTargets: proxy.allow_private_targets,
+            resolve: parseResolveList(proxy.resolve.join(","), "proxy.resolve"),
+            allowedHosts: proxy.allowed_hosts,
+            allowedPorts: proxy.allowed_ports,
+            settingNames: { hosts: "the notary's proxy.allowed_hosts", ports: "the notary's proxy.allowed_ports" },
+          },
+          maxSentData: proxy.max_sent_data,
+          maxRecvData: proxy.max_recv_data,
+        }
+      : null,
   };
 }
 

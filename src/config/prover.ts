@@ -14,7 +14,8 @@ import { maxLiveSessions } from "../prover/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/target.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
-import { NOTARY_CONNECT_TIMEOUT_S, type SessionLimits } from "./notary.ts";
+import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";
+import type { ProofMode } from "../proof/format.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
@@ -63,6 +64,9 @@ const ProverEnv = v.object({
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
   PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
+  PROVER_PROOF_MODE: v.optional(oneOfAnyCase(["mpc", "proxy"]), "mpc"),
+  PROVER_PROXY_MAX_RECV_DATA: v.optional(wholeNumber(64, 64 * 1024 * 1024), String(PROXY_MAX_RECV_DATA)),
+  PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
   PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
   PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
   PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
@@ -115,6 +119,8 @@ const EXAMPLE_KEY_PREFIX = "CHANGE-ME";
  * PROVER_MAX_SESSIONS (both far below this); the cap only guards against leaked sessions.
  */
 const EMBEDDED_NOTARY_CONCURRENCY = 64;
+/** A proxy-mode request's head beside its body: headers the client forwards are bounded by this much. */
+const PROXY_REQUEST_HEAD_BYTES = 64 * 1024;
 
 export interface ProverConfig {
   listen: { host: string; port: number; idleTimeoutS: number; maxRequestBodyBytes: number; shutdownGraceMs: number };
@@ -149,6 +155,16 @@ export interface ProverConfig {
     maxSessions: number;
     /** Headers that identify the end user, not forwarded to targets. */
     identifyingHeaders: ReadonlySet<string>;
+  };
+  /** Proxy mode (T-PROOF-MODE: proxy): the default mode and its own bounds. */
+  proxyMode: {
+    defaultMode: ProofMode;
+    /** Most answer bytes a proxy proof may carry. */
+    maxRecvData: number;
+    /** Proxy proofs at once. */
+    maxSessions: number;
+    /** What the embedded notary offers: the prover's own target policy and these sizes. */
+    embedded: ProxyLimits;
   };
   pool: PoolConfig;
   store: {
@@ -207,6 +223,12 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
   if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
     throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
   }
+  const targetPolicy: TargetPolicy = {
+    allowPrivateTargets: e.PROVER_ALLOW_PRIVATE_TARGETS,
+    resolve: parseResolveList(e.PROVER_RESOLVE),
+    allowedHosts: e.PROVER_ALLOWED_HOSTS,
+    allowedPorts: e.PROVER_ALLOWED_PORTS,
+  };
   return {
     listen: {
       host: e.PROVER_HOST,
@@ -237,18 +259,19 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       },
     },
     proxy: {
-      policy: {
-        allowPrivateTargets: e.PROVER_ALLOW_PRIVATE_TARGETS,
-        resolve: parseResolveList(e.PROVER_RESOLVE),
-        allowedHosts: e.PROVER_ALLOWED_HOSTS,
-        allowedPorts: e.PROVER_ALLOWED_PORTS,
-      },
+      policy: targetPolicy,
       maxBodyBytes: e.PROVER_MAX_BODY_BYTES,
       connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
       responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
       sessionTimeoutMs,
       maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
       identifyingHeaders: droppedIdentifyingHeaders(e.PROVER_FORWARD_HEADERS),
+    },
+    proxyMode: {
+      defaultMode: e.PROVER_PROOF_MODE,
+      maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
+      maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
+      embedded: { policy: targetPolicy, maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES, maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA },
     },
     pool,
     store: {

@@ -127,7 +127,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
   if (/handshake|alert|cipher|protocol version|certificate|tls|unsupported/.test(text)) {
     return new AppError(
       "tls_unsupported",
-      "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM (the engine's only cipher suite)",
+      "the TLS handshake failed: the target must offer TLS 1.2 with ECDHE P-256 and AES-128-GCM (the engine's only cipher suite); proxy mode (T-PROOF-MODE: proxy) proves TLS 1.3 and every AEAD suite",
     );
   }
   if (tcp.state.closedByTarget) {

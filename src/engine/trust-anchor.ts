@@ -1,4 +1,5 @@
 import { X509Certificate } from "node:crypto";
+import { rootCertificates } from "node:tls";
 import { AppError } from "../errors.ts";
 
 /**
@@ -72,4 +73,12 @@ export function patchTrustAnchor(wasm: Uint8Array, caPem: string): Uint8Array {
   const patched = wasm.slice();
   patched.set(point, prefixAt + P256_SPKI_PREFIX.length);
   return patched;
+}
+
+/**
+ * Proxy mode's trust anchors, the same set as MPC mode's: the built-in Mozilla roots (node's copy), plus the
+ * test CA when one is configured. Its subject is a real root's; chain building tells them apart by key.
+ */
+export function trustAnchors(testCaPem?: string): string[] {
+  return testCaPem ? [...rootCertificates, testCaPem] : [...rootCertificates];
 }

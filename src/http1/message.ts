@@ -112,10 +112,11 @@ function lineBreakEnd(bytes: Uint8Array, pos: number): number {
   return bytes[pos] === LF ? pos + 1 : pos;
 }
 
-function readChunked(bytes: Uint8Array, pos: number): Pick<HttpMessage, "body" | "framing"> & { trailers: HeaderField[] } {
+function readChunked(bytes: Uint8Array, pos: number): Pick<HttpMessage, "body" | "framing"> & { trailers: HeaderField[]; ended: boolean } {
   const body: ByteRange[] = [];
   const framing: ByteRange[] = [];
   let trailers: HeaderField[] = [];
+  let ended = false;
   while (pos < bytes.length) {
     const line = readLine(bytes, pos);
     const size = chunkSize(bytes, line);
@@ -126,6 +127,7 @@ function readChunked(bytes: Uint8Array, pos: number): Pick<HttpMessage, "body" |
     framing.push({ start: pos, end: line.next });
     if (size === 0) {
       trailers = readFields(bytes, line.next).fields;
+      ended = true;
       break;
     }
     const dataEnd = Math.min(line.next + size, bytes.length);
@@ -133,13 +135,25 @@ function readChunked(bytes: Uint8Array, pos: number): Pick<HttpMessage, "body" |
     pos = lineBreakEnd(bytes, dataEnd);
     if (pos > dataEnd) framing.push({ start: dataEnd, end: pos });
   }
-  return { body: body.filter((r) => r.end > r.start), framing, trailers };
+  return { body: body.filter((r) => r.end > r.start), framing, trailers, ended };
 }
 
 /** Interim responses (1xx except 101 Switching Protocols) are followed by another head. */
 const isInterimStatus = (line: string) => /^HTTP\/\d\.\d 1\d\d(?: |$)/.test(line) && !line.startsWith("101", 9);
 
 export function parseHttpMessage(bytes: Uint8Array): HttpMessage {
+  return parse(bytes).message;
+}
+
+/**
+ * False when the message's own framing says more was to come: a Content-Length body or a chunked body cut short
+ * (a connection that ended early). A body framed by the connection's end is complete by definition.
+ */
+export function messageComplete(bytes: Uint8Array): boolean {
+  return parse(bytes).complete;
+}
+
+function parse(bytes: Uint8Array): { message: HttpMessage; complete: boolean } {
   let pos = 0;
   while (pos < bytes.length && lineBreakEnd(bytes, pos) > pos) pos = lineBreakEnd(bytes, pos); // stray leading CRLFs
   const first = readLine(bytes, pos);
@@ -157,11 +171,12 @@ export function parseHttpMessage(bytes: Uint8Array): HttpMessage {
   }
   const framing = framingOf(bytes, finalHead);
   if (framing.kind === "chunked") {
-    const { body, framing: chunkFraming, trailers } = readChunked(bytes, pos);
-    return { startLine, headers: [...headers, ...trailers], body, framing: chunkFraming };
+    const { body, framing: chunkFraming, trailers, ended } = readChunked(bytes, pos);
+    return { message: { startLine, headers: [...headers, ...trailers], body, framing: chunkFraming }, complete: ended };
   }
   const end = framing.kind === "length" ? Math.min(pos + framing.length, bytes.length) : bytes.length;
-  return { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] };
+  const complete = framing.kind !== "length" || pos + framing.length <= bytes.length;
+  return { message: { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] }, complete };
 }
 
 /** The message's body content in order, de-chunked: what an HTTP client hands to its caller. */

@@ -13,7 +13,8 @@ export interface AttestationContext {
   embedded: boolean;
 }
 
-function direction(bytes: number[], authed: ByteRange[], length: number): TranscriptDirection {
+/** A transcript direction revealing `authed` of `bytes` (`length` long), ranges merged as the format wants. */
+export function transcriptDirection(bytes: number[] | Uint8Array, authed: readonly ByteRange[], length: number): TranscriptDirection {
   const sorted = [...authed].sort((a, b) => a.start - b.start);
   const revealed: RevealedRange[] = [];
   for (const range of sorted) {
@@ -39,8 +40,8 @@ export function buildProofBody(output: VerifierOutput, declared: AttestationRequ
   if (!output.transcript) throw new AppError("session_failed", "the prover revealed no transcript");
   const { sent, recv } = output.connection_info.transcript_length;
   const transcript = {
-    sent: direction(output.transcript.sent, output.transcript.sent_authed, sent),
-    recv: direction(output.transcript.recv, output.transcript.recv_authed, recv),
+    sent: transcriptDirection(output.transcript.sent, output.transcript.sent_authed, sent),
+    recv: transcriptDirection(output.transcript.recv, output.transcript.recv_authed, recv),
   };
   // The rules `cli verify` applies: a body breaking one is never signed.
   const problem = proofBodyProblem({ transcript, redactions: declared.redactions });

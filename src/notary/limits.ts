@@ -37,3 +37,6 @@ export const maxJsonBodyBytes = (limits: SessionSizes): number =>
 
 /** A non-WebSocket connection silent this long is closed (the MPC WebSocket has no idle limit). */
 export const IDLE_TIMEOUT_S = 10;
+
+/** Largest proxy-mode attestation body: its keys, patterns and the spans of an answer of a few MiB. */
+export const PROXY_ATTESTATION_MAX_BYTES = 4 * MiB;

@@ -13,11 +13,13 @@ import { signProof } from "../proof/sign.ts";
 import { ATTESTATION_WAIT_MS, AttestationRequest, type NotaryInfo, type SessionCreated, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { buildProofBody } from "./attest.ts";
-import { IDLE_TIMEOUT_S, MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES, maxJsonBodyBytes } from "./limits.ts";
+import { IDLE_TIMEOUT_S, MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES, PROXY_ATTESTATION_MAX_BYTES, maxJsonBodyBytes } from "./limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type ProverSocketData, createSessionRegistry } from "./sessions.ts";
+import { type ProxyModeOptions, proxyRoutes } from "./proxy-routes.ts";
+import { createProxySessions } from "./proxy-sessions.ts";
+import { type NotarySocketData, createSessionRegistry } from "./sessions.ts";
 import { whitelistChecker } from "./whitelist.ts";
 import { apiKeyMatcher } from "../api-key.ts";
 
@@ -35,6 +37,8 @@ export interface NotaryServerOptions {
    */
   auth?: { whitelistPath: string } | { embeddedKey: string };
   testTrustAnchor: boolean;
+  /** Proxy mode, when the notary offers it. */
+  proxy?: ProxyModeOptions;
   log: Logger;
 }
 
@@ -52,7 +56,7 @@ export interface NotaryServer {
 const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";
 
 /** The session routes cost a place or act on one: with a whitelist, they need a listed key. */
-const isSessionRoute = (pathname: string) => pathname === "/session" || pathname.startsWith("/session/");
+const isSessionRoute = (pathname: string) => /^\/(proxy-)?session(\/|$)/.test(pathname);
 /** Routes that need a whitelisted key when auth is on: the session routes and the metrics. */
 const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === "/metrics";
 
@@ -70,7 +74,9 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
   const isAllowed = allowedKeys(options.auth);
   const embedded = options.auth !== undefined && "embeddedKey" in options.auth;
-  const bodyLimit = maxJsonBodyBytes(options.sessions);
+  const proxySessions = options.proxy && createProxySessions(options.sessions, options.proxy, log);
+  // A proxy proof's answer may be far larger than an MPC session's, and its redaction spans with it.
+  const bodyLimit = Math.max(maxJsonBodyBytes(options.sessions), options.proxy ? PROXY_ATTESTATION_MAX_BYTES : 0);
   let stopping = false;
 
   const info = {
@@ -84,12 +90,20 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     maxSentData: options.sessions.maxSentData,
     maxRecvData: options.sessions.maxRecvData,
     testTrustAnchor: options.testTrustAnchor,
+    proxyMode: Boolean(options.proxy),
   } satisfies NotaryInfo & Record<string, unknown>;
 
+  const attestationContext = {
+    publicKeyPem: options.key.publicKeyPem,
+    algorithm: options.key.algorithm,
+    testTrustAnchor: options.testTrustAnchor,
+    notaryVersion: VERSION,
+    embedded,
+  };
   const app = new Elysia()
     .use(errorHandling(log))
     // activeSessions lets operators (and tests) see that finished or failed sessions were released.
-    .get("/info", () => ({ ...info, activeSessions: sessions.active() }))
+    .get("/info", () => ({ ...info, activeSessions: sessions.active(), activeProxySessions: proxySessions?.active() ?? 0 }))
     .get("/healthcheck", () => new Response("Ok"))
     .use(metricsRoutes(metrics.registry))
     .post("/session", ({ body }): SessionCreated => {
@@ -114,13 +128,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
         const declared = parseInput(AttestationRequest, body, "invalid_body", "attestation request");
         const output = await sessions.takeVerified(params.id);
         const proof = metrics.timeSigning(() => {
-          const proofBody = buildProofBody(output, declared, {
-            publicKeyPem: options.key.publicKeyPem,
-            algorithm: options.key.algorithm,
-            testTrustAnchor: options.testTrustAnchor,
-            notaryVersion: VERSION,
-            embedded,
-          });
+          const proofBody = buildProofBody(output, declared, attestationContext);
           // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
           return signProof(withEvmAttestation(proofBody, options.key), options.key);
         });
@@ -132,6 +140,13 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
         throw error;
       }
     });
+  if (proxySessions && options.proxy) {
+    app.use(proxyRoutes({ sessions: proxySessions, proxy: options.proxy, key: options.key, context: attestationContext, metrics, log }));
+  } else {
+    app.post("/proxy-session", () => {
+      throw new AppError("proxy_mode_unavailable", "this notary does not offer proxy mode (its YAML config needs proxy: { enabled: true })");
+    });
+  }
 
   /** Refusals decided from the request line and headers alone, before any body is read. */
   function refusal(request: Request, pathname: string): AppError | undefined {
@@ -148,7 +163,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   }
 
   const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
-  const server = Bun.serve<ProverSocketData>({
+  const server = Bun.serve<NotarySocketData>({
     hostname: options.host,
     port: options.port,
     idleTimeout: IDLE_TIMEOUT_S,
@@ -158,7 +173,13 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       if (pathname === "/notarize") {
         const sessionId = searchParams.get("sessionId") ?? "";
         if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"), { pathname });
-        if (srv.upgrade(request, { data: { sessionId } })) return undefined;
+        if (srv.upgrade(request, { data: { sessionId, kind: "mpc" } })) return undefined;
+        return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"), { pathname });
+      }
+      if (pathname === "/relay") {
+        const sessionId = searchParams.get("sessionId") ?? "";
+        if (!proxySessions?.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used proxy session"), { pathname });
+        if (srv.upgrade(request, { data: { sessionId, kind: "relay" } })) return undefined;
         return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"), { pathname });
       }
       const refused = refusal(request, pathname);
@@ -177,10 +198,16 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       closeOnBackpressureLimit: true,
       // A warm session's socket is quiet until its request comes; the session timeout bounds it.
       idleTimeout: 0,
-      open: (ws) => sessions.attach(ws),
-      message: (ws, message) =>
-        sessions.forward(ws, typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message)),
-      close: (ws, code) => sessions.detach(ws, code),
+      open: (ws) => (ws.data.kind === "relay" ? proxySessions?.attach(ws) : sessions.attach(ws)),
+      message: (ws, message) => {
+        const bytes = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
+        if (ws.data.kind === "relay") proxySessions?.forward(ws, bytes);
+        else sessions.forward(ws, bytes);
+      },
+      drain: (ws) => {
+        if (ws.data.kind === "relay") proxySessions?.drain(ws);
+      },
+      close: (ws, code) => (ws.data.kind === "relay" ? proxySessions?.detach(ws) : sessions.detach(ws, code)),
     },
   });
 
@@ -196,6 +223,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       const deadline = Date.now() + graceMs;
       while (sessions.active() > 0 && Date.now() < deadline) await Bun.sleep(100);
       sessions.closeAll("the notary shut down");
+      proxySessions?.closeAll();
       server.stop(true);
       bridge.stop();
     },

@@ -7,9 +7,10 @@ import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { mpcBudgetBytes } from "./limits.ts";
 
-/** The data a prover's accepted MPC socket carries. */
-export interface ProverSocketData {
+/** The data a prover's accepted socket carries: an MPC session's, or a proxy session's relay. */
+export interface NotarySocketData {
   sessionId: string;
+  kind: "mpc" | "relay";
 }
 
 type SessionState = "waiting" | "running" | "verified" | "failed";
@@ -24,7 +25,7 @@ interface NotarySession {
   timer: Timer;
   /** Ends the session if its prover has not connected in time. */
   connectTimer: Timer;
-  socket?: ServerWebSocket<ProverSocketData>;
+  socket?: ServerWebSocket<NotarySocketData>;
   peer?: PeerHandle;
   verifier?: EngineVerifier;
   /** Bytes the prover may still send (see mpcBudgetBytes). */
@@ -36,11 +37,11 @@ interface NotarySession {
 export interface SessionRegistry {
   create(sizes: SessionSizes): string;
   /** A prover's MPC socket opened for this session. */
-  attach(socket: ServerWebSocket<ProverSocketData>): void;
+  attach(socket: ServerWebSocket<NotarySocketData>): void;
   /** Bytes from the prover's socket. */
-  forward(socket: ServerWebSocket<ProverSocketData>, data: Uint8Array): void;
+  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void;
   /** The prover's MPC socket closed (`code` as WebSocket close codes: 1009 means a message over the limit). */
-  detach(socket: ServerWebSocket<ProverSocketData>, code?: number): void;
+  detach(socket: ServerWebSocket<NotarySocketData>, code?: number): void;
   /**
    * Takes the session for its one attestation (a second call is refused with `session_taken`), then waits
    * for its verification; the session is gone afterwards.
@@ -87,7 +88,7 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     session.verifier?.abandon();
   }
 
-  function start(session: NotarySession, socket: ServerWebSocket<ProverSocketData>) {
+  function start(session: NotarySession, socket: ServerWebSocket<NotarySocketData>) {
     clearTimeout(session.connectTimer);
     session.socket = socket;
     let verifier: EngineVerifier;

@@ -62,12 +62,14 @@ const proxyHeaders = [
   header("T-REDACTED", "what to hide: comma-separated patterns (docs/redaction.md)", { type: "string" }),
   header("T-REDACTED-UNMATCHED", "allow: prove even when a pattern matched nothing", { enum: ["allow", "refuse"], default: "refuse" }),
   header("T-PROVE-FAILED-REQ", "prove answers with status ≥ 400 too", { enum: ["true", "false"], default: "false" }),
+  header("T-PROOF-MODE", "mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; README, Proxy mode); default PROVER_PROOF_MODE", { enum: ["mpc", "proxy"] }),
+  header("T-PROXY-REVEAL", "proxy mode: request puts the request in the proof too", { enum: ["request"] }),
   header("T-MAX-SENT-DATA", "bytes the request needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
   header("T-MAX-RECV-DATA", "bytes the response needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
 ];
 
 const proxyOperation = (method: string): Operation => ({
-  summary: `${method.toUpperCase()} the target through an MPC-TLS session and prove the exchange`,
+  summary: `${method.toUpperCase()} the target through an MPC-TLS session (or in proxy mode) and prove the exchange`,
   operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
   ...keyed,
   parameters: proxyHeaders,

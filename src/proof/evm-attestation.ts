@@ -9,6 +9,10 @@
  *   struct  Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,
  *                       uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)
  *
+ * Proxy-mode proofs are signed as `ProxyAttestation(...)`, the same members under another type name: its type
+ * hash differs, so a contract that checks `Attestation` only (every MPC attestation, unchanged) never accepts a
+ * proxy-mode one, and a contract accepts proxy mode only by asking for that type.
+ *
  * `revealed` packs every revealed range, sent ones first, each sorted by offset, as
  * `uint8 direction (0 sent, 1 recv) ‖ uint32 start ‖ uint32 length ‖ bytes` (big-endian, no padding). EIP-712
  * hashes a `bytes` member as keccak256 of it, so a contract rebuilds the commitment with one keccak over its
@@ -22,21 +26,26 @@ import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../eth-signature.ts";
 import { base64ToBytes } from "../bytes.ts";
-import type { Direction, EvmSignature, ProofBody } from "./format.ts";
+import type { Direction, EvmSignature, ProofBody, ProofMode } from "./format.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
 
 export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;
 export const DOMAIN_TYPE = "EIP712Domain(string name,string version)";
-export const ATTESTATION_TYPE =
-  "Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
+const ATTESTATION_MEMBERS =
+  "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
   "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
+export const ATTESTATION_TYPE = `Attestation${ATTESTATION_MEMBERS}`;
+export const PROXY_ATTESTATION_TYPE = `ProxyAttestation${ATTESTATION_MEMBERS}`;
+/** The EIP-712 primary type of each proof mode. */
+export const ATTESTATION_TYPE_NAME: Record<ProofMode, "Attestation" | "ProxyAttestation"> = { mpc: "Attestation", proxy: "ProxyAttestation" };
 
 /** Bytes before each revealed range's data in `revealed`: direction, start, length. */
 export const SEGMENT_HEADER_BYTES = 9;
 export const DIRECTION_CODE: Record<Direction, number> = { sent: 0, recv: 1 };
 
-/** The EIP-712 struct as a contract receives it. */
+/** The EIP-712 struct as a contract receives it, and the mode that names its type. */
 export interface EvmAttestation {
+  mode: ProofMode;
   requestId: Uint8Array;
   serverName: string;
   connectionTime: number;
@@ -75,6 +84,7 @@ export function evmAttestationOf(body: ProofBody): EvmAttestation {
   const requestId = requestIdBytes(body.requestId);
   if (!requestId) throw new TypeError(`EVM attestation: request id ${JSON.stringify(body.requestId)} is not a UUID`);
   return {
+    mode: body.mode ?? "mpc",
     requestId,
     serverName: body.serverName,
     connectionTime: body.connectionTime,
@@ -98,13 +108,13 @@ const keccakOfText = (text: string) => keccak_256(utf8ToBytes(text));
 export const DOMAIN_SEPARATOR = keccak_256(
   concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
 );
-const ATTESTATION_TYPEHASH = keccakOfText(ATTESTATION_TYPE);
+const TYPEHASH: Record<ProofMode, Uint8Array> = { mpc: keccakOfText(ATTESTATION_TYPE), proxy: keccakOfText(PROXY_ATTESTATION_TYPE) };
 
 /** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
 export function attestationDigest(attestation: EvmAttestation): Uint8Array {
   const structHash = keccak_256(
     concatBytes(
-      ATTESTATION_TYPEHASH,
+      TYPEHASH[attestation.mode],
       word(attestation.requestId),
       keccakOfText(attestation.serverName),
       word(attestation.connectionTime),

@@ -1,7 +1,7 @@
 /**
  * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
  */
-import type { ByteRange, DeclaredRedaction, Direction, ProofBody, SignatureAlgorithm } from "./format.ts";
+import type { ByteRange, DeclaredRedaction, Direction, ProofBody, ProofMode, SignatureAlgorithm } from "./format.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
@@ -33,6 +33,8 @@ export interface VerifiedProofJson {
   serverName: string;
   connectionTime: { unix: number; iso: string };
   tlsVersion: ProofBody["tlsVersion"];
+  /** How the notary took part; proofs made before proxy mode say nothing and are MPC proofs. */
+  mode: ProofMode;
   notarizedAt: { unixMs: number; iso: string };
   testTrustAnchor: boolean;
   /** `embedded`: signed by a prover's embedded notary (true), a standalone one (false), or not stated (null: an older proof). */
@@ -84,6 +86,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     serverName: body.serverName,
     connectionTime: { unix: body.connectionTime, iso: isoOfMs(body.connectionTime * 1000) },
     tlsVersion: body.tlsVersion,
+    mode: body.mode ?? "mpc",
     notarizedAt: { unixMs: body.notarizedAt, iso: isoOfMs(body.notarizedAt) },
     testTrustAnchor: body.testTrustAnchor,
     notary: {
@@ -159,6 +162,11 @@ function evmLine({ evm, notaryKey }: VerifiedProof): string {
     : `EVM attestation: none (a ${notaryKey.algorithm} notary key cannot make one; EVM attestations need secp256k1)`;
 }
 
+const MODE_TEXT: Record<ProofMode, string> = {
+  mpc: "mpc (MPC-TLS: the notary saw nothing in clear)",
+  proxy: "proxy (the notary relayed the connection and saw the response in clear; the request only if revealed)",
+};
+
 /**
  * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text).
  * The trust-anchor warning opens and closes it so it cannot be scrolled past.
@@ -173,6 +181,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `Server:       ${body.serverName}`,
     `Connected at: ${isoOfMs(body.connectionTime * 1000)} (unix ${body.connectionTime})`,
     `TLS version:  ${body.tlsVersion}`,
+    `Proof mode:   ${MODE_TEXT[body.mode ?? "mpc"]}`,
     `Request id:   ${body.requestId}`,
     `Notarized at: ${isoOfMs(body.notarizedAt)}`,
     `Notary:       ${notaryKindText(body.notary.embedded ?? null)}`,

@@ -9,10 +9,17 @@
  *   GET  /session/{id}            SessionRunning, or 404 once the session is over
  *   DELETE /session/{id}          204
  *   GET  /info                    NotaryInfo
+ *
+ * Proxy mode (a notary that offers it says `proxyMode: true` in /info):
+ *   POST /proxy-session                        ProxySessionRequest → SessionCreated (the notary has connected to the target)
+ *   GET  /relay?sessionId=                     the WebSocket whose binary messages are the raw TCP bytes, both ways
+ *   POST /proxy-session/{id}/attestation       ProxyAttestationRequest → the signed proof
+ *   DELETE /proxy-session/{id}                 204
  *   any failure                   ErrorReply
  */
 import * as v from "valibot";
 import type { DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
+import type { RevealedKeys } from "../tls/verify-session.ts";
 import { nonNegativeInteger, requestIdSchema, strictMapping } from "../schema.ts";
 
 const byteCount = v.pipe(v.number("expected a positive integer"), v.safeInteger("expected a positive integer"), v.minValue(1, "expected a positive integer"));
@@ -64,6 +71,44 @@ export type AttestationRequest = v.InferOutput<typeof AttestationRequest>;
  */
 export const ATTESTATION_WAIT_MS = 60_000;
 
+/** A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. */
+export const ProxySessionRequest = v.strictObject({
+  serverName: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
+  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+});
+export type ProxySessionRequest = v.InferOutput<typeof ProxySessionRequest>;
+
+const hexKey = v.pipe(v.string(), v.regex(/^[0-9a-f]{8,128}$/, "expected lower-case hex"));
+
+/** The keys a prover reveals: the server's direction always, the client's only with the request revealed. */
+export const RevealedKeysSchema = v.variant("version", [
+  v.strictObject({
+    version: v.literal("TLS1.3"),
+    serverHandshakeTrafficSecret: hexKey,
+    serverApplicationTrafficSecret: hexKey,
+    clientHandshakeTrafficSecret: v.optional(hexKey),
+    clientApplicationTrafficSecret: v.optional(hexKey),
+  }),
+  v.strictObject({
+    version: v.literal("TLS1.2"),
+    serverWriteKey: hexKey,
+    serverWriteIv: hexKey,
+    clientWriteKey: v.optional(hexKey),
+    clientWriteIv: v.optional(hexKey),
+  }),
+]) satisfies v.GenericSchema<unknown, RevealedKeys>;
+
+/**
+ * A proxy session's attestation: the keys, and the redactions as in MPC mode. With `revealRequest` the
+ * client keys come too and the request enters the proof; without, the request stays hidden whole (its length only).
+ */
+export const ProxyAttestationRequest = v.strictObject({
+  ...AttestationRequest.entries,
+  keys: RevealedKeysSchema,
+  revealRequest: v.boolean(),
+});
+export type ProxyAttestationRequest = v.InferOutput<typeof ProxyAttestationRequest>;
+
 export const NotaryInfo = v.object({
   version: v.string(),
   publicKey: v.string(),
@@ -71,6 +116,8 @@ export const NotaryInfo = v.object({
   /** The address the notary's EVM attestations recover to; null for secp256r1 keys and notaries older than them. */
   ethereumAddress: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^0x[0-9a-f]{40}$/))), null),
   testTrustAnchor: v.boolean(),
+  /** The notary relays proxy-mode sessions; false for notaries without `proxy.enabled` and older ones. */
+  proxyMode: v.optional(v.boolean(), false),
 });
 export type NotaryInfo = v.InferOutput<typeof NotaryInfo>;
 

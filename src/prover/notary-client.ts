@@ -1,9 +1,18 @@
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError, type ErrorCode, isErrorCode } from "../errors.ts";
 import type { NotarySessions } from "../engine/session.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
 import type { PublicKey } from "../proof/keys.ts";
-import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, type SessionRequest } from "../protocol/notary.ts";
+import {
+  ATTESTATION_WAIT_MS,
+  type AttestationRequest,
+  ErrorReply,
+  NotaryInfo,
+  type ProxyAttestationRequest,
+  type ProxySessionRequest,
+  SessionCreated,
+  type SessionRequest,
+} from "../protocol/notary.ts";
 import { checkNotaryAnswer, notaryTrust } from "./notary-trust.ts";
 
 export interface NotaryClient extends NotarySessions {
@@ -20,7 +29,15 @@ export interface NotaryClient extends NotarySessions {
    * `notary_unavailable` otherwise. A running session polls it to notice a notary that went away.
    */
   reachable(sessionId?: string): Promise<void>;
+  /** Proxy mode: the notary connects to the target; bytes then flow through `relayUrl`. */
+  createProxySession(request: ProxySessionRequest): Promise<string>;
+  relayUrl(sessionId: string): string;
+  attestProxy(sessionId: string, request: ProxyAttestationRequest): Promise<Proof>;
+  releaseProxy(sessionId: string): Promise<void>;
 }
+
+/** Notary error codes a prover passes on unchanged: they are about the client's request, not the notary. */
+const PASSED_ON: readonly ErrorCode[] = ["target_forbidden", "target_unresolvable", "target_unreachable", "proxy_mode_unavailable"];
 
 /**
  * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
@@ -43,6 +60,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
     if (response.ok) return body;
     const reply = v.safeParse(ErrorReply, body);
     const reason = reply.success ? reply.output.error.message : `HTTP ${response.status}`;
+    // Refusals about the target or the mode are the client's to read as the notary worded them.
+    const code = reply.success ? reply.output.error.code : "";
+    if (isErrorCode(code) && PASSED_ON.includes(code)) throw new AppError(code, reason);
     if (response.status === 503) throw new AppError("over_capacity", `the notary is busy: ${reason}`);
     if (response.status === 401 || response.status === 403) {
       throw new AppError("notary_unavailable", `the notary refused this prover: ${reason}`);
@@ -57,12 +77,23 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
     return parsed.output;
   }
 
+  /** An untrusted notary gets no session: its proof would be refused once the whole session is over. */
+  async function refuseUntrusted(): Promise<void> {
+    if (!trust.contacted()) await info();
+    const refusal = trust.refusal();
+    if (refusal) throw refusal;
+  }
+
+  /** A signed answer is taken only once it verifies against a trusted key and is of this request, in `mode`. */
+  async function checkedProof(answer: unknown, requestId: string, mode: ProofMode): Promise<Proof> {
+    // First contact may not have happened yet (the pool's first health check still running).
+    if (trust.keys().length === 0) await info();
+    return checkNotaryAnswer(answer, trust.keys(), { requestId, mode });
+  }
+
   return {
     async createSession(sizes) {
-      // An untrusted notary gets no session: its proof would be refused after the whole MPC session.
-      if (!trust.contacted()) await info();
-      const refusal = trust.refusal();
-      if (refusal) throw refusal;
+      await refuseUntrusted();
       const request: SessionRequest = { clientType: "Websocket", ...sizes };
       const body = await call("/session", {
         method: "POST",
@@ -82,9 +113,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
         body: JSON.stringify(request),
         timeoutMs: ATTESTATION_WAIT_MS,
       });
-      // First contact may not have happened yet (the pool's first health check still running).
-      if (trust.keys().length === 0) await info();
-      return checkNotaryAnswer(answer, trust.keys(), { requestId: request.requestId, mode });
+      return checkedProof(answer, request.requestId, mode);
     },
     async isRunning(sessionId) {
       try {
@@ -96,6 +125,26 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
     },
     async release(sessionId) {
       await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
+    },
+    async createProxySession(request) {
+      await refuseUntrusted();
+      const parsed = v.safeParse(SessionCreated, await call("/proxy-session", { method: "POST", body: JSON.stringify(request), timeoutMs: 20_000 }));
+      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's proxy session answer is malformed");
+      return parsed.output.sessionId;
+    },
+    relayUrl(sessionId) {
+      return `${base.replace(/^http/, "ws")}/relay?sessionId=${encodeURIComponent(sessionId)}`;
+    },
+    async attestProxy(sessionId, request) {
+      const answer = await call(`/proxy-session/${encodeURIComponent(sessionId)}/attestation`, {
+        method: "POST",
+        body: JSON.stringify(request),
+        timeoutMs: ATTESTATION_WAIT_MS,
+      });
+      return checkedProof(answer, request.requestId, "proxy");
+    },
+    async releaseProxy(sessionId) {
+      await call(`/proxy-session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },
     info,
     async reachable() {

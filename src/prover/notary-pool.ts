@@ -75,6 +75,40 @@ export class NotaryPool implements NotaryClient {
     throw lastError ?? new AppError("notary_unavailable", "no notary can be reached");
   }
 
+  /** A proxy session on the next healthy notary whose /info says it offers proxy mode. */
+  async createProxySession(request: Parameters<NotaryClient["createProxySession"]>[0]): Promise<string> {
+    let lastError: AppError | undefined;
+    for (const member of this.candidates()) {
+      member.info ??= await member.client.info().catch(() => undefined);
+      if (!member.info?.proxyMode) continue;
+      try {
+        const id = await member.client.createProxySession(request);
+        return `${member.position}${SEPARATOR}${id}`;
+      } catch (error) {
+        lastError = toAppError(error, "notary_unavailable");
+        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message);
+        else if (lastError.code !== "over_capacity") throw lastError;
+      }
+    }
+    const which = this.members.length === 1 ? "the notary does not" : "no notary of PROVER_NOTARY_URL does";
+    throw lastError ?? new AppError("proxy_mode_unavailable", `proxy mode is unavailable: ${which} offer it (a notary's YAML config needs proxy: { enabled: true })`);
+  }
+
+  relayUrl(sessionId: string): string {
+    const { member, id } = this.route(sessionId);
+    return member.client.relayUrl(id);
+  }
+
+  async attestProxy(sessionId: string, request: Parameters<NotaryClient["attestProxy"]>[1]): ReturnType<NotaryClient["attestProxy"]> {
+    const { member, id } = this.route(sessionId);
+    return await member.client.attestProxy(id, request);
+  }
+
+  releaseProxy(sessionId: string): Promise<void> {
+    const { member, id } = this.route(sessionId);
+    return member.client.releaseProxy(id);
+  }
+
   notarizeUrl(sessionId: string): string {
     const { member, id } = this.route(sessionId);
     return member.client.notarizeUrl(id);

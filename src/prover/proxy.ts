@@ -11,8 +11,14 @@ import type { IdleLimit } from "../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
 import { callerKeyDigest } from "./auth.ts";
 import { parseOrThrow, requestIdSchema } from "../schema.ts";
+import type { ProofMode } from "../proof/format.ts";
+import { refuseRequestPatterns } from "./proxy-mode/hidden-request.ts";
+import { parseModeHeaders } from "./proxy-mode/mode.ts";
+import { type ProxyModeDeps, runProxyProof } from "./proxy-mode/run.ts";
 
-export interface ProxyDeps extends SessionDeps {
+export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof SessionDeps> {
+  /** The mode of requests without T-PROOF-MODE (PROVER_PROOF_MODE). */
+  defaultMode: ProofMode;
   maxBodyBytes: number;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
@@ -75,16 +81,15 @@ function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): [str
   return headers;
 }
 
-/** The target's answer as an HTTP response: its status, its headers (less those of the MPC connection), the de-chunked body. */
-function answerResponse(answer: SessionAnswer, requestId: string): Response {
+/** The target's answer as an HTTP response: its status, its headers (less those of the connection), the de-chunked body. */
+function answerResponse(answer: Pick<SessionAnswer, "response" | "recv" | "proofFollows">, requestId: string, extra: [string, string][]): Response {
   const headers = new Headers();
   const decoder = new TextDecoder();
   for (const [name, value] of answer.response.headers) {
     if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, decoder.decode(Uint8Array.from(value)));
   }
   if (answer.proofFollows) headers.set("t-proof-id", requestId);
-  headers.set("t-session-class", className(answer.sessionSizes));
-  if (answer.repeatedIn) headers.set("t-session-retried", className(answer.repeatedIn));
+  for (const [name, value] of extra) headers.set(name, value);
   return new Response(bodyBytes(answer.recv), { status: answer.response.status, headers });
 }
 
@@ -96,14 +101,22 @@ export function proxyRoutes(deps: ProxyDeps) {
     const requestId = parseOrThrow(requestIdSchema("T-REQUEST-ID must be a UUID"), headers.get("t-request-id") ?? "", "invalid_request_id", { messageOnly: true });
     const { patterns, allowUnmatched } = parseRedactionRequest(headers);
     const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
-    const announced = requestedSizes(headers, deps.sessions.limits);
     const method = request.method.toUpperCase();
     if (!ENGINE_METHODS.has(method)) {
       throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
     }
+    const { mode, revealRequest } = parseModeHeaders(headers, deps.defaultMode);
+    if (mode === "proxy" && !revealRequest) refuseRequestPatterns(patterns);
     const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
     const body = await readJsonBody(request, deps.maxBodyBytes);
     const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
+    const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
+    if (mode === "proxy") {
+      const answer = await runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy });
+      return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
+    }
+    // MPC sessions are sized; proxy mode has no session to size.
+    const announced = requestedSizes(headers, deps.sessions.limits);
     const endpoint = endpointKey(host, method, target.pathAndQuery);
     const canRepeat = method === "GET" && deps.repeatTooLarge;
     const need = planSession({
@@ -124,7 +137,7 @@ export function proxyRoutes(deps: ProxyDeps) {
       allowUnmatched,
       proveFailed,
       onMpcStart: () => deps.idleLimit.lift(request),
-      requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
+      requestedBy,
     })
       .catch((error: unknown) => {
         done("failed");
@@ -132,7 +145,9 @@ export function proxyRoutes(deps: ProxyDeps) {
       })
       .finally(() => deps.idleLimit.restore(request));
     done("answered");
-    return answerResponse(answer, requestId);
+    const sizes: [string, string][] = [["t-session-class", className(answer.sessionSizes)]];
+    if (answer.repeatedIn) sizes.push(["t-session-retried", className(answer.repeatedIn)]);
+    return answerResponse(answer, requestId, [["t-proof-mode", "mpc"], ...sizes]);
   }
 
   return new Elysia({ name: "proxy" }).all("/proxy", ({ request }) => handle(request), { parse: "none" });

@@ -13,6 +13,7 @@ import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
+import { trustAnchors } from "../engine/trust-anchor.ts";
 import type { AppRoute } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "../notary/server.ts";
@@ -33,6 +34,7 @@ import { notaryInfoRoutes } from "./notary-info.ts";
 import { ProofDelivery } from "./proof-delivery.ts";
 import { ProofHub } from "./proof-hub.ts";
 import { proxyRoutes } from "./proxy.ts";
+import { engineSuiteCheck } from "./mpc-probe.ts";
 import { discardSession } from "./session-run.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "./sse.ts";
@@ -70,6 +72,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   }
   const sizes = config.sessionLimits;
   const testTrustAnchor = Boolean(testTrustAnchorPem);
+  const trustAnchorsPem = trustAnchors(testTrustAnchorPem);
   const hosts = await EngineHosts.start({
     count: config.engine.hosts,
     embeddedNotary: config.notary.urls.length === 0,
@@ -98,6 +101,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       key,
       auth: { embeddedKey },
       testTrustAnchor,
+      // Proxy mode under the prover's own target policy: `npm start` proves in either mode.
+      proxy: { ...config.proxyMode.embedded, trustAnchorsPem: trustAnchorsPem },
       log: log.child({ component: "notary" }),
     });
     log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
@@ -157,6 +162,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   presence = cluster && (await joinCluster(cluster, (requestId) => void delivery.settledElsewhere(requestId), config.store.instanceTimeoutMs, log.child({ component: "cluster" })));
   const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
+  const proxySlots = createSessionSlots(config.proxyMode.maxSessions);
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
@@ -196,8 +202,13 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         idleLimit: idle,
         timeProxy: (sizes) => metrics.proxyTimer(sizes),
         repeatTooLarge: config.pool.repeatTooLarge,
+        defaultMode: config.proxyMode.defaultMode,
+        proxySlots,
+        trustAnchorsPem,
+        proxyMaxRecvData: config.proxyMode.maxRecvData,
         endpointSizes,
         exchanges,
+        engineSuite: engineSuiteCheck(),
         log,
       }),
     )
@@ -236,7 +247,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     async stop(graceMs = 0) {
       stopping = true;
       const idle = server.stop(false);
-      if (!(await slots.drained(graceMs))) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+      const [, mpcDrained] = await Promise.all([proxySlots.drained(graceMs), slots.drained(graceMs)]);
+      if (!mpcDrained) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
       delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
       await Promise.race([idle, Bun.sleep(2000)]);

@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
+import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../redaction/index.ts";
 import type { SessionSlots } from "./capacity.ts";
 import type { NotaryClient } from "./notary-client.ts";
@@ -37,6 +38,8 @@ export interface SessionDeps {
   endpointSizes: EndpointSizes;
   /** Exchanges with targets take turns (sized-exchange.ts). */
   exchanges: Pick<TurnGate, "enter">;
+  /** Targets that cannot speak the engine's one suite are refused before any MPC work. */
+  engineSuite: EngineSuiteCheck;
   log: Logger;
 }
 
@@ -87,6 +90,7 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   let proving = false;
   try {
     const resolved = await resolveTarget(request.target, deps.policy);
+    await deps.engineSuite.check(resolved);
     request.onMpcStart();
     const { session, exchange, sizes, repeatedIn } = await runSizedExchange(deps, run, resolved, request.exchange, request.sizing, log);
     const status = exchange.response.status;
@@ -116,8 +120,11 @@ export async function runProofSession(deps: SessionDeps, request: ProofRequest):
   }
 }
 
-/** The redaction a proof of this exchange will use, or why no proof is made. */
-function planProof(request: ProofRequest, exchange: EngineExchange): { redaction: RedactionResult } | { refusal: AppError } {
+/** What decides whether and how an exchange is proven: the client's redaction and failure choices. */
+export type ProofChoices = Pick<ProofRequest, "patterns" | "allowUnmatched" | "proveFailed">;
+
+/** The redaction a proof of this exchange will use, or why no proof is made (MPC and proxy mode alike). */
+export function planProof(request: ProofChoices, exchange: Pick<EngineExchange, "sent" | "recv"> & { response: { status: number } }): { redaction: RedactionResult } | { refusal: AppError } {
   const status = exchange.response.status;
   if (status >= 400 && !request.proveFailed) {
     return { refusal: new AppError("target_request_failed", `the target answered ${status}; no proof is made without T-PROVE-FAILED-REQ: true`) };

@@ -25,7 +25,11 @@ export interface TargetPolicy {
   allowedHosts: readonly string[];
   /** Target ports allowed (PROVER_ALLOWED_PORTS); empty = any port. */
   allowedPorts: readonly number[];
+  /** The settings named in refusals; the prover's variables unless given (a notary names its YAML keys). */
+  settingNames?: { hosts: string; ports: string };
 }
+
+const PROVER_SETTINGS = { hosts: "PROVER_ALLOWED_HOSTS", ports: "PROVER_ALLOWED_PORTS" };
 
 export function parseTargetUrl(raw: string | null): Target {
   if (!raw) throw new AppError("invalid_header", "T-PROXY-URL is required");
@@ -41,12 +45,12 @@ export function parseTargetUrl(raw: string | null): Target {
   return { url, serverName, port: Number(url.port || 443), pathAndQuery: `${url.pathname}${url.search}` };
 }
 
-export function parseResolveList(text: string | undefined): Map<string, string> {
+export function parseResolveList(text: string | undefined, setting = "PROVER_RESOLVE"): Map<string, string> {
   const map = new Map<string, string>();
   for (const entry of (text ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
     const match = /^([^:]+):(\d+):(.+)$/.exec(entry);
     if (!match || !isIP(match[3]!.replace(/^\[(.*)\]$/, "$1"))) {
-      throw new AppError("config_invalid", `PROVER_RESOLVE: "${entry}" is not host:port:address`);
+      throw new AppError("config_invalid", `${setting}: "${entry}" is not host:port:address`);
     }
     map.set(`${match[1]!.toLowerCase()}:${match[2]}`, match[3]!.replace(/^\[(.*)\]$/, "$1"));
   }
@@ -62,14 +66,20 @@ export function hostAllowed(host: string, patterns: readonly string[]): boolean 
   });
 }
 
-/** Resolves the target once and checks the address that will be dialled. */
-export async function resolveTarget(target: Target, policy: TargetPolicy): Promise<ResolvedTarget> {
+/** Throws target_forbidden when the policy's host or port list leaves the target out (no lookup). */
+export function checkTargetAllowed(target: Pick<Target, "serverName" | "port">, policy: TargetPolicy): void {
+  const names = policy.settingNames ?? PROVER_SETTINGS;
   if (policy.allowedPorts.length > 0 && !policy.allowedPorts.includes(target.port)) {
-    throw new AppError("target_forbidden", `port ${target.port} is not in PROVER_ALLOWED_PORTS (${policy.allowedPorts.join(", ")})`);
+    throw new AppError("target_forbidden", `port ${target.port} is not in ${names.ports} (${policy.allowedPorts.join(", ")})`);
   }
   if (!hostAllowed(target.serverName, policy.allowedHosts)) {
-    throw new AppError("target_forbidden", `host ${target.serverName} is not in PROVER_ALLOWED_HOSTS`);
+    throw new AppError("target_forbidden", `host ${target.serverName} is not in ${names.hosts}`);
   }
+}
+
+/** Resolves the target once and checks the address that will be dialled. */
+export async function resolveTarget<T extends Pick<Target, "serverName" | "port">>(target: T, policy: TargetPolicy): Promise<T & { address: string }> {
+  checkTargetAllowed(target, policy);
   let address = policy.resolve.get(`${target.serverName.toLowerCase()}:${target.port}`);
   if (!address && isIP(target.serverName)) address = target.serverName;
   if (!address) {

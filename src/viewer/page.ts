@@ -83,6 +83,7 @@ function showValid(json: VerifiedProofJson): void {
       ["Connected at", `${json.connectionTime.iso} (unix ${json.connectionTime.unix})`],
       ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
       ["TLS version", json.tlsVersion],
+      ["Proof mode", json.mode === "proxy" ? "proxy: the notary relayed the connection and saw the response in clear" : "mpc: the notary saw nothing in clear"],
       ["Request id", json.requestId],
       ["Notary key", `${json.notary.fingerprint} (${json.notary.algorithm}, tlsproof ${json.notary.version})`],
       ["Notary", notaryKindText(json.notary.embedded)],

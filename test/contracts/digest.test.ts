@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { type Hex, hashTypedData } from "viem";
 import { signDigest } from "../../src/eth-signature.ts";
 import {
+  ATTESTATION_TYPE_NAME,
   attestationDigest,
   SEGMENT_HEADER_BYTES,
   EVM_DOMAIN,
@@ -22,10 +23,11 @@ const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}
 /** viem's own EIP-712 implementation, from the typed data as a wallet would be given it. */
 function viemDigest(attestation: EvmAttestation): Hex {
   const { tuple, revealed } = attestationArgs(attestation);
+  const typeName = ATTESTATION_TYPE_NAME[attestation.mode];
   return hashTypedData({
     domain: EVM_DOMAIN,
     types: {
-      Attestation: [
+      [typeName]: [
         { name: "requestId", type: "bytes16" },
         { name: "serverName", type: "string" },
         { name: "connectionTime", type: "uint64" },
@@ -36,7 +38,7 @@ function viemDigest(attestation: EvmAttestation): Hex {
         { name: "revealed", type: "bytes" },
       ],
     },
-    primaryType: "Attestation",
+    primaryType: typeName,
     message: { ...tuple, revealed },
   });
 }
@@ -67,10 +69,16 @@ const bodyArb = fc
     connectionTime: fc.integer({ min: 0, max: 2 ** 40 }),
     notarizedAt: fc.maxSafeNat(),
     testTrustAnchor: fc.boolean(),
+    mode: fc.constantFrom(undefined, "mpc" as const, "proxy" as const),
     sent: directionArb,
     recv: directionArb,
   })
-  .map(({ sent, recv, ...fields }): ProofBody => ({ ...sampleBody(generateKey("secp256k1")), ...fields, transcript: { sent, recv } }));
+  .map(({ sent, recv, mode, ...fields }): ProofBody => ({
+    ...sampleBody(generateKey("secp256k1")),
+    ...fields,
+    ...(mode === undefined ? {} : { mode }),
+    transcript: { sent, recv },
+  }));
 
 describe("EVM attestation digest", () => {
   let chain: Chain;
@@ -108,6 +116,8 @@ describe("EVM attestation digest", () => {
       { ...body, connectionTime: body.connectionTime + 1 },
       { ...body, notarizedAt: body.notarizedAt + 1 },
       { ...body, testTrustAnchor: !body.testTrustAnchor },
+      // A proxy-mode proof of the same data is another attestation type.
+      { ...body, mode: "proxy" },
       { ...body, transcript: { ...body.transcript, sent: { ...sent, length: sent.length + 1 } } },
       { ...body, transcript: { ...body.transcript, recv: { ...body.transcript.recv, length: body.transcript.recv.length + 1 } } },
       { ...body, transcript: { ...body.transcript, sent: { ...sent, revealed: [{ ...sent.revealed[0]!, data: firstByte.toString("base64") }, ...sent.revealed.slice(1)] } } },
@@ -173,6 +183,22 @@ describe("EVM attestation digest", () => {
       await verifier.setAcceptsTestTrustAnchor(true);
       expect((await verifier.verify(testAttestation, testBody.evm!.signature as Hex)).ok).toBe(true);
       await verifier.setAcceptsTestTrustAnchor(false);
+    });
+
+    test("refuses proxy-mode attestations: never as MPC ones, and as proxy ones only once the owner accepts them", async () => {
+      const proxyBody = withEvmAttestation({ ...sampleBody(notaryKey), mode: "proxy" }, notaryKey);
+      const proxyAttestation = evmAttestationOf(proxyBody);
+      const proxySignature = proxyBody.evm!.signature as Hex;
+      expect(proxyAttestation.mode).toBe("proxy");
+      // Under the MPC type the digest differs: the signature recovers someone else.
+      expect(await verifier.verify(proxyAttestation, proxySignature)).toEqual({ ok: false, error: "UnknownNotary" });
+      expect(await verifier.verify(proxyAttestation, proxySignature, "proxy")).toEqual({ ok: false, error: "ProxyModeRefused" });
+      await verifier.setAcceptsProxyMode(true);
+      const accepted = await verifier.verify(proxyAttestation, proxySignature, "proxy");
+      expect(accepted.ok && accepted.value.toLowerCase()).toBe(body.evm!.address);
+      // Nor does an MPC attestation pass as a proxy one.
+      expect(await verifier.verify(attestation, signature, "proxy")).toEqual({ ok: false, error: "UnknownNotary" });
+      await verifier.setAcceptsProxyMode(false);
     });
 
     test("serves revealed ranges only, from the right direction", async () => {

@@ -67,15 +67,16 @@ export class VerifierContract {
     return result;
   }
 
+  /** The contract's digest of the attestation's mode (`digest`, or `proxyDigest` for proxy mode). */
   digest(attestation: EvmAttestation): Promise<Outcome<Hex>> {
     const { tuple, revealed } = attestationArgs(attestation);
-    return this.read("digest", [tuple, revealed]);
+    return this.read(attestation.mode === "proxy" ? "proxyDigest" : "digest", [tuple, revealed]);
   }
 
-  /** The notary address that signed, or the reason the contract refused. */
-  verify(attestation: EvmAttestation, signature: Hex): Promise<Outcome<Hex>> {
+  /** The notary address that signed, or the reason the contract refused (`verify`, or `verifyProxy` when asked). */
+  verify(attestation: EvmAttestation, signature: Hex, as: "mpc" | "proxy" = "mpc"): Promise<Outcome<Hex>> {
     const { tuple, revealed } = attestationArgs(attestation);
-    return this.read("verify", [tuple, revealed, signature]);
+    return this.read(as === "proxy" ? "verifyProxy" : "verify", [tuple, revealed, signature]);
   }
 
   /** Bytes [start, end) of a direction, from verified segments only, with what the contract says they attest. */
@@ -110,5 +111,9 @@ export class VerifierContract {
 
   async setAcceptsTestTrustAnchor(accepted: boolean): Promise<void> {
     await this.write("setAcceptsTestTrustAnchor", [accepted]);
+  }
+
+  async setAcceptsProxyMode(accepted: boolean): Promise<void> {
+    await this.write("setAcceptsProxyMode", [accepted]);
   }
 }

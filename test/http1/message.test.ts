@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseHttpMessage } from "../../src/http1/message.ts";
+import { messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
 import { chunked, concat, texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 function parsed(bytes: Uint8Array) {
@@ -84,5 +84,16 @@ describe("parseHttpMessage", () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe("messageComplete", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  test("a Content-Length or chunked body cut short is incomplete; a whole one, or one framed by the close, is complete", () => {
+    expect(messageComplete(bytes("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello"))).toBe(true);
+    expect(messageComplete(bytes("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhel"))).toBe(false);
+    expect(messageComplete(bytes("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"))).toBe(true);
+    expect(messageComplete(bytes("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n"))).toBe(false);
+    expect(messageComplete(bytes("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nanything"))).toBe(true);
   });
 });

@@ -36,6 +36,7 @@ describe("notary config", () => {
       tls: { enabled: false, privateKeyPath: null, certificatePath: null },
       log: { level: "DEBUG", format: "COMPACT" },
       auth: { enabled: false, whitelistPath: join(folder, "whitelist.csv") },
+      proxy: null,
       process: { threads: cpus().length, shutdownGraceMs: 30_000, testTrustAnchorPath: undefined },
     };
     expect(loadNotaryConfig(path)).toEqual(expected);
@@ -67,6 +68,13 @@ log:
 auth:
   enabled: true
   whitelist: lists/keys.csv
+proxy:
+  enabled: true
+  allowed_hosts: [api.example.com, "*.example.org"]
+  allowed_ports: [443]
+  allow_private_targets: true
+  resolve: ["api.example.com:443:10.0.0.7"]
+  max_recv_data: 1048576
 `);
     const folder = join(path, "..");
     const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
@@ -77,6 +85,17 @@ auth:
       tls: { enabled: true, privateKeyPath: "/etc/tls/key.pem", certificatePath: join(folder, "../tls/cert.pem") },
       log: { level: "INFO", format: "JSON" },
       auth: { enabled: true, whitelistPath: join(folder, "lists/keys.csv") },
+      proxy: {
+        policy: {
+          allowPrivateTargets: true,
+          resolve: new Map([["api.example.com:443", "10.0.0.7"]]),
+          allowedHosts: ["api.example.com", "*.example.org"],
+          allowedPorts: [443],
+          settingNames: { hosts: "the notary's proxy.allowed_hosts", ports: "the notary's proxy.allowed_ports" },
+        },
+        maxSentData: 1024 * 1024,
+        maxRecvData: 1048576,
+      },
       process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });
   });
@@ -91,6 +110,8 @@ auth:
     ["notarization:\n  foo: 1", 'notary config: unknown key "notarization.foo"'],
     ["notarization:\n  signature_algorithm: ed25519", 'notary config: notarization.signature_algorithm: expected secp256k1 or secp256r1, got "ed25519"'],
     ["notarization:\n  private_key_path: 5", "notary config: notarization.private_key_path: expected a file path, got 5"],
+    ["proxy:\n  allowed_ports: [99999]", "notary config: proxy.allowed_ports[0]: expected a port number (0-65535), got 99999"],
+    ["proxy:\n  enabled: true\n  resolve: [nonsense]", 'proxy.resolve: "nonsense" is not host:port:address'],
     ["tls:\n  enabled: yes", 'notary config: tls.enabled: expected true or false, got "yes"'],
     ["log:\n  level: verbose", 'notary config: log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, got "verbose"'],
     ["log:\n  format: xml", 'notary config: log.format: expected one of COMPACT, JSON, got "xml"'],

@@ -93,6 +93,8 @@ describe("JSON for scripts", () => {
       serverName: "api.example.com",
       connectionTime: { unix: 1717171717, iso: "2024-05-31T16:08:37.000Z" },
       tlsVersion: "TLS1.2",
+      // A proof without "mode" was made before proxy mode: an MPC proof.
+      mode: "mpc",
       notarizedAt: { unixMs: 1717171720123, iso: "2024-05-31T16:08:40.123Z" },
       testTrustAnchor: false,
       notary: { algorithm: "secp256k1", publicKey: key.publicKeyPem, fingerprint, version: "0.1.0", embedded: null },
@@ -108,7 +110,7 @@ describe("JSON for scripts", () => {
       warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
+      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "mode", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
       "serverName", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });

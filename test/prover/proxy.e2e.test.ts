@@ -129,9 +129,13 @@ describe("/proxy answers and failures", () => {
     expect(message).toContain(String(TEST_SESSION.maxRecvData));
   }, 240_000);
 
-  test("a target without TLS 1.2 is a 500 that names what the engine needs", async () => {
+  test("a target without TLS 1.2 is a 500 that names what the engine needs and proxy mode, before any MPC session", async () => {
+    const sessionsBefore = prover.log().match(/session created/g)?.length ?? 0;
     const response = await proxy({ "T-PROXY-URL": `https://tls13.${TARGET_HOST}:${tls13.port}/` });
     const message = await expectError(response, 500, "tls_unsupported");
     expect(message).toContain("TLS 1.2");
+    expect(message).toContain("T-PROOF-MODE: proxy");
+    // The probe refused it: no notary session was opened for it.
+    expect(prover.log().match(/session created/g)?.length ?? 0).toBe(sessionsBefore);
   }, 240_000);
 });

@@ -1,0 +1,128 @@
+/**
+ * Proxy mode's relay: one TCP connection from the notary to the target, fed by the prover's WebSocket, with
+ * both directions recorded exactly as they passed. The recording is what the notary later decrypts with the
+ * keys the prover reveals; nothing the prover says about the bytes is taken on trust.
+ */
+import { type Socket, connect } from "node:net";
+import { AppError } from "../errors.ts";
+import type { RelayedBytes } from "../tls/verify-session.ts";
+
+/** Where the relay sends the target's bytes: the prover's socket. */
+export interface RelayPeer {
+  /** False when the socket is backed up: the relay stops reading the target until `resume`. */
+  send(data: Uint8Array): boolean;
+  close(): void;
+}
+
+export interface RelayLimits {
+  /** Most raw bytes the prover may send the target. */
+  maxToTarget: number;
+  /** Most raw bytes the target may send the prover. */
+  maxFromTarget: number;
+}
+
+export interface Relay {
+  /** Starts relaying the target's bytes to `peer` (none are read before). */
+  attach(peer: RelayPeer): void;
+  /** Bytes from the prover, for the target. */
+  toTarget(data: Uint8Array): void;
+  /** The prover's socket drained: reading the target goes on. */
+  resume(): void;
+  /** The prover's socket closed: the target connection ends. */
+  proverClosed(): void;
+  /** Resolves when the prover's socket has closed (or `close` ran). */
+  readonly ended: Promise<void>;
+  /** Why the relay failed (a limit passed, the target connection broke), if it did. */
+  failure(): string | undefined;
+  recorded(): RelayedBytes;
+  close(): void;
+}
+
+/**
+ * Raw bytes a TLS stream of `plaintext` bytes may take: records of 16 KiB carry at most 256 bytes of header,
+ * padding and tag, and the handshake fits in 64 KiB.
+ */
+export const tlsBytesFor = (plaintext: number): number => plaintext + Math.ceil(plaintext / 64) + 64 * 1024;
+
+function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}
+
+/** Connects to the target (already resolved and checked); throws `target_unreachable` when it cannot. */
+export async function openRelay(address: string, port: number, connectTimeoutMs: number, limits: RelayLimits): Promise<Relay> {
+  const tcp = await dial(address, port, connectTimeoutMs);
+  const sent: Uint8Array[] = [];
+  const received: Uint8Array[] = [];
+  let sentBytes = 0;
+  let receivedBytes = 0;
+  let failed: string | undefined;
+  let peer: RelayPeer | undefined;
+  let markEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (markEnded = resolve));
+
+  const fail = (reason: string) => {
+    failed ??= reason;
+    relay.close();
+  };
+  tcp.on("error", () => fail("the connection to the target broke"));
+  tcp.on("close", () => peer?.close());
+
+  const relay: Relay = {
+    attach(socket) {
+      peer = socket;
+      tcp.on("data", (chunk: Buffer) => {
+        receivedBytes += chunk.length;
+        if (receivedBytes > limits.maxFromTarget) return fail(`the target sent more than this notary relays (${limits.maxFromTarget} bytes)`);
+        const bytes = new Uint8Array(chunk);
+        received.push(bytes);
+        if (!socket.send(bytes)) tcp.pause();
+      });
+    },
+    toTarget(data) {
+      sentBytes += data.length;
+      if (sentBytes > limits.maxToTarget) return fail(`the prover sent more than this notary relays (${limits.maxToTarget} bytes)`);
+      sent.push(data.slice());
+      tcp.write(data);
+    },
+    resume: () => tcp.resume(),
+    proverClosed() {
+      tcp.end();
+      markEnded();
+    },
+    ended,
+    failure: () => failed,
+    recorded: () => ({ clientToServer: concat(sent, sentBytes), serverToClient: concat(received, receivedBytes) }),
+    close() {
+      tcp.destroy();
+      peer?.close();
+      markEnded();
+    },
+  };
+  return relay;
+}
+
+function dial(address: string, port: number, timeoutMs: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: address, port, noDelay: true });
+    const refuse = () => {
+      socket.destroy();
+      reject(new AppError("target_unreachable", `the notary could not connect to the target on port ${port}`));
+    };
+    const timer = setTimeout(refuse, timeoutMs);
+    socket.once("error", () => {
+      clearTimeout(timer);
+      refuse();
+    });
+    socket.once("connect", () => {
+      clearTimeout(timer);
+      socket.removeAllListeners("error");
+      resolve(socket);
+    });
+  });
+}

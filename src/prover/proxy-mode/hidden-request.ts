@@ -1,0 +1,32 @@
+/**
+ * Proxy mode without `T-PROXY-REVEAL: request`: the notary never sees the request, so a proof can name no part
+ * of it. Patterns aimed at the request are refused up front; the default-hidden credentials and the echo guard
+ * still run on the whole transcript, and only what they hide in the answer is declared.
+ */
+import { AppError } from "../../errors.ts";
+import type { DeclaredRedaction } from "../../proof/format.ts";
+import type { RedactionPattern } from "../../redaction/index.ts";
+
+/** Patterns that locate bytes of the request (its headers, body, query or path). */
+const REQUEST_KINDS = new Set<RedactionPattern["kind"]>(["req:header", "req:body", "res:query", "res:path"]);
+
+/** Throws a 400 when a pattern names the request, which stays hidden whole. */
+export function refuseRequestPatterns(patterns: readonly RedactionPattern[]): void {
+  const position = patterns.findIndex((pattern) => REQUEST_KINDS.has(pattern.kind));
+  if (position < 0) return;
+  throw new AppError(
+    "invalid_redaction",
+    `T-REDACTED entry ${position + 1} names the request, but in proxy mode the request is hidden whole from the notary and the proof; send T-PROXY-REVEAL: request to prove it and hide parts of it`,
+    { entry: position + 1 },
+  );
+}
+
+/** The declared redactions with the request's spans left out (it is hidden whole); entries left empty by it are dropped. */
+export function declaredForHiddenRequest(declared: readonly DeclaredRedaction[]): DeclaredRedaction[] {
+  return declared
+    .map((entry) => {
+      const spans = entry.spans.filter((span) => span.direction === "recv");
+      return { ...entry, spans, matched: spans.length > 0 };
+    })
+    .filter((entry, i) => entry.matched || !declared[i]!.matched);
+}

@@ -1,0 +1,78 @@
+/**
+ * The prover's end of a proxy session's relay: a WebSocket to the notary, which passes every binary message
+ * to the target's TCP connection and back. Seen as a Duplex, so that `node:tls` runs over it; both directions
+ * are recorded as they pass (the key derivation reads the handshake from them).
+ */
+import { Duplex } from "node:stream";
+import { AppError } from "../../errors.ts";
+import type { RelayedBytes } from "../../tls/verify-session.ts";
+
+/** The notary takes WebSocket messages of up to 64 KiB; TLS records are at most about 16 KiB anyway. */
+const MESSAGE_BYTES = 16 * 1024;
+
+export interface RelaySocket {
+  duplex: Duplex;
+  recorded(): RelayedBytes;
+  /** Resolves once the notary's side closed (after the target's last byte) or `close` ran. */
+  readonly closed: Promise<void>;
+  close(): void;
+}
+
+class Recording {
+  private chunks: Uint8Array[] = [];
+  private length = 0;
+  add(bytes: Uint8Array) {
+    this.chunks.push(bytes);
+    this.length += bytes.length;
+  }
+  bytes(): Uint8Array {
+    return Buffer.concat(this.chunks, this.length);
+  }
+}
+
+export async function openRelaySocket(url: string, connectTimeoutMs: number): Promise<RelaySocket> {
+  const ws = new WebSocket(url);
+  ws.binaryType = "arraybuffer";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new AppError("notary_unavailable", "the notary's relay did not open in time")), connectTimeoutMs);
+    ws.onopen = () => (clearTimeout(timer), resolve());
+    ws.onerror = () => (clearTimeout(timer), reject(new AppError("notary_unavailable", "the notary's relay could not be opened")));
+  });
+  const toServer = new Recording();
+  const fromServer = new Recording();
+  let markClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+
+  const duplex = new Duplex({
+    read() {},
+    write(chunk: Buffer, _encoding, done) {
+      if (ws.readyState !== WebSocket.OPEN) return done(new AppError("target_request_failed", "the relay to the target closed"));
+      const bytes = new Uint8Array(chunk);
+      toServer.add(bytes);
+      for (let at = 0; at < bytes.length; at += MESSAGE_BYTES) ws.send(bytes.subarray(at, at + MESSAGE_BYTES));
+      done();
+    },
+    final(done) {
+      ws.close();
+      done();
+    },
+  });
+  ws.onmessage = (event) => {
+    const bytes = new Uint8Array(event.data as ArrayBuffer);
+    fromServer.add(bytes);
+    duplex.push(bytes);
+  };
+  ws.onclose = () => {
+    duplex.push(null);
+    markClosed();
+  };
+  return {
+    duplex,
+    recorded: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
+    closed,
+    close() {
+      ws.close();
+      markClosed();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * One proxy-mode proof, from the request id's claim to its outcome: the notary connects to the target, the
+ * prover's own TLS client talks through the notary's relay, the answer goes back to the client at once, then
+ * the keys are revealed and the notary signs what it decrypted. No MPC session, no engine. Every way out
+ * settles the id once, through ProofDelivery; HTTP is the caller's business (proxy.ts).
+ */
+import type { HttpResponse } from "tlsn-wasm";
+import type { EngineRequest } from "../../engine/prover.ts";
+import { AppError, errorText, toAppError } from "../../errors.ts";
+import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
+import { serializeRequest } from "../../http1/request.ts";
+import type { Logger } from "../../log.ts";
+import type { ProofOutcome } from "../../proof/outcome.ts";
+import type { RedactionResult } from "../../redaction/index.ts";
+import { keysToReveal } from "../../tls/verify-session.ts";
+import { refuseEncodedAnswer } from "../answer-encoding.ts";
+import type { SessionSlots } from "../capacity.ts";
+import type { NotaryClient } from "../notary-client.ts";
+import { type ProofDelivery, failureOutcome } from "../proof-delivery.ts";
+import { type ProofChoices, planProof } from "../session-lifecycle.ts";
+import { type Target, type TargetPolicy, checkTargetAllowed } from "../target.ts";
+import { declaredForHiddenRequest } from "./hidden-request.ts";
+import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
+import { type TlsExchange, runTlsExchange } from "./tls-exchange.ts";
+
+export interface ProxyModeDeps {
+  notary: NotaryClient;
+  delivery: ProofDelivery;
+  policy: TargetPolicy;
+  /** Proxy proofs at once (PROVER_PROXY_MAX_SESSIONS). */
+  proxySlots: SessionSlots;
+  /** The roots the prover's TLS client trusts: the notary's set. */
+  trustAnchorsPem: readonly string[];
+  /** Most answer bytes in proxy mode (PROVER_PROXY_MAX_RECV_DATA). */
+  proxyMaxRecvData: number;
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  log: Logger;
+}
+
+export interface ProxyProofRequest extends ProofChoices {
+  requestId: string;
+  target: Target;
+  exchange: EngineRequest;
+  /** `T-PROXY-REVEAL: request`: the client keys are revealed too and the request enters the proof. */
+  revealRequest: boolean;
+  /** The digest of the caller's API key, recorded with the id (scoped keys read only their own proofs). */
+  requestedBy?: string;
+}
+
+export interface ProxyAnswer {
+  response: HttpResponse;
+  recv: Uint8Array;
+  proofFollows: boolean;
+}
+
+const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})/;
+
+/** The status and headers of the answer, as the MPC engine reports them. */
+function responseHead(recv: Uint8Array): HttpResponse {
+  const message = parseHttpMessage(recv);
+  const latin1 = new TextDecoder("latin1");
+  const status = STATUS_LINE.exec(latin1.decode(recv.subarray(message.startLine.start, message.startLine.end)))?.[1];
+  if (!status) throw new AppError("target_request_failed", "the target's answer is not an HTTP/1.1 response");
+  // The connection may end early (the target, or a notary's relay limit): a cut answer is no answer.
+  if (!messageComplete(recv)) throw new AppError("target_request_failed", "the connection ended before the target's answer did");
+  const headers = message.headers.map(({ name, value }): [string, number[]] => [
+    latin1.decode(recv.subarray(name.start, name.end)),
+    [...recv.subarray(value.start, value.end)],
+  ]);
+  return { status: Number(status), headers };
+}
+
+/** Runs the exchange and answers as soon as the target has; the proof follows in the background. */
+export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequest): Promise<ProxyAnswer> {
+  const { requestId, target } = request;
+  const release = deps.proxySlots.take();
+  try {
+    await deps.delivery.claim(requestId, request.requestedBy);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const log = deps.log.child({ requestId, mode: "proxy" });
+  let sessionId: string | undefined;
+  let relay: RelaySocket | undefined;
+  let proving = false;
+  try {
+    checkTargetAllowed(target, deps.policy);
+    sessionId = await deps.notary.createProxySession({ serverName: target.serverName, port: target.port });
+    relay = await openRelaySocket(deps.notary.relayUrl(sessionId), deps.connectTimeoutMs);
+    const exchange = await runTlsExchange(relay.duplex, {
+      serverName: target.serverName,
+      request: serializeRequest(request.exchange),
+      trustAnchorsPem: deps.trustAnchorsPem,
+      maxRecvBytes: deps.proxyMaxRecvData,
+      responseTimeoutMs: deps.responseTimeoutMs,
+    });
+    const response = responseHead(exchange.recv);
+    refuseEncodedAnswer(exchange.recv);
+    log.info("target answered", { status: response.status, sent: exchange.sent.length, recv: exchange.recv.length });
+    const plan = planProof(request, { ...exchange, response });
+    if ("refusal" in plan) {
+      await deps.delivery.settle(requestId, failureOutcome(requestId, plan.refusal));
+    } else {
+      proving = true;
+      void prove(deps, { sessionId, relay, exchange, redaction: plan.redaction, request, log }).finally(release);
+    }
+    return { response, recv: exchange.recv, proofFollows: proving };
+  } catch (error) {
+    const failure = toAppError(error, "session_failed");
+    const cause = failure.cause === undefined ? {} : { cause: errorText(failure.cause).slice(0, 300) };
+    log.warn("proxy request failed", { code: failure.code, error: failure.message, ...cause });
+    await deps.delivery.settle(requestId, failureOutcome(requestId, failure));
+    throw failure;
+  } finally {
+    if (!proving) {
+      relay?.close();
+      if (sessionId) void deps.notary.releaseProxy(sessionId);
+      release();
+    }
+  }
+}
+
+interface ProofWork {
+  sessionId: string;
+  relay: RelaySocket;
+  exchange: TlsExchange;
+  redaction: RedactionResult;
+  request: ProxyProofRequest;
+  log: Logger;
+}
+
+/** Reveals the keys once the relay is over, has the notary check and sign, and settles the id. */
+async function prove(deps: ProxyModeDeps, work: ProofWork): Promise<void> {
+  const { requestId, revealRequest } = work.request;
+  const started = performance.now();
+  let outcome: ProofOutcome;
+  try {
+    work.relay.close();
+    const keys = keysToReveal(work.exchange.keylog, work.relay.recorded(), revealRequest);
+    const redactions = revealRequest ? work.redaction.declared : declaredForHiddenRequest(work.redaction.declared);
+    const proof = await deps.notary.attestProxy(work.sessionId, { requestId, keys, redactions, revealRequest });
+    outcome = { event: "proof", proof };
+  } catch (error) {
+    outcome = failureOutcome(requestId, toAppError(error, "session_failed"));
+    void deps.notary.releaseProxy(work.sessionId);
+  }
+  const delivered = await deps.delivery.settle(requestId, outcome);
+  if (delivered.event === "proof") work.log.info("proof made", { ms: Math.round(performance.now() - started) });
+  else work.log.warn("proof failed", { code: delivered.code, error: delivered.message });
+}

@@ -1,0 +1,47 @@
+/**
+ * The prover's side of proxy mode: from the TLS client's key log (NSS format, "LABEL <client_random> <secret>"
+ * per line, as Node/Bun's `keylog` event gives it) and the relayed bytes, the keys to reveal to the notary. Only
+ * lines for this connection's client random count. TLS 1.3: the traffic secrets; TLS 1.2: the write keys and IVs
+ * cut from the key block, so the master secret never leaves the prover.
+ */
+import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
+import { AppError } from "../errors.ts";
+import { keyBlock12 } from "./key-schedule.ts";
+import { type RelayedBytes, readHellos } from "./session-start.ts";
+import type { RevealedKeys } from "./revealed-keys.ts";
+
+function keyLogSecrets(lines: readonly string[], clientRandomHex: string): Map<string, string> {
+  const secrets = new Map<string, string>();
+  for (const line of lines) {
+    const [label, random, secret] = line.trim().split(/\s+/);
+    if (label && secret && /^[0-9a-f]+$/i.test(secret) && random?.toLowerCase() === clientRandomHex) secrets.set(label, secret.toLowerCase());
+  }
+  return secrets;
+}
+
+export function keysToReveal(keylogLines: readonly string[], bytes: RelayedBytes, revealClient: boolean): RevealedKeys {
+  const start = readHellos(bytes);
+  const secrets = keyLogSecrets(keylogLines, bytesToHex(start.clientHello.random));
+  const need = (label: string): string => {
+    const secret = secrets.get(label);
+    if (!secret) throw new AppError("transcript_invalid", `the TLS key log has no ${label} for this connection`);
+    return secret;
+  };
+  if (start.suite.version === "TLS1.3") {
+    return {
+      version: "TLS1.3",
+      serverHandshakeTrafficSecret: need("SERVER_HANDSHAKE_TRAFFIC_SECRET"),
+      serverApplicationTrafficSecret: need("SERVER_TRAFFIC_SECRET_0"),
+      ...(revealClient
+        ? { clientHandshakeTrafficSecret: need("CLIENT_HANDSHAKE_TRAFFIC_SECRET"), clientApplicationTrafficSecret: need("CLIENT_TRAFFIC_SECRET_0") }
+        : {}),
+    };
+  }
+  const block = keyBlock12(start.suite, hexToBytes(need("CLIENT_RANDOM")), start.clientHello.random, start.serverHello.random);
+  return {
+    version: "TLS1.2",
+    serverWriteKey: bytesToHex(block.server.key),
+    serverWriteIv: bytesToHex(block.server.iv),
+    ...(revealClient ? { clientWriteKey: bytesToHex(block.client.key), clientWriteIv: bytesToHex(block.client.iv) } : {}),
+  };
+}

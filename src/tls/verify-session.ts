@@ -1,0 +1,113 @@
+/**
+ * Proxy mode's transcript verifier: what a notary runs on the bytes it relayed between a prover and a TLS server,
+ * with the keys the prover reveals. Pure: no network, no clock but `expect.now`.
+ * Checks: the ClientHello names the expected server; ECDHE + AEAD, a full handshake (no resumption, PSK,
+ * HelloRetryRequest, renegotiation); the certificate chain is valid for that name at `now` up to a trust anchor;
+ * the server's signature binds its key share (TLS 1.2 ServerKeyExchange; TLS 1.3 CertificateVerify and Finished);
+ * every server record authenticates under the revealed keys in order, ending at most with close_notify.
+ */
+import { AppError } from "../errors.ts";
+import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
+import { hashLength } from "./key-schedule.ts";
+import type { RevealedKeys } from "./revealed-keys.ts";
+import { type RelayedBytes, readHellos } from "./session-start.ts";
+import type { CipherSuite, TlsVersionName } from "./suites.ts";
+import { verifyTls12 } from "./verify-tls12.ts";
+import { verifyTls13 } from "./verify-tls13.ts";
+
+export type { RelayedBytes } from "./session-start.ts";
+export type { TlsVersionName } from "./suites.ts";
+export { keysToReveal } from "./keys-to-reveal.ts";
+export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
+
+export interface SessionExpectations {
+  serverName: string;
+  trustAnchorsPem: readonly string[];
+  now: Date;
+}
+
+export interface VerifiedSession {
+  tlsVersion: TlsVersionName;
+  /** The IANA name of the cipher suite. */
+  cipherSuite: string;
+  serverName: string;
+  /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
+  recv: Uint8Array;
+  /** The client's application data when client keys were revealed and checked; else null. */
+  sent: Uint8Array | null;
+  /**
+   * Length of the client's application data: exact when sent is known and in TLS 1.2; in TLS 1.3 without client
+   * keys, from record sizes (an upper bound: a closing alert counts too).
+   */
+  sentLength: number;
+  /** Seconds since the epoch: when the handshake was seen (expectations.now). */
+  connectionTime: number;
+}
+
+/** Bytes of a revealed hex value of the length the suite needs (the message never shows the value). */
+function revealed(hex: string, name: string, length: number): Uint8Array {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) throw new AppError("transcript_invalid", `the revealed ${name} is not hex`);
+  if (hex.length !== 2 * length) throw new AppError("transcript_invalid", `the revealed ${name} has ${hex.length / 2} bytes; the cipher suite needs ${length}`);
+  return Uint8Array.from(hex.match(/../g) ?? [], (byte) => Number.parseInt(byte, 16));
+}
+
+function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T, T] | null {
+  if (a === undefined && b === undefined) return null;
+  if (a === undefined || b === undefined) throw new AppError("transcript_invalid", `the revealed client keys are incomplete: ${what}`);
+  return [a, b];
+}
+
+const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
+
+export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
+  const anchors = parseTrustAnchors(expect.trustAnchorsPem);
+  const start = readHellos(bytes);
+  const sni = start.clientHello.serverName;
+  if (sni === null || !sameName(sni, expect.serverName)) {
+    throw new AppError("tls_untrusted", `the ClientHello names ${sni === null ? "no server" : `server ${JSON.stringify(sni)}`}, not ${expect.serverName}`);
+  }
+  const { suite } = start;
+  if (keys.version !== suite.version) {
+    throw new AppError("transcript_invalid", `the revealed keys are for ${keys.version}, but the session is ${suite.version}`);
+  }
+  const checkChain = (chainDer: Uint8Array[]) => checkCertificateChain(chainDer, expect.serverName, anchors, expect.now);
+  const data = keys.version === "TLS1.3" ? verify13(start, keys, suite, checkChain) : verify12(start, keys, suite, checkChain);
+  return {
+    tlsVersion: suite.version,
+    cipherSuite: suite.name,
+    serverName: expect.serverName,
+    ...data,
+    connectionTime: Math.floor(expect.now.getTime() / 1000),
+  };
+}
+
+type ChainCheck = Parameters<typeof verifyTls13>[2];
+
+function verify13(start: ReturnType<typeof readHellos>, keys: Extract<RevealedKeys, { version: "TLS1.3" }>, suite: CipherSuite, checkChain: ChainCheck) {
+  const length = hashLength(suite.hash);
+  const client = bothOrNeither(keys.clientHandshakeTrafficSecret, keys.clientApplicationTrafficSecret, "both client traffic secrets are needed");
+  return verifyTls13(
+    start,
+    {
+      serverHandshake: revealed(keys.serverHandshakeTrafficSecret, "server handshake traffic secret", length),
+      serverApplication: revealed(keys.serverApplicationTrafficSecret, "server application traffic secret", length),
+      client: client && {
+        handshake: revealed(client[0], "client handshake traffic secret", length),
+        application: revealed(client[1], "client application traffic secret", length),
+      },
+    },
+    checkChain,
+  );
+}
+
+function verify12(start: ReturnType<typeof readHellos>, keys: Extract<RevealedKeys, { version: "TLS1.2" }>, suite: CipherSuite, checkChain: ChainCheck) {
+  const client = bothOrNeither(keys.clientWriteKey, keys.clientWriteIv, "the client write key and IV go together");
+  return verifyTls12(
+    start,
+    {
+      server: { key: revealed(keys.serverWriteKey, "server write key", suite.keyLength), iv: revealed(keys.serverWriteIv, "server write IV", suite.ivLength) },
+      client: client && { key: revealed(client[0], "client write key", suite.keyLength), iv: revealed(client[1], "client write IV", suite.ivLength) },
+    },
+    checkChain,
+  );
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { trustAnchors } from "../../src/engine/trust-anchor.ts";
+import { localVerifiers } from "../../src/engine/verifier.ts";
+import { serializeRequest } from "../../src/http1/request.ts";
+import { createLogger } from "../../src/log.ts";
+import { type NotaryServer, startNotaryServer } from "../../src/notary/server.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { verifyProof } from "../../src/proof/verify.ts";
+import type { ProxyAttestationRequest } from "../../src/protocol/notary.ts";
+import { createNotaryClient } from "../../src/prover/notary-client.ts";
+import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
+import { runTlsExchange } from "../../src/prover/proxy-mode/tls-exchange.ts";
+import { keysToReveal } from "../../src/tls/verify-session.ts";
+import { tlsFixture } from "../support/env.ts";
+import { type VersionedTarget, startVersionedTarget } from "../support/target.ts";
+import { TARGET_HOST } from "../support/tls-fixture.ts";
+
+/**
+ * The notary's side of proxy mode, driven over its real HTTP and WebSocket routes by the prover's own relay and
+ * TLS client code: the notary signs what it relayed and decrypted, and refuses keys that do not decrypt it,
+ * redactions naming a hidden request, and targets outside its policy.
+ */
+const key = generateKey("secp256k1");
+let target: VersionedTarget;
+let notary: NotaryServer;
+
+beforeAll(async () => {
+  const tls = tlsFixture();
+  target = await startVersionedTarget(tls, "TLSv1.3");
+  notary = startNotaryServer({
+    host: "127.0.0.1",
+    port: 0,
+    sessions: { concurrency: 4, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
+    verifiers: localVerifiers,
+    key,
+    testTrustAnchor: true,
+    proxy: {
+      policy: {
+        allowPrivateTargets: true,
+        resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]),
+        allowedHosts: [TARGET_HOST],
+        allowedPorts: [target.port],
+        settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
+      },
+      maxSentData: 4096,
+      maxRecvData: 65536,
+      trustAnchorsPem: trustAnchors(tls.caPem),
+    },
+    log: createLogger({ level: "error" }),
+  });
+});
+
+afterAll(async () => {
+  await notary?.stop(0);
+  target?.stop();
+});
+
+/** One relayed exchange of GET /data; what an attestation needs. */
+async function relayedExchange() {
+  const client = createNotaryClient(notary.url);
+  const sessionId = await client.createProxySession({ serverName: TARGET_HOST, port: target.port });
+  const relay = await openRelaySocket(client.relayUrl(sessionId), 5_000);
+  const exchange = await runTlsExchange(relay.duplex, {
+    serverName: TARGET_HOST,
+    request: serializeRequest({ method: "GET", pathAndQuery: "/data", headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
+    trustAnchorsPem: trustAnchors(tlsFixture().caPem),
+    maxRecvBytes: 65536,
+    responseTimeoutMs: 5_000,
+  });
+  relay.close();
+  return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.recorded(), false) };
+}
+
+const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAttestationRequest["redactions"] = []): ProxyAttestationRequest => ({
+  requestId: crypto.randomUUID(),
+  keys,
+  redactions,
+  revealRequest: false,
+});
+
+describe("proxy sessions on the notary", () => {
+  test("the proof holds the answer the notary decrypted, and the request's length only", async () => {
+    const { client, sessionId, exchange, keys } = await relayedExchange();
+    const proof = await client.attestProxy(sessionId, attestation(keys));
+    const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem);
+    expect(verified.body.mode).toBe("proxy");
+    expect(verified.body.transcript.sent).toEqual({ length: exchange.sent.length, revealed: [] });
+    expect(verified.recv.text).toBe(new TextDecoder().decode(exchange.recv));
+  });
+
+  test("a wrong server key is refused: no proof, and the session is gone", async () => {
+    const { client, sessionId, keys } = await relayedExchange();
+    if (keys.version !== "TLS1.3") throw new Error("expected a TLS 1.3 session");
+    const secret = keys.serverApplicationTrafficSecret;
+    const wrong = { ...keys, serverApplicationTrafficSecret: `${secret[0] === "0" ? "1" : "0"}${secret.slice(1)}` };
+    await expect(client.attestProxy(sessionId, attestation(wrong))).rejects.toMatchObject({ code: "session_failed" });
+    await expect(client.attestProxy(sessionId, attestation(keys))).rejects.toMatchObject({ message: expect.stringContaining("unknown or finished") });
+  });
+
+  test("a redaction span in the hidden request is refused", async () => {
+    const { client, sessionId, keys } = await relayedExchange();
+    const spans = [{ direction: "sent" as const, start: 0, end: 3 }];
+    await expect(client.attestProxy(sessionId, attestation(keys, [{ pattern: "req:header:x", spans, matched: true }]))).rejects.toMatchObject({
+      message: expect.stringContaining("the request is hidden whole"),
+    });
+  });
+
+  test("a target outside the notary's policy is refused, naming its setting", async () => {
+    const client = createNotaryClient(notary.url);
+    await expect(client.createProxySession({ serverName: TARGET_HOST, port: 1 })).rejects.toMatchObject({
+      code: "target_forbidden",
+      message: expect.stringContaining("proxy.allowed_ports"),
+    });
+    await expect(client.createProxySession({ serverName: "other.example", port: target.port })).rejects.toMatchObject({ code: "target_forbidden" });
+  });
+});

@@ -1,0 +1,26 @@
+import { expect, test } from "bun:test";
+import { AppError } from "../../src/errors.ts";
+import { parseOrThrow } from "../../src/schema.ts";
+import { revealedKeysSchema } from "../../src/tls/verify-session.ts";
+
+/** The notary's reading of revealed keys: bad shapes are refused with a message that never repeats a key. */
+
+const secret = "ab".repeat(32);
+
+test.each([
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret.toUpperCase(), serverApplicationTrafficSecret: secret }, /serverHandshakeTrafficSecret: expected 4 to 64 bytes of lower-case hex/],
+  [{ version: "TLS1.2", serverWriteKey: `${secret}0`, serverWriteIv: "00".repeat(4) }, /serverWriteKey: expected 4 to 64 bytes of lower-case hex/],
+  [{ version: "TLS1.2", serverWriteKey: secret, serverWriteIv: "00".repeat(4), masterSecret: secret }, /unknown key "masterSecret"/],
+  [{ version: "TLS1.4", serverWriteKey: secret, serverWriteIv: secret }, /expected version "TLS1\.2" or "TLS1\.3"/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret }, /missing key "serverApplicationTrafficSecret"/],
+])("%j is refused", (input, message) => {
+  let caught: unknown;
+  try {
+    parseOrThrow(revealedKeysSchema, input, "invalid_body", { where: "keys" });
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(AppError);
+  expect((caught as AppError).message).toMatch(message);
+  expect((caught as AppError).message.toLowerCase()).not.toContain(secret);
+});

@@ -1,0 +1,73 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TMP_ROOT } from "../../support/env.ts";
+import { type ServerIdentity, TARGET_HOST, type TlsFixture, makeTlsFixture } from "../../support/tls-fixture.ts";
+
+/** The test CA with an ECDSA (P-256) leaf for TARGET_HOST, and an RSA-2048 leaf for it from the same CA (usable for RSA key exchange too, which the verifier must refuse). */
+export interface VerifyIdentities {
+  fixture: TlsFixture;
+  ecdsa: ServerIdentity;
+  rsa: ServerIdentity;
+}
+
+function openssl(args: string[], cwd: string): void {
+  const result = Bun.spawnSync(["openssl", ...args], { cwd, stderr: "pipe", stdout: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr.toString()}`);
+}
+
+export function verifyIdentities(): VerifyIdentities {
+  const fixture = makeTlsFixture(join(TMP_ROOT, "tls-verify"));
+  const dir = fixture.dir;
+  if (!existsSync(join(dir, "rsa-chain.pem"))) {
+    writeFileSync(
+      join(dir, "rsa.cnf"),
+      ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature,keyEncipherment", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
+    );
+    openssl(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "rsa.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa.csr"], dir);
+    openssl(["x509", "-req", "-in", "rsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "825", "-sha256", "-extfile", "rsa.cnf", "-out", "rsa.pem"], dir);
+    writeFileSync(join(dir, "rsa-chain.pem"), readFileSync(join(dir, "rsa.pem"), "utf8") + fixture.caPem);
+  }
+  return {
+    fixture,
+    ecdsa: { leafKeyPem: fixture.leafKeyPem, chainPem: fixture.chainPem },
+    rsa: { leafKeyPem: readFileSync(join(dir, "rsa.key"), "utf8"), chainPem: readFileSync(join(dir, "rsa-chain.pem"), "utf8") },
+  };
+}
+
+/** Chains that test the verifier's path building, from the same test CA (each presented by a server). */
+export interface ChainIdentities {
+  /** Leaf for TARGET_HOST, issued by an intermediate CA that the CA issued; chain: leaf, intermediate. */
+  viaIntermediate: ServerIdentity;
+  /** Leaf for TARGET_HOST issued by a certificate that may sign certificates (key usage) but is no CA (basic constraints). */
+  issuedByNonCa: ServerIdentity;
+  /** Leaf for TARGET_HOST whose extended key usage is client authentication only. */
+  clientAuthOnly: ServerIdentity;
+}
+
+/** `<name>.pem`/`<name>.key`: a P-256 certificate for `subject` issued by `issuer` with these extensions. */
+function issue(dir: string, name: string, issuer: string, subject: string, extensions: string[]): void {
+  writeFileSync(join(dir, `${name}.cnf`), extensions.join("\n"));
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
+  openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
+  openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", `${issuer}.pem`, "-CAkey", `${issuer}.key`, "-CAcreateserial", "-days", "825", "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`], dir);
+}
+
+const SERVER_LEAF = ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", `subjectAltName = DNS:${TARGET_HOST}`];
+
+export function chainIdentities(): ChainIdentities {
+  const { fixture } = verifyIdentities();
+  const dir = fixture.dir;
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  if (!existsSync(join(dir, "client-auth.pem"))) {
+    issue(dir, "intermediate", "ca", "/CN=Test Intermediate CA", ["basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "via-intermediate", "intermediate", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "not-ca", "ca", "/CN=Test Not A CA", ["basicConstraints = critical,CA:false", "keyUsage = critical,keyCertSign,digitalSignature"]);
+    issue(dir, "by-not-ca", "not-ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "client-auth", "ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = clientAuth"]);
+  }
+  return {
+    viaIntermediate: { leafKeyPem: read("via-intermediate.key"), chainPem: read("via-intermediate.pem") + read("intermediate.pem") },
+    issuedByNonCa: { leafKeyPem: read("by-not-ca.key"), chainPem: read("by-not-ca.pem") + read("not-ca.pem") },
+    clientAuthOnly: { leafKeyPem: read("client-auth.key"), chainPem: read("client-auth.pem") + fixture.caPem },
+  };
+}

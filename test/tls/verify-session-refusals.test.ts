@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { X509Certificate } from "node:crypto";
+import { concatBytes } from "@noble/hashes/utils.js";
+import { AppError, type ErrorCode } from "../../src/errors.ts";
+import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../support/tls-fixture.ts";
+import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
+import { verifyIdentities } from "./support/identities.ts";
+
+/**
+ * What the verifier must refuse, on real sessions: keys that are wrong or from another session, relayed bytes
+ * changed, a name, chain or time the certificate does not fit, resumed sessions and suites outside the policy.
+ */
+
+const ids = verifyIdentities();
+const targets: Target[] = [];
+afterAll(async () => {
+  await Promise.all(targets.map((t) => t.stop()));
+});
+
+async function target(version: "TLSv1.2" | "TLSv1.3", ciphers?: string): Promise<Target> {
+  const t = await startHttpsTarget(ids.ecdsa, { version, ciphers }, "hello from the target\n");
+  targets.push(t);
+  return t;
+}
+
+const expectations = (over: Partial<SessionExpectations> = {}): SessionExpectations => ({
+  serverName: TARGET_HOST,
+  trustAnchorsPem: [ids.fixture.caPem],
+  now: new Date(),
+  ...over,
+});
+
+/** Runs `run`, expecting an AppError of `code` whose message matches `message` and shows no revealed key. */
+function expectRefusal(run: () => unknown, code: ErrorCode, message: RegExp, keys?: RevealedKeys): void {
+  let caught: unknown;
+  try {
+    run();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(AppError);
+  const error = caught as AppError;
+  expect({ code: error.code, message: error.message }).toEqual({ code, message: expect.stringMatching(message) });
+  for (const value of Object.values(keys ?? {})) if (value !== keys?.version) expect(error.message).not.toContain(value);
+}
+
+/** The hex with its byte at `index` changed. */
+const flipHex = (hex: string, index = 0): string =>
+  hex.slice(0, 2 * index) + ((Number.parseInt(hex.slice(2 * index, 2 * index + 2), 16) ^ 0x01).toString(16).padStart(2, "0")) + hex.slice(2 * index + 2);
+
+/** The relayed bytes with the server's byte at `offset` (from the end when negative) changed. */
+function flipServerByte(relayed: RelayedBytes, offset: number): RelayedBytes {
+  const serverToClient = relayed.serverToClient.slice();
+  const at = offset < 0 ? serverToClient.length + offset : offset;
+  serverToClient[at] = (serverToClient[at] ?? 0) ^ 0x01;
+  return { ...relayed, serverToClient };
+}
+
+/** Where the last whole record of a relayed direction starts. */
+function lastRecordOffset(stream: Uint8Array): number {
+  let offset = 0;
+  let last = 0;
+  while (offset + 5 <= stream.length) {
+    last = offset;
+    offset += 5 + (((stream[offset + 3] ?? 0) << 8) | (stream[offset + 4] ?? 0));
+  }
+  return last;
+}
+
+describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
+  let port: number;
+  let first: RecordedExchange;
+  let firstKeys: RevealedKeys;
+  beforeAll(async () => {
+    port = (await target(version)).port;
+    first = await relayedExchange(port, { ca: ids.fixture.caPem });
+    firstKeys = keysToReveal(first.keylog, first.relayed, false);
+    // The untouched session verifies: each refusal below comes from the one thing it changes.
+    expect(verifyRelayedSession(first.relayed, firstKeys, expectations()).recv).toEqual(first.answer);
+  });
+
+  test("a server key with one byte changed does not open the server's records", () => {
+    const keys: RevealedKeys =
+      firstKeys.version === "TLS1.3"
+        ? { ...firstKeys, serverApplicationTrafficSecret: flipHex(firstKeys.serverApplicationTrafficSecret, 5) }
+        : { ...firstKeys, serverWriteKey: flipHex(firstKeys.serverWriteKey, 5) };
+    expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", /does not authenticate under the revealed server/, keys);
+  });
+
+  test("the IV or handshake secret with one byte changed is refused too", () => {
+    const keys: RevealedKeys =
+      firstKeys.version === "TLS1.3"
+        ? { ...firstKeys, serverHandshakeTrafficSecret: flipHex(firstKeys.serverHandshakeTrafficSecret, 0) }
+        : { ...firstKeys, serverWriteIv: flipHex(firstKeys.serverWriteIv, 0) };
+    expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", /does not authenticate under the revealed server/, keys);
+  });
+
+  test("keys from an earlier session do not open a later one (replay)", async () => {
+    const later = await relayedExchange(port, { ca: ids.fixture.caPem });
+    expectRefusal(() => verifyRelayedSession(later.relayed, firstKeys, expectations()), "transcript_invalid", /does not authenticate/, firstKeys);
+  });
+
+  test("a client key with one byte changed is refused when the request is revealed", () => {
+    const keys = keysToReveal(first.keylog, first.relayed, true);
+    const wrong: RevealedKeys =
+      keys.version === "TLS1.3"
+        ? { ...keys, clientApplicationTrafficSecret: flipHex(keys.clientApplicationTrafficSecret ?? "", 3) }
+        : { ...keys, clientWriteKey: flipHex(keys.clientWriteKey ?? "", 3) };
+    expectRefusal(() => verifyRelayedSession(first.relayed, wrong, expectations()), "transcript_invalid", /client's protected record \d+ does not authenticate/, wrong);
+  });
+
+  test("one relayed byte of the server's last record changed", () => {
+    expectRefusal(() => verifyRelayedSession(flipServerByte(first.relayed, -3), firstKeys, expectations()), "transcript_invalid", /server's protected record \d+ does not authenticate/);
+  });
+
+  test("one byte of the server random changed: the signature no longer binds the handshake", () => {
+    // Record header (5) + handshake header (4) + version (2): the server random starts at byte 11.
+    expectRefusal(() => verifyRelayedSession(flipServerByte(first.relayed, 20), firstKeys, expectations()), "tls_untrusted", /signature does not verify/);
+  });
+
+  test("another expected server name than the ClientHello's", () => {
+    expectRefusal(() => verifyRelayedSession(first.relayed, firstKeys, expectations({ serverName: OTHER_HOST })), "tls_untrusted", /ClientHello names server "target\.tlsproof\.test", not elsewhere/);
+  });
+
+  test("a trust anchor list without the server's CA", () => {
+    makeUntrustedIdentities(ids.fixture);
+    const impostorCa = readFileSync(join(ids.fixture.dir, "impostor-ca.pem"), "utf8");
+    expectRefusal(() => verifyRelayedSession(first.relayed, firstKeys, expectations({ trustAnchorsPem: [impostorCa] })), "tls_untrusted", /does not lead to a trusted anchor/);
+  });
+
+  test("a certificate that has expired at the time of the check", () => {
+    const leafEnd = new X509Certificate(ids.fixture.chainPem).validToDate;
+    const after = new Date(leafEnd.getTime() + 24 * 3600 * 1000);
+    expectRefusal(() => verifyRelayedSession(first.relayed, firstKeys, expectations({ now: after })), "tls_untrusted", /server's certificate .* is not valid at/);
+  });
+
+  test("a relay cut off in the middle of the server's handshake", () => {
+    const cut = { ...first.relayed, serverToClient: first.relayed.serverToClient.subarray(0, 400) };
+    expectRefusal(() => verifyRelayedSession(cut, firstKeys, expectations()), "transcript_invalid", /server's bytes end before its/);
+  });
+
+  test("a record after the server's close_notify", () => {
+    const { serverToClient } = first.relayed;
+    const lastRecordAt = lastRecordOffset(serverToClient);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, serverToClient.subarray(lastRecordAt)) };
+    expectRefusal(() => verifyRelayedSession(extended, firstKeys, expectations()), "transcript_invalid", /sent records after its close_notify alert/);
+  });
+
+  test("a relay that stopped inside a final record leaves that record out", () => {
+    const { serverToClient } = first.relayed;
+    const partial = serverToClient.subarray(lastRecordOffset(serverToClient), lastRecordOffset(serverToClient) + 9);
+    const extended = { ...first.relayed, serverToClient: concatBytes(serverToClient, partial) };
+    expect(verifyRelayedSession(extended, firstKeys, expectations()).recv).toEqual(first.answer);
+  });
+
+  test("keys for the other TLS version", () => {
+    const other: RevealedKeys =
+      firstKeys.version === "TLS1.3"
+        ? { version: "TLS1.2", serverWriteKey: "00".repeat(16), serverWriteIv: "00".repeat(4) }
+        : { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
+    expectRefusal(() => verifyRelayedSession(first.relayed, other, expectations()), "transcript_invalid", /keys are for TLS1\.\d, but the session is TLS1\.\d/);
+  });
+});
+
+test("a certificate for another name than the one the client asked for", async () => {
+  const { port } = await target("TLSv1.3");
+  // The client names OTHER_HOST and accepts the certificate for TARGET_HOST: the notary must not.
+  const exchange = await relayedExchange(port, { ca: ids.fixture.caPem, servername: OTHER_HOST, checkServerIdentity: () => undefined });
+  const keys = keysToReveal(exchange.keylog, exchange.relayed, false);
+  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations({ serverName: OTHER_HOST })), "tls_untrusted", /certificate is not valid for elsewhere/);
+});
+
+test("a resumed TLS 1.2 session", async () => {
+  const { port } = await target("TLSv1.2");
+  const full = await relayedExchange(port, { ca: ids.fixture.caPem });
+  expect(full.session).toBeDefined();
+  const resumed = await relayedExchange(port, { ca: ids.fixture.caPem, session: full.session });
+  expect(resumed.reused).toBe(true);
+  const keys = keysToReveal(resumed.keylog, resumed.relayed, false);
+  expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /resumed a TLS 1\.2 session/);
+});
+
+test("a TLS 1.3 session resumed with a pre-shared key", async () => {
+  const { port } = await target("TLSv1.3");
+  const full = await relayedExchange(port, { ca: ids.fixture.caPem });
+  expect(full.session).toBeDefined();
+  const resumed = await relayedExchange(port, { ca: ids.fixture.caPem, session: full.session });
+  expect(resumed.reused).toBe(true);
+  expectRefusal(() => keysToReveal(resumed.keylog, resumed.relayed, false), "tls_unsupported", /pre-shared key/);
+  // The verifier refuses it whatever keys come with it.
+  const secret = (label: string) => resumed.keylog.map((line) => line.trim().split(" ")).find(([name]) => name === label)?.[2] ?? "";
+  const keys: RevealedKeys = {
+    version: "TLS1.3",
+    serverHandshakeTrafficSecret: secret("SERVER_HANDSHAKE_TRAFFIC_SECRET"),
+    serverApplicationTrafficSecret: secret("SERVER_TRAFFIC_SECRET_0"),
+  };
+  expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /pre-shared key/);
+});
+
+test("a TLS 1.3 server that asks for another key share (HelloRetryRequest)", async () => {
+  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "x");
+  targets.push(t);
+  const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem });
+  expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /HelloRetryRequest/);
+  const keys: RevealedKeys = { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
+  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /answered with a HelloRetryRequest, which proxy mode does not accept/);
+});
+
+describe.each([
+  ["a CBC suite", "ECDHE-ECDSA-AES128-SHA"],
+  ["RSA key exchange", "AES128-GCM-SHA256"],
+])("%s (%s)", (_name, ciphers) => {
+  test("is refused by policy", async () => {
+    const identity = ciphers.startsWith("ECDHE-ECDSA") ? ids.ecdsa : ids.rsa;
+    const t = await startHttpsTarget(identity, { version: "TLSv1.2", ciphers }, "x");
+    targets.push(t);
+    const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem, ciphers });
+    expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /accepts only ECDHE key exchange with AES-GCM or ChaCha20-Poly1305; the server chose cipher suite 0x/);
+    const keys: RevealedKeys = { version: "TLS1.2", serverWriteKey: "00".repeat(16), serverWriteIv: "00".repeat(4) };
+    expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /accepts only ECDHE/);
+  });
+});
