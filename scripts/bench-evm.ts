@@ -13,8 +13,8 @@ import type { Hex } from "viem";
 import { evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../src/proof/evm-attestation.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../src/proof/format.ts";
 import { generateKey, type NotaryKey } from "../src/proof/keys.ts";
-import { Chain, type TxResult } from "../test/contracts/chain.ts";
-import { attestationArgs, VerifierContract } from "../test/contracts/verifier.ts";
+import { Chain, type TxResult } from "../testkit/evm/chain.ts";
+import { attestationArgs, VerifierContract } from "../testkit/evm/verifier.ts";
 
 const HIDDEN_BYTES = 24;
 

@@ -8,11 +8,11 @@
  *   4. a 1 MB answer, /proxy call to the proof event [≤ 1 s].
  */
 import { request as httpsRequest } from "node:https";
-import { tlsFixture } from "../test/support/env.ts";
-import { SOURCE_CLI, startProver } from "../test/support/prover.ts";
-import { openStream, proofData } from "../test/support/sse.ts";
-import { startTarget } from "../test/support/target.ts";
-import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { tlsFixture } from "../testkit/env.ts";
+import { SOURCE_CLI, startProver } from "../testkit/prover.ts";
+import { openStream, proofData } from "../testkit/sse.ts";
+import { startTarget } from "../testkit/target.ts";
+import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 
 const LATENCY_RUNS = 30;
 const WARMUP_RUNS = 5;

@@ -16,14 +16,14 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { defaultHostCount, fitsBeside, sessionCost } from "../src/engine/host/placement.ts";
 import { sessionEngineBytes } from "../src/engine/memory.ts";
-import { defaultPoolSize, maxPoolSize } from "../src/prover/pool-policy.ts";
+import { defaultPoolSize, maxPoolSize } from "../src/prover/pool/pool-policy.ts";
 import type { HostMemory } from "../src/engine/host/protocol.ts";
 import type { SessionSizes } from "../src/protocol/notary.ts";
-import { tlsFixture } from "../test/support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../test/support/prover.ts";
-import { firstEvent } from "../test/support/sse.ts";
-import { startTarget } from "../test/support/target.ts";
-import { TARGET_HOST, trustedIdentityFor } from "../test/support/tls-fixture.ts";
+import { tlsFixture } from "../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../testkit/prover.ts";
+import { firstEvent } from "../testkit/sse.ts";
+import { startTarget } from "../testkit/target.ts";
+import { TARGET_HOST, trustedIdentityFor } from "../testkit/tls-fixture.ts";
 
 const MACHINE = { cores: cpus().length, totalMemoryBytes: totalmem() };
 /** The default engines: the machine's host count and an embedded notary. */

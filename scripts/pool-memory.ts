@@ -9,10 +9,10 @@ import { type ProverSession, setupProverSession } from "../src/engine/session.ts
 import { engineMemoryBytes, startEngine } from "../src/engine/wasm.ts";
 import { createLogger } from "../src/log.ts";
 import { loadOrCreateKey } from "../src/notary/key-files.ts";
-import { startNotaryServer } from "../src/notary/server.ts";
-import { createNotaryClient } from "../src/prover/notary-client.ts";
-import { scratchDir, tlsFixture } from "../test/support/env.ts";
-import { TARGET_HOST } from "../test/support/tls-fixture.ts";
+import { startNotaryServer } from "../src/app/notary.ts";
+import { createNotaryClient } from "../src/prover/notary/client.ts";
+import { scratchDir, tlsFixture } from "../testkit/env.ts";
+import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 import { localVerifiers } from "../src/engine/verifier.ts";
 
 const [maxSentData, maxRecvData, count] = process.argv.slice(2).map(Number);

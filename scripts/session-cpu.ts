@@ -9,12 +9,12 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { cpus } from "node:os";
-import { threadCpuSeconds } from "../test/support/process.ts";
-import { SOURCE_CLI, startProver } from "../test/support/prover.ts";
-import { firstEvent } from "../test/support/sse.ts";
-import { startTarget } from "../test/support/target.ts";
-import { TARGET_HOST, trustedIdentityFor } from "../test/support/tls-fixture.ts";
-import { tlsFixture } from "../test/support/env.ts";
+import { threadCpuSeconds } from "../testkit/process.ts";
+import { SOURCE_CLI, startProver } from "../testkit/prover.ts";
+import { firstEvent } from "../testkit/sse.ts";
+import { startTarget } from "../testkit/target.ts";
+import { TARGET_HOST, trustedIdentityFor } from "../testkit/tls-fixture.ts";
+import { tlsFixture } from "../testkit/env.ts";
 
 const argument = (name: string, fallback: number) => {
   const index = process.argv.indexOf(name);

@@ -1,6 +1,6 @@
 /** What the soak measures: memory and open descriptors of both processes, the notary's sessions, over time. */
 import { notarySessions } from "../../test/hardening/support.ts";
-import { openFds, rssBytes, treeTotal } from "../../test/support/process.ts";
+import { openFds, rssBytes, treeTotal } from "../../testkit/process.ts";
 import type { SoakServers } from "./servers.ts";
 
 export interface Sample {

@@ -1,8 +1,8 @@
 /** The soak's real processes: a `cli notary start` with auth on, a `cli prover start` using it, the local TLS target. */
 import type { Server } from "bun";
-import { TEST_SESSION, tlsFixture } from "../../test/support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../test/support/prover.ts";
-import { startTarget } from "../../test/support/target.ts";
+import { TEST_SESSION, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
 import { type RunningNotary, startKeyedNotary } from "../../test/hardening/support.ts";
 
 /** The limits the abuse runs into; small so that a short run reaches every one of them. */

@@ -5,7 +5,7 @@ import { localVerifiers } from "../engine/verifier.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../errors.ts";
 import { createLogger, type LogLevel } from "../log.ts";
-import { startNotaryServer } from "../notary/server.ts";
+import { startNotaryServer } from "../app/notary.ts";
 import { trustAnchors } from "../engine/trust-anchor.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";
 import { generateKey, readPrivateKeyFile } from "../proof/keys.ts";

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { createLogger } from "../log.ts";
 import { loadProverConfig } from "../config/prover.ts";
-import { startProverServer } from "../prover/server.ts";
+import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";
 
 const start = defineCommand({

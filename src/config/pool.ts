@@ -4,8 +4,8 @@ import { flag, parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../errors.ts";
 import type { SessionSizes } from "../protocol/notary.ts";
 import { type Engines, enginesText } from "../engine/host/placement.ts";
-import { defaultPoolSize, maxPoolSize } from "../prover/pool-policy.ts";
-import { className, classesWithin } from "../prover/size-classes.ts";
+import { defaultPoolSize, maxPoolSize } from "../prover/pool/pool-policy.ts";
+import { className, classesWithin } from "../prover/pool/size-classes.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */

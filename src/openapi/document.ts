@@ -7,8 +7,8 @@
  */
 import { ErrorReply, NotaryInfo, SessionSizes } from "../protocol/notary.ts";
 import { proofSchema } from "../proof/verify.ts";
-import { RequestIdParam } from "../prover/sse.ts";
-import { HostParam, PrepareHeaders } from "../prover/pool-routes.ts";
+import { RequestIdParam } from "../prover/delivery/routes.ts";
+import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";
 import { contentEntrySchema } from "../store/publish.ts";
 import { rawMessageSchema } from "../store/message.ts";
 import { partitionSchema, querySchema } from "../store/query.ts";
@@ -40,7 +40,7 @@ const storeErrors = (...statuses: number[]) =>
     ]),
   );
 const keyed = { security: [{ apiKey: [] }] };
-/** Every notary a prover uses, in configuration order (src/prover/notary-pool.ts, NotaryStatus). */
+/** Every notary a prover uses, in configuration order (src/prover/notary/notary-pool.ts, NotaryStatus). */
 const notaryList = {
   type: "array",
   items: {

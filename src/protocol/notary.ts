@@ -1,6 +1,6 @@
 /**
- * The wire types of the notary protocol, spoken between a prover (src/prover/notary-client.ts) and a notary
- * (src/notary/server.ts): valibot schemas, with the TypeScript types inferred from them. Both roles import
+ * The wire types of the notary protocol, spoken between a prover (src/prover/notary/client.ts) and a notary
+ * (src/app/notary.ts): valibot schemas, with the TypeScript types inferred from them. Both roles import
  * them from here, so the two sides cannot drift apart.
  *
  *   POST /session                 SessionRequest → SessionCreated

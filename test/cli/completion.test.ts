@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SOURCE_CLI, runCli } from "../support/prover.ts";
+import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
 
 /** Shell completion through the real command line: the scripts, and the candidates they ask `cli` for. */
 describe("cli complete", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SOURCE_CLI, runCli } from "../support/prover.ts";
+import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
 
 /** `cli engine-host` is the prover's own child process; users neither see it nor can start it alone. */
 describe("cli engine-host", () => {

@@ -4,14 +4,14 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { generateKey } from "../../src/proof/keys.ts";
 import { type ProveResult, TlsproofError, prove, redact, verifyProof } from "../../src/client/index.ts";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { scrapeMetrics, sample } from "../support/metrics.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { type SseEvent, allEvents, errorData } from "../support/sse.ts";
-import { SECRET_HEADER, SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../support/target.ts";
-import { withEvmAttestationChanged, withTranscriptByteChanged } from "../support/tamper.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { eventually } from "../support/wait.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { scrapeMetrics, sample } from "../../testkit/metrics.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { type SseEvent, allEvents, errorData } from "../../testkit/sse.ts";
+import { SECRET_HEADER, SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../../testkit/target.ts";
+import { withEvmAttestationChanged, withTranscriptByteChanged } from "../../testkit/tamper.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { eventually } from "../../testkit/wait.ts";
 
 /**
  * The client library against a real `cli prover start` (embedded notary, real MPC sessions, the local TLS

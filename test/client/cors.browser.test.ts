@@ -11,12 +11,12 @@ import type { Server } from "bun";
 import type { BrowserContext, Page } from "playwright-core";
 import { verifyProof } from "../../src/client/index.ts";
 import { buildClientBundle } from "../../scripts/build-client.ts";
-import { launchChromium } from "../support/chromium.ts";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { verifyWithCli } from "../support/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { launchChromium } from "../../testkit/chromium.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { verifyWithCli } from "../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 const MPC_MS = 240_000;
 /**

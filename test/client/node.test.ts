@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildClientBundle } from "../../scripts/build-client.ts";
 import { signedSample } from "../proof/fixtures.ts";
-import { scratchDir } from "../support/env.ts";
+import { scratchDir } from "../../testkit/env.ts";
 
 /**
  * The bundled client (`tlsproof/client` for runtimes without TypeScript) in Node.js: verification with the

@@ -4,7 +4,7 @@ import { withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { sampleBody, signedSample } from "../proof/fixtures.ts";
-import { withEvmAttestationChanged, withTranscriptByteChanged } from "../support/tamper.ts";
+import { withEvmAttestationChanged, withTranscriptByteChanged } from "../../testkit/tamper.ts";
 
 function failure(run: () => unknown): TlsproofError {
   try {

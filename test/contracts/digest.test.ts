@@ -15,8 +15,8 @@ import {
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { sampleBody } from "../proof/fixtures.ts";
-import { type Account, Chain } from "./chain.ts";
-import { attestationArgs, VerifierContract } from "./verifier.ts";
+import { type Account, Chain } from "../../testkit/evm/chain.ts";
+import { attestationArgs, VerifierContract } from "../../testkit/evm/verifier.ts";
 
 const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`;
 

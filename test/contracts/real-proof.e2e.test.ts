@@ -5,13 +5,13 @@ import { evmAttestationOf, type EvmAttestation, requestIdBytes, SEGMENT_HEADER_B
 import type { Proof } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
-import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { firstEvent, proofData } from "../support/sse.ts";
-import { SECRET_VALUE, startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { type Account, Chain } from "./chain.ts";
-import { VerifierContract } from "./verifier.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { firstEvent, proofData } from "../../testkit/sse.ts";
+import { SECRET_VALUE, startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { type Account, Chain } from "../../testkit/evm/chain.ts";
+import { VerifierContract } from "../../testkit/evm/verifier.ts";
 
 /**
  * One real MPC session (a `cli prover start` process with its embedded secp256k1 notary, the local TLS target)

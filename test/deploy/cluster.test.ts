@@ -19,13 +19,13 @@ import { verifyProof } from "../../src/proof/verify.ts";
 import { decodePublicKeysPem } from "../../src/proof/keys.ts";
 import { type RunningNotary, freePort, notarySessions, startNotary } from "../hardening/support.ts";
 import { PG_URL, postgresSkipReason } from "../store/backends.ts";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { cpuSeconds, peakRssBytes, treeTotal } from "../support/process.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
-import { eventually } from "../support/wait.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { cpuSeconds, peakRssBytes, treeTotal } from "../../testkit/process.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { type SseEvent, errorData, openStream, proofData } from "../../testkit/sse.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST, makeLocalhostIdentity } from "../../testkit/tls-fixture.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { DEPLOY, type Nginx, endTree, nginxMissing, readEnvFile, startNginx } from "./support.ts";
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
@@ -197,7 +197,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     }
     const cpuAfter = cpu();
     const peakMB = (pid: number) => Math.round(treeTotal(pid, peakRssBytes) / 2 ** 20);
-    // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of test/support: small sessions); a prover's
+    // For deploy/README.md's cost table (PROVER_MAX_SENT_DATA / RECV of testkit/: small sessions); a prover's
     // figures include its engine hosts.
     console.log(
       `CPU seconds per proof: provers ${((cpuAfter.provers! - cpuBefore.provers!) / made).toFixed(1)}, ` +

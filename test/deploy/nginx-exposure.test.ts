@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { freePort } from "../hardening/support.ts";
-import { scratchDir } from "../support/env.ts";
+import { scratchDir } from "../../testkit/env.ts";
 import { type Nginx, endTree, nginxMissing, startNginx } from "./support.ts";
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the nginx test must run)`);

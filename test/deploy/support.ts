@@ -6,9 +6,9 @@
 import type { Subprocess } from "bun";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isRunning, processTree } from "../support/process.ts";
-import { REPO } from "../support/prover.ts";
-import { eventually } from "../support/wait.ts";
+import { isRunning, processTree } from "../../testkit/process.ts";
+import { REPO } from "../../testkit/prover.ts";
+import { eventually } from "../../testkit/wait.ts";
 
 export const DEPLOY = join(REPO, "deploy");
 

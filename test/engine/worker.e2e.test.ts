@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { EngineHostStatus } from "../../src/engine/host/engine-hosts.ts";
 import { MiB } from "../../src/engine/memory.ts";
-import { proveData } from "../support/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { threadCpuSeconds } from "../support/process.ts";
-import { startTarget } from "../support/target.ts";
-import { tlsFixture } from "../support/env.ts";
-import { eventually } from "../support/wait.ts";
+import { proveData } from "../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { threadCpuSeconds } from "../../testkit/process.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { eventually } from "../../testkit/wait.ts";
 
 /**
  * The engine's threads, through `cli prover start` (sessions set up on demand, both sides in its engine hosts):

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { eventually, proxyHeaders, waitForLog } from "./support.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { errorData, firstEvent } from "../support/sse.ts";
-import { TARGET_HOST, type ServerIdentity, type UntrustedIdentities, makeUntrustedIdentities } from "../support/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { errorData, firstEvent } from "../../testkit/sse.ts";
+import { TARGET_HOST, type ServerIdentity, type UntrustedIdentities, makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
 import { eventually } from "./support.ts";
 
 /**

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { BUN } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { eventually } from "../support/wait.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { BUN } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "./support.ts";
 
 /**

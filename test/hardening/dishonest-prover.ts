@@ -12,12 +12,12 @@ import { localProvers } from "../../src/engine/prover.ts";
 import { closeProverSession, setupProverSession } from "../../src/engine/session.ts";
 import { startEngine } from "../../src/engine/wasm.ts";
 import { toAppError } from "../../src/errors.ts";
-import { createNotaryClient } from "../../src/prover/notary-client.ts";
+import { createNotaryClient } from "../../src/prover/notary/client.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
 import { revealTranscript } from "../../src/engine/session.ts";
-import { getFromTarget, revealAll } from "../support/engine-exchange.ts";
-import { SECRET_VALUE } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { getFromTarget, revealAll } from "../../testkit/engine-exchange.ts";
+import { SECRET_VALUE } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 const [notaryUrl, targetPort, caPath, lie = "hidden-secret"] = process.argv.slice(2) as [string, string, string, string?];
 await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8") });

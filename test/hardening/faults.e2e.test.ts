@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Server, TCPSocketListener } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { errorData, firstEvent, proofData } from "../support/sse.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { errorData, firstEvent, proofData } from "../../testkit/sse.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary, waitForLog } from "./support.ts";
-import { isRunning } from "../support/process.ts";
+import { isRunning } from "../../testkit/process.ts";
 import type { EngineHostStatus } from "../../src/engine/host/engine-hosts.ts";
 
 /**

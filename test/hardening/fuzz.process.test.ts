@@ -4,8 +4,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
 import { loadNotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
-import { scratchDir } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { scratchDir } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { signedSample } from "../proof/fixtures.ts";
 
 /**

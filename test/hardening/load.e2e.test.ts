@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { scratchDir } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { rssBytes } from "../support/process.ts";
+import { scratchDir } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { rssBytes } from "../../testkit/process.ts";
 import { eventually } from "./support.ts";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
 import { utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { SOURCE_CLI } from "../support/prover.ts";
+import { SOURCE_CLI } from "../../testkit/prover.ts";
 import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "./support.ts";
 
 /** A standalone `cli notary start` process: whitelist, concurrency, session timeout, SIGTERM. No MPC session runs. */

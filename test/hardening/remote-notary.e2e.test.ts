@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { generateKey } from "../../src/proof/keys.ts";
-import { errorData, firstEvent } from "../support/sse.ts";
+import { errorData, firstEvent } from "../../testkit/sse.ts";
 import type { Server } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { proveData, verifyWithCli } from "../support/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST, makeLocalhostIdentity } from "../support/tls-fixture.ts";
-import { eventually } from "../support/wait.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { proveData, verifyWithCli } from "../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST, makeLocalhostIdentity } from "../../testkit/tls-fixture.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { type RunningNotary, notarySessions, startKeyedNotary } from "./support.ts";
 
 /**

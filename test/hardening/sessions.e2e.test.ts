@@ -3,11 +3,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { PG_URL, backends } from "../store/backends.ts";
-import { TEST_SESSION, scratchDir, tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { type SseEvent, allEvents, errorData, openStream, proofData } from "../support/sse.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { TEST_SESSION, scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { type SseEvent, allEvents, errorData, openStream, proofData } from "../../testkit/sse.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { eventually, waitForLog } from "./support.ts";
 
 /**

@@ -1,10 +1,10 @@
 import type { Subprocess } from "bun";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { SOURCE_CLI, runCli } from "../support/prover.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
 
-export { eventually } from "../support/wait.ts";
+export { eventually } from "../../testkit/wait.ts";
 
 export interface RunningNotary {
   url: string;

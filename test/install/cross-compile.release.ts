@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { TARGETS, executableFormat, fileNameOf } from "../../scripts/build-all.ts";
-import { tempDir } from "../support/env.ts";
+import { tempDir } from "../../testkit/env.ts";
 import { FILE_OUTPUT, requireTool, run } from "./support.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { PromMetrics } from "prom2javascript";
 import type { Server } from "bun";
-import { tlsFixture } from "../support/env.ts";
-import { sample, scrapeMetrics } from "../support/metrics.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { eventually } from "../support/wait.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { sample, scrapeMetrics } from "../../testkit/metrics.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { eventually } from "../../testkit/wait.ts";
 
 /**
  * GET /metrics of a real `cli prover start` (embedded notary, one warm session really set up with it),

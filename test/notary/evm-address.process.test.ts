@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { addressOfPublicKey } from "../../src/eth-signature.ts";
 import { readPublicKeyFile } from "../../src/proof/keys.ts";
 import { type RunningNotary, notaryConfig, startNotary } from "../hardening/support.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 
 /**
  * The Ethereum address a notary's EVM attestations recover to, as its /info and a prover's /info and /notaryinfo

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { VerifiedProofJson } from "../../src/proof/render.ts";
 import { type KeyedNotary, eventually, startKeyedNotary } from "../hardening/support.ts";
-import { tlsFixture } from "../support/env.ts";
-import { verifyWithCli } from "../support/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { openStream, proofData } from "../support/sse.ts";
-import { type VersionedTarget, startVersionedTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { verifyWithCli } from "../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { openStream, proofData } from "../../testkit/sse.ts";
+import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 /**
  * Standalone notaries and proxy mode: one notary without the `proxy` section, one with it (its own target

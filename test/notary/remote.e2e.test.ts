@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { type RunningNotary, eventually, notarySessions, startKeyedNotary } from "../hardening/support.ts";
-import { tlsFixture } from "../support/env.ts";
-import { proveData, verifyWithCli } from "../support/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { proveData, verifyWithCli } from "../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
 
 /**
  * A prover and a standalone notary with its whitelist on, as two real processes, speaking the notary protocol

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../hardening/support.ts";
-import { keepAliveExchange } from "../support/keep-alive.ts";
+import { keepAliveExchange } from "../../testkit/keep-alive.ts";
 
 /**
  * Abuse of a standalone `cli notary start`: places held by sessions nobody uses, bodies read

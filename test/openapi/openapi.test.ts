@@ -3,8 +3,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { createLogger } from "../../src/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
-import { type ProverServer, startProverServer } from "../../src/prover/server.ts";
-import { scratchDir } from "../support/env.ts";
+import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
+import { scratchDir } from "../../testkit/env.ts";
 
 /** GET /openapi.json of the real composed prover server, checked by an OpenAPI validator and against the app's routes. */
 type Paths = Record<string, Record<string, { security?: unknown[] }>>;

@@ -62,7 +62,7 @@ export function signedSample(algorithm: SignatureAlgorithm = "secp256k1") {
   return { key, proof: signProof(sampleBody(key), key) };
 }
 
-export { tempDir } from "../support/env.ts";
+export { tempDir } from "../../testkit/env.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 const BUN = process.execPath;

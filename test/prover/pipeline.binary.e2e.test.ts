@@ -1,7 +1,7 @@
 import { beforeAll, expect } from "bun:test";
 import { existsSync } from "node:fs";
-import { BINARY_CLI, BUN, REPO } from "../support/prover.ts";
-import { pipelineSuite } from "../support/pipeline-suite.ts";
+import { BINARY_CLI, BUN, REPO } from "../../testkit/prover.ts";
+import { pipelineSuite } from "../../testkit/pipeline-suite.ts";
 
 /**
  * The compiled binary is built here, so this always tests the current code; unless .ci/run has just built it

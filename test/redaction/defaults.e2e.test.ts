@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { firstEvent, proofData } from "../support/sse.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { firstEvent, proofData } from "../../testkit/sse.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 /**
  * What a client gets without asking, through a real `cli prover start` (embedded notary, one real MPC session, the

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { scratchDir, tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../support/prover.ts";
-import { errorData, firstEvent, proofData } from "../support/sse.ts";
-import { SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
+import { errorData, firstEvent, proofData } from "../../testkit/sse.ts";
+import { SECRET_HEADER_VALUE, SECRET_VALUE, startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 const HIDDEN = "█";
 const hidden = (value: string) => HIDDEN.repeat(Buffer.byteLength(value));

@@ -6,7 +6,7 @@
 import { SQL } from "bun";
 import { rmSync } from "node:fs";
 import { openStore, type MessageStore, type Store } from "../../src/store/index.ts";
-import { tempDir as sharedTempDir } from "../support/env.ts";
+import { tempDir as sharedTempDir } from "../../testkit/env.ts";
 
 export const PG_URL = process.env.PROVER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 

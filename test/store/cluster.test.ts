@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type ClusterStore, type ProofRecords, type Store } from "../../src/store/index.ts";
-import { eventually } from "../support/wait.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { backends, type OpenedStore } from "./backends.ts";
 
 const [sqlite, postgres] = backends as [(typeof backends)[0], (typeof backends)[0]];

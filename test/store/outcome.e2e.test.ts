@@ -1,18 +1,18 @@
 /**
  * One outcome per request id, with two real provers sharing a fresh PostgreSQL database: prover A reaches it
- * through a TCP proxy of this test's own (test/support/tcp-proxy.ts), so the database can stall or go away for A
+ * through a TCP proxy of this test's own (testkit/tcp-proxy.ts), so the database can stall or go away for A
  * alone while the server keeps running for everyone else; prover B reaches it directly. Real MPC sessions with
  * A's embedded notary. What is checked: a client is never handed a proof the store does not hold.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL, type Server } from "bun";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { type SseEvent, errorData, openStream, proofData } from "../support/sse.ts";
-import { startTarget } from "../support/target.ts";
-import { type TcpProxy, startTcpProxy } from "../support/tcp-proxy.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
-import { tlsFixture } from "../support/env.ts";
-import { eventually } from "../support/wait.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { type SseEvent, errorData, openStream, proofData } from "../../testkit/sse.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { type TcpProxy, startTcpProxy } from "../../testkit/tcp-proxy.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { waitForLog } from "../hardening/support.ts";
 import { PG_URL, postgresSkipReason } from "./backends.ts";
 

@@ -8,10 +8,10 @@ import type { Server } from "bun";
 import { verifyProof } from "../../src/proof/verify.ts";
 import type { Proof } from "../../src/proof/format.ts";
 import { isSignatureValid, type MessageObject, type RawMessage } from "../../src/store/message.ts";
-import { tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { startTarget } from "../support/target.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { startTarget } from "../../testkit/target.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 let target: Server<undefined>;
 let prover: RunningProver;

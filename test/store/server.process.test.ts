@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import { type NodeKey, verifyStoreResponse, type MessageObject, type ResponseMetadata } from "../../src/store/index.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 
 const KEY = "store-key-4b9e1f0c7a";
 const bearer = { authorization: `Bearer ${KEY}` };

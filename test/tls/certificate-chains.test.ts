@@ -2,8 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import { keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { rootCertificates } from "node:tls";
-import type { ServerIdentity } from "../support/tls-fixture.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import type { ServerIdentity } from "../../testkit/tls-fixture.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
 import { chainIdentities, verifyIdentities } from "./support/identities.ts";
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type Target, relayedExchange, startHttpsTarget, startOpensslTls13Target } from "./support/exchange.ts";
 import { verifyIdentities } from "./support/identities.ts";
 

@@ -5,7 +5,7 @@ import { X509Certificate } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
-import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../support/tls-fixture.ts";
+import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
 import { verifyIdentities } from "./support/identities.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { keysToReveal, revealedKeysSchema, verifyRelayedSession } from "../../src/tls/verify-session.ts";
-import { TARGET_HOST, type ServerIdentity } from "../support/tls-fixture.ts";
+import { TARGET_HOST, type ServerIdentity } from "../../testkit/tls-fixture.ts";
 import { type Target, relayedExchange, startHttpsTarget, startOpensslTls13Target } from "./support/exchange.ts";
 import { type VerifyIdentities, verifyIdentities } from "./support/identities.ts";
 

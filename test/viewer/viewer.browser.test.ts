@@ -5,15 +5,15 @@ import type { Server } from "bun";
 import type { BrowserContext, Page } from "playwright-core";
 import { type ProveResult, prove, redact } from "../../src/client/index.ts";
 import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
-import { launchChromium } from "../support/chromium.ts";
+import { launchChromium } from "../../testkit/chromium.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { directionHiding, sampleBody } from "../proof/fixtures.ts";
-import { TMP_ROOT, scratchDir, tlsFixture } from "../support/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../support/prover.ts";
-import { SECRET_VALUE, startTarget } from "../support/target.ts";
-import { withEvmAttestationChanged, withTranscriptByteChanged } from "../support/tamper.ts";
-import { TARGET_HOST } from "../support/tls-fixture.ts";
+import { TMP_ROOT, scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { SECRET_VALUE, startTarget } from "../../testkit/target.ts";
+import { withEvmAttestationChanged, withTranscriptByteChanged } from "../../testkit/tamper.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 /**
  * The proof viewer page in a real headless Chromium (Debian's, installed by .ci/debian-packages), served by a

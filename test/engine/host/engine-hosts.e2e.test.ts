@@ -6,17 +6,17 @@ import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
 import { sideEngineBytes } from "../../../src/engine/memory.ts";
 import { AppError } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log.ts";
-import { eventually } from "../../support/wait.ts";
+import { eventually } from "../../../testkit/wait.ts";
 import { startLoopbackBridge } from "../../../src/engine/bridge.ts";
 import { type NotarySessions, setupProverSession } from "../../../src/engine/session.ts";
-import { startNotaryServer } from "../../../src/notary/server.ts";
+import { startNotaryServer } from "../../../src/app/notary.ts";
 import { generateKey } from "../../../src/proof/keys.ts";
-import { createNotaryClient } from "../../../src/prover/notary-client.ts";
-import { getFromTarget } from "../../support/engine-exchange.ts";
-import { TEST_SESSION, tlsFixture } from "../../support/env.ts";
-import { isRunning, processState } from "../../support/process.ts";
-import { startTarget } from "../../support/target.ts";
-import { TARGET_HOST } from "../../support/tls-fixture.ts";
+import { createNotaryClient } from "../../../src/prover/notary/client.ts";
+import { getFromTarget } from "../../../testkit/engine-exchange.ts";
+import { TEST_SESSION, tlsFixture } from "../../../testkit/env.ts";
+import { isRunning, processState } from "../../../testkit/process.ts";
+import { startTarget } from "../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 
 /**
  * Real engine host processes (`cli engine-host`, each loading the wasm): placement and memory limits, and hung

@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { concatBytes } from "@noble/hashes/utils.js";
 import type { RelayedBytes } from "../../../src/tls/verify-session.ts";
-import { TARGET_HOST, type ServerIdentity } from "../../support/tls-fixture.ts";
+import { TARGET_HOST, type ServerIdentity } from "../../../testkit/tls-fixture.ts";
 
 /** A local HTTPS target answering every GET with `body`. */
 export interface Target {

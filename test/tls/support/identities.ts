@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TMP_ROOT } from "../../support/env.ts";
-import { type ServerIdentity, TARGET_HOST, type TlsFixture, makeTlsFixture } from "../../support/tls-fixture.ts";
+import { TMP_ROOT } from "../../../testkit/env.ts";
+import { type ServerIdentity, TARGET_HOST, type TlsFixture, makeTlsFixture } from "../../../testkit/tls-fixture.ts";
 
 /** The test CA with an ECDSA (P-256) leaf for TARGET_HOST, and an RSA-2048 leaf for it from the same CA (usable for RSA key exchange too, which the verifier must refuse). */
 export interface VerifyIdentities {

@@ -1,0 +1,241 @@
+/**
+ * Several notaries behind one NotaryClient: new sessions go round-robin to the healthy ones; a notary
+ * that fails (a session it cannot open, a health check it does not answer) is left out and checked again
+ * after a back-off (1 s doubling to 30 s) until it answers. Every call about a session goes to the notary
+ * that opened it: the pool's session ids carry the notary's position (`<position>~<notary's id>`).
+ */
+import { AppError, toAppError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import type { NotaryInfo } from "../../protocol/notary.ts";
+import type { NotaryClient } from "./client.ts";
+
+export interface NotaryPoolOptions {
+  /** How often a healthy notary is checked. */
+  checkEveryMs: number;
+  /** First and longest wait before an unhealthy notary is checked again. */
+  backoff: { firstMs: number; maxMs: number };
+  log: Logger;
+}
+
+/** What clients learn about one notary of the pool: its key (null until it answered once) and health. */
+export interface NotaryStatus {
+  publicKey: string | null;
+  signatureAlgorithm: NotaryInfo["signatureAlgorithm"] | null;
+  ethereumAddress: string | null;
+  healthy: boolean;
+}
+
+interface Member {
+  position: number;
+  client: NotaryClient;
+  healthy: boolean;
+  /** Its last /info answer: keys are shown even while it is down. */
+  info?: NotaryInfo;
+  failures: number;
+  nextCheckAt: number;
+  /** Called once when it is found down: work waiting on its sessions (whileReachable) gives up. */
+  onDown: Set<() => void>;
+}
+
+const SEPARATOR = "~";
+/** Failures in a row after which work waiting on the notary's sessions gives up (whileReachable). */
+const FAILURES_ENDING_SESSIONS = 2;
+
+export class NotaryPool implements NotaryClient {
+  private readonly members: Member[];
+  /** Starts at a random notary: provers starting together do not all send their first sessions to the first one. */
+  private cursor: number;
+  private readonly timer: Timer;
+
+  constructor(
+    clients: readonly NotaryClient[],
+    private readonly options: NotaryPoolOptions,
+  ) {
+    if (clients.length === 0) throw new AppError("internal", "a notary pool needs at least one notary");
+    this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, nextCheckAt: 0, onDown: new Set<() => void>() }));
+    this.cursor = Math.floor(Math.random() * clients.length);
+    this.timer = setInterval(() => void this.checkDue(), Math.min(1000, options.backoff.firstMs));
+    this.timer.unref();
+    void this.checkDue();
+  }
+
+  async createSession(sizes: Parameters<NotaryClient["createSession"]>[0]): Promise<string> {
+    let lastError: AppError | undefined;
+    for (const member of this.candidates()) {
+      try {
+        const id = await member.client.createSession(sizes);
+        return `${member.position}${SEPARATOR}${id}`;
+      } catch (error) {
+        lastError = toAppError(error, "notary_unavailable");
+        // An untrusted notary is left out like an unreachable one; the others may still serve.
+        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message);
+        else if (lastError.code !== "over_capacity") throw lastError;
+      }
+    }
+    throw lastError ?? new AppError("notary_unavailable", "no notary can be reached");
+  }
+
+  /** A proxy session on the next healthy notary whose /info says it offers proxy mode. */
+  async createProxySession(request: Parameters<NotaryClient["createProxySession"]>[0]): Promise<string> {
+    let lastError: AppError | undefined;
+    for (const member of this.candidates()) {
+      member.info ??= await member.client.info().catch(() => undefined);
+      if (!member.info?.proxyMode) continue;
+      try {
+        const id = await member.client.createProxySession(request);
+        return `${member.position}${SEPARATOR}${id}`;
+      } catch (error) {
+        lastError = toAppError(error, "notary_unavailable");
+        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message);
+        else if (lastError.code !== "over_capacity") throw lastError;
+      }
+    }
+    const which = this.members.length === 1 ? "the notary does not" : "no notary of PROVER_NOTARY_URL does";
+    throw lastError ?? new AppError("proxy_mode_unavailable", `proxy mode is unavailable: ${which} offer it (a notary's YAML config needs proxy: { enabled: true })`);
+  }
+
+  relayUrl(sessionId: string): string {
+    const { member, id } = this.route(sessionId);
+    return member.client.relayUrl(id);
+  }
+
+  async attestProxy(sessionId: string, request: Parameters<NotaryClient["attestProxy"]>[1]): ReturnType<NotaryClient["attestProxy"]> {
+    const { member, id } = this.route(sessionId);
+    return await member.client.attestProxy(id, request);
+  }
+
+  releaseProxy(sessionId: string): Promise<void> {
+    const { member, id } = this.route(sessionId);
+    return member.client.releaseProxy(id);
+  }
+
+  notarizeUrl(sessionId: string): string {
+    const { member, id } = this.route(sessionId);
+    return member.client.notarizeUrl(id);
+  }
+
+  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1], mode: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
+    const { member, id } = this.route(sessionId);
+    try {
+      return await member.client.attest(id, request, mode);
+    } catch (error) {
+      const failure = toAppError(error, "notary_unavailable");
+      if (failure.code === "notary_unavailable") this.markDown(member, failure.message);
+      throw failure;
+    }
+  }
+
+  whileReachable<T>(sessionId: string, work: Promise<T>): Promise<T> {
+    const { member } = this.route(sessionId);
+    return new Promise<T>((resolve, reject) => {
+      const gone = () => reject(new AppError("notary_unavailable", "the notary went away during the session"));
+      member.onDown.add(gone);
+      work.then(resolve, reject).finally(() => member.onDown.delete(gone));
+    });
+  }
+
+  isRunning(sessionId: string): Promise<boolean> {
+    const { member, id } = this.route(sessionId);
+    return member.client.isRunning(id);
+  }
+
+  release(sessionId: string): Promise<void> {
+    const { member, id } = this.route(sessionId);
+    return member.client.release(id);
+  }
+
+  async reachable(sessionId?: string): Promise<void> {
+    if (sessionId === undefined) {
+      if (this.members.some((m) => m.healthy)) return;
+      throw new AppError("notary_unavailable", "no notary can be reached");
+    }
+    const { member } = this.route(sessionId);
+    try {
+      member.info = await member.client.info();
+    } catch (error) {
+      const failure = toAppError(error, "notary_unavailable");
+      this.markDown(member, failure.message);
+      throw failure;
+    }
+  }
+
+  /**
+   * The primary notary's /info: the first listed one that has answered (the first healthy one first), so
+   * that clients reading one key (Verity's /notaryinfo) see a stable choice.
+   */
+  async info(): Promise<NotaryInfo> {
+    const known = this.members.find((m) => m.healthy && m.info) ?? this.members.find((m) => m.info);
+    if (known?.info) return known.info;
+    let lastError: unknown;
+    for (const member of this.members) {
+      try {
+        return (member.info = await member.client.info());
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw toAppError(lastError, "notary_unavailable");
+  }
+
+  /** Every notary in configuration order, with its key once it has answered. */
+  statuses(): NotaryStatus[] {
+    return this.members.map((m) => ({
+      publicKey: m.info?.publicKey ?? null,
+      signatureAlgorithm: m.info?.signatureAlgorithm ?? null,
+      ethereumAddress: m.info?.ethereumAddress ?? null,
+      healthy: m.healthy,
+    }));
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Healthy notaries round-robin from the cursor, then the others (a last try before failing). */
+  private candidates(): Member[] {
+    const n = this.members.length;
+    const start = this.cursor;
+    this.cursor = (this.cursor + 1) % n;
+    const ordered = Array.from({ length: n }, (_, i) => this.members[(start + i) % n]!);
+    return [...ordered.filter((m) => m.healthy), ...ordered.filter((m) => !m.healthy)];
+  }
+
+  private route(sessionId: string): { member: Member; id: string } {
+    const cut = sessionId.indexOf(SEPARATOR);
+    const member = cut > 0 ? this.members[Number(sessionId.slice(0, cut))] : undefined;
+    if (!member) throw new AppError("internal", "a notary session id without its notary");
+    return { member, id: sessionId.slice(cut + 1) };
+  }
+
+  private markDown(member: Member, reason: string): void {
+    const { firstMs, maxMs } = this.options.backoff;
+    const waitMs = Math.min(maxMs, firstMs * 2 ** member.failures);
+    member.failures += 1;
+    member.nextCheckAt = Date.now() + waitMs;
+    if (member.healthy) this.options.log.warn("notary unavailable; sessions go to the others", { notary: member.position, reason, retryInMs: waitMs });
+    member.healthy = false;
+    // New sessions avoid it at once; running ones give up only when it fails again (one slow answer is no death).
+    if (member.failures === FAILURES_ENDING_SESSIONS) for (const gone of [...member.onDown]) gone();
+  }
+
+  private async checkDue(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      this.members
+        .filter((m) => m.nextCheckAt <= now)
+        .map(async (member) => {
+          // Set before the check: a slow answer is not checked again meanwhile.
+          member.nextCheckAt = now + this.options.checkEveryMs;
+          try {
+            member.info = await member.client.info();
+          } catch (error) {
+            this.markDown(member, toAppError(error, "notary_unavailable").message);
+            return;
+          }
+          if (!member.healthy) this.options.log.info("notary recovered; sessions go to it again", { notary: member.position });
+          member.healthy = true;
+          member.failures = 0;
+        }),
+    );
+  }
+}

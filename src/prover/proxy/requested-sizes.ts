@@ -1,0 +1,29 @@
+import * as v from "valibot";
+import { AppError } from "../../errors.ts";
+import { parseInput } from "../../http.ts";
+import type { SessionSizes } from "../../protocol/notary.ts";
+
+const byteCount = v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, "must be a whole number of bytes"), v.transform(Number), v.minValue(1)));
+const SizeHeaders = v.object({ "t-max-sent-data": byteCount, "t-max-recv-data": byteCount });
+
+/**
+ * Session sizes a client announces with `T-MAX-SENT-DATA` / `T-MAX-RECV-DATA` (either may be missing).
+ * Above the prover's limits is refused before any MPC.
+ */
+export function requestedSizes(headers: Headers, limits: SessionSizes): Partial<SessionSizes> {
+  const announced = parseInput(
+    SizeHeaders,
+    { "t-max-sent-data": headers.get("t-max-sent-data") ?? undefined, "t-max-recv-data": headers.get("t-max-recv-data") ?? undefined },
+    "invalid_header",
+    "header",
+  );
+  const sent = announced["t-max-sent-data"];
+  const recv = announced["t-max-recv-data"];
+  if ((sent ?? 0) > limits.maxSentData || (recv ?? 0) > limits.maxRecvData) {
+    throw new AppError(
+      "session_too_large",
+      `announced sizes exceed this prover's limits (T-MAX-SENT-DATA ≤ ${limits.maxSentData}, T-MAX-RECV-DATA ≤ ${limits.maxRecvData})`,
+    );
+  }
+  return { ...(sent !== undefined && { maxSentData: sent }), ...(recv !== undefined && { maxRecvData: recv }) };
+}

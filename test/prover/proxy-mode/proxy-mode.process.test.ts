@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { prove, redact, verifyProof } from "../../../src/client/index.ts";
+import type { VerifiedProofJson } from "../../../src/proof/render.ts";
+import { tlsFixture } from "../../../testkit/env.ts";
+import { verifyWithCli } from "../../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
+import { type ProofData, openStream, proofData } from "../../../testkit/sse.ts";
+import { SECRET_VALUE, type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+
+/**
+ * Proxy mode end to end, through `cli prover start` with its embedded notary (which offers proxy mode under
+ * the prover's own target policy): real TLS 1.3-only and TLS 1.2-only local targets, proofs checked by
+ * `cli verify`.
+ */
+let prover: RunningProver;
+const targets: Record<string, VersionedTarget> = {};
+
+// Every target presents the TARGET_HOST certificate, on its own port.
+const urlOf = (name: string, path: string) => `https://${TARGET_HOST}:${targets[name]!.port}${path}`;
+
+beforeAll(async () => {
+  const tls = tlsFixture();
+  targets.tls13 = await startVersionedTarget(tls, "TLSv1.3");
+  targets.tls12 = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256");
+  targets.chacha = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-CHACHA20-POLY1305");
+  const resolve = Object.values(targets).map((t) => `${TARGET_HOST}:${t.port}:127.0.0.1`).join(",");
+  prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolve });
+}, 120_000);
+
+afterAll(async () => {
+  await prover?.stop();
+  for (const target of Object.values(targets)) target.stop();
+});
+
+interface ProxyProof {
+  status: number;
+  answer: string;
+  headers: Headers;
+  proof?: ProofData;
+}
+
+/** The proof stream opened first, then /proxy in proxy mode, then the proof event. */
+async function proveProxy(url: string, headers: Record<string, string> = {}, init: RequestInit = {}): Promise<ProxyProof> {
+  const requestId = crypto.randomUUID();
+  const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+  const response = await fetch(`${prover.url}/proxy`, {
+    ...init,
+    headers: { "T-PROXY-URL": url, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy", ...headers },
+  });
+  const answer = await response.text();
+  if (response.status !== 200) return { status: response.status, answer, headers: response.headers };
+  const [event] = await stream.events;
+  return { status: response.status, answer, headers: response.headers, proof: proofData(event!) };
+}
+
+async function verified(proof: ProofData): Promise<VerifiedProofJson> {
+  const result = await verifyWithCli(proof.proofText, prover.notaryPubPath);
+  expect(result.stderr).toBe("");
+  expect(result.exitCode).toBe(0);
+  return JSON.parse(result.stdout) as VerifiedProofJson;
+}
+
+describe("proxy mode proofs", () => {
+  test.each([
+    ["tls13", "TLS1.3"],
+    ["tls12", "TLS1.2"],
+    ["chacha", "TLS1.2"],
+  ])("%s target: the proof verifies, says proxy mode, hides the secret and the whole request", async (name, version) => {
+    const proved = await proveProxy(urlOf(name, "/data"), { "T-REDACTED": "res:body:secret" });
+    expect(proved.status).toBe(200);
+    expect(proved.headers.get("t-proof-mode")).toBe("proxy");
+    expect(JSON.parse(proved.answer).secret).toBe(SECRET_VALUE); // the client gets the answer whole
+    const report = await verified(proved.proof!);
+    expect(report).toMatchObject({ mode: "proxy", tlsVersion: version, serverName: TARGET_HOST });
+    expect(report.recv.text).toContain('"name":"alice"');
+    expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
+    // The request is hidden whole: its length only, no byte of it.
+    expect(report.sent.revealed).toEqual([]);
+    expect(report.sent.length).toBeGreaterThan(0);
+    expect(report.redactions.flatMap((r) => r.spans).every((span) => span.direction === "recv")).toBe(true);
+    expect(proved.proof!.proofText).not.toContain(Buffer.from("GET /data").toString("base64").slice(0, 8));
+  }, 60_000);
+});
+
+describe("the client library in proxy mode", () => {
+  test("prove() with mode proxy and revealRequest: the proof says proxy, verifies, and hides what was asked", async () => {
+    const result = await prove({
+      prover: prover.url,
+      url: urlOf("tls12", "/data"),
+      mode: "proxy",
+      revealRequest: true,
+      redact: [redact.responseBody("secret"), redact.pathSegment(1)],
+      timeoutMs: 30_000,
+    });
+    expect(result.mode).toBe("proxy");
+    expect(JSON.parse(new TextDecoder().decode(result.response.body)).secret).toBe(SECRET_VALUE);
+    const verifiedProof = verifyProof(result.proofText, prover.notaryPubPem);
+    expect(verifiedProof.body.mode).toBe("proxy");
+    expect(verifiedProof.sent.text).toStartWith("GET /████ HTTP/1.1");
+    expect(result.proofText).not.toContain(SECRET_VALUE);
+  }, 60_000);
+});
+
+describe("proxy mode with the request revealed (T-PROXY-REVEAL: request)", () => {
+  test("the request enters the proof, less its req:header:authorization value, echoed or not", async () => {
+    const token = "Bearer proxy-mode-credential-7Qx";
+    const proved = await proveProxy(urlOf("tls13", "/echo?q=1"), {
+      "T-PROXY-REVEAL": "request",
+      "T-REDACTED": "req:header:authorization",
+      authorization: token,
+    });
+    expect(proved.status).toBe(200);
+    expect(JSON.parse(proved.answer).headers.authorization).toBe(token); // the target got it
+    const report = await verified(proved.proof!);
+    expect(report.mode).toBe("proxy");
+    expect(report.sent.text).toStartWith("GET /echo?q=1 HTTP/1.1\r\n");
+    expect(report.sent.text).toContain("authorization: █");
+    expect(report.redactions.map((r) => r.pattern)).toEqual(["req:header:authorization", "echo:*"]);
+    // Neither the request's header nor the answer's echo of it shows the credential.
+    expect(proved.proof!.proofText).not.toContain("proxy-mode-credential-7Qx");
+    expect(report.recv.text).not.toContain("proxy-mode-credential-7Qx");
+  }, 60_000);
+});
+
+describe("proxy mode answers", () => {
+  test("a chunked answer is de-chunked for the client; its secret, split across chunks, is hidden", async () => {
+    const proved = await proveProxy(urlOf("tls12", "/chunked"), { "T-REDACTED": "res:body:secret" });
+    expect(proved.status).toBe(200);
+    expect(JSON.parse(proved.answer).secret).toBe(SECRET_VALUE);
+    const report = await verified(proved.proof!);
+    expect(report.recv.text.toLowerCase()).toContain("transfer-encoding: chunked");
+    expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
+    expect(proved.proof!.proofText).not.toContain(SECRET_VALUE.slice(4));
+  }, 60_000);
+
+  test("a 1 MB answer is answered and proven whole", async () => {
+    const bytes = 1_000_000;
+    // An MPC session size announced beyond PROVER_MAX_RECV_DATA means nothing in proxy mode: no session is sized.
+    const proved = await proveProxy(urlOf("tls13", `/big?bytes=${bytes}`), { "T-MAX-RECV-DATA": String(2 * bytes) });
+    expect(proved.status).toBe(200);
+    expect(proved.answer.length).toBe(bytes);
+    const report = await verified(proved.proof!);
+    expect(report.recv.length).toBeGreaterThan(bytes);
+    expect(report.recv.hiddenBytes).toBe(0);
+    expect(report.recv.text.endsWith("x".repeat(1000))).toBe(true);
+  }, 60_000);
+});
+
+describe("proxy mode refusals", () => {
+  async function refusal(headers: Record<string, string>): Promise<{ status: number; code: string; message: string }> {
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": urlOf("tls13", "/data"), "T-REQUEST-ID": crypto.randomUUID(), ...headers },
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    return { status: response.status, ...body.error };
+  }
+
+  test("an unknown T-PROOF-MODE is a 400", async () => {
+    expect(await refusal({ "T-PROOF-MODE": "fast" })).toMatchObject({ status: 400, code: "invalid_header", message: "T-PROOF-MODE must be mpc or proxy" });
+  });
+
+  test("T-PROXY-REVEAL outside proxy mode, or with another value, is a 400", async () => {
+    expect(await refusal({ "T-PROXY-REVEAL": "request" })).toMatchObject({ status: 400, code: "invalid_header" });
+    expect(await refusal({ "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "everything" })).toMatchObject({ status: 400, code: "invalid_header" });
+  });
+
+  test("req:* patterns without T-PROXY-REVEAL are a 400 saying the request is hidden whole", async () => {
+    const refused = await refusal({ "T-PROOF-MODE": "proxy", "T-REDACTED": "res:body:secret,req:header:authorization" });
+    expect(refused).toMatchObject({ status: 400, code: "invalid_redaction" });
+    expect(refused.message).toContain("entry 2");
+    expect(refused.message).toContain("hidden whole");
+    expect(refused.message).toContain("T-PROXY-REVEAL: request");
+  });
+
+  test("the notary resolves the target itself: an unknown host is its 404, passed on", async () => {
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": "https://no-such-host.invalid/x", "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy" },
+    });
+    const body = (await response.json()) as { error: { code: string } };
+    expect({ status: response.status, code: body.error.code }).toEqual({ status: 404, code: "target_unresolvable" });
+  }, 30_000);
+});

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server as TlsServer } from "node:tls";
+import { TEST_SESSION, scratchDir, tlsFixture } from "../../../testkit/env.ts";
+import { scrapeMetrics, sample } from "../../../testkit/metrics.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
+import { errorData, firstEvent, proofData } from "../../../testkit/sse.ts";
+import { startTarget, startTls13OnlyTarget } from "../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { eventually } from "../../../testkit/wait.ts";
+
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+describe("/proxy answers and failures", () => {
+  let target: Server<undefined>;
+  let tls13: { server: TlsServer; port: number };
+  let prover: RunningProver;
+
+  beforeAll(async () => {
+    target = startTarget(tlsFixture());
+    tls13 = await startTls13OnlyTarget(tlsFixture());
+    prover = await startProver(SOURCE_CLI, target.port!, {
+      PROVER_RESOLVE: `${TARGET_HOST}:${target.port}:127.0.0.1,tls13.${TARGET_HOST}:${tls13.port}:127.0.0.1`,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await prover?.stop();
+    target?.stop(true);
+    tls13?.server.close();
+  }, 120_000);
+
+  const proxy = (headers: Record<string, string>, init: RequestInit = {}) =>
+    fetch(`${prover.url}/proxy`, { ...init, headers: { "T-REQUEST-ID": crypto.randomUUID(), ...headers } });
+  const url = (path: string) => `https://${TARGET_HOST}:${target.port}${path}`;
+
+  async function expectError(response: Response, status: number, code: string): Promise<string> {
+    const body = (await response.json()) as ErrorBody;
+    expect({ status: response.status, code: body.error.code }).toEqual({ status, code });
+    expect(body.error.message.length).toBeGreaterThan(0);
+    return body.error.message;
+  }
+
+  test("bad input is a 400 with a code, before anything is sent", async () => {
+    const sessionsCreated = async () => sample(await scrapeMetrics(prover.url), "tlsproof_notary_sessions_created_total");
+    const created = await sessionsCreated();
+    expect(created).toBeNumber();
+    await expectError(await proxy({}), 400, "invalid_header");
+    await expectError(await proxy({ "T-PROXY-URL": "http://example.com/" }), 400, "invalid_header");
+    await expectError(await proxy({ "T-PROXY-URL": "not a url" }), 400, "invalid_header");
+    await expectError(await proxy({ "T-PROXY-URL": url("/data"), "T-REQUEST-ID": "42" }), 400, "invalid_request_id");
+    await expectError(await proxy({ "T-PROXY-URL": url("/data"), "T-REDACTED": "res:body:x,bogus:thing" }), 400, "invalid_redaction");
+    await expectError(await proxy({ "T-PROXY-URL": url("/data"), "T-REDACTED": "res:path:0" }), 400, "invalid_redaction");
+    await expectError(await proxy({ "T-PROXY-URL": url("/data"), "T-PROVE-FAILED-REQ": "maybe" }), 400, "invalid_header");
+    await expectError(await proxy({ "T-PROXY-URL": url("/data") }, { method: "PATCH" }), 400, "unsupported_method");
+    await expectError(
+      await proxy({ "T-PROXY-URL": url("/data"), "content-type": "application/json" }, { method: "POST", body: "{not json" }),
+      400,
+      "invalid_body",
+    );
+    // No notary session was opened for any of them (the embedded notary counts every session it creates).
+    expect(await sessionsCreated()).toBe(created!);
+  });
+
+  test("an unresolvable host is a 404, its subscribers get the error, and the id cannot be reused", async () => {
+    const requestId = crypto.randomUUID();
+    const event = firstEvent(`${prover.url}/proof/${requestId}`, 30_000);
+    // Subscribed before the call: the error reaches a live subscriber.
+    const subscribers = async () => sample(await scrapeMetrics(prover.url), "tlsproof_sse_subscribers");
+    expect(await eventually(subscribers, (n) => n === 1, 10_000)).toBe(1);
+    const headers = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId };
+    await expectError(await proxy(headers), 404, "target_unresolvable");
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
+    await expectError(await proxy(headers), 400, "duplicate_request_id");
+  });
+
+  test("request ids are case-blind: one id in any case is one id, folded to lower case", async () => {
+    const requestId = crypto.randomUUID();
+    const event = firstEvent(`${prover.url}/proof/${requestId.toUpperCase()}`, 30_000);
+    await Bun.sleep(50);
+    await expectError(await proxy({ "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId }), 404, "target_unresolvable");
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
+    // The same id in upper case is a reuse, not a new request.
+    const reuse = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": ` ${requestId.toUpperCase()} ` };
+    await expectError(await proxy(reuse), 400, "duplicate_request_id");
+  });
+
+  test("a proof subscription with a non-UUID id is a 400", async () => {
+    const response = await fetch(`${prover.url}/proof/not-a-uuid`);
+    await expectError(response, 400, "invalid_request_id");
+  });
+
+  test("a target answering 404 is passed through without a proof unless asked", async () => {
+    const requestId = crypto.randomUUID();
+    const event = firstEvent(`${prover.url}/proof/${requestId}`, 240_000);
+    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ status: 404 });
+    expect(response.headers.get("t-proof-id")).toBeNull();
+    expect(errorData(await event)).toMatchObject({ requestId, code: "target_request_failed" });
+  }, 240_000);
+
+  test("with T-PROVE-FAILED-REQ the target's real 404 is proven, and cli verify accepts the proof", async () => {
+    const requestId = crypto.randomUUID();
+    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true" });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ status: 404 });
+    expect(response.headers.get("t-proof-id")).toBe(requestId);
+    const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
+    const proofPath = join(scratchDir("proxy"), "failed-answer.json");
+    writeFileSync(proofPath, proofText);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    expect(verified.stderr).toBe("");
+    expect(verified.exitCode).toBe(0);
+    const body = JSON.parse(verified.stdout) as { valid: boolean; requestId: string; sent: { text: string }; recv: { text: string } };
+    expect(body).toMatchObject({ valid: true, requestId });
+    expect(body.sent.text).toStartWith("GET /status/404 HTTP/1.1\r\n");
+    expect(body.recv.text).toStartWith("HTTP/1.1 404 ");
+    expect(body.recv.text).toEndWith('{"status":404}');
+  }, 240_000);
+
+  test("a response larger than the session allows is a 500 that says so", async () => {
+    const response = await proxy({ "T-PROXY-URL": url(`/big?bytes=${TEST_SESSION.maxRecvData * 2}`) });
+    const message = await expectError(response, 500, "response_too_large");
+    expect(message).toContain(String(TEST_SESSION.maxRecvData));
+  }, 240_000);
+
+  test("a target without TLS 1.2 is a 500 that names what the engine needs and proxy mode, before any MPC session", async () => {
+    const sessionsBefore = prover.log().match(/session created/g)?.length ?? 0;
+    const response = await proxy({ "T-PROXY-URL": `https://tls13.${TARGET_HOST}:${tls13.port}/` });
+    const message = await expectError(response, 500, "tls_unsupported");
+    expect(message).toContain("TLS 1.2");
+    expect(message).toContain("T-PROOF-MODE: proxy");
+    // The probe refused it: no notary session was opened for it.
+    expect(prover.log().match(/session created/g)?.length ?? 0).toBe(sessionsBefore);
+  }, 240_000);
+});

@@ -1,0 +1,17 @@
+/**
+ * A stand-in prover for tests that kill it: starts one engine host as its child, prints the host's pid as JSON,
+ * then waits to be killed.
+ */
+import { EngineHosts } from "../src/engine/host/engine-hosts.ts";
+import { createLogger } from "../src/log.ts";
+
+const hosts = await EngineHosts.start({
+  count: 1,
+  embeddedNotary: true,
+  threads: 1,
+  hangMs: 1_000,
+  pauseRefills: true,
+  log: createLogger({ level: "error" }),
+});
+console.log(JSON.stringify({ host: hosts.status()[0]!.pid, diesWithParent: hosts.status()[0]!.diesWithParent }));
+await new Promise(() => {});
