@@ -18,7 +18,7 @@ import { defaultHostCount, fitsBeside, sessionCost } from "../src/engine/host/pl
 import { sessionEngineBytes } from "../src/engine/memory.ts";
 import { defaultPoolSize, maxPoolSize } from "../src/prover/pool/pool-policy.ts";
 import type { HostMemory } from "../src/engine/host/protocol.ts";
-import type { SessionSizes } from "../src/protocol/notary.ts";
+import type { SessionSizes } from "../src/core/session-sizes.ts";
 import { tlsFixture } from "../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../testkit/prover.ts";
 import { firstEvent } from "../testkit/sse.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import type { LogFormat } from "../log.ts";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/proxy/target.ts";

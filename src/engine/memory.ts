@@ -1,4 +1,4 @@
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 
 /** The engine's memory model, from measurements (BENCHMARKS.md, "Proof pipeline" and "Sized sessions"). */
 

@@ -1,6 +1,6 @@
 import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
-import type { ByteRange } from "../proof/format.ts";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { ByteRange } from "../core/transcript.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 

@@ -1,6 +1,6 @@
 import { untilAborted } from "../abort.ts";
 import { AppError, errorText } from "../errors.ts";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";
 import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";

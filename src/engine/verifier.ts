@@ -1,5 +1,5 @@
 import { Verifier, type VerifierOutput } from "tlsn-wasm";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 
 export type { VerifierOutput } from "tlsn-wasm";

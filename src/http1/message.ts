@@ -3,7 +3,7 @@
  * input still yields whatever structure is there, and never throws. Where framing cannot be followed, the
  * remaining bytes count as body, so hiding "the whole body" errs towards hiding more.
  */
-import type { ByteRange } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 
 export interface HeaderField {
   name: ByteRange;

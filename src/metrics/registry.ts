@@ -3,7 +3,7 @@
  * component already keeps (pool, slots, subscribers) are read when scraped, not duplicated.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 
 /** A size class label: `<max sent>x<max recv>` bytes, as sessions are sized. */
 export const sizeClass = (sizes: SessionSizes): string => `${sizes.maxSentData}x${sizes.maxRecvData}`;

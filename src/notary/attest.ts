@@ -1,7 +1,8 @@
 import type { VerifierOutput } from "tlsn-wasm";
 import { AppError } from "../errors.ts";
 import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
-import type { ByteRange, ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
+import type { ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 
 export interface AttestationContext {

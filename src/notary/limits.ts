@@ -6,7 +6,7 @@
  * - the prover sends the notary 34 MB at 1024 sent bytes and 74 MB at 4096: about 21 MB plus 13 KB per
  *   byte of `maxSentData` (the receive size changed nothing).
  */
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import { MAX_PATTERN_LENGTH, MAX_REDACTIONS } from "../protocol/notary.ts";
 
 const KiB = 1024;

@@ -5,7 +5,8 @@
  */
 import { AppError } from "../errors.ts";
 import { proofBodyProblem } from "../proof/check.ts";
-import type { ByteRange, Direction, ProofBody } from "../proof/format.ts";
+import type { ProofBody } from "../proof/format.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
 import type { ProxyAttestationRequest } from "../protocol/notary.ts";
 import { complementRanges } from "../redaction/spans.ts";
 import type { VerifiedSession } from "../tls/verify-session.ts";

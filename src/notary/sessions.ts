@@ -4,7 +4,7 @@ import type { LoopbackBridge, PeerHandle } from "../engine/bridge.ts";
 import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../engine/verifier.ts";
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { SessionSizes } from "../protocol/notary.ts";
+import type { SessionSizes } from "../core/session-sizes.ts";
 import { mpcBudgetBytes } from "./limits.ts";
 
 /** The data a prover's accepted socket carries: an MPC session's, or a proxy session's relay. */

@@ -5,7 +5,8 @@
  * bodies come from the valibot schemas the routes validate with, except /proxy's headers, which proxy.ts
  * reads one by one and are described here.
  */
-import { ErrorReply, NotaryInfo, SessionSizes } from "../protocol/notary.ts";
+import { ErrorReply, NotaryInfo } from "../protocol/notary.ts";
+import { SessionSizes } from "../core/session-sizes.ts";
 import { proofSchema } from "../proof/verify.ts";
 import { RequestIdParam } from "../prover/delivery/routes.ts";
 import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";

@@ -5,7 +5,8 @@
  */
 import { base64ToBytes, bytesToBase64 } from "../bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
-import type { ByteRange, Direction, ProofBody, TranscriptDirection } from "./format.ts";
+import type { ProofBody, TranscriptDirection } from "./format.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
 export function decodeBase64(data: string): Uint8Array | null {

@@ -26,7 +26,8 @@ import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../eth-signature.ts";
 import { base64ToBytes } from "../bytes.ts";
-import type { Direction, EvmSignature, ProofBody, ProofMode } from "./format.ts";
+import type { EvmSignature, ProofBody, ProofMode } from "./format.ts";
+import type { Direction } from "../core/transcript.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
 
 export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;

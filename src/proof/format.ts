@@ -7,18 +7,13 @@
  * Hidden bytes are absent: each direction lists only the ranges the prover revealed, with their bytes.
  */
 
+import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
+
 export const PROOF_VERSION = "tlsproof/1";
 
-export type Direction = "sent" | "recv";
 /** How the notary took part: "mpc" (MPC-TLS, it saw nothing in clear) or "proxy" (it relayed the connection). */
 export type ProofMode = "mpc" | "proxy";
 export type SignatureAlgorithm = "secp256k1" | "secp256r1";
-
-/** Half-open byte range [start, end) in one direction of the transcript. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
 
 /** One revealed range of a transcript direction and its bytes (base64). */
 export interface RevealedRange extends ByteRange {
@@ -32,9 +27,6 @@ export interface TranscriptDirection {
   revealed: RevealedRange[];
 }
 
-export interface RedactionSpan extends ByteRange {
-  direction: Direction;
-}
 
 /** A redaction pattern as declared by the prover, in its public form (a `search:` value never appears). */
 export interface DeclaredRedaction {

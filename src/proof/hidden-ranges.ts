@@ -14,7 +14,8 @@ import { type JsonNode, parseJson } from "../redaction/json.ts";
 import { pathSegments, queryParameters, requestTarget } from "../redaction/target.ts";
 import { type ByteView, viewOf } from "../redaction/view.ts";
 import { complementRanges } from "../redaction/spans.ts";
-import type { ByteRange, Direction, TranscriptDirection } from "./format.ts";
+import type { TranscriptDirection } from "./format.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
 
 export type Coverage =
   | { kind: "header-value"; name: string }

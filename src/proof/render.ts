@@ -1,7 +1,8 @@
 /**
  * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
  */
-import type { ByteRange, DeclaredRedaction, Direction, ProofBody, ProofMode, SignatureAlgorithm } from "./format.ts";
+import type { DeclaredRedaction, ProofBody, ProofMode, SignatureAlgorithm } from "./format.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";

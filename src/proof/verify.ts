@@ -8,14 +8,8 @@
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { describeIssue } from "../schema.ts";
-import {
-  type Direction,
-  PROOF_VERSION,
-  type Proof,
-  type ProofBody,
-  type RevealedRange,
-  type TranscriptDirection,
-} from "./format.ts";
+import { PROOF_VERSION, type Proof, type ProofBody, type RevealedRange, type TranscriptDirection } from "./format.ts";
+import { type Direction } from "../core/transcript.ts";
 import { RedactionSpanSchema } from "../protocol/notary.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";

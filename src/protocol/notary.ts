@@ -18,15 +18,12 @@
  *   any failure                   ErrorReply
  */
 import * as v from "valibot";
-import type { DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
+import { SessionSizes } from "../core/session-sizes.ts";
+import type { DeclaredRedaction } from "../proof/format.ts";
+import type { RedactionSpan } from "../core/transcript.ts";
 import type { RevealedKeys } from "../tls/verify-session.ts";
-import { nonNegativeInteger, requestIdSchema, strictMapping } from "../schema.ts";
-
-const byteCount = v.pipe(v.number("expected a positive integer"), v.safeInteger("expected a positive integer"), v.minValue(1, "expected a positive integer"));
-
-/** Bytes an MPC session can carry: the request sent and the response received, headers included. */
-export const SessionSizes = v.object({ maxSentData: byteCount, maxRecvData: byteCount });
-export type SessionSizes = v.InferOutput<typeof SessionSizes>;
+import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import { requestIdSchema } from "../core/request-id.ts";
 
 /** `clientType` is what TLSNotary's clients send ("Websocket"); it is accepted and ignored. */
 export const SessionRequest = v.strictObject({ clientType: v.optional(v.string()), ...SessionSizes.entries });

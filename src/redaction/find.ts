@@ -15,7 +15,7 @@
  * Structure (line breaks, colons, JSON punctuation, chunk framing) is read from the real bytes.
  */
 import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
-import type { ByteRange, Direction } from "../proof/format.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
 import { decodeString, type JsonNode, parseJson, valuesAtPath } from "./json.ts";
 import type { HidingPattern } from "./patterns.ts";
 import { credentialParts } from "./credentials.ts";

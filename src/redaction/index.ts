@@ -10,7 +10,8 @@
  * hidden header's value (credentials.ts: of MIN_PART_LENGTH bytes or more), and each in the other spellings
  * a server may write it in (encodings.ts; percent-encoded wherever it stands, percent.ts).
  */
-import type { ByteRange, DeclaredRedaction, RedactionSpan } from "../proof/format.ts";
+import type { DeclaredRedaction } from "../proof/format.ts";
+import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
 import { echoSpellings } from "./encodings.ts";
 import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
 import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPattern } from "./patterns.ts";

@@ -7,7 +7,7 @@
  * value or key belongs is a `hidden` node, and hidden bytes inside a string are taken as its content. The
  * structure then is what the visible bytes show.
  */
-import type { ByteRange } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 
 export interface JsonMember {
   /** The key as decoded (escapes resolved), for comparison with a path segment; null when hidden. */

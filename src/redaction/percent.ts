@@ -5,7 +5,7 @@
  * escapes and in whichever case it writes hex digits: every encoder escapes the bytes outside the URI set.
  * `+` is left as it is (a form body's space; see encodings.ts for the needle written that way).
  */
-import type { ByteRange } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 import type { DecodedString } from "./json.ts";
 
 const PERCENT = 0x25;

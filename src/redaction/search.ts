@@ -4,7 +4,7 @@
  * (`\u0041`, `\/`, `\"`, surrogate pairs: any escape RFC 8259 allows). Echoes are also found percent-encoded
  * (percent.ts). Nothing else is decoded: not base64, not HTML entities, not a compressed body.
  */
-import type { ByteRange } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 import { decodeString, type DecodedString, type JsonNode, stringTokens } from "./json.ts";
 import { percentEncodedRuns } from "./percent.ts";
 import { type ByteView, rawRangesOf } from "./view.ts";

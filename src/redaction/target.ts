@@ -2,7 +2,7 @@
  * The request target of a request line, split into path segments and query parameters, as raw byte offsets.
  * Nothing is percent-decoded: names and values are the bytes on the wire.
  */
-import type { ByteRange } from "../proof/format.ts";
+import type { ByteRange } from "../core/transcript.ts";
 
 const SP = 0x20;
 const SLASH = 0x2f;

@@ -4,7 +4,8 @@
  */
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import { parseOrThrow, requestIdSchema } from "../schema.ts";
+import { parseOrThrow } from "../schema.ts";
+import { requestIdSchema } from "../core/request-id.ts";
 import { MAX_PARTITION, PROTOCOL_VERSION, type MessageRef } from "./message.ts";
 
 export const QUERY_TYPES = ["last", "from", "range"] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ByteRange } from "../../src/proof/format.ts";
+import type { ByteRange } from "../../src/core/transcript.ts";
 import { describeHiddenRanges } from "../../src/proof/hidden-ranges.ts";
 import { directionHiding, spanOf } from "./fixtures.ts";
 

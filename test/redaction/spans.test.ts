@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { ByteRange } from "../../src/proof/format.ts";
+import type { ByteRange } from "../../src/core/transcript.ts";
 import { revealedRanges } from "../../src/redaction/index.ts";
 import { complementRanges, mergeRanges, overlapsAny } from "../../src/redaction/spans.ts";
 

@@ -3,7 +3,7 @@
  */
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { type Abi, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
-import type { Direction } from "../../src/proof/format.ts";
+import type { Direction } from "../../src/core/transcript.ts";
 import { DIRECTION_CODE, type EvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { Account, Chain, TxResult } from "./chain.ts";
 import { compileContract } from "./compile.ts";

@@ -1,6 +1,6 @@
 import { AppError, errorText } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { BackgroundWork } from "../background.ts";
 import { sideEngineBytes } from "../memory.ts";
 import type { EngineProver, EngineProvers } from "../prover.ts";

@@ -2,7 +2,7 @@
  * Pure decisions about engine hosts: how many to run and where a session's sides go. No processes here, so
  * they are tested without MPC.
  */
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import { ENGINE_BASE_BYTES, GiB, WASM_LIMIT_BYTES, sideEngineBytes } from "../memory.ts";
 
 /** What one engine may hold in sessions: 90% of the wasm limit, less the engine's own base. */

@@ -8,7 +8,7 @@
  * also reports it every second (`memory`), so the parent always knows it without asking. A host ends when
  * its channel closes, or, once it has said so in its answer to `start` (`diesWithParent`), when its parent dies.
  */
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
 import type { VerifierOutput } from "../verifier.ts";
 

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError } from "../../errors.ts";
 import { parseInput } from "../../http.ts";
-import { requestIdSchema } from "../../schema.ts";
+import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";

@@ -10,7 +10,7 @@ import { type EngineExchange, type EngineRequest, type ProverSession, closeProve
 import { AppError, errorText, toAppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EndpointSizes } from "../pool/endpoint-sizes.ts";
 import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../../redaction/index.ts";

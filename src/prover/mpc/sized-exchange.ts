@@ -2,7 +2,7 @@ import type { LoopbackBridge } from "../../engine/bridge.ts";
 import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EndpointSizes } from "../pool/endpoint-sizes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { SessionSource } from "../pool/pool.ts";

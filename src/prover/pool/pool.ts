@@ -3,7 +3,7 @@ import { runningTimeout } from "../../engine/paused-time.ts";
 import type { ProverSession } from "../../engine/session.ts";
 import { AppError, errorText } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import { untilAborted } from "../../abort.ts";
 import { type WarmTarget, backoffMs, fitsIn, mayRefill, nextRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";

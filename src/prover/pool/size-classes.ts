@@ -1,5 +1,5 @@
 import type { EngineRequest } from "../../engine/session.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import { fitsIn } from "./pool-policy.ts";
 
 /**

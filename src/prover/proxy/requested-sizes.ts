@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { AppError } from "../../errors.ts";
 import { parseInput } from "../../http.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 
 const byteCount = v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, "must be a whole number of bytes"), v.transform(Number), v.minValue(1)));
 const SizeHeaders = v.object({ "t-max-sent-data": byteCount, "t-max-recv-data": byteCount });

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
 import { AppError } from "../../errors.ts";
 import { bodyBytes } from "../../http1/message.ts";
-import type { SessionSizes } from "../../protocol/notary.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import { parseRedactionRequest } from "../../redaction/index.ts";
 import { requestedSizes } from "./requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
@@ -10,7 +10,8 @@ import { type SessionAnswer, type SessionDeps, runProofSession } from "../mpc/se
 import type { IdleLimit } from "../../idle-limit.ts";
 import { parseTargetUrl } from "./target.ts";
 import { callerKeyDigest } from "../auth.ts";
-import { parseOrThrow, requestIdSchema } from "../../schema.ts";
+import { parseOrThrow } from "../../schema.ts";
+import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofMode } from "../../proof/format.ts";
 import { refuseRequestPatterns } from "../proxy-mode/hidden-request.ts";
 import { parseModeHeaders } from "../proxy-mode/mode.ts";
