@@ -23,7 +23,7 @@ import { VERSION } from "../version.ts";
 import { viewerRoutes } from "../viewer/routes.ts";
 import type { ProverConfig } from "../config/prover.ts";
 import { apiKeyAuth, callerOf, keysOn, ownProofsOnly } from "../prover/auth.ts";
-import { createSessionSlots } from "../prover/proxy/capacity.ts";
+import { createSessionSlots } from "../prover/exchange/capacity.ts";
 import { type InstancePresence, joinCluster } from "../prover/delivery/instance-presence.ts";
 import { createNotaryClient } from "../prover/notary/client.ts";
 import { NotaryPool } from "../prover/notary/notary-pool.ts";

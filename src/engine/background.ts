@@ -1,5 +1,4 @@
 import type { PausedTime } from "./paused-time.ts";
-import type { EngineProver } from "./prover.ts";
 
 /**
  * Engine work no request waits for: a warm pool's refill. The engine host running it may pause it while live
@@ -8,10 +7,11 @@ import type { EngineProver } from "./prover.ts";
  */
 export class BackgroundWork {
   /**
-   * @param apartFrom Provers of sessions requests hold now: their exchanges are about to run, and a host running
-   *   one is never paused, so the work is placed in another host when one has room.
+   * @param apartFrom Provers (EngineProver) of sessions requests hold now: their exchanges are about to run, and a
+   *   host running one is never paused, so the work is placed in another host when one has room. Typed as objects
+   *   so that this module needs nothing of the engine's: the engine's prover module imports it.
    */
-  constructor(readonly apartFrom: readonly EngineProver[] = []) {}
+  constructor(readonly apartFrom: readonly object[] = []) {}
 
   private pausedTime: PausedTime | undefined;
   private pausedBefore = 0;

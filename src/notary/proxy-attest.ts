@@ -8,7 +8,7 @@ import { proofBodyProblem } from "../proof/check.ts";
 import type { ProofBody } from "../proof/format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import type { ProxyAttestationRequest } from "../protocol/notary.ts";
-import { complementRanges } from "../redaction/spans.ts";
+import { complementRanges } from "../core/ranges.ts";
 import type { VerifiedSession } from "../tls/verify-session.ts";
 import { type AttestationContext, transcriptDirection } from "./attest.ts";
 

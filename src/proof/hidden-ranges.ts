@@ -5,15 +5,15 @@
  * all, vlayer's rule): such ranges are reported as not whole.
  *
  * The structure is read from the revealed bytes only. Hidden bytes are stood in for by a neutral filler in
- * the HTTP head and the request target, and by holes in the JSON parse (src/redaction/json.ts), so a hidden
+ * the HTTP head and the request target, and by holes in the JSON parse (src/http1/json.ts), so a hidden
  * range can at most be recognised where the visible bytes frame it; what it really holds stays unknown.
  */
 import { base64ToBytes } from "../bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
-import { type JsonNode, parseJson } from "../redaction/json.ts";
-import { pathSegments, queryParameters, requestTarget } from "../redaction/target.ts";
-import { type ByteView, viewOf } from "../redaction/view.ts";
-import { complementRanges } from "../redaction/spans.ts";
+import { type JsonNode, parseJson } from "../http1/json.ts";
+import { pathSegments, queryParameters, requestTarget } from "../http1/request-target.ts";
+import { type ByteView, viewOf } from "../core/byte-view.ts";
+import { complementRanges } from "../core/ranges.ts";
 import type { TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 

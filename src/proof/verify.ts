@@ -10,7 +10,7 @@ import { AppError } from "../errors.ts";
 import { describeIssue } from "../schema.ts";
 import { PROOF_VERSION, type Proof, type ProofBody, type RevealedRange, type TranscriptDirection } from "./format.ts";
 import { type Direction } from "../core/transcript.ts";
-import { RedactionSpanSchema } from "../protocol/notary.ts";
+import { RedactionSpanSchema } from "../core/transcript.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { decodeBase64, proofBodyProblem } from "./check.ts";

@@ -20,9 +20,8 @@
 import * as v from "valibot";
 import { SessionSizes } from "../core/session-sizes.ts";
 import type { DeclaredRedaction } from "../proof/format.ts";
-import type { RedactionSpan } from "../core/transcript.ts";
+import { RedactionSpanSchema } from "../core/transcript.ts";
 import type { RevealedKeys } from "../tls/verify-session.ts";
-import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { requestIdSchema } from "../core/request-id.ts";
 
 /** `clientType` is what TLSNotary's clients send ("Websocket"); it is accepted and ignored. */
@@ -34,16 +33,6 @@ export type SessionCreated = v.InferOutput<typeof SessionCreated>;
 
 export const SessionRunning = v.object({ sessionId: v.string(), state: v.literal("running") });
 export type SessionRunning = v.InferOutput<typeof SessionRunning>;
-
-/** A hidden byte range [start, end) of one transcript direction; proofs list the same spans. */
-export const RedactionSpanSchema = strictMapping(
-  {
-    direction: v.picklist(["sent", "recv"], 'expected one of "sent", "recv"'),
-    start: nonNegativeInteger(),
-    end: nonNegativeInteger(),
-  },
-  "expected an object",
-) satisfies v.GenericSchema<unknown, RedactionSpan>;
 
 /** Most redaction patterns one request may declare, and the longest pattern text. */
 export const MAX_REDACTIONS = 256;

@@ -16,13 +16,13 @@
  */
 import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
-import { decodeString, type JsonNode, parseJson, valuesAtPath } from "./json.ts";
+import { decodeString, type JsonNode, parseJson, valuesAtPath } from "../http1/json.ts";
 import type { HidingPattern } from "./patterns.ts";
 import { credentialParts } from "./credentials.ts";
 import { echoOccurrences, occurrences, type SearchSpace, searchSpaceOf } from "./search.ts";
-import { complementRanges, mergeRanges, type RangesByDirection } from "./spans.ts";
-import { pathSegments, queryParameters, requestTarget } from "./target.ts";
-import { type ByteView, rawRangesOf, viewOf } from "./view.ts";
+import { complementRanges, mergeRanges, type RangesByDirection } from "../core/ranges.ts";
+import { pathSegments, queryParameters, requestTarget } from "../http1/request-target.ts";
+import { type ByteView, rawRangesOf, viewOf } from "../core/byte-view.ts";
 
 interface ParsedSide {
   bytes: Uint8Array;

@@ -15,7 +15,7 @@ import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
 import { echoSpellings } from "./encodings.ts";
 import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
 import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPattern } from "./patterns.ts";
-import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "./spans.ts";
+import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "../core/ranges.ts";
 
 export { parseRedactions, publicPattern, type RedactionPattern } from "./patterns.ts";
 export { parseRedactionRequest, type RedactionRequest } from "./request.ts";

@@ -6,7 +6,7 @@
  * `+` is left as it is (a form body's space; see encodings.ts for the needle written that way).
  */
 import type { ByteRange } from "../core/transcript.ts";
-import type { DecodedString } from "./json.ts";
+import type { DecodedString } from "../http1/json.ts";
 
 const PERCENT = 0x25;
 

@@ -5,9 +5,9 @@
  * (percent.ts). Nothing else is decoded: not base64, not HTML entities, not a compressed body.
  */
 import type { ByteRange } from "../core/transcript.ts";
-import { decodeString, type DecodedString, type JsonNode, stringTokens } from "./json.ts";
+import { decodeString, type DecodedString, type JsonNode, stringTokens } from "../http1/json.ts";
 import { percentEncodedRuns } from "./percent.ts";
-import { type ByteView, rawRangesOf } from "./view.ts";
+import { type ByteView, rawRangesOf } from "../core/byte-view.ts";
 
 export interface SearchSpace {
   /** The message without chunk framing. */

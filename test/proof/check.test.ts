@@ -10,7 +10,7 @@ import type { DeclaredRedaction } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
-import { complementRanges } from "../../src/redaction/spans.ts";
+import { complementRanges } from "../../src/core/ranges.ts";
 import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "./fixtures.ts";
 
 const key = generateKey("secp256k1");

@@ -10,7 +10,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ByteRange, Direction } from "../../src/core/transcript.ts";
 import { computeRedactions, parseRedactions, revealedRanges } from "../../src/redaction/index.ts";
-import { mergeRanges } from "../../src/redaction/spans.ts";
+import { mergeRanges } from "../../src/core/ranges.ts";
 import { utf8 } from "./fixtures/transcript.ts";
 
 // ---- the model: what a transcript holds, before it is written out ----

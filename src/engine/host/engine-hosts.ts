@@ -172,7 +172,7 @@ export class EngineHosts implements EngineProvers {
    * Reserves `cost` bytes in the host placeSession chooses; a host holding one of `apartFrom` counts as busy
    * once more for each.
    */
-  private place(cost: number, apartFrom: readonly EngineProver[] = []): { placed: Placed; id: number } {
+  private place(cost: number, apartFrom: readonly object[] = []): { placed: Placed; id: number } {
     const rooms = this.rooms().map((room, i) => {
       const host = this.placed[i]!.host;
       const held = apartFrom.filter((prover) => prover instanceof HostedProver && prover.host === host).length;

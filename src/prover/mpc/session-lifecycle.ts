@@ -14,14 +14,14 @@ import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EndpointSizes } from "../pool/endpoint-sizes.ts";
 import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions, revealedRanges } from "../../redaction/index.ts";
-import type { SessionSlots } from "../proxy/capacity.ts";
+import type { SessionSlots } from "../exchange/capacity.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { SessionSource } from "../pool/pool.ts";
-import { refuseEncodedAnswer } from "../proxy/answer-encoding.ts";
+import { refuseEncodedAnswer } from "../exchange/answer-encoding.ts";
 import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.ts";
 import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
-import { type Target, type TargetPolicy, resolveTarget } from "../proxy/target.ts";
+import { type Target, type TargetPolicy, resolveTarget } from "../exchange/target.ts";
 import type { TurnGate } from "../pool/turn-gate.ts";
 
 export interface SessionDeps {

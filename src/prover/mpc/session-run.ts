@@ -1,7 +1,7 @@
 import type { TcpHandle } from "../../engine/bridge.ts";
 import { type ProverSession, abandonProverSession, closeProverSession } from "../../engine/session.ts";
 import { AppError } from "../../errors.ts";
-import type { SessionSlots } from "../proxy/capacity.ts";
+import type { SessionSlots } from "../exchange/capacity.ts";
 import type { NotaryClient } from "../notary/client.ts";
 
 /** Ends a session that will make no proof: frees the engine's prover and the notary's slot now. */

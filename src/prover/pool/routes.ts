@@ -7,9 +7,9 @@ import { parseInput } from "../../http.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
 import type { WarmPool } from "./pool.ts";
-import { requestedSizes } from "../proxy/requested-sizes.ts";
+import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
-import { type TargetPolicy, parseTargetUrl, resolveTarget } from "../proxy/target.ts";
+import { type TargetPolicy, parseTargetUrl, resolveTarget } from "../exchange/target.ts";
 import type { TurnGate } from "./turn-gate.ts";
 
 export interface PoolRouteDeps {

@@ -4,11 +4,11 @@ import { AppError } from "../../errors.ts";
 import { bodyBytes } from "../../http1/message.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import { parseRedactionRequest } from "../../redaction/index.ts";
-import { requestedSizes } from "./requested-sizes.ts";
+import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "../mpc/session-lifecycle.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
-import { parseTargetUrl } from "./target.ts";
+import { parseTargetUrl } from "../exchange/target.ts";
 import { callerKeyDigest } from "../auth.ts";
 import { parseOrThrow } from "../../schema.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
@@ -32,7 +32,7 @@ export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof Sessio
   timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
   repeatTooLarge: boolean;
-  /** Headers that identify the end user, never forwarded (src/prover/proxy/identifying-headers.ts). */
+  /** Headers that identify the end user, never forwarded (src/prover/exchange/identifying-headers.ts). */
   identifyingHeaders: ReadonlySet<string>;
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ByteRange } from "../../src/core/transcript.ts";
 import { revealedRanges } from "../../src/redaction/index.ts";
-import { complementRanges, mergeRanges, overlapsAny } from "../../src/redaction/spans.ts";
+import { complementRanges, mergeRanges, overlapsAny } from "../../src/core/ranges.ts";
 
 const r = (start: number, end: number): ByteRange => ({ start, end });
 

@@ -1,5 +1,5 @@
 /** Range algebra over half-open byte ranges [start, end). */
-import type { ByteRange, Direction } from "../core/transcript.ts";
+import type { ByteRange, Direction } from "./transcript.ts";
 
 export type RangesByDirection = Record<Direction, ByteRange[]>;
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { decodeString, type JsonNode, parseJson, valuesAtPath } from "../../src/redaction/json.ts";
-import { texts, utf8 } from "./fixtures/transcript.ts";
+import { decodeString, type JsonNode, parseJson, valuesAtPath } from "../../src/http1/json.ts";
+import { texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 function at(json: string, path: string[]): string[] {
   const bytes = utf8(json);

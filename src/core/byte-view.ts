@@ -2,8 +2,8 @@
  * A logical byte sequence stitched from pieces of a raw transcript (a de-chunked body, a response without
  * its chunk framing), with the map back to raw offsets: matches are found in the view, hidden in the raw bytes.
  */
-import type { ByteRange } from "../core/transcript.ts";
-import { mergeRanges } from "./spans.ts";
+import type { ByteRange } from "./transcript.ts";
+import { mergeRanges } from "./ranges.ts";
 
 interface ViewPiece {
   viewStart: number;

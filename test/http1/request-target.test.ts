@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { pathSegments, queryParameters, requestTarget } from "../../src/redaction/target.ts";
-import { texts, utf8 } from "./fixtures/transcript.ts";
+import { pathSegments, queryParameters, requestTarget } from "../../src/http1/request-target.ts";
+import { texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 describe("request target", () => {
   function target(line: string) {

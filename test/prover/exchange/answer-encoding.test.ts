@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/errors.ts";
-import { answerCodings, refuseEncodedAnswer } from "../../../src/prover/proxy/answer-encoding.ts";
+import { answerCodings, refuseEncodedAnswer } from "../../../src/prover/exchange/answer-encoding.ts";
 
 const answer = (headers: string) => new TextEncoder().encode(`HTTP/1.1 200 OK\r\n${headers}\r\nbody`);
 
