@@ -7,7 +7,7 @@
  */
 import { ErrorReply, NotaryInfo } from "../protocol/notary.ts";
 import { SessionSizes } from "../core/session-sizes.ts";
-import { proofSchema } from "../proof/verify.ts";
+import { proofSchema } from "../proof/proof-schema.ts";
 import { RequestIdParam } from "../prover/delivery/routes.ts";
 import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";
 import { contentEntrySchema } from "../store/publish.ts";

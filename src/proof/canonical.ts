@@ -15,10 +15,10 @@
  * - true, false, null as themselves.
  * The signature is ECDSA (secp256k1 or P-256) over SHA-256 of these bytes.
  */
-import type { ProofBody } from "./format.ts";
+import { PROOF_VERSION, type ProofBody } from "./format.ts";
 
 /** Domain separation: a signature over a proof body can never be replayed as another message. */
-export const CANONICAL_PREFIX = "tlsproof/1\n";
+export const CANONICAL_PREFIX = `${PROOF_VERSION}\n`;
 
 /** Canonical JSON text of a JSON value; throws TypeError naming the path of anything not encodable. */
 export function canonicalJson(value: unknown, path = "$"): string {

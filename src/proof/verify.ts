@@ -8,10 +8,8 @@
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { describeIssue } from "../schema.ts";
-import { PROOF_VERSION, type Proof, type ProofBody, type RevealedRange, type TranscriptDirection } from "./format.ts";
-import { type Direction } from "../core/transcript.ts";
-import { RedactionSpanSchema } from "../core/transcript.ts";
-import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
+import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { decodeBase64, proofBodyProblem } from "./check.ts";
 import { jsonTextProblem } from "./json-text.ts";
@@ -20,8 +18,6 @@ import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestat
 
 /** One hidden transcript byte in `TranscriptView.text`. */
 export const HIDDEN_BYTE_MARKER = "█";
-/** A transcript direction longer than this is refused before any text is built from it. */
-export const MAX_TRANSCRIPT_LENGTH = 64 * 1024 * 1024;
 
 export interface TranscriptView {
   length: number;
@@ -60,53 +56,6 @@ export interface VerifiedProof {
   /** The checked EVM attestation; null when the proof has none (secp256r1 notary, or an older proof). */
   evm: VerifiedEvmAttestation | null;
 }
-
-// ---- schema ----
-
-const text = v.string("expected a string");
-const nonEmptyText = v.pipe(text, v.minLength(1, "expected a non-empty string"));
-const flag = v.boolean("expected true or false");
-const list = <T extends v.GenericSchema>(item: T) => v.array(item, "expected an array");
-const oneOf = <const T extends string[]>(options: T) =>
-  v.picklist(options, `expected one of ${options.map((option) => `"${option}"`).join(", ")}`);
-const strict = <T extends v.ObjectEntries>(entries: T) => strictMapping(entries, "expected an object");
-
-const byteRangeEntries = { start: nonNegativeInteger(), end: nonNegativeInteger() };
-const transcriptDirectionSchema = strict({
-  length: nonNegativeInteger(MAX_TRANSCRIPT_LENGTH),
-  revealed: list(strict({ ...byteRangeEntries, data: text })),
-});
-
-/** A proof as the verifier reads it (also the OpenAPI document's proof schema). */
-export const proofSchema = strict({
-  version: v.literal(PROOF_VERSION, `expected "${PROOF_VERSION}"`),
-  body: strict({
-    requestId: nonEmptyText,
-    notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]), embedded: v.optional(flag) }),
-    mode: v.optional(oneOf(["mpc", "proxy"])),
-    serverName: nonEmptyText,
-    connectionTime: nonNegativeInteger(),
-    tlsVersion: oneOf(["TLS1.2", "TLS1.3"]),
-    notarizedAt: nonNegativeInteger(),
-    transcript: strict({ sent: transcriptDirectionSchema, recv: transcriptDirectionSchema }),
-    redactions: list(
-      strict({
-        pattern: text,
-        spans: list(RedactionSpanSchema),
-        matched: flag,
-      }),
-    ),
-    testTrustAnchor: flag,
-    notaryVersion: text,
-    evm: v.optional(
-      strict({
-        address: v.pipe(text, v.regex(/^0x[0-9a-f]{40}$/, "expected 0x and 40 lowercase hex digits")),
-        signature: v.pipe(text, v.regex(/^0x[0-9a-f]{130}$/, "expected 0x and 130 lowercase hex digits")),
-      }),
-    ),
-  }),
-  signature: v.pipe(text, v.regex(/^[0-9a-f]{128}$/, "expected 128 lowercase hex digits")),
-}) satisfies v.GenericSchema<unknown, Proof>;
 
 // ---- checks ----
 
@@ -214,9 +163,10 @@ export function verifyProof(
   if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("not a JSON object");
   const { version } = value as { version?: unknown };
   if (version === undefined) fail('missing key "version"');
-  if (version !== PROOF_VERSION) fail(`unsupported version ${JSON.stringify(version)} (expected "${PROOF_VERSION}")`);
+  const schema = schemaOfVersion(version);
+  if (!schema) return fail(`unsupported version ${JSON.stringify(version)} (expected ${READ_VERSIONS.map((known) => JSON.stringify(known)).join(" or ")})`);
 
-  const parsed = v.safeParse(proofSchema, value);
+  const parsed = v.safeParse(schema, value);
   if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
   const problem = proofBodyProblem(body);
