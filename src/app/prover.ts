@@ -14,7 +14,6 @@ import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { trustAnchors } from "../engine/trust-anchor.ts";
-import type { AppRoute } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "./notary.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
@@ -40,14 +39,15 @@ import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "../prover/delivery/routes.ts";
 import { createTurnGate } from "../prover/pool/turn-gate.ts";
 import { corsPolicy } from "../prover/cors.ts";
+import { type DeclaredRoute, RouteAccessTable } from "../prover/route-access.ts";
 
 export interface ProverServer {
   url: string;
   port: number;
   /** The embedded notary, when the prover runs one. */
   notary?: NotaryServer;
-  /** The routes the app answers, as Elysia lists them (`ALL` for any method). */
-  routes(): AppRoute[];
+  /** The routes the app answers, as Elysia lists them (`ALL` for any method), with their declared access. */
+  routes(): DeclaredRoute[];
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -170,9 +170,10 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const keysAreOn = keysOn(config.auth);
   const proofClient = (request: Request): string => callerOf(request, keysAreOn, server.requestIP(request)?.address);
 
-  const app = new Elysia()
-    .use(errorHandling(log))
-    .use(apiKeyAuth(config.auth, config.store))
+  // Each route group is mounted with who may call it: the API key check and the OpenAPI document read that.
+  const access = new RouteAccessTable();
+  const app = new Elysia().use(errorHandling(log)).use(apiKeyAuth(config.auth, config.store, (pathname) => access.accessOf(pathname)));
+  const status = new Elysia({ name: "status" })
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
       const notaryInfo = await notary.info().catch(() => null);
@@ -186,39 +187,47 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
         sessionSizes: sizes,
         testTrustAnchor,
       };
-    })
-    .use(notaryInfoRoutes(notary))
-    .use(proofRoutes(delivery, config.sse, idle, { clientOf: proofClient, ownProofsOnly: ownProofsOnly(config.auth) }))
-    .use(
-      proxyRoutes({
-        notary,
-        bridge,
-        delivery,
-        sessions: pool,
-        ...config.proxy,
-        slots,
-        // With API keys on, Authorization carries the prover's key: it must never reach the target.
-        authorizationIsOurs: keysAreOn,
-        idleLimit: idle,
-        timeProxy: (sizes) => metrics.proxyTimer(sizes),
-        repeatTooLarge: config.pool.repeatTooLarge,
-        defaultMode: config.proxyMode.defaultMode,
-        proxySlots,
-        trustAnchorsPem,
-        proxyMaxRecvData: config.proxyMode.maxRecvData,
-        endpointSizes,
-        exchanges,
-        engineSuite: engineSuiteCheck(),
-        log,
-      }),
-    )
-    .use(poolRoutes({ pool, hosts, endpointSizes, exchanges, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }))
-    .use(viewerRoutes(log))
-    // With an embedded notary, its metrics are the prover's too.
-    .use(metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry))
-    .use(storeRoutes({ store: countedMessageStore(store.messages, metrics), nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }));
+    });
+  access.mount(app, status, "open");
+  access.mount(app, notaryInfoRoutes(notary), "open");
+  access.mount(app, proofRoutes(delivery, config.sse, idle, { clientOf: proofClient, ownProofsOnly: ownProofsOnly(config.auth) }), "key-or-scoped");
+  access.mount(
+    app,
+    proxyRoutes({
+      notary,
+      bridge,
+      delivery,
+      sessions: pool,
+      ...config.proxy,
+      slots,
+      // With API keys on, Authorization carries the prover's key: it must never reach the target.
+      authorizationIsOurs: keysAreOn,
+      idleLimit: idle,
+      timeProxy: (sizes) => metrics.proxyTimer(sizes),
+      repeatTooLarge: config.pool.repeatTooLarge,
+      defaultMode: config.proxyMode.defaultMode,
+      proxySlots,
+      trustAnchorsPem,
+      proxyMaxRecvData: config.proxyMode.maxRecvData,
+      endpointSizes,
+      exchanges,
+      engineSuite: engineSuiteCheck(),
+      log,
+    }),
+    "key-or-scoped",
+  );
+  // The warm pool's state and its run-time requests: sessions cost memory and CPU.
+  access.mount(app, poolRoutes({ pool, hosts, endpointSizes, exchanges, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }), "key");
+  access.mount(app, viewerRoutes(log), "open");
+  // With an embedded notary, its metrics are the prover's too.
+  access.mount(app, metricsRoutes(embedded ? Registry.merge([metrics.registry, embedded.metrics]) : metrics.registry), "key");
+  access.mount(
+    app,
+    storeRoutes({ store: countedMessageStore(store.messages, metrics), nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }),
+    "store",
+  );
   // The document describes the app's routes, this one included: added once the others exist.
-  app.use(openApiRoutes(() => app.routes));
+  access.mount(app, openApiRoutes(() => access.describe(app.routes)), "open");
 
   const cors = corsPolicy(config.corsOrigins);
   const server = Bun.serve({
@@ -239,7 +248,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     url: `http://${host}:${server.port}`,
     port: server.port ?? config.listen.port,
     notary: embedded,
-    routes: () => app.routes.map(({ method, path }) => ({ method, path })),
+    routes: () => access.describe(app.routes),
     /**
      * Stops accepting, lets running sessions finish their proofs for up to graceMs, then ends every
      * open proof stream with `shutting_down` and closes.

@@ -13,14 +13,12 @@ import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";
 import { contentEntrySchema } from "../store/publish.ts";
 import { rawMessageSchema } from "../store/message.ts";
 import { partitionSchema, querySchema } from "../store/query.ts";
+import { type DeclaredRoute, alwaysNeedsKey } from "../prover/route-access.ts";
 import { VERSION } from "../version.ts";
 import { type JsonSchema, entrySchema, jsonSchemaOf } from "./json-schema.ts";
 
-/** A route as Elysia lists it. */
-export interface AppRoute {
-  method: string;
-  path: string;
-}
+/** A route as Elysia lists it, with the access it was mounted with. */
+export type AppRoute = DeclaredRoute;
 
 type Operation = Record<string, unknown>;
 
@@ -40,7 +38,6 @@ const storeErrors = (...statuses: number[]) =>
       { description: "an error", content: json({ type: "object", properties: { error: { type: "string" } }, required: ["error"] }) },
     ]),
   );
-const keyed = { security: [{ apiKey: [] }] };
 /** Every notary a prover uses, in configuration order (src/prover/notary/notary-pool.ts, NotaryStatus). */
 const notaryList = {
   type: "array",
@@ -72,7 +69,6 @@ const proxyHeaders = [
 const proxyOperation = (method: string): Operation => ({
   summary: `${method.toUpperCase()} the target through an MPC-TLS session (or in proxy mode) and prove the exchange`,
   operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
-  ...keyed,
   parameters: proxyHeaders,
   ...(method === "get" || method === "delete" ? {} : { requestBody: { description: "a JSON body, sent on to the target", content: json({}) } }),
   responses: {
@@ -156,7 +152,6 @@ function operations(): Record<string, Record<string, Operation>> {
           "One event, then the stream ends. A proof: an unnamed event whose data is `<notary public key PEM>|<proof JSON>` " +
           "(the Proof schema). No proof will come: `event: error` whose data is the ProofStreamError schema.",
         operationId: "proofStream",
-        ...keyed,
         parameters: [{ in: "path", name: "requestId", required: true, schema: entrySchema(RequestIdParam, "requestId") }],
         responses: {
           200: { description: "the event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
@@ -170,7 +165,6 @@ function operations(): Record<string, Record<string, Operation>> {
       get: {
         summary: "the warm pool's state, the embedded notary's sessions and memory",
         operationId: "pool",
-        ...keyed,
         responses: { 200: { description: "pool state (docs/api.md, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
       },
     },
@@ -178,7 +172,6 @@ function operations(): Record<string, Record<string, Operation>> {
       get: {
         summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
         operationId: "pools",
-        ...keyed,
         responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
       },
     },
@@ -186,7 +179,6 @@ function operations(): Record<string, Record<string, Operation>> {
       get: {
         summary: "keep N sessions warm for a host and size class (Verity's T-PREPARE shape); 0 stops",
         operationId: "prepare",
-        ...keyed,
         parameters: [
           header("T-PREPARE", "how many sessions to keep warm; 0 stops keeping them", entrySchema(PrepareHeaders, "t-prepare"), true),
           header("T-PROXY-URL", "a target URL: its host gets the sessions, its path the learned class", { type: "string", format: "uri", pattern: "^https://" }, true),
@@ -207,7 +199,6 @@ function operations(): Record<string, Record<string, Operation>> {
       delete: {
         summary: "stop keeping sessions warm for a host; its ready sessions close",
         operationId: "dropPoolHost",
-        ...keyed,
         parameters: [{ in: "path", name: "host", required: true, schema: entrySchema(HostParam, "host") }],
         responses: {
           200: { description: "sessions closed", content: json({ type: "object", properties: { host: { type: "string" }, closed: { type: "integer" } }, required: ["host", "closed"] }) },
@@ -219,7 +210,6 @@ function operations(): Record<string, Record<string, Operation>> {
       get: {
         summary: "Prometheus metrics, text format",
         operationId: "metrics",
-        ...keyed,
         responses: { 200: text("Prometheus text exposition format 0.0.4"), ...errors(401, 403) },
       },
     },
@@ -252,7 +242,6 @@ function operations(): Record<string, Record<string, Operation>> {
       post: {
         summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
         operationId: "storePublish",
-        ...keyed,
         parameters: storePath,
         requestBody: {
           required: true,
@@ -280,8 +269,10 @@ const undescribed = (method: string): Record<string, Operation> =>
 export function openApiDocument(routes: readonly AppRoute[]): Record<string, unknown> {
   const described = operations();
   const paths: Record<string, Record<string, Operation>> = {};
-  for (const { method, path } of routes) {
+  for (const { method, path, access } of routes) {
     const operation = described[`${method} ${path}`] ?? undescribed(method);
+    // Security comes from the access the route was mounted with, as the API key check reads it.
+    if (alwaysNeedsKey(access, method)) for (const entry of Object.values(operation)) entry.security = [{ apiKey: [] }];
     // Path parameters must be declared: an undescribed route gets them as plain strings.
     if (!described[`${method} ${path}`]) {
       const parameters = [...path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ in: "path", name, required: true, schema: { type: "string" } }));

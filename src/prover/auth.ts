@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
+import { type RouteAccess, alwaysNeedsKey } from "./route-access.ts";
 
 /** Who may read proofs from the message store. */
 export interface ProofReadAccess {
@@ -25,16 +26,15 @@ function storeStreamOf(pathname: string): string | undefined {
 }
 
 /**
- * Routes that cost the operator something (MPC sessions, proofs, storage) or hand out proofs, and so need
- * an API key.
+ * Whether a call needs an API key, by the access its route group was declared with: routes that cost the
+ * operator something (MPC sessions, proofs, storage) or hand out proofs.
  */
-export function requiresApiKey(method: string, pathname: string, proofs: ProofReadAccess): boolean {
-  if (pathname === "/proxy" || pathname.startsWith("/proof/") || pathname === "/metrics") return true;
-  // The warm pool's state and its run-time requests (sessions cost memory and CPU).
-  if (pathname === "/pool" || pathname.startsWith("/pool/") || pathname === "/pools" || pathname === "/prepare") return true;
+export function needsApiKey(access: RouteAccess, method: string, pathname: string, proofs: ProofReadAccess): boolean {
+  if (access !== "store") return alwaysNeedsKey(access, method);
   const stream = storeStreamOf(pathname);
+  // Not a stream's path: no store route answers it.
   if (stream === undefined) return false;
-  if (method.toUpperCase() === "POST") return true;
+  if (alwaysNeedsKey(access, method)) return true;
   return !proofs.publicProofs && (stream === proofs.proofStream || stream === "");
 }
 
@@ -70,9 +70,6 @@ export function callerOf(request: Request, keysAreOn: boolean, address: string |
   return digest ? `key ${digest}` : `address ${address ?? "unknown"}`;
 }
 
-/** What a scoped key may call: requests, and the proof streams of its own requests (checked there). */
-const scopedMayCall = (pathname: string) => pathname === "/proxy" || pathname.startsWith("/proof/");
-
 /**
  * The digest a proof's request must have been made with for this caller to read it: the caller's own when its
  * key is scoped; undefined when it may read any proof.
@@ -86,15 +83,17 @@ export function ownProofsOnly(keys: ApiKeys): (request: Request) => string | und
 }
 
 /**
- * Elysia plugin: 401 without a key, 403 with a wrong one, on the routes `requiresApiKey` names; a scoped key
- * gets 403 on every such route but /proxy and /proof.
+ * Elysia plugin: 401 without a key, 403 with a wrong one, on the calls `needsApiKey` names; a scoped key gets
+ * 403 on every such route but those declared `key-or-scoped` (requests, and the proofs of its own, checked
+ * there). It runs before routing, so that a wrong path behind a key is refused as the route would be.
  */
-export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess) {
+export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, accessOf: (pathname: string) => RouteAccess) {
   const isFull = apiKeyMatcher(keys.full);
   const isScoped = apiKeyMatcher(keys.scoped);
   return new Elysia({ name: "api-key-auth" }).onRequest(({ request }) => {
     const pathname = new URL(request.url).pathname;
-    if (!keysOn(keys) || !requiresApiKey(request.method, pathname, proofs)) return;
+    const access = accessOf(pathname);
+    if (!keysOn(keys) || !needsApiKey(access, request.method, pathname, proofs)) return;
     const key = presentedKey(request);
     if (key === null) {
       return errorResponse(new AppError("unauthorized", "an API key is required: Authorization: Bearer <key>"), {
@@ -107,7 +106,7 @@ export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess) {
     const scoped = isScoped(key);
     if (full) return;
     if (!scoped) return errorResponse(new AppError("forbidden", "the API key is not valid"), { pathname });
-    if (!scopedMayCall(pathname)) {
+    if (access !== "key-or-scoped") {
       return errorResponse(new AppError("forbidden", "this API key may only call /proxy and read the proofs of its own requests"), { pathname });
     }
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Server, TCPSocketListener } from "bun";
-import { tlsFixture } from "../../testkit/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { join } from "node:path";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { errorData, firstEvent, proofData } from "../../testkit/sse.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -151,7 +152,13 @@ async function setupUnderWay(logFrom: number): Promise<{ pid: number }> {
 }
 
 beforeAll(async () => {
-  notaryConfigPath = notaryConfig(`host: 127.0.0.1\nport: ${freePort()}\nconcurrency: 4\nnotarization:\n  timeout: 300\n`);
+  // The notary keeps its key across the restarts below, as an operator's does: the prover refuses a notary
+  // that comes back with another key than the one it announced first.
+  const keys = scratchDir("notary-key");
+  expect((await runCli(SOURCE_CLI, ["notary", "keygen", "--out", keys])).exitCode).toBe(0);
+  notaryConfigPath = notaryConfig(
+    `host: 127.0.0.1\nport: ${freePort()}\nconcurrency: 4\nnotarization:\n  timeout: 300\n  private_key_path: ${join(keys, "notary.key")}\n`,
+  );
   notary = await startNotary(notaryConfigPath);
   target = startTarget(tlsFixture());
   cutShort = cutShortServer();

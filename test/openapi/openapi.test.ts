@@ -53,6 +53,17 @@ describe("GET /openapi.json", () => {
     expect((await new Validator().validate(structuredClone(withNew))).valid).toBe(true);
   });
 
+  test("an operation's security is the access its route was mounted with", () => {
+    const withNew = openApiDocument([
+      { method: "GET", path: "/new/:thing", access: "key" },
+      { method: "GET", path: "/open/:thing", access: "open" },
+    ]) as { paths: Paths };
+    expect(withNew.paths["/new/{thing}"]?.get?.security).toEqual([{ apiKey: [] }]);
+    expect(withNew.paths["/open/{thing}"]?.get?.security).toBeUndefined();
+    // Every route the server answers was mounted with a declared access.
+    expect(server.routes().filter((route) => route.access === undefined)).toEqual([]);
+  });
+
   test("lists every route the server answers, and nothing else", () => {
     const routes = server.routes();
     expect(routes.length).toBeGreaterThanOrEqual(11);

@@ -1,0 +1,51 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { RouteAccessTable, alwaysNeedsKey } from "../../src/prover/route-access.ts";
+
+/** The access table the prover mounts its route groups through: what a request path falls under. */
+function table(): RouteAccessTable {
+  const app = new Elysia();
+  const access = new RouteAccessTable();
+  access.mount(app, new Elysia().get("/pool", () => "").delete("/pool/:host", () => ""), "key");
+  access.mount(app, new Elysia().get("/proof/:requestId", () => ""), "key-or-scoped");
+  access.mount(app, new Elysia().get("/stores/:id/data/partitions/:partition/:queryType", () => ""), "store");
+  access.mount(app, new Elysia().get("/pool-status", () => ""), "open");
+  return access;
+}
+
+describe("RouteAccessTable", () => {
+  test("a path takes the access of the route it names, a parameter's place matching any value", () => {
+    const access = table();
+    expect(access.accessOf("/pool")).toBe("key");
+    expect(access.accessOf("/pool/example.com")).toBe("key");
+    expect(access.accessOf("/proof/7d0c2c4e-5b7e-4b0e-9f3a-2a8f2d1c0b9e")).toBe("key-or-scoped");
+    expect(access.accessOf("/stores/proofs/data/partitions/0/last")).toBe("store");
+    expect(access.accessOf("/pool-status")).toBe("open");
+  });
+
+  test("a path no route answers falls under the group whose territory it is in, else it is open", () => {
+    const access = table();
+    // Refused behind the key like the routes beside it, not revealed as missing.
+    expect(access.accessOf("/proof/")).toBe("key-or-scoped");
+    expect(access.accessOf("/pool/a/b")).toBe("key");
+    expect(access.accessOf("/stores/x")).toBe("store");
+    expect(access.accessOf("/pools-of-nothing")).toBe("open");
+    expect(access.accessOf("/")).toBe("open");
+  });
+
+  test("routes are described with the access they were mounted with; an undeclared one with none", () => {
+    const access = table();
+    expect(access.describe([{ method: "DELETE", path: "/pool/:host" }, { method: "GET", path: "/elsewhere" }])).toEqual([
+      { method: "DELETE", path: "/pool/:host", access: "key" },
+      { method: "GET", path: "/elsewhere", access: undefined },
+    ]);
+  });
+
+  test("the store needs a key to publish; its reads depend on the stream, so they are not always keyed", () => {
+    expect(alwaysNeedsKey("store", "POST")).toBe(true);
+    expect(alwaysNeedsKey("store", "GET")).toBe(false);
+    expect(alwaysNeedsKey("key-or-scoped", "ALL")).toBe(true);
+    expect(alwaysNeedsKey("open", "POST")).toBe(false);
+    expect(alwaysNeedsKey(undefined, "GET")).toBe(false);
+  });
+});
