@@ -11,7 +11,7 @@ import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
 import { ATTESTATION_WAIT_MS, type NotaryInfo } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
-import { type NotaryAuth, notaryAdmission } from "../notary/admission.ts";
+import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
 import type { AttestationContext } from "../notary/attest.ts";
 import { IDLE_TIMEOUT_S, PROXY_ATTESTATION_MAX_BYTES, maxJsonBodyBytes } from "../notary/limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
@@ -104,10 +104,8 @@ function notaryRoutes(options: NotaryServerOptions, { sessions, proxySessions, m
   });
 }
 
-type Refusal = ReturnType<typeof notaryAdmission>;
-
 /** The listening server: sockets first, then the refusals made before any body is read, then the routes. */
-function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: ReturnType<typeof notaryRoutes>, refusal: Refusal) {
+function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
   const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
   const server = Bun.serve<NotarySocketData>({
     hostname: options.host,

@@ -38,7 +38,9 @@ function allowedKeys(auth: NotaryAuth | undefined): (apiKey: string) => boolean 
 }
 
 /** The refusal for a request to `pathname`, or undefined when it may go on to its route. */
-export function notaryAdmission(options: AdmissionOptions): (request: Request, pathname: string) => AppError | undefined {
+export type Refusal = (request: Request, pathname: string) => AppError | undefined;
+
+export function notaryAdmission(options: AdmissionOptions): Refusal {
   const isAllowed = allowedKeys(options.auth);
   const { bodyLimit } = options;
   return (request, pathname) => {
