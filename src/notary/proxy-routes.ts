@@ -1,4 +1,4 @@
-/** The notary's proxy-mode routes (src/protocol/notary.ts lists them); the relay WebSocket is in server.ts. */
+/** The notary's proxy-mode routes (src/protocol/notary.ts lists them); the relay WebSocket is in sockets.ts. */
 import { Elysia } from "elysia";
 import type { ProxyLimits } from "../config/notary.ts";
 import { AppError } from "../errors.ts";

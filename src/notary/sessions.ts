@@ -61,23 +61,80 @@ export interface SessionRegistry {
 /** How long the Verifier may still read what a prover sent before closing its socket. */
 const PEER_CLOSE_GRACE_MS = 5_000;
 
+/** Refuses a session larger than this notary's limits, or one more than it may run at once. */
+function checkRoom(limits: SessionLimits, sizes: SessionSizes, active: number): void {
+  if (sizes.maxSentData > limits.maxSentData || sizes.maxRecvData > limits.maxRecvData) {
+    throw new AppError(
+      "session_too_large",
+      `session sizes exceed this notary's limits (max_sent_data ${limits.maxSentData}, max_recv_data ${limits.maxRecvData})`,
+    );
+  }
+  if (active >= limits.concurrency) {
+    throw new AppError("over_capacity", `the notary is running its maximum of ${limits.concurrency} sessions`);
+  }
+}
+
+/** A waiting session, ended by `end` when it times out or its prover does not connect in time. */
+function waitingSession(sizes: SessionSizes, limits: SessionLimits, end: (session: NotarySession, reason: string) => void): NotarySession {
+  let settle!: NotarySession["settle"];
+  const verified = new Promise<VerifierOutput>((resolve, reject) => (settle = { resolve, reject }));
+  verified.catch(() => {}); // observed by takeVerified when the prover asks
+  const session: NotarySession = {
+    id: crypto.randomUUID(),
+    sizes,
+    state: "waiting",
+    taken: false,
+    budget: mpcBudgetBytes(sizes),
+    verified,
+    settle,
+    timer: setTimeout(() => end(session, "the session timed out"), limits.timeoutMs),
+    connectTimer: setTimeout(() => end(session, "the prover did not connect in time"), limits.connectTimeoutMs),
+  };
+  return session;
+}
+
 /**
  * Notary sessions: at most `concurrency` at once, each single use and bounded by `timeoutMs` from
  * creation; one whose prover does not connect within `connectTimeoutMs` ends then. When a prover vanishes,
  * its socket closes, the Verifier fails and everything is released. Verifiers come from `verifiers`: this
  * process's engine for a notary of its own, the engine hosts for a prover's embedded notary.
  */
-export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBridge, verifiers: EngineVerifiers, log: Logger): SessionRegistry {
-  const sessions = new Map<string, NotarySession>();
-  let failures = 0;
+export class MpcSessions implements SessionRegistry {
+  private readonly sessions = new Map<string, NotarySession>();
+  private failed = 0;
 
-  function dispose(session: NotarySession, failure?: string) {
+  constructor(
+    private readonly limits: SessionLimits,
+    private readonly bridge: LoopbackBridge,
+    private readonly verifiers: EngineVerifiers,
+    private readonly log: Logger,
+  ) {}
+
+  // Creating and ending sessions.
+
+  create(sizes: SessionSizes): string {
+    checkRoom(this.limits, sizes, this.sessions.size);
+    const session = waitingSession(sizes, this.limits, (ended, reason) => this.dispose(ended, reason));
+    this.sessions.set(session.id, session);
+    return session.id;
+  }
+
+  release(id: string): void {
+    const session = this.sessions.get(id);
+    if (session) this.dispose(session, "released by the prover");
+  }
+
+  closeAll(reason: string): void {
+    for (const session of [...this.sessions.values()]) this.dispose(session, reason);
+  }
+
+  private dispose(session: NotarySession, failure?: string): void {
     clearTimeout(session.timer);
     clearTimeout(session.connectTimer);
-    sessions.delete(session.id);
-    if (failure) log.info("session ended", { sessionId: session.id, state: session.state, reason: failure });
+    this.sessions.delete(session.id);
+    if (failure) this.log.info("session ended", { sessionId: session.id, state: session.state, reason: failure });
     if (failure && session.state !== "verified") {
-      failures += 1;
+      this.failed += 1;
       session.state = "failed";
       session.failure = failure;
       session.settle.reject(new AppError("session_failed", failure));
@@ -88,113 +145,102 @@ export function createSessionRegistry(limits: SessionLimits, bridge: LoopbackBri
     session.verifier?.abandon();
   }
 
-  function start(session: NotarySession, socket: ServerWebSocket<NotarySocketData>) {
+  // The prover's MPC socket.
+
+  attach(socket: ServerWebSocket<NotarySocketData>): void {
+    const session = this.sessions.get(socket.data.sessionId);
+    if (!session || session.state !== "waiting") return socket.close(1008, "unknown or used session");
+    this.start(session, socket);
+  }
+
+  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
+    const session = this.sessions.get(socket.data.sessionId);
+    if (!session) return;
+    session.budget -= data.length;
+    if (session.budget < 0) return this.dispose(session, "the prover sent more than a session of its sizes needs");
+    session.peer?.send(data);
+  }
+
+  detach(socket: ServerWebSocket<NotarySocketData>, code?: number): void {
+    const session = this.sessions.get(socket.data.sessionId);
+    if (session && session.socket === socket && session.state === "running") {
+      this.log.info("MPC socket closed while the session ran", { sessionId: session.id, code });
+      // A prover may close as soon as it has sent its last message: the Verifier still has it to read.
+      // It ends on its own then, or finds the stream ended once the bytes are delivered.
+      setTimeout(() => session.peer?.close(), PEER_CLOSE_GRACE_MS);
+    }
+  }
+
+  // The Verifier.
+
+  /** Runs the session's Verifier against the prover's socket, through a loopback peer of the bridge. */
+  private start(session: NotarySession, socket: ServerWebSocket<NotarySocketData>): void {
     clearTimeout(session.connectTimer);
     session.socket = socket;
     let verifier: EngineVerifier;
     try {
-      verifier = verifiers.create(session.sizes, session.id);
+      verifier = this.verifiers.create(session.sizes, session.id);
     } catch (error) {
-      return dispose(session, `no engine room for this session's Verifier: ${errorText(error)}`);
+      return this.dispose(session, `no engine room for this session's Verifier: ${errorText(error)}`);
     }
     session.state = "running";
     session.verifier = verifier;
-    session.peer = bridge.openPeer({
+    session.peer = this.bridge.openPeer({
       onData: (data) => socket.readyState === 1 && socket.sendBinary(data),
       onClose: () => socket.readyState === 1 && socket.close(),
     });
     verifier
       .verify(session.peer.url, () => session.peer?.release())
       .then(
-        (output) => {
-          session.state = "verified";
-          session.settle.resolve(output);
-          session.peer?.close();
-          log.info("session verified", { sessionId: session.id });
-        },
+        (output) => this.verified(session, output),
         (error: unknown) => {
-          log.warn("session failed", { sessionId: session.id, reason: errorText(error) });
-          dispose(session, "the MPC session failed or the prover went away");
+          this.log.warn("session failed", { sessionId: session.id, reason: errorText(error) });
+          this.dispose(session, "the MPC session failed or the prover went away");
         },
       )
       .finally(() => verifier.free());
   }
 
-  return {
-    create(sizes) {
-      if (sizes.maxSentData > limits.maxSentData || sizes.maxRecvData > limits.maxRecvData) {
-        throw new AppError(
-          "session_too_large",
-          `session sizes exceed this notary's limits (max_sent_data ${limits.maxSentData}, max_recv_data ${limits.maxRecvData})`,
-        );
-      }
-      if (sessions.size >= limits.concurrency) {
-        throw new AppError("over_capacity", `the notary is running its maximum of ${limits.concurrency} sessions`);
-      }
-      const id = crypto.randomUUID();
-      let settle!: NotarySession["settle"];
-      const verified = new Promise<VerifierOutput>((resolve, reject) => (settle = { resolve, reject }));
-      verified.catch(() => {}); // observed by takeVerified when the prover asks
-      const session: NotarySession = {
-        id,
-        sizes,
-        state: "waiting",
-        taken: false,
-        budget: mpcBudgetBytes(sizes),
-        verified,
-        settle,
-        timer: setTimeout(() => dispose(session, "the session timed out"), limits.timeoutMs),
-        connectTimer: setTimeout(() => dispose(session, "the prover did not connect in time"), limits.connectTimeoutMs),
-      };
-      sessions.set(id, session);
-      return id;
-    },
-    attach(socket) {
-      const session = sessions.get(socket.data.sessionId);
-      if (!session || session.state !== "waiting") return socket.close(1008, "unknown or used session");
-      start(session, socket);
-    },
-    forward(socket, data) {
-      const session = sessions.get(socket.data.sessionId);
-      if (!session) return;
-      session.budget -= data.length;
-      if (session.budget < 0) return dispose(session, "the prover sent more than a session of its sizes needs");
-      session.peer?.send(data);
-    },
-    detach(socket, code) {
-      const session = sessions.get(socket.data.sessionId);
-      if (session && session.socket === socket && session.state === "running") {
-        log.info("MPC socket closed while the session ran", { sessionId: session.id, code });
-        // A prover may close as soon as it has sent its last message: the Verifier still has it to read.
-        // It ends on its own then, or finds the stream ended once the bytes are delivered.
-        setTimeout(() => session.peer?.close(), PEER_CLOSE_GRACE_MS);
-      }
-    },
-    async takeVerified(id) {
-      const session = sessions.get(id);
-      if (!session) {
-        log.warn("attestation asked for an unknown or finished session", { sessionId: id });
-        throw new AppError("not_found", "unknown or finished session");
-      }
-      // Taken before any await: two calls arriving together must not both get a signature.
-      if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
-      session.taken = true;
-      try {
-        return await session.verified;
-      } finally {
-        dispose(session);
-      }
-    },
-    release(id) {
-      const session = sessions.get(id);
-      if (session) dispose(session, "released by the prover");
-    },
-    has: (id) => sessions.has(id),
-    isRunning: (id) => sessions.get(id)?.state === "running",
-    active: () => sessions.size,
-    failures: () => failures,
-    closeAll(reason) {
-      for (const session of [...sessions.values()]) dispose(session, reason);
-    },
-  };
+  private verified(session: NotarySession, output: VerifierOutput): void {
+    session.state = "verified";
+    session.settle.resolve(output);
+    session.peer?.close();
+    this.log.info("session verified", { sessionId: session.id });
+  }
+
+  // The attestation.
+
+  async takeVerified(id: string): Promise<VerifierOutput> {
+    const session = this.sessions.get(id);
+    if (!session) {
+      this.log.warn("attestation asked for an unknown or finished session", { sessionId: id });
+      throw new AppError("not_found", "unknown or finished session");
+    }
+    // Taken before any await: two calls arriving together must not both get a signature.
+    if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
+    session.taken = true;
+    try {
+      return await session.verified;
+    } finally {
+      this.dispose(session);
+    }
+  }
+
+  // What the routes and metrics read.
+
+  has(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  isRunning(id: string): boolean {
+    return this.sessions.get(id)?.state === "running";
+  }
+
+  active(): number {
+    return this.sessions.size;
+  }
+
+  failures(): number {
+    return this.failed;
+  }
 }

@@ -1,0 +1,58 @@
+/**
+ * The notary's refusals decided from the request line and headers alone, before any body is read: a
+ * whitelisted key on the session routes and the metrics, no new session while it stops, and every body bounded
+ * by its declared length. They run before routing: an Elysia parse hook cannot refuse with its own error (Elysia
+ * turns what it throws into a parse error), and the other hooks run once the body is read.
+ */
+import { apiKeyMatcher } from "../api-key.ts";
+import { AppError } from "../errors.ts";
+import { whitelistChecker } from "./whitelist.ts";
+
+/**
+ * Who may use the session routes and metrics: a standalone notary's API-key whitelist (re-read when the file
+ * changes), or the one key an embedded notary shares with its prover alone; unset = no authentication.
+ */
+export type NotaryAuth = { whitelistPath: string } | { embeddedKey: string };
+
+export interface AdmissionOptions {
+  auth?: NotaryAuth;
+  /** The largest request body accepted, in bytes. */
+  bodyLimit: number;
+  /** True once the notary stops: it opens no new session. */
+  stopping(): boolean;
+}
+
+/** API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>` (TLSNotary clients send it bare). */
+const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";
+
+/** The session routes cost a place or act on one: with a whitelist, they need a listed key. */
+const isSessionRoute = (pathname: string) => /^\/(proxy-)?session(\/|$)/.test(pathname);
+/** Routes that need a whitelisted key when auth is on: the session routes and the metrics. */
+const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === "/metrics";
+
+function allowedKeys(auth: NotaryAuth | undefined): (apiKey: string) => boolean {
+  if (!auth) return () => true;
+  if ("whitelistPath" in auth) return whitelistChecker(auth.whitelistPath);
+  const matches = apiKeyMatcher([auth.embeddedKey]);
+  return (apiKey) => matches(apiKey);
+}
+
+/** The refusal for a request to `pathname`, or undefined when it may go on to its route. */
+export type Refusal = (request: Request, pathname: string) => AppError | undefined;
+
+export function notaryAdmission(options: AdmissionOptions): Refusal {
+  const isAllowed = allowedKeys(options.auth);
+  const { bodyLimit } = options;
+  return (request, pathname) => {
+    if (needsKey(pathname)) {
+      if (options.stopping() && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
+      if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
+    }
+    if (request.method !== "POST") return undefined;
+    // Every body is bounded by its declared length before a byte of it is read.
+    const declared = request.headers.get("content-length");
+    if (declared === null) return new AppError("invalid_header", "a Content-Length header is required");
+    if (Number(declared) > bodyLimit) return new AppError("payload_too_large", `the request body exceeds ${bodyLimit} bytes`);
+    return undefined;
+  };
+}
