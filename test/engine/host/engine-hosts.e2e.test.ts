@@ -155,7 +155,7 @@ describe("engine hosts", () => {
   }, 30_000);
 
   test("a host stopped when its prover is killed ends with it: the kernel kills it with its parent", async () => {
-    const parent = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "support", "host-parent.ts")], { stdout: "pipe", stderr: "ignore" });
+    const parent = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "..", "testkit", "host-parent.ts")], { stdout: "pipe", stderr: "ignore" });
     const { value } = await parent.stdout.getReader().read();
     const { host, diesWithParent } = JSON.parse(new TextDecoder().decode(value)) as { host: number; diesWithParent: boolean };
     expect(diesWithParent).toBe(true);
