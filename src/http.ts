@@ -9,19 +9,20 @@ export const parseInput = <S extends v.GenericSchema>(schema: S, input: unknown,
   parseOrThrow(schema, input, code, { where: what });
 
 /**
- * Route families answer errors in their own body shape: the message store keeps the Log Store reference's
- * `{"error": "<message>"}`; everything else answers `{"error": {"code", "message", …}}`.
+ * Route families answer errors in their own body shape, declared where each family is mounted
+ * (src/prover/route-access.ts): the message store keeps the Log Store reference's `{"error": "<message>"}`
+ * (`log-store`); everything else answers `{"error": {"code", "message", …}}` (`coded`).
  */
-const isStorePath = (pathname: string): boolean => pathname.startsWith("/stores/");
+export type ErrorShape = "coded" | "log-store";
 
 /**
- * JSON error response for a request to `pathname`: the status the error code maps to, the body shape of the
- * route family, and `Retry-After` when the code says the client may retry.
+ * JSON error response: the status the error code maps to, the body shape of the route family, and
+ * `Retry-After` when the code says the client may retry.
  */
-export function errorResponse(error: AppError, { pathname = "", headers = {} }: { pathname?: string; headers?: Record<string, string> } = {}): Response {
+export function errorResponse(error: AppError, { shape = "coded", headers = {} }: { shape?: ErrorShape; headers?: Record<string, string> } = {}): Response {
   const retryAfter = retryAfterOf(error.code);
   const allHeaders = retryAfter === undefined ? headers : { "retry-after": String(retryAfter), ...headers };
-  const body = isStorePath(pathname) ? { error: error.message } : errorBody(error);
+  const body = shape === "log-store" ? { error: error.message } : errorBody(error);
   return Response.json(body, { status: httpStatusOf(error.code), headers: allHeaders });
 }
 
@@ -35,15 +36,17 @@ function frameworkError(code: unknown): AppError | undefined {
 
 /**
  * The one place where HTTP errors are shaped: AppErrors keep their code, Elysia's own failures map to
- * codes, anything else is a logged 500 whose details stay in the log.
+ * codes, anything else is a logged 500 whose details stay in the log. `shapeOf` names the body shape of the
+ * route family a path belongs to (all `coded` unless told).
  */
-export function errorHandling(log: Logger) {
+export function errorHandling(log: Logger, shapeOf: (pathname: string) => ErrorShape = () => "coded") {
   return new Elysia({ name: "error-handling" }).onError({ as: "global" }, ({ error, code, request }) => {
     const pathname = new URL(request.url).pathname;
-    if (error instanceof AppError) return errorResponse(error, { pathname });
+    const shape = shapeOf(pathname);
+    if (error instanceof AppError) return errorResponse(error, { shape });
     const known = frameworkError(code);
-    if (known) return errorResponse(known, { pathname });
+    if (known) return errorResponse(known, { shape });
     log.error("unhandled error", { path: pathname, error: errorText(error) });
-    return errorResponse(new AppError("internal", "internal error"), { pathname });
+    return errorResponse(new AppError("internal", "internal error"), { shape });
   });
 }

@@ -117,7 +117,7 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
       if (upgraded !== null) return upgraded;
       const { pathname } = new URL(request.url);
       const refused = refusal(request, pathname);
-      if (refused) return errorResponse(refused, { pathname });
+      if (refused) return errorResponse(refused);
       // An attestation waits for the verification to end; the prover waits as long. Its keep-alive connection
       // then idles under the usual limit again.
       if (pathname.endsWith("/attestation")) {

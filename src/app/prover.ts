@@ -172,7 +172,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
 
   // Each route group is mounted with who may call it: the API key check and the OpenAPI document read that.
   const access = new RouteAccessTable();
-  const app = new Elysia().use(errorHandling(log)).use(apiKeyAuth(config.auth, config.store, (pathname) => access.accessOf(pathname)));
+  const app = new Elysia().use(errorHandling(log, (pathname) => access.errorShapeOf(pathname))).use(apiKeyAuth(config.auth, config.store, access));
   const status = new Elysia({ name: "status" })
     .get("/healthcheck", () => new Response("Ok"))
     .get("/info", async () => {
@@ -225,11 +225,13 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     app,
     storeRoutes({ store: countedMessageStore(store.messages, metrics), nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams }),
     "store",
+    // The Log Store reference's clients read `{"error": "<message>"}`.
+    "log-store",
   );
   // The document describes the app's routes, this one included: added once the others exist.
   access.mount(app, openApiRoutes(() => access.describe(app.routes)), "open");
 
-  const cors = corsPolicy(config.corsOrigins);
+  const cors = corsPolicy(config.corsOrigins, (pathname) => access.errorShapeOf(pathname));
   const server = Bun.serve({
     hostname: config.listen.host,
     port: config.listen.port,
@@ -239,7 +241,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       const preflight = cors.preflight(request);
       if (preflight) return preflight;
       const { pathname } = new URL(request.url);
-      if (stopping) return cors.decorate(request, errorResponse(new AppError("shutting_down", "the prover is shutting down"), { pathname }));
+      if (stopping) return cors.decorate(request, errorResponse(new AppError("shutting_down", "the prover is shutting down"), { shape: access.errorShapeOf(pathname) }));
       return cors.decorate(request, await app.handle(request));
     },
   });

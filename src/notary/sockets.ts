@@ -25,14 +25,14 @@ export function socketUpgrade(
   const sessionId = searchParams.get("sessionId") ?? "";
   let kind: NotarySocketData["kind"];
   if (pathname === "/notarize") {
-    if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"), { pathname });
+    if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"));
     kind = "mpc";
   } else if (pathname === "/relay") {
-    if (!proxySessions?.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used proxy session"), { pathname });
+    if (!proxySessions?.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used proxy session"));
     kind = "relay";
   } else return null;
   if (server.upgrade(request, { data: { sessionId, kind } })) return undefined;
-  return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"), { pathname });
+  return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"));
 }
 
 /** Hands each socket's events to its session's registry. */

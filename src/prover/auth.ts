@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
-import { type RouteAccess, alwaysNeedsKey } from "./route-access.ts";
+import { type RouteAccess, type RouteAccessTable, alwaysNeedsKey } from "./route-access.ts";
 
 /** Who may read proofs from the message store. */
 export interface ProofReadAccess {
@@ -87,17 +87,18 @@ export function ownProofsOnly(keys: ApiKeys): (request: Request) => string | und
  * 403 on every such route but those declared `key-or-scoped` (requests, and the proofs of its own, checked
  * there). It runs before routing, so that a wrong path behind a key is refused as the route would be.
  */
-export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, accessOf: (pathname: string) => RouteAccess) {
+export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, routes: Pick<RouteAccessTable, "accessOf" | "errorShapeOf">) {
   const isFull = apiKeyMatcher(keys.full);
   const isScoped = apiKeyMatcher(keys.scoped);
   return new Elysia({ name: "api-key-auth" }).onRequest(({ request }) => {
     const pathname = new URL(request.url).pathname;
-    const access = accessOf(pathname);
+    const access = routes.accessOf(pathname);
     if (!keysOn(keys) || !needsApiKey(access, request.method, pathname, proofs)) return;
+    const shape = routes.errorShapeOf(pathname);
     const key = presentedKey(request);
     if (key === null) {
       return errorResponse(new AppError("unauthorized", "an API key is required: Authorization: Bearer <key>"), {
-        pathname,
+        shape,
         headers: { "www-authenticate": "Bearer" },
       });
     }
@@ -105,9 +106,9 @@ export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, accessOf: (pa
     const full = isFull(key);
     const scoped = isScoped(key);
     if (full) return;
-    if (!scoped) return errorResponse(new AppError("forbidden", "the API key is not valid"), { pathname });
+    if (!scoped) return errorResponse(new AppError("forbidden", "the API key is not valid"), { shape });
     if (access !== "key-or-scoped") {
-      return errorResponse(new AppError("forbidden", "this API key may only call /proxy and read the proofs of its own requests"), { pathname });
+      return errorResponse(new AppError("forbidden", "this API key may only call /proxy and read the proofs of its own requests"), { shape });
     }
   });
 }

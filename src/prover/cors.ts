@@ -5,7 +5,7 @@
  * send them without the Authorization header.
  */
 import { AppError } from "../errors.ts";
-import { errorResponse } from "../http.ts";
+import { type ErrorShape, errorResponse } from "../http.ts";
 
 /** What a /proxy call may carry: the engine's methods, and any header (a client forwards its own to the target). */
 const ALLOWED_METHODS = "GET, POST, PUT, DELETE";
@@ -19,7 +19,7 @@ export interface Cors {
   decorate(request: Request, response: Response): Response;
 }
 
-export function corsPolicy(origins: readonly string[]): Cors {
+export function corsPolicy(origins: readonly string[], errorShapeOf: (pathname: string) => ErrorShape): Cors {
   const allowed = new Set(origins);
   const listed = (request: Request): string | undefined => {
     const origin = request.headers.get("origin");
@@ -30,7 +30,7 @@ export function corsPolicy(origins: readonly string[]): Cors {
       if (request.method !== "OPTIONS" || !request.headers.has("origin") || !request.headers.has("access-control-request-method")) return undefined;
       const origin = listed(request);
       const { pathname } = new URL(request.url);
-      if (!origin) return errorResponse(new AppError("forbidden", "this origin is not in PROVER_CORS_ORIGINS"), { pathname });
+      if (!origin) return errorResponse(new AppError("forbidden", "this origin is not in PROVER_CORS_ORIGINS"), { shape: errorShapeOf(pathname) });
       return new Response(null, {
         status: 204,
         headers: {

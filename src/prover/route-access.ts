@@ -1,9 +1,10 @@
 /**
- * Who may call each route group, declared where the group is mounted (src/app/prover.ts). The API key check
- * (auth.ts) and the OpenAPI document's `security` both read these declarations; no other list of guarded
- * paths exists.
+ * Who may call each route group, and the body shape of its errors, declared where the group is mounted
+ * (src/app/prover.ts). The API key check (auth.ts), the error hook (src/http.ts) and the OpenAPI document's
+ * `security` read these declarations; no other list of guarded paths or store paths exists.
  */
 import type { AnyElysia } from "elysia";
+import type { ErrorShape } from "../http.ts";
 
 export type RouteAccess =
   /** Anyone. */
@@ -36,11 +37,12 @@ interface Territory {
   /** True: the path has parameters, and any path that starts with the stem is in the territory. */
   prefix: boolean;
   access: RouteAccess;
+  errors: ErrorShape;
 }
 
-function territoryOf(path: string, access: RouteAccess): Territory {
+function territoryOf(path: string, access: RouteAccess, errors: ErrorShape): Territory {
   const parameter = path.indexOf(":");
-  return parameter === -1 ? { stem: path, prefix: false, access } : { stem: path.slice(0, parameter), prefix: true, access };
+  return parameter === -1 ? { stem: path, prefix: false, access, errors } : { stem: path.slice(0, parameter), prefix: true, access, errors };
 }
 
 /** The route groups of an app, each mounted with its access. */
@@ -48,23 +50,32 @@ export class RouteAccessTable {
   private readonly territories: Territory[] = [];
   private readonly declared = new Map<string, RouteAccess>();
 
-  /** Mounts `group` on `app`, declaring that every route it holds is called with `access`. */
-  mount(app: AnyElysia, group: AnyElysia, access: RouteAccess): void {
+  /** Mounts `group` on `app`, declaring that every route it holds is called with `access` and answers errors in `errors`. */
+  mount(app: AnyElysia, group: AnyElysia, access: RouteAccess, errors: ErrorShape = "coded"): void {
     app.use(group);
     for (const { method, path } of group.routes) {
-      this.territories.push(territoryOf(path, access));
+      this.territories.push(territoryOf(path, access, errors));
       this.declared.set(`${method} ${path}`, access);
     }
   }
 
   /** The access a request path falls under: the exact route, else the longest territory it is in; open otherwise. */
   accessOf(pathname: string): RouteAccess {
+    return this.territoryOf(pathname)?.access ?? "open";
+  }
+
+  /** The error body shape of a request path's route family, found as its access is; `coded` outside any. */
+  errorShapeOf(pathname: string): ErrorShape {
+    return this.territoryOf(pathname)?.errors ?? "coded";
+  }
+
+  private territoryOf(pathname: string): Territory | undefined {
     let best: Territory | undefined;
     for (const territory of this.territories) {
       const inside = territory.prefix ? pathname.startsWith(territory.stem) : pathname === territory.stem;
       if (inside && (!best || territory.stem.length > best.stem.length || (!territory.prefix && best.prefix))) best = territory;
     }
-    return best?.access ?? "open";
+    return best;
   }
 
   /** These routes with the access each was declared with. */

@@ -8,12 +8,22 @@ function table(): RouteAccessTable {
   const access = new RouteAccessTable();
   access.mount(app, new Elysia().get("/pool", () => "").delete("/pool/:host", () => ""), "key");
   access.mount(app, new Elysia().get("/proof/:requestId", () => ""), "key-or-scoped");
-  access.mount(app, new Elysia().get("/stores/:id/data/partitions/:partition/:queryType", () => ""), "store");
+  access.mount(app, new Elysia().get("/stores/:id/data/partitions/:partition/:queryType", () => ""), "store", "log-store");
   access.mount(app, new Elysia().get("/pool-status", () => ""), "open");
   return access;
 }
 
 describe("RouteAccessTable", () => {
+  test("a path's error shape is its group's, found as its access is; coded outside every group", () => {
+    const access = table();
+    expect(access.errorShapeOf("/stores/proofs/data/partitions/0/last")).toBe("log-store");
+    // A store path no route answers still answers in the store's shape, as the reference does.
+    expect(access.errorShapeOf("/stores/x")).toBe("log-store");
+    expect(access.errorShapeOf("/stores")).toBe("coded");
+    expect(access.errorShapeOf("/pool/a/b")).toBe("coded");
+    expect(access.errorShapeOf("/no-such-route")).toBe("coded");
+  });
+
   test("a path takes the access of the route it names, a parameter's place matching any value", () => {
     const access = table();
     expect(access.accessOf("/pool")).toBe("key");

@@ -20,7 +20,7 @@ interface ObjectAnswer {
 
 /** The store routes as the prover composes them: with the one error hook that shapes store errors. */
 const storeApp = (opened: OpenedStore, nodeKey: NodeKey) =>
-  new Elysia().use(errorHandling(createLogger({ level: "error" }))).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, maxStreams: 4 }));
+  new Elysia().use(errorHandling(createLogger({ level: "error" }), () => "log-store")).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, maxStreams: 4 }));
 
 /** A timestamp a few minutes back: caller-given timestamps must lie within the node's clock skew. */
 const recent = Date.now() - 5 * 60_000;
