@@ -87,6 +87,7 @@ describe("the client library in proxy mode", () => {
   test("prove() with mode proxy and revealRequest: the proof says proxy, verifies, and hides what was asked", async () => {
     const result = await prove({
       prover: prover.url,
+      notaryKeys: [prover.notaryPubPem],
       url: urlOf("tls12", "/data"),
       mode: "proxy",
       revealRequest: true,
@@ -94,6 +95,8 @@ describe("the client library in proxy mode", () => {
       timeoutMs: 30_000,
     });
     expect(result.mode).toBe("proxy");
+    // prove() checked the proof itself: signed by the pinned key, of its request and host, revealing its answer.
+    expect(result.verified.body.mode).toBe("proxy");
     expect(JSON.parse(new TextDecoder().decode(result.response.body)).secret).toBe(SECRET_VALUE);
     const verifiedProof = verifyProof(result.proofText, prover.notaryPubPem);
     expect(verifiedProof.body.mode).toBe("proxy");
