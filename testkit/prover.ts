@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_SESSION, scratchDir, tlsFixture } from "./env.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
+import { waitUntil } from "./wait.ts";
 
 export const REPO = join(import.meta.dir, "..");
 export const BUN = process.execPath;
@@ -23,8 +24,8 @@ export interface RunningProver {
   stop(): Promise<number>;
 }
 
-/** Reads a child's stderr into a string while it runs. */
-function collect(stream: ReadableStream<Uint8Array>): () => string {
+/** Reads a child's output (its stderr: the log) into a string while it runs. */
+export function collectText(stream: ReadableStream<Uint8Array>): () => string {
   let text = "";
   const decoder = new TextDecoder();
   void (async () => {
@@ -60,20 +61,17 @@ export async function startProver(cli: CliCommand, targetPort: number, env: Reco
     stdout: "pipe",
     stderr: "pipe",
   });
-  const log = collect(child.stderr);
-  const deadline = Date.now() + 60_000;
-  let url: string | undefined;
-  while (!url) {
-    // Compact (`url=…`) or JSON (`"url":"…"`) log lines.
-    const match = /prover listening.*?\burl"?[=:]"?([^\s"]+)/.exec(log());
-    if (match) url = match[1];
-    else if (child.exitCode !== null) throw new Error(`prover exited ${child.exitCode}: ${log()}`);
-    else if (Date.now() > deadline) throw new Error(`prover did not start: ${log()}`);
-    else await Bun.sleep(50);
-  }
+  const log = collectText(child.stderr);
+  // Compact (`url=…`) or JSON (`"url":"…"`) log lines.
+  const listening = await waitUntil("the prover to listen", () => /prover listening.*?\burl"?[=:]"?([^\s"]+)/.exec(log()), (m) => m !== null, 60_000, {
+    intervalMs: 50,
+    hopeless: () => (child.exitCode === null ? undefined : `the prover exited ${child.exitCode}`),
+    context: log,
+  });
+  const url = listening![1]!;
   const notaryPubPath = join(dataDir, "notary.pub");
   return {
-    url: url!,
+    url,
     dataDir,
     notaryPubPath,
     // Only an embedded notary writes its key here; with PROVER_NOTARY_URL there is none.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { generateKey } from "../../src/proof/keys.ts";
-import { errorData, firstEvent } from "../../testkit/sse.ts";
+import { errorData, openStream } from "../../testkit/sse.ts";
 import type { Server } from "bun";
 import { tlsFixture } from "../../testkit/env.ts";
 import { proveData, verifyWithCli } from "../../testkit/prove.ts";
@@ -94,15 +94,14 @@ describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
     });
     try {
       const requestId = crypto.randomUUID();
-      const event = firstEvent(`${pinningOther.url}/proof/${requestId}`, 240_000);
-      await Bun.sleep(50);
+      const stream = await openStream(`${pinningOther.url}/proof/${requestId}`, 240_000);
       const response = await fetch(`${pinningOther.url}/proxy`, {
         headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId },
       });
       // Refused before any MPC session: the key it announced is not the pinned one.
       expect(response.status).toBe(502);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe("notary_untrusted");
-      const outcome = errorData(await event);
+      const outcome = errorData((await stream.events)[0]!);
       expect(outcome.code).toBe("notary_untrusted");
       expect(outcome.message).toContain("is not a pinned one (PROVER_NOTARY_KEYS)");
     } finally {

@@ -2,7 +2,9 @@ import type { Subprocess } from "bun";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { scratchDir, tlsFixture } from "../../testkit/env.ts";
-import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
+import { SOURCE_CLI, collectText, runCli } from "../../testkit/prover.ts";
+
+import { waitUntil } from "../../testkit/wait.ts";
 
 export { eventually } from "../../testkit/wait.ts";
 
@@ -13,26 +15,15 @@ export interface RunningNotary {
   log(): string;
 }
 
-/** Reads a child's stderr into a string while it runs. */
-export function collectStderr(child: Subprocess<"ignore", "pipe", "pipe">): () => string {
-  let text = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    for await (const chunk of child.stderr) text += decoder.decode(chunk, { stream: true });
-  })();
-  return () => text;
-}
-
 /** Waits until `pattern` appears in the log; fails when the process exits first or time runs out. */
 export async function waitForLog(child: Subprocess, log: () => string, pattern: RegExp, ms = 60_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const match = pattern.exec(log());
-    if (match) return match;
-    if (child.exitCode !== null) throw new Error(`process exited ${child.exitCode}: ${log()}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}: ${log()}`);
-    await Bun.sleep(50);
-  }
+  const exited = () => (child.exitCode === null ? undefined : `the process exited ${child.exitCode}`);
+  const match = await waitUntil(`${pattern} in the log`, () => pattern.exec(log()), (found) => found !== null, ms, {
+    intervalMs: 50,
+    hopeless: exited,
+    context: log,
+  });
+  return match!;
 }
 
 /** A free TCP port on loopback (bound, then released). */
@@ -66,7 +57,7 @@ export async function startNotary(configPath: string, env: Record<string, string
     stdout: "pipe",
     stderr: "pipe",
   });
-  const log = collectStderr(child);
+  const log = collectText(child.stderr);
   const match = await waitForLog(child, log, /notary listening.* url=(\S+)/);
   const url = match[1]!;
   return { url, port: Number(new URL(url).port), process: child, log };

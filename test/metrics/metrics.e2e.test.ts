@@ -42,12 +42,15 @@ describe("GET /metrics", () => {
   });
 
   test("a warm session set up with the embedded notary shows in the pool, setup and notary metrics", async () => {
-    let families = await scrape();
-    while (sample(families, "tlsproof_pool_ready_sessions") !== 1) {
-      expect(sample(families, "tlsproof_pool_failures_in_a_row")).toBe(0);
-      await Bun.sleep(500);
-      families = await scrape();
-    }
+    // Ready, or failed trying: a failed setup ends the wait at once and fails the test here.
+    const families = await eventually(
+      scrape,
+      (f) => sample(f, "tlsproof_pool_ready_sessions") === 1 || sample(f, "tlsproof_pool_failures_in_a_row") !== 0,
+      SETUP_MS,
+      { intervalMs: 500 },
+    );
+    expect(sample(families, "tlsproof_pool_failures_in_a_row")).toBe(0);
+    expect(sample(families, "tlsproof_pool_ready_sessions")).toBe(1);
     expect(families.tlsproof_session_setup_duration_seconds?.type).toBe("histogram");
     expect(sample(families, "tlsproof_session_setup_duration_seconds", { size: "1024x2048", result: "ok" })).toBe(1);
     expect(sample(families, "tlsproof_notary_sessions_created_total")).toBe(1);

@@ -12,6 +12,7 @@ import { tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { eventually } from "../../testkit/wait.ts";
 
 let target: Server<undefined>;
 let prover: RunningProver;
@@ -52,8 +53,7 @@ test("after the crafted far-future publish is refused, a real proof is still sto
   await response.arrayBuffer();
 
   // The proof is stored once the session ends: wait for that state (bounded by the MPC session's time).
-  let stored: RawMessage[] = [];
-  for (const deadline = Date.now() + 240_000; stored.length === 0 && Date.now() < deadline; await Bun.sleep(250)) stored = await storedProofs();
+  const stored = await eventually(storedProofs, (messages) => messages.length > 0, 240_000);
   expect(stored).toHaveLength(1);
   const [message] = stored as [RawMessage];
   const info = (await (await fetch(`${prover.url}/info`)).json()) as { nodeAddress: string };

@@ -7,6 +7,7 @@ import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../te
 import { firstEvent, proofData } from "../../../testkit/sse.ts";
 import { type TargetAnswerTimes, startTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { eventually, waitUntil } from "../../../testkit/wait.ts";
 
 type PoolReply = PoolStatus & {
   exchanges: { running: number; waiting: number };
@@ -28,15 +29,8 @@ const MPC_STEP_MS = 180_000;
 /** A running prover's pool, seen through `/pool` and `/proxy`. */
 function poolClient(prover: () => RunningProver, target: () => Server<undefined>) {
   const pool = async (): Promise<PoolReply> => (await fetch(`${prover().url}/pool`)).json() as Promise<PoolReply>;
-  async function poolUntil(what: string, done: (p: PoolReply) => boolean, timeoutMs = MPC_STEP_MS): Promise<PoolReply> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const status = await pool();
-      if (done(status)) return status;
-      if (Date.now() > deadline) throw new Error(`pool never got to: ${what}; last ${JSON.stringify(status)}\n${prover().log()}`);
-      await Bun.sleep(200);
-    }
-  }
+  const poolUntil = (what: string, done: (p: PoolReply) => boolean, timeoutMs = MPC_STEP_MS): Promise<PoolReply> =>
+    waitUntil(`the pool: ${what}`, pool, done, timeoutMs, { context: () => prover().log() });
   /** Sends one /proxy request for `path` on the target and waits for its SSE outcome. */
   async function proxy(headers: Record<string, string> = {}, path = "/data") {
     const requestId = crypto.randomUUID();
@@ -113,9 +107,7 @@ describe("warm pool (real MPC)", () => {
     const createdBefore = notarySessionsCreated();
     await poolUntil("an expiry", (p) => p.expired >= 1, (IDLE_S + 10) * 1000);
     // The replacement's notary session exists once it is created; the expired one must be gone by then.
-    const deadline = Date.now() + 10_000;
-    while (notarySessionsCreated() <= createdBefore && Date.now() < deadline) await Bun.sleep(100);
-    expect(notarySessionsCreated()).toBe(createdBefore + 1);
+    expect(await eventually(notarySessionsCreated, (n) => n > createdBefore, 10_000)).toBe(createdBefore + 1);
     const status = await poolUntil("the notary holding only the replacement", (p) => p.notarySessions === 1, 5_000);
     expect(status).toMatchObject({ ready: 0, warming: 1, expired: 1 });
   }, 60_000);

@@ -6,7 +6,7 @@ import type { Server as TlsServer } from "node:tls";
 import { TEST_SESSION, scratchDir, tlsFixture } from "../../../testkit/env.ts";
 import { scrapeMetrics, sample } from "../../../testkit/metrics.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
-import { errorData, firstEvent, proofData } from "../../../testkit/sse.ts";
+import { errorData, firstEvent, openStream, proofData } from "../../../testkit/sse.ts";
 import { startTarget, startTls13OnlyTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { eventually } from "../../../testkit/wait.ts";
@@ -80,10 +80,10 @@ describe("/proxy answers and failures", () => {
 
   test("request ids are case-blind: one id in any case is one id, folded to lower case", async () => {
     const requestId = crypto.randomUUID();
-    const event = firstEvent(`${prover.url}/proof/${requestId.toUpperCase()}`, 30_000);
-    await Bun.sleep(50);
+    // Subscribed in upper case before the request (its first comment came), told the outcome of the lower-case id.
+    const stream = await openStream(`${prover.url}/proof/${requestId.toUpperCase()}`, 30_000);
     await expectError(await proxy({ "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId }), 404, "target_unresolvable");
-    expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
+    expect(errorData((await stream.events)[0]!)).toMatchObject({ requestId, code: "target_unresolvable" });
     // The same id in upper case is a reuse, not a new request.
     const reuse = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": ` ${requestId.toUpperCase()} ` };
     await expectError(await proxy(reuse), 400, "duplicate_request_id");
