@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -8,6 +8,7 @@ import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testk
 import { type SseEvent, allEvents, errorData, openStream, proofData } from "../../testkit/sse.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { once } from "../../testkit/once.ts";
 import { eventually, waitForLog } from "./support.ts";
 
 /**
@@ -16,7 +17,7 @@ import { eventually, waitForLog } from "./support.ts";
  * subscribers at once with heartbeats, a late subscriber, logs in both formats free of every secret after
  * those sessions, the proof history's `from` and `range` queries across a restart, the notary's key surviving
  * it, a request too large for its announced T-MAX-SENT-DATA, and a SIGTERM grace period that runs out mid-proof.
- * The tests run in order and share their sessions.
+ * Tests that look at the same session share it (made once, by whichever needs it first): each also runs alone.
  */
 const MPC_MS = 240_000;
 const KEY = "sessions-api-key-5e4d3c2b1a09";
@@ -42,8 +43,6 @@ describe.each(backends.filter((backend) => backend.skipReason === undefined))("r
   let target: Server<undefined>;
   let prover: RunningProver;
   let work: string;
-  /** Proofs made here, in order: request id and proof JSON. */
-  const proofs: { requestId: string; text: string }[] = [];
   /** Every log line of every prover process of this file. */
   const logs: string[] = [];
 
@@ -87,106 +86,139 @@ describe.each(backends.filter((backend) => backend.skipReason === undefined))("r
     prover = await startProver(SOURCE_CLI, target.port!, env("json"));
   }, 120_000);
 
+  // A test that ended the prover (SIGTERM) leaves the next one a prover on the same data folder.
+  beforeEach(async () => {
+    if (prover.process.exitCode === null) return;
+    logs.push(prover.log());
+    prover = await startProver(SOURCE_CLI, target.port!, env("compact", { PROVER_DATA_DIR: prover.dataDir }));
+  }, 120_000);
+
   afterAll(async () => {
     if (prover && prover.process.exitCode === null) prover.process.kill("SIGKILL");
     target?.stop(true);
   }, 120_000);
 
+  /**
+   * The sessions several tests look at, each made once by whichever test needs it first (testkit/once.ts): the
+   * PUT on the first prover (JSON logs), its restart, then the DELETE on the restarted one (compact logs).
+   */
+  const putSession = once(async () => {
+    const requestId = crypto.randomUUID();
+    const madeBy = prover;
+    // Each subscription is registered (its first comment arrived) before the /proxy call.
+    const streams = await Promise.all([1, 2, 3].map(() => openStream(proofUrl(requestId), MPC_MS, { headers: auth })));
+    const commentsAtOpen = streams.map((stream) => [...stream.comments]);
+    const response = await proxy(requestId, {
+      method: "PUT",
+      headers: {
+        "t-proxy-url": url("/echo"),
+        "t-redacted": REDACTED,
+        "x-api-secret": HEADER_SECRET,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ card: BODY_SECRET, amount: 3 }),
+    });
+    const echoed = (await response.json()) as { method: string; headers: Record<string, string>; body: string };
+    const received: SseEvent[][] = await Promise.all(streams.map((stream) => stream.events));
+    const proofText = received[0]?.[0]?.event === "message" ? proofData(received[0][0]).proofText : "";
+    return { requestId, madeBy, streams, commentsAtOpen, response, echoed, received, proofText };
+  });
+
+  const restart = once(async () => {
+    const put = await putSession();
+    const before = { notaryPubPem: prover.notaryPubPem, info: (await (await fetch(`${prover.url}/info`)).json()) as Record<string, unknown> };
+    const exitCode = await stopProver();
+    prover = await startProver(SOURCE_CLI, target.port!, env("compact", { PROVER_DATA_DIR: prover.dataDir, PROVER_SHUTDOWN_GRACE_S: "1" }));
+    return { put, before, exitCode };
+  });
+
+  const deleteSession = once(async () => {
+    const { put } = await restart();
+    const requestId = crypto.randomUUID();
+    const response = await proxy(requestId, {
+      method: "DELETE",
+      headers: {
+        "t-proxy-url": url("/echo?item=7"),
+        "t-redacted": REDACTED,
+        "x-api-secret": HEADER_SECRET,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ card: BODY_SECRET }),
+    });
+    const echoed = (await response.json()) as { method: string; path: string; body: string };
+    // The proof exists before anyone subscribes: the prover logged it.
+    await waitForLog(prover.process, prover.log, new RegExp(`proof made.*requestId=${requestId}|requestId=${requestId}.*proof made`), MPC_MS);
+    const late = await openStream(proofUrl(requestId), 10_000, { headers: auth });
+    return { put, requestId, response, echoed, events: await late.events };
+  });
+
   test(
     "PUT with a secret header and body: three subscribers opened first all get the same proof after heartbeats; cli verify shows the PUT with the secrets hidden",
     async () => {
-      const requestId = crypto.randomUUID();
-      // Each subscription is registered (its first comment arrived) before the /proxy call.
-      const streams = await Promise.all([1, 2, 3].map(() => openStream(proofUrl(requestId), MPC_MS, { headers: auth })));
-      for (const stream of streams) expect(stream.comments).toEqual(["waiting for the proof"]);
-      const response = await proxy(requestId, {
-        method: "PUT",
-        headers: {
-          "t-proxy-url": url("/echo"),
-          "t-redacted": REDACTED,
-          "x-api-secret": HEADER_SECRET,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({ card: BODY_SECRET, amount: 3 }),
-      });
+      const { requestId, commentsAtOpen, response, echoed, received, proofText, streams, madeBy } = await putSession();
+      for (const comments of commentsAtOpen) expect(comments).toEqual(["waiting for the proof"]);
       expect(response.status).toBe(200);
       expect(response.headers.get("t-proof-id")).toBe(requestId);
-      const echoed = (await response.json()) as { method: string; headers: Record<string, string>; body: string };
       expect(echoed.method).toBe("PUT");
       expect(echoed.headers["x-api-secret"]).toBe(HEADER_SECRET);
       expect(echoed.headers.authorization).toBeUndefined(); // the prover's API key is never forwarded
       expect(JSON.parse(echoed.body)).toEqual({ amount: 3, card: BODY_SECRET });
 
-      const received: SseEvent[][] = await Promise.all(streams.map((stream) => stream.events));
       for (const events of received) expect(events).toHaveLength(1);
-      const { publicKey, proofText } = proofData(received[0]![0]!);
+      const { publicKey } = proofData(received[0]![0]!);
       for (const events of received) expect(events[0]!.data).toBe(received[0]![0]!.data);
-      expect(publicKey).toBe(prover.notaryPubPem);
+      expect(publicKey).toBe(madeBy.notaryPubPem);
       // The session took many seconds; every stream was kept alive meanwhile.
       for (const stream of streams) expect(stream.comments.filter((c) => c === "heartbeat").length).toBeGreaterThan(0);
 
       for (const secret of [HEADER_SECRET, BODY_SECRET, KEY]) expect(proofText).not.toContain(secret);
-      const verified = await verify(proofText);
+      const verified = await verify(proofText, madeBy.notaryPubPath);
       expect(verified).toMatchObject({ valid: true, requestId, serverName: TARGET_HOST });
       expect(verified.sent.text).toStartWith("PUT /echo HTTP/1.1\r\n");
       expect(verified.sent.text).toContain(`x-api-secret: ${HIDDEN.repeat(HEADER_SECRET.length)}\r\n`);
       expect(verified.sent.text).toContain(`{"amount":3,"card":${HIDDEN.repeat(BODY_SECRET.length + 2)}}`);
       expect(verified.recv.text).toContain('"method":"PUT"');
       for (const secret of [HEADER_SECRET, BODY_SECRET]) expect(verified.recv.text).not.toContain(secret);
-      proofs.push({ requestId, text: proofText });
     },
     MPC_MS,
   );
 
-  test("the JSON log after that session holds the request's lines and none of the secrets or keys", async () => {
-    expect(proofs).toHaveLength(1);
-    const log = prover.log();
-    const lines = log.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    const ofRequest = lines.filter((line) => line.requestId === proofs[0]!.requestId).map((line) => line.msg ?? line.message);
-    expect(ofRequest).toContain("proof made");
-    expectNoSecrets(log, prover.dataDir);
-  });
+  test(
+    "the JSON log after that session holds the request's lines and none of the secrets or keys",
+    async () => {
+      const { requestId, madeBy } = await putSession();
+      const log = madeBy.log();
+      const lines = log.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const ofRequest = lines.filter((line) => line.requestId === requestId).map((line) => line.msg ?? line.message);
+      expect(ofRequest).toContain("proof made");
+      expectNoSecrets(log, madeBy.dataDir);
+    },
+    MPC_MS,
+  );
 
   test(
     "restarted on the same data folder with compact logs: the notary's key is the same, and the earlier proof is still delivered and verifies",
     async () => {
-      const before = prover.notaryPubPem;
-      const infoBefore = (await (await fetch(`${prover.url}/info`)).json()) as Record<string, unknown>;
-      expect(await stopProver()).toBe(0);
-      prover = await startProver(SOURCE_CLI, target.port!, env("compact", { PROVER_DATA_DIR: prover.dataDir, PROVER_SHUTDOWN_GRACE_S: "1" }));
-      expect(prover.notaryPubPem).toBe(before);
+      const { put, before, exitCode } = await restart();
+      expect(exitCode).toBe(0);
+      expect(prover.notaryPubPem).toBe(before.notaryPubPem);
       const infoAfter = (await (await fetch(`${prover.url}/info`)).json()) as Record<string, unknown>;
-      expect(JSON.stringify(infoAfter)).toContain(JSON.stringify(before).slice(1, -1));
-      expect(infoAfter).toEqual(infoBefore);
-      const events = await allEvents(proofUrl(proofs[0]!.requestId), 10_000, { headers: auth });
-      expect(proofData(events[0]!).proofText).toBe(proofs[0]!.text);
-      expect((await verify(proofs[0]!.text)).valid).toBe(true);
+      expect(JSON.stringify(infoAfter)).toContain(JSON.stringify(before.notaryPubPem).slice(1, -1));
+      expect(infoAfter).toEqual(before.info);
+      const events = await allEvents(proofUrl(put.requestId), 10_000, { headers: auth });
+      expect(proofData(events[0]!).proofText).toBe(put.proofText);
+      expect((await verify(put.proofText)).valid).toBe(true);
     },
-    120_000,
+    MPC_MS + 120_000,
   );
 
   test(
     "DELETE with a secret header and body, subscribed to only after the proof was made: proved, verified, and the compact log holds no secret",
     async () => {
-      const requestId = crypto.randomUUID();
-      const response = await proxy(requestId, {
-        method: "DELETE",
-        headers: {
-          "t-proxy-url": url("/echo?item=7"),
-          "t-redacted": REDACTED,
-          "x-api-secret": HEADER_SECRET,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({ card: BODY_SECRET }),
-      });
+      const { requestId, response, echoed, events } = await deleteSession();
       expect(response.status).toBe(200);
-      const echoed = (await response.json()) as { method: string; path: string; body: string };
       expect(echoed).toMatchObject({ method: "DELETE", path: "/echo?item=7" });
       expect(JSON.parse(echoed.body)).toEqual({ card: BODY_SECRET });
-      // The proof exists before anyone subscribes: the prover logged it.
-      await waitForLog(prover.process, prover.log, new RegExp(`proof made.*requestId=${requestId}|requestId=${requestId}.*proof made`), MPC_MS);
-      const late = await openStream(proofUrl(requestId), 10_000, { headers: auth });
-      const events = await late.events;
       expect(events).toHaveLength(1);
       const { proofText } = proofData(events[0]!);
       for (const secret of [HEADER_SECRET, BODY_SECRET, KEY]) expect(proofText).not.toContain(secret);
@@ -196,23 +228,27 @@ describe.each(backends.filter((backend) => backend.skipReason === undefined))("r
       expect(verified.sent.text).toContain(`{"card":${HIDDEN.repeat(BODY_SECRET.length + 2)}}`);
       expect(verified.recv.text).toContain('"method":"DELETE"');
       for (const secret of [HEADER_SECRET, BODY_SECRET]) expect(verified.recv.text).not.toContain(secret);
-      proofs.push({ requestId, text: proofText });
       expectNoSecrets(prover.log(), prover.dataDir);
     },
-    MPC_MS,
+    2 * MPC_MS + 120_000,
   );
 
-  test("the proof history: `from` lists both proofs in order across the restart, `range` selects one", async () => {
-    expect(proofs).toHaveLength(2);
-    const all = await history("from?fromTimestamp=0");
-    expect(all.map((m) => m.content.body.requestId)).toEqual(proofs.map((p) => p.requestId));
-    const [first, second] = all.map((m) => m.metadata.id.timestamp) as [number, number];
-    expect(second).toBeGreaterThan(first);
-    const onlyFirst = await history(`range?fromTimestamp=${first}&toTimestamp=${second - 1}`);
-    expect(onlyFirst.map((m) => m.content.body.requestId)).toEqual([proofs[0]!.requestId]);
-    const onlySecond = await history(`from?fromTimestamp=${first + 1}`);
-    expect(onlySecond.map((m) => m.content.body.requestId)).toEqual([proofs[1]!.requestId]);
-  });
+  test(
+    "the proof history: `from` lists both proofs in order across the restart, `range` selects one",
+    async () => {
+      const { put, requestId } = await deleteSession();
+      const made: [string, string] = [put.requestId, requestId];
+      const all = await history("from?fromTimestamp=0");
+      expect(all.map((m) => m.content.body.requestId)).toEqual(made);
+      const [first, second] = all.map((m) => m.metadata.id.timestamp) as [number, number];
+      expect(second).toBeGreaterThan(first);
+      const onlyFirst = await history(`range?fromTimestamp=${first}&toTimestamp=${second - 1}`);
+      expect(onlyFirst.map((m) => m.content.body.requestId)).toEqual([made[0]]);
+      const onlySecond = await history(`from?fromTimestamp=${first + 1}`);
+      expect(onlySecond.map((m) => m.content.body.requestId)).toEqual([made[1]]);
+    },
+    2 * MPC_MS + 120_000,
+  );
 
   test(
     "a request larger than its announced T-MAX-SENT-DATA: the client's answer is a 500 naming that size, and no proof",
