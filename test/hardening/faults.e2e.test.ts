@@ -115,6 +115,9 @@ const proverEnv = () => {
     // An abandoned engine call gets 10 s to end before its host is replaced. Not less: on two loaded cores an
     // engine's compute step between socket reads can outlast 2 s, so a setup whose notary died ends that late.
     PROVER_ENGINE_HANG_S: "10",
+    // A subscriber to an id no call used is told so after this long; the SIGTERM test's waiting stream must
+    // instead be ended by the shutdown, which on loaded cores comes more than the default 30 s after it opened.
+    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "900",
   };
 };
 
