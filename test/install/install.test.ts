@@ -19,6 +19,7 @@ import {
   buildAll,
   parseArgs,
 } from "../../scripts/build-all.ts";
+import { eventually } from "../../testkit/wait.ts";
 import { requireTool, run } from "./support.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -343,8 +344,7 @@ describe("install.sh checks what it downloads", () => {
     if (!setsid) throw new Error("setsid (util-linux) is missing");
     const proc = Bun.spawn([setsid, "/bin/sh", INSTALL_SH], { env, stdout: "pipe", stderr: "pipe" });
     await downloading;
-    await Bun.sleep(300);
-    const partial = (await listDir(dir)).filter((f) => f.startsWith(".cli."));
+    const partial = await eventually(async () => (await listDir(dir)).filter((f) => f.startsWith(".cli.")), (files) => files.length > 0, 10_000);
     expect(partial).toHaveLength(1); // the half-written temp file exists while downloading
     const pgrp = Number((await readFile(`/proc/${proc.pid}/stat`, "utf8")).split(") ")[1]?.split(" ")[2]);
     expect(pgrp).toBeGreaterThan(1);

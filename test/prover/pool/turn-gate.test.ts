@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createTurnGate } from "../../../src/prover/pool/turn-gate.ts";
+import { afterPendingWork } from "../../../testkit/wait.ts";
 
 /** Whether a promise has settled, after pending reactions ran. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -8,7 +9,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
     () => (done = true),
     () => (done = true),
   );
-  await Bun.sleep(1);
+  await afterPendingWork();
   return done;
 }
 
