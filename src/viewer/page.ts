@@ -5,12 +5,14 @@
  */
 import { AppError } from "../errors.ts";
 import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, escapeBidiControls, notaryKindText, verifiedProofJson } from "../proof/render.ts";
-import { HIDDEN_BYTE_MARKER, verifyProof } from "../proof/verify.ts";
+import { HIDDEN_BYTE_MARKER, type ProofExpectations, verifyProof } from "../proof/verify.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
 const proofInput = byId<HTMLTextAreaElement>("proof");
 const keyInput = byId<HTMLTextAreaElement>("key");
+const requestIdInput = byId<HTMLInputElement>("request-id");
+const serverNameInput = byId<HTMLInputElement>("server-name");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
 
@@ -71,9 +73,26 @@ function redactionTable(json: VerifiedProofJson): HTMLElement {
   return section;
 }
 
-function showValid(json: VerifiedProofJson): void {
+/** What the reader asked the proof to be about (empty fields ask nothing); a link may fill them from its query. */
+function expectations(): ProofExpectations {
+  const requestId = requestIdInput.value.trim();
+  const serverName = serverNameInput.value.trim();
+  return { ...(requestId ? { requestId } : {}), ...(serverName ? { serverName } : {}) };
+}
+
+/** Says which of the reader's expectations the proof met, or that none was given and what that leaves open. */
+function bindingText(expected: ProofExpectations): string {
+  const met = [expected.requestId && "request id", expected.serverName && "host"].filter(Boolean);
+  if (met.length === 0) return "No request id or host given: this shows the proof is genuine, not that it is about your request.";
+  return `Its ${met.join(" and ")} are the ones you gave.`;
+}
+
+function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
   status.className = "valid";
-  status.replaceChildren(textNode(`Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}`));
+  status.replaceChildren(
+    textNode(`Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}. `),
+    element("span", bindingText(expected), "binding"),
+  );
   const parts: HTMLElement[] = [];
   // The proof's own warnings (a test trust anchor) come first in `warnings`.
   parts.push(...json.warnings.map((warning) => element("p", warning, "warning")));
@@ -116,11 +135,13 @@ function verifyInputs(): void {
     report.replaceChildren();
     return;
   }
+  const expected = expectations();
   try {
-    showValid(verifiedProofJson(verifyProof(proofText, keyText)));
+    showValid(verifiedProofJson(verifyProof(proofText, keyText, expected)), expected);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    showInvalid(error.code === "config_invalid" ? `The notary key is not usable: ${error.message}` : `Invalid: ${error.message}`);
+    const reasons: Partial<Record<string, string>> = { config_invalid: "The notary key is not usable", proof_mismatch: "Not the proof you asked for" };
+    showInvalid(`${reasons[error.code] ?? "Invalid"}: ${error.message}`);
   }
 }
 
@@ -142,8 +163,10 @@ async function useProverKey(): Promise<void> {
   }
 }
 
-proofInput.addEventListener("input", verifyInputs);
-keyInput.addEventListener("input", verifyInputs);
+const query = new URLSearchParams(location.search);
+requestIdInput.value = query.get("requestId") ?? "";
+serverNameInput.value = query.get("serverName") ?? "";
+for (const input of [proofInput, keyInput, requestIdInput, serverNameInput]) input.addEventListener("input", verifyInputs);
 byId<HTMLInputElement>("proof-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], proofInput));
 byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], keyInput));
 byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());

@@ -62,6 +62,8 @@ describe("the proof viewer", () => {
     await page.waitForSelector("#status.valid");
     const status = await page.textContent("#status");
     expect(status).toContain(`Valid proof from ${TARGET_HOST}`);
+    // Genuine, but nothing was given to tie it to the reader's request: the page says what that leaves open.
+    expect(status).toContain("No request id or host given: this shows the proof is genuine, not that it is about your request.");
     expect(await page.inputValue("#key")).toBe(prover.notaryPubPem);
     const report = (await page.textContent("#report")) ?? "";
     expect(report).toContain(TEST_TRUST_ANCHOR_WARNING);
@@ -94,6 +96,27 @@ describe("the proof viewer", () => {
     await page.waitForSelector("#status.invalid");
     expect(await page.textContent("#status")).toContain("signature does not match");
     expect(await page.textContent("#report")).toBe("");
+  });
+
+  test("with the request id and host the reader sent (from the page's address) it says they match; another request's id or host shows it is not that proof", async () => {
+    await page.goto(`${prover.url}/viewer?requestId=${result.requestId.toUpperCase()}&serverName=${TARGET_HOST}`);
+    expect(await page.inputValue("#request-id")).toBe(result.requestId.toUpperCase());
+    expect(await page.inputValue("#server-name")).toBe(TARGET_HOST);
+    await show(result.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#status.valid");
+    expect(await page.textContent("#status")).toContain("Its request id and host are the ones you gave.");
+
+    const otherId = crypto.randomUUID();
+    await page.fill("#request-id", otherId);
+    expect(await page.getAttribute("#status", "class")).toBe("invalid");
+    expect(await page.textContent("#status")).toBe(`Not the proof you asked for: the proof is of request id ${result.requestId}, expected ${otherId}`);
+    expect(await page.textContent("#report")).toBe("");
+
+    await page.fill("#request-id", "");
+    await page.fill("#server-name", "api.example.com");
+    expect(await page.textContent("#status")).toBe(`Not the proof you asked for: the proof is of server ${TARGET_HOST}, expected api.example.com`);
+    await page.fill("#server-name", "");
+    expect(await page.getAttribute("#status", "class")).toBe("valid");
   });
 
   test("another notary's key shows invalid; a key that is not a key says so", async () => {
