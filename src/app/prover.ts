@@ -117,6 +117,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     pool: () => pool.status(),
     exchanges: () => exchanges.status(),
     liveSessions: () => slots.active(),
+    proxyModeSessions: () => proxySlots.active(),
     engineBytes: () => hosts.engineBytes(),
     rssBytes: () => process.memoryUsage.rss(),
     engineHosts: () => {
@@ -203,7 +204,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       // With API keys on, Authorization carries the prover's key: it must never reach the target.
       authorizationIsOurs: keysAreOn,
       idleLimit: idle,
-      timeProxy: (sizes) => metrics.proxyTimer(sizes),
+      timeProxy: (call) => metrics.proxyTimer(call),
       repeatTooLarge: config.pool.repeatTooLarge,
       defaultMode: config.proxyMode.defaultMode,
       proxySlots,

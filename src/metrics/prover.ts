@@ -2,7 +2,11 @@
 import type { BackgroundWork } from "../engine/background.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
+import type { ProofMode } from "../proof/format.ts";
 import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, readGauge, sizeClass } from "./registry.ts";
+
+/** What a /proxy call is timed by: its proof mode, and for MPC the size class of its session. */
+export type ProxyCallKind = { mode: Extract<ProofMode, "proxy"> } | { mode: Extract<ProofMode, "mpc">; sizes: SessionSizes };
 
 /** Where the prover's live numbers come from. */
 export interface ProverSources {
@@ -17,6 +21,8 @@ export interface ProverSources {
   /** Exchanges with targets running, and requests waiting for their turn. */
   exchanges(): { running: number; waiting: number };
   liveSessions(): number;
+  /** Proxy-mode proofs running (no MPC session, no engine). */
+  proxyModeSessions(): number;
   engineBytes(): number;
   rssBytes(): number;
   /** Engine hosts running, their resident memory, and how many were ended or replaced since start. */
@@ -36,8 +42,8 @@ export class ProverMetrics {
   });
   private readonly proxySeconds = new Histogram({
     name: "tlsproof_proxy_duration_seconds",
-    help: "/proxy calls from the request to the target's answer (or the error), by session size class and result",
-    labelNames: ["size", "result"],
+    help: "/proxy calls from the request to the target's answer (or the error), by proof mode, MPC session size class and result",
+    labelNames: ["mode", "size", "result"],
     buckets: SESSION_SECONDS_BUCKETS,
     registers: [this.registry],
   });
@@ -68,6 +74,7 @@ export class ProverMetrics {
     readGauge(registry, "tlsproof_pool_failures_in_a_row", "Warm-session setups that failed in a row (0 once one succeeds)", () => sources.pool().failures);
     readCounter(registry, "tlsproof_pool_served_total", "Sessions handed to requests, by where they came from", "from", () => sources.pool().served);
     readGauge(registry, "tlsproof_live_sessions", "MPC sessions running for /proxy calls", sources.liveSessions);
+    readGauge(registry, "tlsproof_proxy_mode_sessions", "Proxy-mode proofs running for /proxy calls (PROVER_PROXY_MAX_SESSIONS)", sources.proxyModeSessions);
     readGauge(registry, "tlsproof_engine_memory_bytes", "The MPC engines' wasm memory, summed over the engine hosts", sources.engineBytes);
     readGauge(registry, "tlsproof_process_resident_memory_bytes", "Resident memory of the prover process", sources.rssBytes);
     readGauge(registry, "tlsproof_engine_hosts", "Engine host processes running (retiring ones included)", () => sources.engineHosts().running);
@@ -84,9 +91,9 @@ export class ProverMetrics {
     this.proofs.inc({ outcome });
   }
 
-  /** Times a /proxy call; call the result with its result when it ends. */
-  proxyTimer(sizes: SessionSizes): (result: "answered" | "failed") => void {
-    const end = this.proxySeconds.startTimer({ size: sizeClass(sizes) });
+  /** Times a /proxy call; call the result with its result when it ends. A proxy-mode call has no size label. */
+  proxyTimer(call: ProxyCallKind): (result: "answered" | "failed") => void {
+    const end = this.proxySeconds.startTimer(call.mode === "mpc" ? { mode: call.mode, size: sizeClass(call.sizes) } : { mode: call.mode });
     return (result) => end({ result });
   }
 

@@ -176,7 +176,7 @@ describe("prove() against a real prover", () => {
     const metrics = await scrapeMetrics(prover.url, { authorization: `Bearer ${API_KEY}` });
     const value = (name: string, labels: Record<string, string> = {}) => sample(metrics, name, labels);
     expect(value("tlsproof_proofs_total", { outcome: "proof" })).toBe(1);
-    expect(value("tlsproof_proxy_duration_seconds", { result: "answered" })).toBe(1);
+    expect(value("tlsproof_proxy_duration_seconds", { mode: "mpc", result: "answered" })).toBe(1);
     expect(value("tlsproof_notary_attestations_total", { result: "signed" })).toBe(1);
     expect(value("tlsproof_notary_signing_duration_seconds")).toBe(1);
   });

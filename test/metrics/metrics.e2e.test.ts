@@ -20,6 +20,9 @@ let target: Server<undefined>;
 let prover: RunningProver;
 
 const scrape = (): Promise<PromMetrics> => scrapeMetrics(prover.url, auth);
+/** The /proxy duration histogram's series: labels and count each. */
+const proxyTimings = (families: PromMetrics) =>
+  (families.tlsproof_proxy_duration_seconds?.data ?? []) as { labels: Record<string, string | undefined>; count: number }[];
 
 beforeAll(async () => {
   target = startTarget(tlsFixture());
@@ -80,12 +83,23 @@ describe("GET /metrics", () => {
     expect(response.status).toBe(404);
     const after = await scrape();
     expect(sample(after, "tlsproof_proofs_total", { outcome: "target_unresolvable" })).toBe(1);
-    // Timed under the size class the request was given (`<max sent>x<max recv>`).
-    const timed = (after.tlsproof_proxy_duration_seconds?.data ?? []) as { labels: Record<string, string>; count: number }[];
+    // Timed as an MPC call under the size class the request was given (`<max sent>x<max recv>`).
+    const timed = proxyTimings(after).filter(({ labels }) => labels.mode === "mpc");
     expect(timed.map(({ labels, count }) => ({ result: labels.result, count }))).toEqual([{ result: "failed", count: 1 }]);
     expect(timed[0]?.labels.size).toMatch(/^\d+x\d+$/);
     expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "claim", result: "ok" })).toBe(writes + 1);
     expect(sample(after, "tlsproof_store_operations_total", { operation: "write", kind: "save_failure", result: "ok" })).toBeGreaterThanOrEqual(1);
+  });
+
+  test("a proxy-mode /proxy call is timed under its mode, with no size class (it has no MPC session)", async () => {
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { ...auth, "T-PROXY-URL": "https://unknown.tlsproof.test/data", "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy" },
+    });
+    expect(response.status).toBe(404);
+    const after = await scrape();
+    const timed = proxyTimings(after).filter(({ labels }) => labels.mode === "proxy");
+    expect(timed.map(({ labels, count }) => ({ result: labels.result, size: labels.size, count }))).toEqual([{ result: "failed", size: undefined, count: 1 }]);
+    expect(sample(after, "tlsproof_proxy_mode_sessions")).toBe(0);
   });
 
   test("open proof streams are counted while they are open; store queries count as reads", async () => {

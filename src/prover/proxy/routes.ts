@@ -2,7 +2,6 @@ import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
 import { AppError } from "../../errors.ts";
 import { bodyBytes } from "../../http1/message.ts";
-import type { SessionSizes } from "../../core/session-sizes.ts";
 import { parseRedactionRequest } from "../../redaction/index.ts";
 import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
@@ -13,6 +12,7 @@ import { callerKeyDigest } from "../auth.ts";
 import { parseOrThrow } from "../../schema.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofMode } from "../../proof/format.ts";
+import type { ProxyCallKind } from "../../metrics/prover.ts";
 import { refuseRequestPatterns } from "../proxy-mode/hidden-request.ts";
 import { parseModeHeaders } from "../proxy-mode/mode.ts";
 import { type ProxyModeDeps, runProxyProof } from "../proxy-mode/run.ts";
@@ -28,8 +28,8 @@ export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof Sessio
    * sending its body slowly is still cut), put back when the call ends.
    */
   idleLimit: IdleLimit;
-  /** Starts timing a call that needs sessions of these sizes; the result ends it. */
-  timeProxy(sizes: SessionSizes): (result: "answered" | "failed") => void;
+  /** Starts timing a call (an MPC one by the sizes of its session); the result ends it. */
+  timeProxy(call: ProxyCallKind): (result: "answered" | "failed") => void;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
   repeatTooLarge: boolean;
   /** Headers that identify the end user, never forwarded (src/prover/exchange/identifying-headers.ts). */
@@ -94,6 +94,18 @@ function answerResponse(answer: Pick<SessionAnswer, "response" | "recv" | "proof
   return new Response(bodyBytes(answer.recv), { status: answer.response.status, headers });
 }
 
+/** Ends a call's timer with its result: the target's answer, or the error it failed with. */
+async function timed<T>(done: (result: "answered" | "failed") => void, call: Promise<T>): Promise<T> {
+  try {
+    const answer = await call;
+    done("answered");
+    return answer;
+  } catch (error) {
+    done("failed");
+    throw error;
+  }
+}
+
 /** `ANY /proxy`: reads the client's request, runs the proof session, answers with the target's answer. */
 export function proxyRoutes(deps: ProxyDeps) {
   async function handle(request: Request): Promise<Response> {
@@ -113,7 +125,8 @@ export function proxyRoutes(deps: ProxyDeps) {
     const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
     const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
     if (mode === "proxy") {
-      const answer = await runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy });
+      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy });
+      const answer = await timed(deps.timeProxy({ mode }), proof);
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }
     // MPC sessions are sized; proxy mode has no session to size.
@@ -128,8 +141,7 @@ export function proxyRoutes(deps: ProxyDeps) {
       learnedRecv: deps.endpointSizes.expected(endpoint),
       canRepeat,
     });
-    const done = deps.timeProxy(need.class);
-    const answer = await runProofSession(deps, {
+    const session = runProofSession(deps, {
       requestId,
       target,
       sizing: { need, endpoint, canRepeat },
@@ -139,13 +151,8 @@ export function proxyRoutes(deps: ProxyDeps) {
       proveFailed,
       onMpcStart: () => deps.idleLimit.lift(request),
       requestedBy,
-    })
-      .catch((error: unknown) => {
-        done("failed");
-        throw error;
-      })
-      .finally(() => deps.idleLimit.restore(request));
-    done("answered");
+    }).finally(() => deps.idleLimit.restore(request));
+    const answer = await timed(deps.timeProxy({ mode, sizes: need.class }), session);
     const sizes: [string, string][] = [["t-session-class", className(answer.sessionSizes)]];
     if (answer.repeatedIn) sizes.push(["t-session-retried", className(answer.repeatedIn)]);
     return answerResponse(answer, requestId, [["t-proof-mode", "mpc"], ...sizes]);

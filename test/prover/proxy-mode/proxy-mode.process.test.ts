@@ -7,6 +7,9 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/pr
 import { type ProofData, openStream, proofData } from "../../../testkit/sse.ts";
 import { SECRET_VALUE, type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
+import type { PromMetrics } from "prom2javascript";
+import { eventually } from "../../../testkit/wait.ts";
 
 /**
  * Proxy mode end to end, through `cli prover start` with its embedded notary (which offers proxy mode under
@@ -147,6 +150,21 @@ describe("proxy mode answers", () => {
     expect(report.recv.length).toBeGreaterThan(bytes);
     expect(report.recv.hiddenBytes).toBe(0);
     expect(report.recv.text.endsWith("x".repeat(1000))).toBe(true);
+  }, 60_000);
+
+  test("metrics: the proof is timed as an answered proxy-mode call and counted as a proof; none runs after it", async () => {
+    const answered = (families: PromMetrics) => sample(families, "tlsproof_proxy_duration_seconds", { mode: "proxy", result: "answered" }) ?? 0;
+    const before = await scrapeMetrics(prover.url);
+    const proved = await proveProxy(urlOf("tls13", "/data"));
+    expect(proved.proof).toBeDefined();
+    const after = await scrapeMetrics(prover.url);
+    expect(answered(after)).toBe(answered(before) + 1);
+    expect(sample(after, "tlsproof_proofs_total", { outcome: "proof" })).toBe((sample(before, "tlsproof_proofs_total", { outcome: "proof" }) ?? 0) + 1);
+    // No MPC call was timed for it, and its proxy session ended with its proof.
+    expect(sample(after, "tlsproof_proxy_duration_seconds", { mode: "mpc" })).toBeUndefined();
+    // The slot is given back just after the proof is stored and delivered.
+    const running = async () => sample(await scrapeMetrics(prover.url), "tlsproof_proxy_mode_sessions");
+    expect(await eventually(running, (n) => n === 0, 10_000)).toBe(0);
   }, 60_000);
 });
 
