@@ -13,6 +13,11 @@ export interface TcpProxy {
   /** Closes every connection and closes new ones at once, until `restore`. */
   cut(): void;
   restore(): void;
+  /**
+   * From now on, each new connection has the byte at `offset` of what the server sends changed (a forger on the
+   * path); without an offset, new connections are left alone again.
+   */
+  changeByteToClient(offset?: number): void;
   /** How many connections are open through it. */
   connections(): number;
   close(): Promise<void>;
@@ -22,12 +27,23 @@ interface Link {
   sockets: [Socket, Socket];
   /** Bytes held while paused, per direction: to the server, to the client. */
   held: [Buffer[], Buffer[]];
+  /** Bytes forwarded to the client so far. */
+  toClient: number;
+}
+
+/** The chunk with the byte at `offset` of its stream flipped, when that byte is in it; the stream so far was `before` bytes. */
+function withByteChanged(chunk: Buffer, before: number, offset: number | undefined): Buffer {
+  if (offset === undefined || offset < before || offset >= before + chunk.length) return chunk;
+  const changed = Buffer.from(chunk);
+  changed[offset - before] = changed[offset - before]! ^ 0x01;
+  return changed;
 }
 
 export async function startTcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
   const links = new Set<Link>();
   let paused = false;
   let cut = false;
+  let changeAt: number | undefined;
   const flush = (link: Link) => {
     for (const direction of [0, 1] as const) {
       for (const chunk of link.held[direction].splice(0)) link.sockets[direction].write(chunk);
@@ -36,9 +52,15 @@ export async function startTcpProxy(to: { host: string; port: number }): Promise
   const server: Server = createServer((client) => {
     if (cut) return void client.destroy();
     const upstream = connect(to.port, to.host);
-    const link: Link = { sockets: [upstream, client], held: [[], []] };
+    const link: Link = { sockets: [upstream, client], held: [[], []], toClient: 0 };
+    const changeThis = changeAt;
     links.add(link);
-    const forward = (direction: 0 | 1) => (chunk: Buffer) => {
+    const forward = (direction: 0 | 1) => (received: Buffer) => {
+      let chunk = received;
+      if (direction === 1) {
+        chunk = withByteChanged(received, link.toClient, changeThis);
+        link.toClient += chunk.length;
+      }
       if (paused) link.held[direction].push(chunk);
       else link.sockets[direction].write(chunk);
     };
@@ -67,6 +89,7 @@ export async function startTcpProxy(to: { host: string; port: number }): Promise
       links.clear();
     },
     restore: () => void (cut = false),
+    changeByteToClient: (offset) => void (changeAt = offset),
     connections: () => links.size,
     close() {
       for (const link of [...links]) for (const socket of link.sockets) socket.destroy();

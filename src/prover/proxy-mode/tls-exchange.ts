@@ -28,12 +28,17 @@ export interface TlsExchange {
 }
 
 const CERTIFICATE_ERROR = /CERT|VERIFY|ALTNAME|SELF_SIGNED|ISSUER/;
+/** A record whose authentication tag did not match: bytes were changed between the target and the prover. */
+const RECORD_FORGED = /BAD_RECORD_MAC|DECRYPTION_FAILED/;
 
 /** The AppError for a failed TLS connection: the chain refused, the handshake failed, or the connection broke. */
 function tlsFailure(error: Error & { code?: string }, secure: boolean): AppError {
   const code = error.code ?? "";
   if (CERTIFICATE_ERROR.test(code)) return new AppError("tls_untrusted", `the target's certificate was refused (${code})`, undefined, error);
   if (!secure) return new AppError("tls_unsupported", "the TLS handshake with the target failed", undefined, error);
+  if (RECORD_FORGED.test(`${code} ${error.message}`)) {
+    return new AppError("target_request_failed", "a TLS record of the target's answer failed its integrity check: it was changed on its way", undefined, error);
+  }
   return new AppError("target_request_failed", "the connection to the target broke before its answer ended", undefined, error);
 }
 

@@ -4,12 +4,13 @@ import type { VerifiedProofJson } from "../../../src/proof/render.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { verifyWithCli } from "../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
-import { type ProofData, openStream, proofData } from "../../../testkit/sse.ts";
+import { type ProofData, errorData, openStream, proofData } from "../../../testkit/sse.ts";
 import { SECRET_VALUE, type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import type { PromMetrics } from "prom2javascript";
 import { eventually } from "../../../testkit/wait.ts";
+import { type TcpProxy, startTcpProxy } from "../../../testkit/tcp-proxy.ts";
 
 /**
  * Proxy mode end to end, through `cli prover start` with its embedded notary (which offers proxy mode under
@@ -18,6 +19,8 @@ import { eventually } from "../../../testkit/wait.ts";
  */
 let prover: RunningProver;
 const targets: Record<string, VersionedTarget> = {};
+/** A TCP hop in front of the TLS 1.3 target, where bytes the server sends can be changed on their way. */
+let forger: TcpProxy;
 
 // Every target presents the TARGET_HOST certificate, on its own port.
 const urlOf = (name: string, path: string) => `https://${TARGET_HOST}:${targets[name]!.port}${path}`;
@@ -27,13 +30,15 @@ beforeAll(async () => {
   targets.tls13 = await startVersionedTarget(tls, "TLSv1.3");
   targets.tls12 = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256");
   targets.chacha = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-CHACHA20-POLY1305");
-  const resolve = Object.values(targets).map((t) => `${TARGET_HOST}:${t.port}:127.0.0.1`).join(",");
+  forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
+  const resolve = [...Object.values(targets).map((t) => t.port), forger.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
   prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolve });
 }, 120_000);
 
 afterAll(async () => {
   await prover?.stop();
   for (const target of Object.values(targets)) target.stop();
+  await forger?.close();
 });
 
 interface ProxyProof {
@@ -165,6 +170,31 @@ describe("proxy mode answers", () => {
     // The slot is given back just after the proof is stored and delivered.
     const running = async () => sample(await scrapeMetrics(prover.url), "tlsproof_proxy_mode_sessions");
     expect(await eventually(running, (n) => n === 0, 10_000)).toBe(0);
+  }, 60_000);
+});
+
+describe("a forger on the path between the notary and the target", () => {
+  test("one byte of the server's answer changed on its way: the client gets an error, the stream an error, and no proof is made", async () => {
+    // Handshake and certificates come first (a few KB); byte 12000 of a 20 KB answer is inside its application data.
+    forger.changeByteToClient(12_000);
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${forger.port}/big?bytes=20000`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" },
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    const [event] = await stream.events;
+    expect({ status: response.status, ...body.error }).toEqual({
+      status: 502,
+      code: "target_request_failed",
+      message: "a TLS record of the target's answer failed its integrity check: it was changed on its way",
+    });
+    expect(errorData(event!)).toMatchObject({ requestId, code: "target_request_failed" });
+    // The next connection through the same hop is left alone and proven: the refusal was the changed byte's doing.
+    forger.changeByteToClient();
+    const clean = await proveProxy(`https://${TARGET_HOST}:${forger.port}/big?bytes=20000`);
+    expect(clean.status).toBe(200);
+    expect((await verified(clean.proof!)).recv.length).toBeGreaterThan(20_000);
   }, 60_000);
 });
 
