@@ -188,6 +188,23 @@ export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentitie
   };
 }
 
+/**
+ * An RSA-2048 leaf for TARGET_HOST from the trusted test CA (cached like the rest); its key usage allows RSA key
+ * exchange too, which verifiers must refuse.
+ */
+export function rsaIdentity(fixture: TlsFixture): ServerIdentity {
+  const { dir } = fixture;
+  return cached(dir, "rsa", "rsa-chain.pem", () => {
+    writeFileSync(
+      join(dir, "rsa.cnf"),
+      ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature,keyEncipherment", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
+    );
+    openssl(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "rsa.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa.csr"], dir);
+    sign(dir, "rsa", "ca");
+    writeFileSync(join(dir, "rsa-chain.pem"), pemOf(dir, "rsa", "ca"));
+  });
+}
+
 /** A server identity for `host` from the trusted test CA (cached like the rest). */
 export function trustedIdentityFor(fixture: TlsFixture, host: string): ServerIdentity {
   const name = `host-${host}`;

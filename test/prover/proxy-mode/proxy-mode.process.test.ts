@@ -6,7 +6,7 @@ import { verifyWithCli } from "../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
 import { type ProofData, errorData, openStream, proofData } from "../../../testkit/sse.ts";
 import { SECRET_VALUE, type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
-import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { TARGET_HOST, rsaIdentity } from "../../../testkit/tls-fixture.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import type { PromMetrics } from "prom2javascript";
 import { eventually } from "../../../testkit/wait.ts";
@@ -30,6 +30,9 @@ beforeAll(async () => {
   targets.tls13 = await startVersionedTarget(tls, "TLSv1.3");
   targets.tls12 = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256");
   targets.chacha = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-CHACHA20-POLY1305");
+  // An RSA certificate: RSA-PSS signatures in TLS 1.3, PKCS#1 ones over ECDHE in TLS 1.2.
+  targets.rsa13 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.3");
+  targets.rsa12 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256");
   forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
   const resolve = [...Object.values(targets).map((t) => t.port), forger.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
   prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolve });
@@ -74,6 +77,8 @@ describe("proxy mode proofs", () => {
     ["tls13", "TLS1.3"],
     ["tls12", "TLS1.2"],
     ["chacha", "TLS1.2"],
+    ["rsa13", "TLS1.3"],
+    ["rsa12", "TLS1.2"],
   ])("%s target: the proof verifies, says proxy mode, hides the secret and the whole request", async (name, version) => {
     const proved = await proveProxy(urlOf(name, "/data"), { "T-REDACTED": "res:body:secret" });
     expect(proved.status).toBe(200);
