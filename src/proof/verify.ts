@@ -11,7 +11,7 @@ import { describeIssue } from "../schema.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
-import { decodeBase64, proofBodyProblem } from "./check.ts";
+import { decodeBase64, proofBodyProblem, requestHostProblem } from "./check.ts";
 import { jsonTextProblem } from "./json-text.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
@@ -135,6 +135,20 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
   return { length: transcript.length, revealed: transcript.revealed, revealedBytes, text };
 }
 
+/**
+ * What a reader must know of a genuine proof: a test trust anchor, and a request that does not show it asked the
+ * verified server. Notaries refuse to sign such a request now (src/notary/attest.ts); a proof signed before they
+ * did still verifies, with this warning. A proxy-mode proof that hides its request whole is exempt: its notary
+ * connected to the server itself.
+ */
+function proofWarnings(body: ProofBody): string[] {
+  const warnings = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
+  const requestShown = body.mode !== "proxy" || body.transcript.sent.revealed.length > 0;
+  const hostProblem = requestShown ? requestHostProblem(body.transcript.sent, body.serverName) : null;
+  if (hostProblem) warnings.push(`WARNING: the request does not show that it asked ${body.serverName}: ${hostProblem}`);
+  return warnings;
+}
+
 // ---- entry ----
 
 /**
@@ -187,7 +201,7 @@ export function verifyProof(
   return {
     body,
     testTrustAnchor: body.testTrustAnchor,
-    warnings: body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [],
+    warnings: proofWarnings(body),
     notaryKey,
     notaryFingerprint: publicKeyFingerprint(notaryKey),
     sent: transcriptView(body.transcript.sent),

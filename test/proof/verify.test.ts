@@ -4,7 +4,7 @@ import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, verifyProof } from "../../src/proof/verify.ts";
-import { directionHiding, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
+import { directionHiding, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample, spanOf } from "./fixtures.ts";
 
 const { key, proof } = signedSample();
 const clone = <T>(value: T): T => structuredClone(value);
@@ -256,6 +256,37 @@ describe("expectations: the proof of the request and server the caller asked for
     const otherServer = mismatch({ requestId, serverName: "api.example.org" });
     expect(otherServer.code).toBe("proof_mismatch");
     expect(otherServer.message).toBe(`the proof is of server ${serverName}, expected api.example.org`);
+  });
+});
+
+describe("a request that does not show the server it asked (signed before notaries refused that)", () => {
+  const hostSpan = spanOf(REQUEST, "api.example.com\r\n");
+  const hidingHost = (body: ProofBody) => {
+    const hidden = { start: hostSpan.start, end: hostSpan.end - 2 };
+    body.transcript.sent = directionHiding(REQUEST, [hidden, spanOf(REQUEST, SECRET_API_KEY)]);
+  };
+
+  test("verifies, with a warning naming the server and the problem; a request showing its Host has none", () => {
+    const verified = verifyProof(signedWith(hidingHost), key.publicKeyPem);
+    expect(verified.warnings).toEqual(["WARNING: the request does not show that it asked api.example.com: the request's Host header value is hidden"]);
+    expect(verifyProof(proof, key.publicKeyPem).warnings).toEqual([]);
+  });
+
+  test("a Host naming another server is warned about too", () => {
+    const otherHost = signedWith((body) => (body.serverName = "api.example.org"));
+    expect(verifyProof(otherHost, key.publicKeyPem).warnings).toEqual([
+      'WARNING: the request does not show that it asked api.example.org: the request\'s Host header names "api.example.com", not the verified server api.example.org',
+    ]);
+  });
+
+  test("a proxy-mode proof whose request is hidden whole has none: its notary connected to the server itself", () => {
+    const hiddenWhole = signedWith((body) => {
+      body.mode = "proxy";
+      body.transcript.sent = { length: body.transcript.sent.length, revealed: [] };
+      body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
+    });
+    expect(verifyProof(hiddenWhole, key.publicKeyPem).warnings).toEqual([]);
+    expect(verifyProof(signedWith((body) => ((body.mode = "proxy"), hidingHost(body))), key.publicKeyPem).warnings).toHaveLength(1);
   });
 });
 
