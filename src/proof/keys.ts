@@ -12,6 +12,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, concatBytes } from "@noble/hashes/utils.js";
 import { base64ToBytes, bytesToBase64, sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
+import { DER_TAG as TAG, type Tlv, decodeOid, derReader } from "../core/der.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 
 export interface NotaryKey {
@@ -38,57 +39,11 @@ const curveOids: Record<SignatureAlgorithm, string> = {
 };
 const SECRET_LENGTH = 32;
 
-const TAG = { integer: 0x02, bitString: 0x03, octetString: 0x04, oid: 0x06, sequence: 0x30, explicit0: 0xa0, explicit1: 0xa1 };
-
 const invalid = (reason: string): AppError => new AppError("config_invalid", reason);
 
 // ---- DER ----
 
-interface Tlv {
-  tag: number;
-  content: Uint8Array;
-}
-
-/** Reads one TLV at `offset`; returns it and the offset after it. */
-function readTlv(bytes: Uint8Array, offset: number): [Tlv, number] {
-  const tag = bytes[offset];
-  let length = bytes[offset + 1];
-  if (tag === undefined || length === undefined) throw invalid("malformed DER: truncated");
-  if ((tag & 0x1f) === 0x1f) throw invalid("malformed DER: unsupported tag");
-  let position = offset + 2;
-  if (length & 0x80) {
-    const lengthBytes = length & 0x7f;
-    if (lengthBytes === 0 || lengthBytes > 3 || position + lengthBytes > bytes.length) throw invalid("malformed DER: bad length");
-    length = 0;
-    for (let i = 0; i < lengthBytes; i++) length = length * 256 + (bytes[position++] as number);
-    if (length < 0x80 || bytes[offset + 2] === 0) throw invalid("malformed DER: non-minimal length");
-  }
-  if (position + length > bytes.length) throw invalid("malformed DER: truncated");
-  return [{ tag, content: bytes.subarray(position, position + length) }, position + length];
-}
-
-/** The TLVs that exactly fill `bytes`. */
-function readAll(bytes: Uint8Array): Tlv[] {
-  const items: Tlv[] = [];
-  for (let offset = 0; offset < bytes.length; ) {
-    const [item, next] = readTlv(bytes, offset);
-    items.push(item);
-    offset = next;
-  }
-  return items;
-}
-
-function expectTag(item: Tlv | undefined, tag: number, what: string): Uint8Array {
-  if (!item || item.tag !== tag) throw invalid(`malformed key: expected ${what}`);
-  return item.content;
-}
-
-/** The elements of the single SEQUENCE that makes up `der`. */
-function readSequence(der: Uint8Array, what: string): Tlv[] {
-  const [outer, ...rest] = readAll(der);
-  if (rest.length > 0) throw invalid(`malformed ${what}: trailing data`);
-  return readAll(expectTag(outer, TAG.sequence, `${what} SEQUENCE`));
-}
+const keyDer = derReader("key", invalid);
 
 function tlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
   const content = concatBytes(...parts);
@@ -111,21 +66,6 @@ function encodeOid(oid: string): Uint8Array {
   return tlv(TAG.oid, Uint8Array.from(out));
 }
 
-function decodeOid(content: Uint8Array): string {
-  const arcs: number[] = [];
-  let value = 0;
-  for (const byte of content) {
-    value = value * 128 + (byte & 0x7f);
-    if (!(byte & 0x80)) {
-      arcs.push(value);
-      value = 0;
-    }
-  }
-  const [head = 0, ...rest] = arcs;
-  const first = Math.min(2, Math.floor(head / 40));
-  return [first, head - first * 40, ...rest].join(".");
-}
-
 function algorithmOfCurveOid(content: Uint8Array): SignatureAlgorithm {
   const oid = decodeOid(content);
   const algorithm = (Object.keys(curveOids) as SignatureAlgorithm[]).find((name) => curveOids[name] === oid);
@@ -135,9 +75,9 @@ function algorithmOfCurveOid(content: Uint8Array): SignatureAlgorithm {
 
 /** AlgorithmIdentifier { id-ecPublicKey, namedCurve } → the curve. */
 function readEcAlgorithm(item: Tlv | undefined): SignatureAlgorithm {
-  const [kind, curve] = readAll(expectTag(item, TAG.sequence, "an AlgorithmIdentifier"));
-  if (decodeOid(expectTag(kind, TAG.oid, "an algorithm OID")) !== OID_EC_PUBLIC_KEY) throw invalid("not an EC key");
-  return algorithmOfCurveOid(expectTag(curve, TAG.oid, "a named curve"));
+  const [kind, curve] = keyDer.all(keyDer.expect(item, TAG.sequence, "an AlgorithmIdentifier"));
+  if (decodeOid(keyDer.expect(kind, TAG.oid, "an algorithm OID")) !== OID_EC_PUBLIC_KEY) throw invalid("not an EC key");
+  return algorithmOfCurveOid(keyDer.expect(curve, TAG.oid, "a named curve"));
 }
 
 const ecAlgorithm = (algorithm: SignatureAlgorithm) =>
@@ -217,18 +157,18 @@ function bitStringBytes(content: Uint8Array): Uint8Array {
  * An embedded public key must match the secret (catches corrupted files).
  */
 function readEcPrivateKey(der: Uint8Array, outerAlgorithm?: SignatureAlgorithm): NotaryKey {
-  const [version, secret, ...optional] = readSequence(der, "EC private key");
-  if (expectTag(version, TAG.integer, "a version")[0] !== 1) throw invalid("unsupported EC private key version");
-  const secretBytes = expectTag(secret, TAG.octetString, "the private key bytes");
+  const [version, secret, ...optional] = keyDer.sequence(der, "EC private key");
+  if (keyDer.expect(version, TAG.integer, "a version")[0] !== 1) throw invalid("unsupported EC private key version");
+  const secretBytes = keyDer.expect(secret, TAG.octetString, "the private key bytes");
   const params = optional.find((item) => item.tag === TAG.explicit0);
-  const innerAlgorithm = params ? algorithmOfCurveOid(expectTag(readAll(params.content)[0], TAG.oid, "a named curve")) : undefined;
+  const innerAlgorithm = params ? algorithmOfCurveOid(keyDer.expect(keyDer.all(params.content)[0], TAG.oid, "a named curve")) : undefined;
   if (outerAlgorithm && innerAlgorithm && outerAlgorithm !== innerAlgorithm) throw invalid("private key names two different curves");
   const algorithm = outerAlgorithm ?? innerAlgorithm;
   if (!algorithm) throw invalid("EC private key does not name its curve");
   const key = notaryKeyFromSecret(algorithm, secretBytes);
   const embedded = optional.find((item) => item.tag === TAG.explicit1);
   if (embedded) {
-    const point = normalizePoint(algorithm, bitStringBytes(expectTag(readAll(embedded.content)[0], TAG.bitString, "a public key")));
+    const point = normalizePoint(algorithm, bitStringBytes(keyDer.expect(keyDer.all(embedded.content)[0], TAG.bitString, "a public key")));
     if (!sameBytes(point, curveOf(algorithm).getPublicKey(key.privateKey, false))) {
       throw invalid("embedded public key does not match the private key");
     }
@@ -241,10 +181,10 @@ export function decodePrivateKeyPem(text: string): NotaryKey {
   const blocks = pemBlocks(text);
   const pkcs8 = blocks.get("PRIVATE KEY");
   if (pkcs8) {
-    const [version, algorithm, privateKey] = readSequence(pkcs8, "PKCS#8 private key");
-    const versionNumber = expectTag(version, TAG.integer, "a version")[0];
+    const [version, algorithm, privateKey] = keyDer.sequence(pkcs8, "PKCS#8 private key");
+    const versionNumber = keyDer.expect(version, TAG.integer, "a version")[0];
     if (versionNumber !== 0 && versionNumber !== 1) throw invalid("unsupported PKCS#8 version");
-    return readEcPrivateKey(expectTag(privateKey, TAG.octetString, "the private key"), readEcAlgorithm(algorithm));
+    return readEcPrivateKey(keyDer.expect(privateKey, TAG.octetString, "the private key"), readEcAlgorithm(algorithm));
   }
   const sec1 = blocks.get("EC PRIVATE KEY");
   if (sec1) return readEcPrivateKey(sec1);
@@ -256,10 +196,10 @@ export function decodePrivateKeyPem(text: string): NotaryKey {
 export function decodePublicKeyPem(text: string): PublicKey {
   const der = pemBlocks(text).get("PUBLIC KEY");
   if (!der) throw invalid('not a PEM public key (expected "PUBLIC KEY")');
-  const [algorithmItem, keyItem, ...rest] = readSequence(der, "public key");
+  const [algorithmItem, keyItem, ...rest] = keyDer.sequence(der, "public key");
   if (rest.length > 0) throw invalid("malformed public key: unexpected fields");
   const algorithm = readEcAlgorithm(algorithmItem);
-  return { algorithm, point: normalizePoint(algorithm, bitStringBytes(expectTag(keyItem, TAG.bitString, "a public key BIT STRING"))) };
+  return { algorithm, point: normalizePoint(algorithm, bitStringBytes(keyDer.expect(keyItem, TAG.bitString, "a public key BIT STRING"))) };
 }
 
 export function samePublicKey(a: PublicKey, b: PublicKey): boolean {

@@ -2,16 +2,49 @@
  * The server's certificate chain, checked with node:crypto's X509Certificate: from the leaf, each certificate must
  * be issued (names and signature) by the next, found among the certificates the server sent or the trust anchors,
  * until an anchor is reached; every certificate on the path, the anchor included, must be valid at `now`; every
- * issuer must be a CA; the leaf must name the server and, when it lists extended key usages, allow serverAuth.
- * Not checked: path length and name constraints, revocation.
+ * issuer must be a CA, with no fewer intermediates below it than its path length allows (basicConstraints); the
+ * leaf must name the server and, when it lists extended key usages, allow serverAuth.
+ * Not checked: name constraints, revocation.
  */
 import { type KeyObject, X509Certificate } from "node:crypto";
+import { DER_TAG, decodeOid, derReader } from "../core/der.ts";
 import { AppError } from "../errors.ts";
 
 const MAX_DEPTH = 10;
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
 
 const untrusted = (message: string): AppError => new AppError("tls_untrusted", message);
+const certificateDer = derReader("certificate", untrusted);
+const BASIC_CONSTRAINTS = "2.5.29.19";
+
+/**
+ * The pathLenConstraint of a CA certificate's basicConstraints: how many intermediate CA certificates may follow
+ * it on a path to a leaf; undefined when it sets none (no limit).
+ */
+function pathLengthLimit(cert: X509Certificate): number | undefined {
+  const [tbs] = certificateDer.sequence(cert.raw, "certificate");
+  const extensions = certificateDer.all(certificateDer.expect(tbs, DER_TAG.sequence, "a TBSCertificate")).find((field) => field.tag === DER_TAG.explicit3);
+  if (!extensions) return undefined;
+  for (const extension of certificateDer.sequence(extensions.content, "extensions")) {
+    const [id, ...rest] = certificateDer.all(certificateDer.expect(extension, DER_TAG.sequence, "an extension"));
+    if (decodeOid(certificateDer.expect(id, DER_TAG.oid, "an extension id")) !== BASIC_CONSTRAINTS) continue;
+    const value = certificateDer.expect(rest.at(-1), DER_TAG.octetString, "an extension value");
+    const limit = certificateDer.sequence(value, "basicConstraints").find((field) => field.tag === DER_TAG.integer);
+    if (!limit) return undefined;
+    if (limit.content.length === 0 || (limit.content[0]! & 0x80) !== 0) throw untrusted("a certificate in the server's chain has a negative path length");
+    // Four bytes and more: more intermediates than any chain here can hold.
+    return limit.content.length > 3 ? Number.MAX_SAFE_INTEGER : limit.content.reduce((value, byte) => value * 256 + byte, 0);
+  }
+  return undefined;
+}
+
+/** Refuses an issuer whose path length allows fewer intermediate CAs below it than the chain puts there. */
+function checkPathLength(issuer: X509Certificate, intermediatesBelow: number): void {
+  const limit = pathLengthLimit(issuer);
+  if (limit !== undefined && intermediatesBelow > limit) {
+    throw untrusted(`a CA certificate in the server's chain allows ${limit} intermediate certificates below it (path length); the chain has ${intermediatesBelow}`);
+  }
+}
 
 function parse(der: Uint8Array, what: string): X509Certificate {
   try {
@@ -75,12 +108,14 @@ export function checkCertificateChain(
     if (anchor) {
       if (!anchor.ca) throw untrusted("the trust anchor that issued the server's chain is not a CA certificate");
       checkValidAt(anchor, now, "trust anchor");
+      checkPathLength(anchor, depth);
       return leaf.publicKey;
     }
     const issuer = intermediates.find((c) => c !== current && issues(c, current));
     if (!issuer) throw untrusted(`the server's certificate chain for ${serverName} does not lead to a trusted anchor`);
     if (!issuer.ca) throw untrusted("a certificate in the server's chain issues others but is not a CA certificate");
     checkValidAt(issuer, now, "intermediate certificate");
+    checkPathLength(issuer, depth);
     current = issuer;
   }
   throw untrusted(`the server's certificate chain is longer than ${MAX_DEPTH}`);

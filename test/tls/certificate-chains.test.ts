@@ -50,6 +50,17 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expect({ code: error.code, message: error.message }).toEqual({ code: "tls_untrusted", message: "a certificate in the server's chain issues others but is not a CA certificate" });
   });
 
+  test("path length: an intermediate of path length 0 may issue the leaf, not another CA that issues it", async () => {
+    const allowed = await verifyAgainst(chains.viaPathLengthZero, version);
+    expect(allowed.verify().recv).toEqual(allowed.exchange.answer);
+    const { verify } = await verifyAgainst(chains.beyondPathLength, version);
+    const error = refusal(verify);
+    expect({ code: error.code, message: error.message }).toEqual({
+      code: "tls_untrusted",
+      message: "a CA certificate in the server's chain allows 0 intermediate certificates below it (path length); the chain has 1",
+    });
+  });
+
   test("a certificate for client authentication only is refused", async () => {
     const { verify } = await verifyAgainst(chains.clientAuthOnly, version);
     const error = refusal(verify);

@@ -28,6 +28,10 @@ export interface ChainIdentities {
   issuedByNonCa: ServerIdentity;
   /** Leaf for TARGET_HOST whose extended key usage is client authentication only. */
   clientAuthOnly: ServerIdentity;
+  /** Leaf for TARGET_HOST issued by an intermediate whose path length is 0: allowed. */
+  viaPathLengthZero: ServerIdentity;
+  /** Leaf for TARGET_HOST issued by an intermediate CA that an intermediate of path length 0 issued: refused. */
+  beyondPathLength: ServerIdentity;
 }
 
 /** `<name>.pem`/`<name>.key`: a P-256 certificate for `subject` issued by `issuer` with these extensions. */
@@ -51,7 +55,18 @@ export function chainIdentities(): ChainIdentities {
     issue(dir, "by-not-ca", "not-ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
     issue(dir, "client-auth", "ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = clientAuth"]);
   }
+  if (!existsSync(join(dir, "beyond-path-length.pem"))) {
+    issue(dir, "path-length-zero", "ca", "/CN=Test Intermediate CA, path length 0", ["basicConstraints = critical,CA:true,pathlen:0", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "via-path-length-zero", "path-length-zero", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "below-path-length-zero", "path-length-zero", "/CN=Test Intermediate CA below one of path length 0", ["basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "beyond-path-length", "below-path-length-zero", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+  }
   return {
+    viaPathLengthZero: { leafKeyPem: read("via-path-length-zero.key"), chainPem: read("via-path-length-zero.pem") + read("path-length-zero.pem") },
+    beyondPathLength: {
+      leafKeyPem: read("beyond-path-length.key"),
+      chainPem: read("beyond-path-length.pem") + read("below-path-length-zero.pem") + read("path-length-zero.pem"),
+    },
     viaIntermediate: { leafKeyPem: read("via-intermediate.key"), chainPem: read("via-intermediate.pem") + read("intermediate.pem") },
     issuedByNonCa: { leafKeyPem: read("by-not-ca.key"), chainPem: read("by-not-ca.pem") + read("not-ca.pem") },
     clientAuthOnly: { leafKeyPem: read("client-auth.key"), chainPem: read("client-auth.pem") + fixture.caPem },
