@@ -139,6 +139,11 @@ export class NotaryPool implements NotaryClient {
     return member.client.isRunning(id);
   }
 
+  sessionState(sessionId: string): ReturnType<NotaryClient["sessionState"]> {
+    const { member, id } = this.route(sessionId);
+    return member.client.sessionState(id);
+  }
+
   release(sessionId: string): Promise<void> {
     const { member, id } = this.route(sessionId);
     return member.client.release(id);
