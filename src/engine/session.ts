@@ -45,7 +45,11 @@ function whileSessionRuns<T>(notary: NotarySessions, sessionId: string, work: Pr
     const check = setInterval(() => {
       void notary.sessionState!(sessionId).then((state) => {
         if (state === "running") ran = true;
-        else if (state === "not_running" && ran) reject(new Error("the notary ended the session during its setup (its MPC socket closed)"));
+        else if (state === "not_running" && ran) {
+          // The engine's call may never settle: stop asking now.
+          clearInterval(check);
+          reject(new Error("the notary ended the session during its setup (its MPC socket closed)"));
+        }
       });
     }, SESSION_CHECK_MS);
     work.then(resolve, reject).finally(() => clearInterval(check));
