@@ -53,7 +53,8 @@ describe("an on-demand setup cut from its notary", () => {
       const proving = proveData(prover.url, target.port!, MPC_MS);
       // The first session's MPC socket is open once the notary calls the session running.
       const [, first] = await waitForLog(notary.process, notary.log, /session created .*sessionId=(\S+)/, MPC_MS);
-      const running = await eventually(() => fetch(`${notary.url}/session/${first}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.status), (status) => status === 200, MPC_MS);
+      const status = () => fetch(`${notary.url}/session/${first}`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.status);
+      const running = await eventually(status, (code) => code === 200, MPC_MS);
       expect(running).toBe(200);
       link.cut();
       link.restore();
