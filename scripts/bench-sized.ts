@@ -282,6 +282,10 @@ async function mixed(seconds: number, perMinute: number, seed: number, targets: 
     const joined = after.served.warming - before.served.warming;
     const warm = after.served.ready - before.served.ready + joined;
     return { latencies, failed, busy, warm, joined, requests: running.length, logPath: keepLog(prover, "mixed") };
+  } catch (error) {
+    // A failed warm-up or poll ends the measure: its log says why, so it is kept too.
+    log(`mixed: failed; the prover's log: ${keepLog(prover, "mixed")}`);
+    throw error;
   } finally {
     await prover.stop();
   }

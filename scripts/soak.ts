@@ -8,6 +8,9 @@
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
  * test/hardening/soak.e2e.test.ts runs the same `runSoak` with a short duration.
  */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fdKinds, openFds, processTree, socketKinds } from "../testkit/process.ts";
 import { proveData, verifyWithCli } from "../testkit/prove.ts";
 import { eventually, notarySessions } from "../test/hardening/support.ts";
@@ -136,7 +139,18 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     return { ...partial, bounds, ok: bounds.every((b) => b.ok) };
   } finally {
     await servers.stop();
+    progress(`logs kept: ${keepLogs(servers).join(", ")}`);
   }
+}
+
+/** Writes the notary's and the prover's logs to files: why each session ended is told there, not in the figures. */
+function keepLogs(servers: SoakServers): string[] {
+  const stamp = Date.now();
+  return [["notary", servers.notary.log()], ["prover", servers.prover.log()]].map(([role, text]) => {
+    const path = join(tmpdir(), `soak-${role}-${stamp}.log`);
+    writeFileSync(path, text!);
+    return path;
+  });
 }
 
 if (import.meta.main) {

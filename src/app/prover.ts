@@ -134,6 +134,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal, background), background),
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
+    notaryReachable: () => notary.reachable().then(() => true, () => false),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     besideSetup: (session) => hosts.besideSetup(session.engine),
     refillsYield: () => hosts.refillsYield,

@@ -20,6 +20,40 @@ export interface NotarySessions {
    * notary that died during setup). Without it, the work alone is awaited.
    */
   whileReachable?<T>(sessionId: string, work: Promise<T>): Promise<T>;
+  /**
+   * What the notary says of this session: `running` once its prover's socket is attached, `not_running` when it
+   * answered that it is not (waiting, or ended), `unknown` when it could not be asked. Without it, a setup whose
+   * notary ended the session waits for its deadline.
+   */
+  sessionState?(sessionId: string): Promise<SessionState>;
+}
+
+export type SessionState = "running" | "not_running" | "unknown";
+
+/** How often a setup asks its notary whether the session still runs. */
+const SESSION_CHECK_MS = 2_000;
+
+/**
+ * Waits for a setup, or rejects once the notary says that the session, which ran, no longer does. When the MPC
+ * socket drops, the notary ends its side at once, but the engine only logs `uid_mux::yamux: not connected` and
+ * its setup never settles (BENCHMARKS.md, "Notary sockets under load").
+ */
+function whileSessionRuns<T>(notary: NotarySessions, sessionId: string, work: Promise<T>): Promise<T> {
+  if (!notary.sessionState) return work;
+  return new Promise<T>((resolve, reject) => {
+    let ran = false;
+    const check = setInterval(() => {
+      void notary.sessionState!(sessionId).then((state) => {
+        if (state === "running") ran = true;
+        else if (state === "not_running" && ran) {
+          // The engine's call may never settle: stop asking now.
+          clearInterval(check);
+          reject(new Error("the notary ended the session during its setup (its MPC socket closed)"));
+        }
+      });
+    }, SESSION_CHECK_MS);
+    work.then(resolve, reject).finally(() => clearInterval(check));
+  });
 }
 
 /** A prover whose MPC setup with the notary is done: it can make one request. */
@@ -58,7 +92,7 @@ export async function setupProverSession(
     if (signal?.aborted) void created.then((id) => notary.release(id), () => {});
     throw error;
   }
-  const setup = engine.setup(notary.notarizeUrl(notarySessionId));
+  const setup = whileSessionRuns(notary, notarySessionId, engine.setup(notary.notarizeUrl(notarySessionId)));
   try {
     await untilAborted(notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup, signal);
   } catch (error) {
@@ -68,9 +102,21 @@ export async function setupProverSession(
       void notary.release(notarySessionId);
       throw signal.reason;
     }
-    throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${errorText(error)}`);
+    // whileReachable's own failure: the notary was found gone, and a second setup would meet the same.
+    if (error instanceof AppError) throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${error.message}`);
+    throw new SetupFailed(error);
   }
   return { notarySessionId, serverName, sizes, engine, closed: false };
+}
+
+/**
+ * The engine's MPC setup failed while its notary was not found gone (its socket dropped: `uid_mux::yamux: not
+ * connected`, `unexpected end of file`). Nothing has reached a target yet, so the pool may set up once more.
+ */
+export class SetupFailed extends AppError {
+  constructor(cause: unknown) {
+    super("notary_unavailable", `MPC setup with the notary failed: ${errorText(cause)}`, undefined, cause);
+  }
 }
 
 /**

@@ -129,6 +129,8 @@ export class MpcSessions implements SessionRegistry {
   }
 
   private dispose(session: NotarySession, failure?: string): void {
+    // Ended once: a released session's Verifier fails afterwards, and must not end it (or count it) a second time.
+    if (this.sessions.get(session.id) !== session) return;
     clearTimeout(session.timer);
     clearTimeout(session.connectTimer);
     this.sessions.delete(session.id);
@@ -194,6 +196,8 @@ export class MpcSessions implements SessionRegistry {
       .then(
         (output) => this.verified(session, output),
         (error: unknown) => {
+          // A session already ended (released, timed out) fails its Verifier as its peer closes: that says nothing new.
+          if (this.sessions.get(session.id) !== session) return;
           this.log.warn("session failed", { sessionId: session.id, reason: errorText(error) });
           this.dispose(session, "the MPC session failed or the prover went away");
         },

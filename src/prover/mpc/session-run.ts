@@ -25,6 +25,8 @@ export interface SessionRun {
   abandoned: Promise<never>;
   /** Aborts with `failure` when the run is abandoned: work waiting its turn for the run leaves its queue. */
   signal: AbortSignal;
+  /** When the session deadline passes, in performance.now() time: a failed setup is retried only with time left. */
+  deadlineAt: number;
   /** Ends the session without a proof (after an abandonment the session is already closed). */
   discard(): void;
   /** Frees the slot and stops the timers; call once, when the run is over. */
@@ -77,6 +79,7 @@ export function startRun(deps: SessionRunDeps): SessionRun {
   const run: SessionRun = {
     abandoned,
     signal: abort.signal,
+    deadlineAt: performance.now() + deps.sessionTimeoutMs,
     discard() {
       if (run.session && !run.failure) discardSession(deps.notary, run.session);
     },

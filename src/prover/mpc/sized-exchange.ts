@@ -66,7 +66,7 @@ export async function runSizedExchange(
 ): Promise<SizedExchange> {
   let need = sizing.need;
   for (let attempt = 1; ; attempt++) {
-    const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal), (late) =>
+    const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal, run.deadlineAt), (late) =>
       discardSession(deps.notary, late),
     ));
     const leave = await within(run, deps.exchanges.enter(run.signal), (late) => late());

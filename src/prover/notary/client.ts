@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
-import type { NotarySessions } from "../../engine/session.ts";
+import type { NotarySessions, SessionState } from "../../engine/session.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import type { PublicKey } from "../../proof/keys.ts";
 import {
@@ -23,6 +23,7 @@ export interface NotaryClient extends NotarySessions {
   attest(sessionId: string, request: AttestationRequest, mode: ProofMode): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
   isRunning(sessionId: string): Promise<boolean>;
+  sessionState(sessionId: string): Promise<SessionState>;
   info(): Promise<NotaryInfo>;
   /**
    * Resolves while the notary running this session (any notary, without one) answers; throws
@@ -77,6 +78,16 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
     return parsed.output;
   }
 
+  /** A 4xx answer is the notary's word that the session does not run; no answer or a 5xx says nothing. */
+  async function sessionState(sessionId: string): Promise<SessionState> {
+    try {
+      await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 });
+      return "running";
+    } catch (error) {
+      return error instanceof AppError && error.code === "session_failed" ? "not_running" : "unknown";
+    }
+  }
+
   /** An untrusted notary gets no session: its proof would be refused once the whole session is over. */
   async function refuseUntrusted(): Promise<void> {
     if (!trust.contacted()) await info();
@@ -116,13 +127,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
       return checkedProof(answer, request.requestId, mode);
     },
     async isRunning(sessionId) {
-      try {
-        await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 });
-        return true;
-      } catch {
-        return false;
-      }
+      return (await sessionState(sessionId)) === "running";
     },
+    sessionState,
     async release(sessionId) {
       await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },

@@ -32,6 +32,8 @@ interface Member {
   /** Its last /info answer: keys are shown even while it is down. */
   info?: NotaryInfo;
   failures: number;
+  /** When its last failure was counted: a call started before then failed in that same outage. */
+  failedAt: number;
   nextCheckAt: number;
   /** Called once when it is found down: work waiting on its sessions (whileReachable) gives up. */
   onDown: Set<() => void>;
@@ -52,7 +54,7 @@ export class NotaryPool implements NotaryClient {
     private readonly options: NotaryPoolOptions,
   ) {
     if (clients.length === 0) throw new AppError("internal", "a notary pool needs at least one notary");
-    this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, nextCheckAt: 0, onDown: new Set<() => void>() }));
+    this.members = clients.map((client, position) => ({ position, client, healthy: true, failures: 0, failedAt: 0, nextCheckAt: 0, onDown: new Set<() => void>() }));
     this.cursor = Math.floor(Math.random() * clients.length);
     this.timer = setInterval(() => void this.checkDue(), Math.min(1000, options.backoff.firstMs));
     this.timer.unref();
@@ -62,13 +64,14 @@ export class NotaryPool implements NotaryClient {
   async createSession(sizes: Parameters<NotaryClient["createSession"]>[0]): Promise<string> {
     let lastError: AppError | undefined;
     for (const member of this.candidates()) {
+      const startedAt = Date.now();
       try {
         const id = await member.client.createSession(sizes);
         return `${member.position}${SEPARATOR}${id}`;
       } catch (error) {
         lastError = toAppError(error, "notary_unavailable");
         // An untrusted notary is left out like an unreachable one; the others may still serve.
-        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message);
+        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message, startedAt);
         else if (lastError.code !== "over_capacity") throw lastError;
       }
     }
@@ -81,12 +84,13 @@ export class NotaryPool implements NotaryClient {
     for (const member of this.candidates()) {
       member.info ??= await member.client.info().catch(() => undefined);
       if (!member.info?.proxyMode) continue;
+      const startedAt = Date.now();
       try {
         const id = await member.client.createProxySession(request);
         return `${member.position}${SEPARATOR}${id}`;
       } catch (error) {
         lastError = toAppError(error, "notary_unavailable");
-        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message);
+        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message, startedAt);
         else if (lastError.code !== "over_capacity") throw lastError;
       }
     }
@@ -116,11 +120,12 @@ export class NotaryPool implements NotaryClient {
 
   async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1], mode: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
     const { member, id } = this.route(sessionId);
+    const startedAt = Date.now();
     try {
       return await member.client.attest(id, request, mode);
     } catch (error) {
       const failure = toAppError(error, "notary_unavailable");
-      if (failure.code === "notary_unavailable") this.markDown(member, failure.message);
+      if (failure.code === "notary_unavailable") this.markDown(member, failure.message, startedAt);
       throw failure;
     }
   }
@@ -139,6 +144,11 @@ export class NotaryPool implements NotaryClient {
     return member.client.isRunning(id);
   }
 
+  sessionState(sessionId: string): ReturnType<NotaryClient["sessionState"]> {
+    const { member, id } = this.route(sessionId);
+    return member.client.sessionState(id);
+  }
+
   release(sessionId: string): Promise<void> {
     const { member, id } = this.route(sessionId);
     return member.client.release(id);
@@ -150,11 +160,12 @@ export class NotaryPool implements NotaryClient {
       throw new AppError("notary_unavailable", "no notary can be reached");
     }
     const { member } = this.route(sessionId);
+    const startedAt = Date.now();
     try {
       member.info = await member.client.info();
     } catch (error) {
       const failure = toAppError(error, "notary_unavailable");
-      this.markDown(member, failure.message);
+      this.markDown(member, failure.message, startedAt);
       throw failure;
     }
   }
@@ -207,7 +218,15 @@ export class NotaryPool implements NotaryClient {
     return { member, id: sessionId.slice(cut + 1) };
   }
 
-  private markDown(member: Member, reason: string): void {
+  /**
+   * Counts a failure of a call started at `startedAt`. Calls in flight together fail together when the notary (or
+   * this process) stalls: each running session checks every 2 s with a 10 s timeout, so one stall of 10 s (seen
+   * under load: BENCHMARKS.md, "Notary sockets under load") fails several checks at once, which counted as two
+   * failures in a row and gave up every setup on that notary. They count once.
+   */
+  private markDown(member: Member, reason: string, startedAt: number): void {
+    if (!member.healthy && startedAt < member.failedAt) return;
+    member.failedAt = Date.now();
     const { firstMs, maxMs } = this.options.backoff;
     const waitMs = Math.min(maxMs, firstMs * 2 ** member.failures);
     member.failures += 1;
@@ -226,10 +245,11 @@ export class NotaryPool implements NotaryClient {
         .map(async (member) => {
           // Set before the check: a slow answer is not checked again meanwhile.
           member.nextCheckAt = now + this.options.checkEveryMs;
+          const startedAt = Date.now();
           try {
             member.info = await member.client.info();
           } catch (error) {
-            this.markDown(member, toAppError(error, "notary_unavailable").message);
+            this.markDown(member, toAppError(error, "notary_unavailable").message, startedAt);
             return;
           }
           if (!member.healthy) this.options.log.info("notary recovered; sessions go to it again", { notary: member.position });

@@ -1,3 +1,4 @@
+import { SetupFailed } from "../../engine/session.ts";
 import { type Engines, fitsBeside, hostedSessions, sessionCost } from "../../engine/host/placement.ts";
 import { sessionResidentBytes } from "../../engine/memory.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
@@ -164,4 +165,34 @@ const REFILL_DEADLINE_FLOOR_MS = 60_000;
 export function refillDeadlineMs(slowestSetupMs: number | undefined, sessionTimeoutMs: number): number {
   if (slowestSetupMs === undefined) return sessionTimeoutMs;
   return Math.min(sessionTimeoutMs, Math.max(REFILL_DEADLINE_FLOOR_MS, STALL_FACTOR * slowestSetupMs));
+}
+
+/** What decides whether a request's on-demand setup that failed is run once more. */
+export interface SetupRetryState {
+  /** Setups run for this request so far, the failed one included. */
+  attempts: number;
+  /** The pool is stopping: the prover shuts down. */
+  stopped: boolean;
+  /** The request was abandoned (its deadline passed, its notary went away): its signal aborted. */
+  abandoned: boolean;
+  /** Time left before the request's deadline; undefined when it has none (its signal still bounds the retry). */
+  remainingMs: number | undefined;
+  /** The slowest setup of the class seen so far, when one has been timed. */
+  slowestSetupMs: number | undefined;
+}
+
+/** A setup's length assumed before one of its class has been timed (a small one takes 12-30 s on 2 cores). */
+const UNTIMED_SETUP_MS = 60_000;
+/** What a request still needs after its setup: the exchange and the reveal (3-11 s each on a loaded machine). */
+const AFTER_SETUP_MS = 30_000;
+
+/**
+ * Whether a request's on-demand setup may run once more after `error`. Only an engine failure of the setup
+ * (`SetupFailed`: its notary socket dropped) qualifies: nothing was sent to a target, so a retry repeats no
+ * request. Never a third time, never for an abandoned request or while stopping, and only when the time left
+ * holds another setup of its class plus the exchange. The caller also checks that the notary answers.
+ */
+export function maySetupAgain(error: unknown, state: SetupRetryState): boolean {
+  if (!(error instanceof SetupFailed) || state.attempts >= 2 || state.stopped || state.abandoned) return false;
+  return state.remainingMs === undefined || state.remainingMs >= (state.slowestSetupMs ?? UNTIMED_SETUP_MS) + AFTER_SETUP_MS;
 }

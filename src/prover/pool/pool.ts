@@ -5,7 +5,7 @@ import { AppError, errorText } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import { untilAborted } from "../../abort.ts";
-import { type WarmTarget, backoffMs, fitsIn, mayRefill, nextRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
+import { type WarmTarget, backoffMs, fitsIn, maySetupAgain, mayRefill, nextRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
 import { type TurnGate, createTurnGate } from "./turn-gate.ts";
 import { type SessionNeed, className } from "./size-classes.ts";
@@ -15,9 +15,10 @@ export interface SessionSource {
   /**
    * A session bound to `serverName` at least as big as `need.fits`: a warm one when ready (the smallest
    * that fits), else one set up with `need.setup` when its turn comes (`PoolOptions.concurrentSetups`). Rejects with
-   * the signal's reason if it aborts while the request waits for its turn.
+   * the signal's reason if it aborts while the request waits for its turn. An on-demand setup whose notary
+   * socket dropped is run once more when `deadlineAt` (performance.now() time) leaves room for it (maySetupAgain).
    */
-  acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession>;
+  acquire(serverName: string, need: SessionNeed, signal?: AbortSignal, deadlineAt?: number): Promise<ProverSession>;
   /** The size classes, smallest first. */
   classes: SessionSizes[];
   /** The class of endpoints never seen whose answer cannot be repeated; warm sessions of unseen hosts. */
@@ -68,6 +69,8 @@ export interface PoolOptions {
   sessionTimeoutMs: number;
   /** Closes a session that will make no proof and frees its notary side. */
   discard(session: ProverSession): void;
+  /** Whether the notary answers now: a failed on-demand setup is run once more only then. */
+  notaryReachable(): Promise<boolean>;
   /** Whether a ready session can still be used (its notary side may have gone while it idled). */
   isAlive(session: ProverSession): Promise<boolean>;
   /** Whether a ready session's engine runs beside a setup: of equal sizes, another is handed out first. */
@@ -95,6 +98,8 @@ export interface PoolStatus {
   hosts: { host: string; class: string; learned: boolean; pinned: boolean; share: number; ready: number; warming: number }[];
   /** How acquired sessions were obtained since start. */
   served: { ready: number; warming: number; onDemand: number };
+  /** On-demand setups run a second time since start, after the first failed on its notary socket. */
+  setupRetries: number;
   expired: number;
   failures: number;
   retryInMs: number;
@@ -134,6 +139,7 @@ class SessionPool implements WarmPool {
   private onDemandSessions = 0;
   private readonly setupGate: TurnGate;
   private readonly served = { ready: 0, warming: 0, onDemand: 0 };
+  private setupRetries = 0;
   /** The slowest setup seen per class, in ms: a refill taking far longer has stalled. */
   private readonly slowestSetupMs = new Map<string, number>();
   private expired = 0;
@@ -160,7 +166,7 @@ class SessionPool implements WarmPool {
     queueMicrotask(this.pump);
   }
 
-  async acquire(serverName: string, need: SessionNeed, signal?: AbortSignal): Promise<ProverSession> {
+  async acquire(serverName: string, need: SessionNeed, signal?: AbortSignal, deadlineAt?: number): Promise<ProverSession> {
     if (this.stopped) throw new AppError("shutting_down", "the prover is shutting down");
     this.remember(serverName, need.class);
     const take = () => this.ready.take(serverName, need.fits, this.options.besideSetup);
@@ -190,7 +196,7 @@ class SessionPool implements WarmPool {
         leave();
       }
     }
-    return this.onDemand(serverName, need.setup, signal);
+    return this.onDemand(serverName, need.setup, signal, deadlineAt);
   }
 
   prepare(host: string, sizes: SessionSizes, count: number): void {
@@ -233,6 +239,7 @@ class SessionPool implements WarmPool {
       setups: this.setupGate.status(),
       hosts,
       served: { ...this.served },
+      setupRetries: this.setupRetries,
       expired: this.expired,
       failures: this.failures,
       retryInMs: this.retryTimer ? Math.max(0, this.retryAt - Date.now()) : 0,
@@ -286,7 +293,7 @@ class SessionPool implements WarmPool {
    * queue until it closes (no refill runs beside it). A request abandoned during its setup gives its turn up at
    * once and its setup is given up; the engine's call, which cannot stop midway, still counts until it ends.
    */
-  private async onDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal): Promise<ProverSession> {
+  private async onDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal, deadlineAt?: number): Promise<ProverSession> {
     this.onDemandSessions++;
     // Without a session to hand out, the pool may refill at once; a session's close refills on its own terms (track).
     const ended = () => this.onDemandSessions--;
@@ -301,7 +308,8 @@ class SessionPool implements WarmPool {
       failed();
       throw error;
     }
-    const setup = this.timed(sizes, this.options.setup(serverName, sizes, signal));
+    // A retry keeps the turn: it is the same request's setup.
+    const setup = this.setupOnDemand(serverName, sizes, signal, deadlineAt);
     setup.then(
       (session) => {
         leave();
@@ -324,6 +332,35 @@ class SessionPool implements WarmPool {
     }
     this.served.onDemand++;
     return this.track(session, ended);
+  }
+
+  /**
+   * An on-demand setup, run once more when the first failed on its notary socket and `maySetupAgain` allows it
+   * (measured under load: BENCHMARKS.md, "Notary sockets under load").
+   */
+  private async setupOnDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal, deadlineAt?: number): Promise<ProverSession> {
+    const started = performance.now();
+    try {
+      return await this.timed(sizes, this.options.setup(serverName, sizes, signal));
+    } catch (error) {
+      const state = () => ({
+        attempts: 1,
+        stopped: this.stopped,
+        abandoned: signal?.aborted ?? false,
+        remainingMs: deadlineAt === undefined ? undefined : deadlineAt - performance.now(),
+        slowestSetupMs: this.slowestSetupMs.get(className(sizes)),
+      });
+      // Asked again after the notary's answer: the request may have been abandoned, or the prover stopped, meanwhile.
+      if (!maySetupAgain(error, state()) || !(await this.options.notaryReachable()) || !maySetupAgain(error, state())) throw error;
+      this.setupRetries++;
+      this.log.warn("an on-demand setup failed on its notary socket; setting it up once more", {
+        host: serverName,
+        class: className(sizes),
+        afterMs: Math.round(performance.now() - started),
+        error: errorText(error),
+      });
+      return await this.timed(sizes, this.options.setup(serverName, sizes, signal));
+    }
   }
 
   /** Starts the next refill when the pool is short and the CPU has room for it. */

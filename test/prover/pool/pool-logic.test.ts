@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { BackgroundWork } from "../../../src/engine/background.ts";
 import { PausedTime } from "../../../src/engine/paused-time.ts";
-import { type ProverSession, closeProverSession } from "../../../src/engine/session.ts";
+import { type ProverSession, SetupFailed, closeProverSession } from "../../../src/engine/session.ts";
+import { AppError } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log.ts";
 import { loadPoolConfig } from "../../../src/config/pool.ts";
 import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../../src/engine/host/placement.ts";
@@ -13,6 +14,7 @@ import {
   hostShares,
   maxLiveSessions,
   maxPoolSize,
+  maySetupAgain,
   nextRefill,
   refillDeadlineMs,
   rememberHost,
@@ -176,6 +178,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
       closeProverSession(session);
       discarded.push(session.notarySessionId);
     },
+    notaryReachable: async () => true,
     isAlive: async () => true,
     besideSetup: () => false,
     hasRoom: () => true,
@@ -601,6 +604,83 @@ describe("warm pool", () => {
     pool.stop();
     expect(discarded).toEqual(["s1"]);
     await expect(pool.acquire("a.test", need())).rejects.toThrow("shutting down");
+  });
+});
+
+describe("an on-demand setup whose notary socket dropped", () => {
+  const dropped = () => new SetupFailed(new Error("uid_mux::yamux: not connected"));
+  const fresh = { attempts: 1, stopped: false, abandoned: false, remainingMs: 250_000, slowestSetupMs: 40_000 };
+
+  test("is run once more only after an engine failure, once, while the request runs and has time for another setup", () => {
+    expect(maySetupAgain(dropped(), fresh)).toBe(true);
+    // The message a client sees is the one it saw before.
+    expect(dropped()).toMatchObject({ code: "notary_unavailable", message: "MPC setup with the notary failed: uid_mux::yamux: not connected" });
+    // The notary found gone, a deadline, a full engine: not a dropped socket.
+    expect(maySetupAgain(new AppError("notary_unavailable", "MPC setup with the notary failed: the notary went away during the session"), fresh)).toBe(false);
+    expect(maySetupAgain(new AppError("session_timeout", "the session took longer than 300000 ms"), fresh)).toBe(false);
+    expect(maySetupAgain(new AppError("over_capacity", "no engine host has room"), fresh)).toBe(false);
+    expect(maySetupAgain(new Error("uid_mux::yamux: not connected"), fresh)).toBe(false);
+    expect(maySetupAgain(dropped(), { ...fresh, attempts: 2 })).toBe(false);
+    expect(maySetupAgain(dropped(), { ...fresh, stopped: true })).toBe(false);
+    expect(maySetupAgain(dropped(), { ...fresh, abandoned: true })).toBe(false);
+    // Time left for the class's slowest setup plus 30 s for the exchange; 60 s assumed before one was timed.
+    expect(maySetupAgain(dropped(), { ...fresh, remainingMs: 70_000 })).toBe(true);
+    expect(maySetupAgain(dropped(), { ...fresh, remainingMs: 69_999 })).toBe(false);
+    expect(maySetupAgain(dropped(), { ...fresh, remainingMs: 89_999, slowestSetupMs: undefined })).toBe(false);
+    expect(maySetupAgain(dropped(), { ...fresh, remainingMs: 90_000, slowestSetupMs: undefined })).toBe(true);
+    expect(maySetupAgain(dropped(), { ...fresh, remainingMs: undefined })).toBe(true);
+  });
+
+  test("the pool sets it up once more, in the same turn, counts it, and hands the second session out", async () => {
+    const { pool, setups, settle } = fakePool({ size: 0 });
+    const acquiring = pool.acquire("a.test", need(), undefined, performance.now() + 300_000);
+    await settle();
+    setups[0]!.reject(dropped());
+    await settle();
+    expect(setups).toHaveLength(2);
+    expect(pool.status().setups).toEqual({ running: 1, waiting: 0 });
+    setups[1]!.resolve();
+    expect((await acquiring).notarySessionId).toBe("s2");
+    expect(pool.status()).toMatchObject({ setupRetries: 1, served: { onDemand: 1 } });
+    pool.stop();
+  });
+
+  test("a second failure is the request's failure: no third setup", async () => {
+    const { pool, setups, settle } = fakePool({ size: 0 });
+    const acquiring = pool.acquire("a.test", need());
+    await settle();
+    setups[0]!.reject(dropped());
+    await settle();
+    setups[1]!.reject(new SetupFailed(new Error("unexpected end of file")));
+    await expect(acquiring).rejects.toThrow("MPC setup with the notary failed: unexpected end of file");
+    await settle();
+    expect(setups).toHaveLength(2);
+    expect(pool.status().setupRetries).toBe(1);
+    pool.stop();
+  });
+
+  test("not run again while the notary does not answer, for an abandoned request, once stopping, or without time left", async () => {
+    let abandon = new AbortController();
+    const refusals: [string, Partial<PoolOptions>, (pool: ReturnType<typeof fakePool>["pool"]) => void, number?][] = [
+      ["notary down", { notaryReachable: async () => false }, () => {}],
+      ["abandoned while the notary was asked", { notaryReachable: async () => (abandon.abort(new AppError("session_timeout", "late")), true) }, () => {}],
+      ["stopping", {}, (pool) => pool.stop()],
+      ["no time left", {}, () => {}, 60_000],
+    ];
+    for (const [why, overrides, before, remainingMs = 300_000] of refusals) {
+      abandon = new AbortController();
+      const { pool, setups, settle } = fakePool({ size: 0, ...overrides });
+      const acquiring = pool.acquire("a.test", need(), abandon.signal, performance.now() + remainingMs);
+      acquiring.catch(() => {});
+      await settle();
+      before(pool);
+      setups[0]!.reject(dropped());
+      await expect(acquiring, why).rejects.toThrow();
+      await settle();
+      expect(setups.length, why).toBe(1);
+      expect(pool.status().setupRetries, why).toBe(0);
+      pool.stop();
+    }
   });
 });
 

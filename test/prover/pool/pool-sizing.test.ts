@@ -181,6 +181,7 @@ function fakePool(overrides: Partial<PoolOptions> = {}) {
         setups.push({ host, sizes, resolve: () => resolve(session) });
       }),
     discard: (session) => closeProverSession(session),
+    notaryReachable: async () => true,
     isAlive: async () => true,
     besideSetup: () => false,
     hasRoom: () => true,

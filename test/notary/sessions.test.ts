@@ -1,0 +1,69 @@
+import { describe, expect, test } from "bun:test";
+import type { ServerWebSocket } from "bun";
+import type { LoopbackBridge } from "../../src/engine/bridge.ts";
+import type { EngineVerifiers, VerifierOutput } from "../../src/engine/verifier.ts";
+import type { LogFields, Logger } from "../../src/log.ts";
+import { MpcSessions, type NotarySocketData } from "../../src/notary/sessions.ts";
+import { afterPendingWork } from "../../testkit/wait.ts";
+
+const LIMITS = { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 30_000 };
+
+/** A logger that keeps each line as `message reason`. */
+function keptLog(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log: Logger = {
+    log: (_level, message, fields?: LogFields) => void lines.push(`${message} ${fields?.reason ?? ""}`.trim()),
+    debug: (message, fields) => log.log("debug", message, fields),
+    info: (message, fields) => log.log("info", message, fields),
+    warn: (message, fields) => log.log("warn", message, fields),
+    error: (message, fields) => log.log("error", message, fields),
+    child: () => log,
+  };
+  return { log, lines };
+}
+
+/** Sessions whose Verifiers the test fails by hand; the bridge and the prover's socket are inert. */
+function sessionsWithFakeVerifier() {
+  const failVerifier: ((error: Error) => void)[] = [];
+  const verifiers: EngineVerifiers = {
+    create: () => ({
+      verify: () => new Promise<VerifierOutput>((_, reject) => failVerifier.push(reject)),
+      free() {},
+      abandon() {},
+    }),
+  };
+  const bridge = { openPeer: () => ({ url: "ws://127.0.0.1:1/", send() {}, release() {}, close() {} }) } as unknown as LoopbackBridge;
+  const { log, lines } = keptLog();
+  const sessions = new MpcSessions(LIMITS, bridge, verifiers, log);
+  const socketOf = (sessionId: string) =>
+    ({ data: { sessionId, kind: "mpc" }, readyState: 1, close() {}, sendBinary() {} }) as unknown as ServerWebSocket<NotarySocketData>;
+  return { sessions, failVerifier, lines, socketOf };
+}
+
+describe("notary sessions", () => {
+  test("a released session ends once: its Verifier failing afterwards neither ends nor counts it again", async () => {
+    const { sessions, failVerifier, lines, socketOf } = sessionsWithFakeVerifier();
+    const id = sessions.create({ maxSentData: 1024, maxRecvData: 2048 });
+    sessions.attach(socketOf(id));
+    expect(sessions.isRunning(id)).toBe(true);
+    sessions.release(id);
+    failVerifier[0]!(new Error("verifier error: mpc error caused by: I/O error: unexpected end of file"));
+    await afterPendingWork();
+    expect(lines).toEqual(["session ended released by the prover"]);
+    expect(sessions.failures()).toBe(1);
+    expect(sessions.active()).toBe(0);
+  });
+
+  test("a Verifier that fails while its session runs ends it, with the engine's words in the log", async () => {
+    const { sessions, failVerifier, lines, socketOf } = sessionsWithFakeVerifier();
+    const id = sessions.create({ maxSentData: 1024, maxRecvData: 2048 });
+    sessions.attach(socketOf(id));
+    failVerifier[0]!(new Error("verifier error: io error caused by: unexpected end of file"));
+    await afterPendingWork();
+    expect(lines).toEqual([
+      "session failed verifier error: io error caused by: unexpected end of file",
+      "session ended the MPC session failed or the prover went away",
+    ]);
+    expect(sessions.failures()).toBe(1);
+  });
+});

@@ -1,0 +1,46 @@
+import { expect, test } from "bun:test";
+import { createLogger } from "../../../src/log.ts";
+import type { NotaryClient } from "../../../src/prover/notary/client.ts";
+import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
+import type { NotaryInfo } from "../../../src/protocol/notary.ts";
+import { afterPendingWork } from "../../../testkit/wait.ts";
+
+/** One notary whose /info answers the test gives by hand, in order. */
+function handAnsweredNotary() {
+  const answers: { resolve: (info: NotaryInfo) => void; reject: (error: Error) => void }[] = [];
+  const client = {
+    info: () => new Promise<NotaryInfo>((resolve, reject) => answers.push({ resolve, reject })),
+    createSession: async () => "s1",
+  } as unknown as NotaryClient;
+  // Checks far apart: the test's own calls are the only ones after the first.
+  const pool = new NotaryPool([client], { checkEveryMs: 600_000, backoff: { firstMs: 600_000, maxMs: 600_000 }, log: createLogger({ level: "error" }) });
+  return { pool, answers };
+}
+
+const stalled = () => new Error("the notary cannot be reached");
+
+test("checks that were in flight together and fail together count as one failure; a later one counts again", async () => {
+  const { pool, answers } = handAnsweredNotary();
+  answers[0]!.resolve({} as NotaryInfo); // the pool's first check
+  const sessionId = await pool.createSession({ maxSentData: 512, maxRecvData: 1024 });
+  let gaveUp = false;
+  pool.whileReachable(sessionId, new Promise<never>(() => {})).catch(() => (gaveUp = true));
+
+  // Three running sessions' checks in flight when the notary stalls: all three time out.
+  const checks = [pool.reachable(sessionId), pool.reachable(sessionId), pool.reachable(sessionId)];
+  for (const check of checks) check.catch(() => {});
+  await Bun.sleep(2); // the failure is counted after the checks started
+  for (const answer of answers.slice(1)) answer.reject(stalled());
+  await afterPendingWork();
+  expect(pool.statuses()[0]!.healthy).toBe(false);
+  expect(gaveUp).toBe(false);
+
+  // A check started after that failure fails too: two failures in a row, and waiting work gives up.
+  await Bun.sleep(2);
+  const next = pool.reachable(sessionId);
+  next.catch(() => {});
+  answers.at(-1)!.reject(stalled());
+  await afterPendingWork();
+  expect(gaveUp).toBe(true);
+  pool.stop();
+});
