@@ -168,6 +168,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
+  /** Aborted once the shutdown grace has run out with MPC sessions still running. */
+  const graceOver = new AbortController();
   // Proof streams are capped per API key, or per address without keys.
   const keysAreOn = keysOn(config.auth);
   const proofClient = (request: Request): string => callerOf(request, keysAreOn, server.requestIP(request)?.address);
@@ -202,6 +204,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       sessions: pool,
       ...config.proxy,
       slots,
+      shutdown: graceOver.signal,
       // With API keys on, Authorization carries the prover's key: it must never reach the target.
       authorizationIsOurs: keysAreOn,
       idleLimit: idle,
@@ -261,7 +264,12 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       stopping = true;
       const idle = server.stop(false);
       const [, mpcDrained] = await Promise.all([proxySlots.drained(graceMs), slots.drained(graceMs)]);
-      if (!mpcDrained) log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+      if (!mpcDrained) {
+        log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+        graceOver.abort();
+        // Their /proxy calls answer 503 shutting_down and their ids are settled so, before the connections close.
+        await slots.drained(5_000);
+      }
       delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
       await Promise.race([idle, Bun.sleep(2000)]);

@@ -34,6 +34,8 @@ export interface SessionDeps {
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   sessionTimeoutMs: number;
+  /** Aborted when the prover's shutdown grace runs out (session-run.ts). */
+  shutdown: AbortSignal;
   /** Answer sizes learned per endpoint (sessions are sized from them). */
   endpointSizes: EndpointSizes;
   /** Exchanges with targets take turns (sized-exchange.ts). */

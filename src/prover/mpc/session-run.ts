@@ -37,6 +37,8 @@ export interface SessionRunDeps {
   slots: SessionSlots;
   notary: NotaryClient;
   sessionTimeoutMs: number;
+  /** Aborted when the prover's shutdown grace runs out: sessions still running end as `shutting_down`. */
+  shutdown: AbortSignal;
 }
 
 /**
@@ -66,6 +68,9 @@ export function startRun(deps: SessionRunDeps): SessionRun {
     () => abandon(new AppError("session_timeout", `the session took longer than ${deps.sessionTimeoutMs} ms`)),
     deps.sessionTimeoutMs,
   );
+  // Abandoned like a deadline: its /proxy call gets an answer and its id an outcome before the server closes.
+  const shutDown = () => abandon(new AppError("shutting_down", "the prover shut down before this session ended (its grace period ran out)"));
+  deps.shutdown.addEventListener("abort", shutDown, { once: true });
   let failedChecks = 0;
   const watch = setInterval(() => {
     deps.notary.reachable(run.session?.notarySessionId).then(
@@ -86,6 +91,7 @@ export function startRun(deps: SessionRunDeps): SessionRun {
     end() {
       clearTimeout(timer);
       clearInterval(watch);
+      deps.shutdown.removeEventListener("abort", shutDown);
       releaseSlot();
     },
   };
