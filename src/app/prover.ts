@@ -134,7 +134,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal, background), background),
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
-    notaryReachable: () => notary.reachable().then(() => true, () => false),
+    // Asked afresh: the health checks' last result still says up for a notary killed a moment ago.
+    notaryReachable: () => notary.answersNow(),
     isAlive: (session) => notary.isRunning(session.notarySessionId),
     besideSetup: (session) => hosts.besideSetup(session.engine),
     refillsYield: () => hosts.refillsYield,

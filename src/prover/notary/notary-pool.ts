@@ -171,6 +171,23 @@ export class NotaryPool implements NotaryClient {
   }
 
   /**
+   * Whether a healthy notary answers its /info now: asked afresh, not read from the health checks' last result,
+   * which lags a notary that just died. One that fails is marked down like any failed call.
+   */
+  async answersNow(): Promise<boolean> {
+    for (const member of this.members.filter((m) => m.healthy)) {
+      const startedAt = Date.now();
+      try {
+        member.info = await member.client.info();
+        return true;
+      } catch (error) {
+        this.markDown(member, toAppError(error, "notary_unavailable").message, startedAt);
+      }
+    }
+    return false;
+  }
+
+  /**
    * The primary notary's /info: the first listed one that has answered (the first healthy one first), so
    * that clients reading one key (Verity's /notaryinfo) see a stable choice.
    */

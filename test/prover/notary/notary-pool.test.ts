@@ -44,3 +44,21 @@ test("checks that were in flight together and fail together count as one failure
   expect(gaveUp).toBe(true);
   pool.stop();
 });
+
+test("answersNow asks a healthy notary afresh: one that just died is found so at once and marked down", async () => {
+  const { pool, answers } = handAnsweredNotary();
+  answers[0]!.resolve({} as NotaryInfo); // the pool's first check: healthy
+  await afterPendingWork();
+  const alive = pool.answersNow();
+  await afterPendingWork();
+  answers[1]!.resolve({} as NotaryInfo);
+  expect(await alive).toBe(true);
+  // The health checks still say up; the fresh question meets the dead notary.
+  expect(pool.statuses()[0]!.healthy).toBe(true);
+  const dead = pool.answersNow();
+  await afterPendingWork();
+  answers[2]!.reject(stalled());
+  expect(await dead).toBe(false);
+  expect(pool.statuses()[0]!.healthy).toBe(false);
+  expect(await pool.answersNow()).toBe(false);
+});
