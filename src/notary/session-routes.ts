@@ -31,8 +31,9 @@ export function sessionRoutes(deps: SessionRouteDeps) {
     })
     .get("/session/:id", ({ params }): SessionRunning => {
       // Lets a prover check a warm session before using it; the id is the capability.
-      if (!sessions.isRunning(params.id)) throw new AppError("not_found", "unknown or finished session");
-      return { sessionId: params.id, state: "running" };
+      const traffic = sessions.traffic(params.id);
+      if (!traffic) throw new AppError("not_found", "unknown or finished session");
+      return { sessionId: params.id, state: "running", traffic };
     })
     .delete("/session/:id", ({ params }) => {
       // The session id is the capability: only the prover that opened it knows it.

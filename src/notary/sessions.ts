@@ -5,7 +5,9 @@ import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../engine/
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
+import type { SessionTraffic } from "../protocol/notary.ts";
 import { mpcBudgetBytes } from "./limits.ts";
+import { type TrafficCounter, countTraffic, newTrafficCounter, trafficFields, trafficNow } from "./traffic.ts";
 
 /** The data a prover's accepted socket carries: an MPC session's, or a proxy session's relay. */
 export interface NotarySocketData {
@@ -30,6 +32,8 @@ interface NotarySession {
   verifier?: EngineVerifier;
   /** Bytes the prover may still send (see mpcBudgetBytes). */
   budget: number;
+  /** Set once the prover's socket is attached. */
+  traffic?: TrafficCounter;
   verified: Promise<VerifierOutput>;
   settle: { resolve: (o: VerifierOutput) => void; reject: (e: AppError) => void };
 }
@@ -52,6 +56,8 @@ export interface SessionRegistry {
   has(id: string): boolean;
   /** True while the session's prover socket is connected and its Verifier is running. */
   isRunning(id: string): boolean;
+  /** What a running session's socket carried so far; undefined unless it runs. */
+  traffic(id: string): SessionTraffic | undefined;
   active(): number;
   /** Sessions whose verification failed since start. */
   failures(): number;
@@ -134,7 +140,10 @@ export class MpcSessions implements SessionRegistry {
     clearTimeout(session.timer);
     clearTimeout(session.connectTimer);
     this.sessions.delete(session.id);
-    if (failure) this.log.info("session ended", { sessionId: session.id, state: session.state, reason: failure });
+    if (failure) {
+      const traffic = session.traffic ? trafficFields(session.traffic) : {};
+      this.log.info("session ended", { sessionId: session.id, state: session.state, reason: failure, ...traffic });
+    }
     if (failure && session.state !== "verified") {
       this.failed += 1;
       session.state = "failed";
@@ -160,6 +169,7 @@ export class MpcSessions implements SessionRegistry {
     if (!session) return;
     session.budget -= data.length;
     if (session.budget < 0) return this.dispose(session, "the prover sent more than a session of its sizes needs");
+    if (session.traffic) countTraffic(session.traffic, "fromProver", data.length);
     session.peer?.send(data);
   }
 
@@ -187,8 +197,13 @@ export class MpcSessions implements SessionRegistry {
     }
     session.state = "running";
     session.verifier = verifier;
+    const traffic = newTrafficCounter();
+    session.traffic = traffic;
     session.peer = this.bridge.openPeer({
-      onData: (data) => socket.readyState === 1 && socket.sendBinary(data),
+      onData: (data) => {
+        countTraffic(traffic, "toProver", data.length);
+        if (socket.readyState === 1) socket.sendBinary(data);
+      },
       onClose: () => socket.readyState === 1 && socket.close(),
     });
     verifier
@@ -209,7 +224,7 @@ export class MpcSessions implements SessionRegistry {
     session.state = "verified";
     session.settle.resolve(output);
     session.peer?.close();
-    this.log.info("session verified", { sessionId: session.id });
+    this.log.info("session verified", { sessionId: session.id, ...(session.traffic ? trafficFields(session.traffic) : {}) });
   }
 
   // The attestation.
@@ -238,6 +253,11 @@ export class MpcSessions implements SessionRegistry {
 
   isRunning(id: string): boolean {
     return this.sessions.get(id)?.state === "running";
+  }
+
+  traffic(id: string): SessionTraffic | undefined {
+    const session = this.sessions.get(id);
+    return session?.state === "running" && session.traffic ? trafficNow(session.traffic) : undefined;
   }
 
   active(): number {

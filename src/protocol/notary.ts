@@ -6,7 +6,7 @@
  *   POST /session                 SessionRequest → SessionCreated
  *   GET  /notarize?sessionId=     the MPC WebSocket
  *   POST /session/{id}/attestation AttestationRequest → the signed proof (src/proof/format.ts)
- *   GET  /session/{id}            SessionRunning, or 404 once the session is over
+ *   GET  /session/{id}            SessionRunning (with its socket's traffic), or 404 unless it runs
  *   DELETE /session/{id}          204
  *   GET  /info                    NotaryInfo
  *
@@ -31,7 +31,18 @@ export type SessionRequest = v.InferOutput<typeof SessionRequest>;
 export const SessionCreated = v.object({ sessionId: v.string() });
 export type SessionCreated = v.InferOutput<typeof SessionCreated>;
 
-export const SessionRunning = v.object({ sessionId: v.string(), state: v.literal("running") });
+/**
+ * What a running session's MPC socket carried so far: bytes each way and milliseconds since the last one. A
+ * notary before this field existed leaves it out.
+ */
+export const SessionTraffic = v.object({
+  fromProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  toProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  quietMs: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+export type SessionTraffic = v.InferOutput<typeof SessionTraffic>;
+
+export const SessionRunning = v.object({ sessionId: v.string(), state: v.literal("running"), traffic: v.optional(SessionTraffic) });
 export type SessionRunning = v.InferOutput<typeof SessionRunning>;
 
 /** Most redaction patterns one request may declare, and the longest pattern text. */

@@ -32,12 +32,19 @@ function sessionsWithFakeVerifier() {
       abandon() {},
     }),
   };
-  const bridge = { openPeer: () => ({ url: "ws://127.0.0.1:1/", send() {}, release() {}, close() {} }) } as unknown as LoopbackBridge;
+  /** What the Verifier sends its prover goes through its peer's onData. */
+  const toProver: ((data: Uint8Array) => void)[] = [];
+  const bridge = {
+    openPeer: ({ onData }: { onData: (data: Uint8Array) => void }) => {
+      toProver.push(onData);
+      return { url: "ws://127.0.0.1:1/", send() {}, release() {}, close() {} };
+    },
+  } as unknown as LoopbackBridge;
   const { log, lines } = keptLog();
   const sessions = new MpcSessions(LIMITS, bridge, verifiers, log);
   const socketOf = (sessionId: string) =>
     ({ data: { sessionId, kind: "mpc" }, readyState: 1, close() {}, sendBinary() {} }) as unknown as ServerWebSocket<NotarySocketData>;
-  return { sessions, failVerifier, lines, socketOf };
+  return { sessions, failVerifier, lines, socketOf, toProver };
 }
 
 describe("notary sessions", () => {
@@ -65,5 +72,26 @@ describe("notary sessions", () => {
       "session ended the MPC session failed or the prover went away",
     ]);
     expect(sessions.failures()).toBe(1);
+  });
+
+  test("a running session's traffic: bytes each way and the time since the last byte; none unless it runs", async () => {
+    const { sessions, socketOf, toProver } = sessionsWithFakeVerifier();
+    const id = sessions.create({ maxSentData: 1024, maxRecvData: 2048 });
+    expect(sessions.traffic(id)).toBeUndefined();
+    const socket = socketOf(id);
+    sessions.attach(socket);
+    sessions.forward(socket, new Uint8Array(300));
+    toProver[0]!(new Uint8Array(40));
+    toProver[0]!(new Uint8Array(2));
+    await Bun.sleep(30);
+    const quiet = sessions.traffic(id)!;
+    expect(quiet).toMatchObject({ fromProverBytes: 300, toProverBytes: 42 });
+    expect(quiet.quietMs).toBeGreaterThanOrEqual(25);
+    sessions.forward(socket, new Uint8Array(8));
+    const moved = sessions.traffic(id)!;
+    expect(moved.fromProverBytes).toBe(308);
+    expect(moved.quietMs).toBeLessThan(quiet.quietMs);
+    sessions.release(id);
+    expect(sessions.traffic(id)).toBeUndefined();
   });
 });

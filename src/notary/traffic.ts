@@ -1,0 +1,37 @@
+/**
+ * What an MPC session's socket carried: bytes each way and how long it has been quiet. A setup whose two sides
+ * wait on each other (a stall) is quiet in both directions while a slow one is not, so the prover's setup watch
+ * reads this through GET /session/{id} (src/engine/session.ts).
+ */
+import type { SessionTraffic } from "../protocol/notary.ts";
+
+export interface TrafficCounter {
+  fromProverBytes: number;
+  toProverBytes: number;
+  /** performance.now() of the last byte either way, or of the start. */
+  lastAt: number;
+  /** Longest spell with no byte either way, so far (logged when the session ends). */
+  longestQuietMs: number;
+}
+
+export const newTrafficCounter = (): TrafficCounter => ({ fromProverBytes: 0, toProverBytes: 0, lastAt: performance.now(), longestQuietMs: 0 });
+
+export function countTraffic(counter: TrafficCounter, direction: "fromProver" | "toProver", bytes: number): void {
+  const now = performance.now();
+  counter.longestQuietMs = Math.max(counter.longestQuietMs, now - counter.lastAt);
+  counter.lastAt = now;
+  if (direction === "fromProver") counter.fromProverBytes += bytes;
+  else counter.toProverBytes += bytes;
+}
+
+export const trafficNow = (counter: TrafficCounter): SessionTraffic => ({
+  fromProverBytes: counter.fromProverBytes,
+  toProverBytes: counter.toProverBytes,
+  quietMs: Math.round(performance.now() - counter.lastAt),
+});
+
+/** The counter as log fields, when the session ends. */
+export function trafficFields(counter: TrafficCounter): Record<string, number> {
+  const now = trafficNow(counter);
+  return { ...now, longestQuietMs: Math.round(Math.max(counter.longestQuietMs, now.quietMs)) };
+}
