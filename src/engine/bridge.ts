@@ -104,6 +104,8 @@ class Bridge implements LoopbackBridge {
       // MPC messages can be large; Bun's default per-message limit is 16 MiB.
       maxPayloadLength: 256 * 1024 * 1024,
       backpressureLimit: 64 * 1024 * 1024,
+      // Past the limit a send is dropped (Bun returns 0): a lost MPC message would stall both sides for good.
+      closeOnBackpressureLimit: true,
       idleTimeout: 0,
       open: (ws) => {
         const endpoint = ws.data.endpoint;
