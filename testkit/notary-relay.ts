@@ -4,11 +4,12 @@ export type RelayDirection = "toNotary" | "toProver";
 
 export interface RelayTaps {
   /**
-   * Asked as each MPC socket opens: false black-holes it. The socket is accepted and the notary is dialled,
-   * but nothing passes either way and the notary closing its side is not passed on: a notary that is up and
-   * answers HTTP, while the session makes no progress.
+   * Asked as each MPC socket opens: how many messages (both ways together) it passes before it goes silent.
+   * Infinity (the default) passes them all; 0 black-holes it from the start. A silent socket stays open and
+   * the notary dialled, but nothing passes either way and the notary closing its side is not passed on: a
+   * notary that is up and answers HTTP, while the session makes no progress.
    */
-  passes?(): boolean;
+  passes?(): number;
   /** Sees the size of every message passed on an MPC socket. */
   message?(direction: RelayDirection, size: number): void;
 }
@@ -21,7 +22,8 @@ export interface NotaryRelay {
 
 interface Link {
   upstreamUrl: string;
-  passes: boolean;
+  /** Messages it still passes. */
+  passes: number;
   upstream?: WebSocket;
   queue: Uint8Array[];
 }
@@ -38,7 +40,7 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
     async fetch(request, server) {
       const { pathname, search } = new URL(request.url);
       if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        const link: Link = { upstreamUrl: `${base.replace(/^http/, "ws")}${pathname}${search}`, passes: taps.passes?.() ?? true, queue: [] };
+        const link: Link = { upstreamUrl: `${base.replace(/^http/, "ws")}${pathname}${search}`, passes: taps.passes?.() ?? Infinity, queue: [] };
         return server.upgrade(request, { data: link }) ? undefined : new Response("upgrade failed", { status: 400 });
       }
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
@@ -61,18 +63,20 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
           link.queue = [];
         };
         upstream.onmessage = (event) => {
-          if (!link.passes) return;
+          if (link.passes <= 0) return;
+          link.passes -= 1;
           const chunk = new Uint8Array(event.data as ArrayBuffer);
           taps.message?.("toProver", chunk.length);
           ws.sendBinary(chunk);
         };
         upstream.onclose = () => {
-          if (link.passes) ws.close();
+          if (link.passes > 0) ws.close();
         };
       },
       message(ws, message) {
         const link = ws.data;
-        if (!link.passes) return;
+        if (link.passes <= 0) return;
+        link.passes -= 1;
         const chunk = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
         taps.message?.("toNotary", chunk.length);
         if (link.upstream?.readyState === WebSocket.OPEN) link.upstream.send(chunk);

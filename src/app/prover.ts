@@ -131,7 +131,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     ...config.pool,
     limits: sizes,
     setup: (serverName, sessionSizes, signal, background) =>
-      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, signal, background), background),
+      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, { signal, background, stallMs: config.engine.setupStallMs }), background),
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
     discard: (session) => discardSession(notary, session),
     // Asked afresh: the health checks' last result still says up for a notary killed a moment ago.

@@ -39,6 +39,7 @@ const ProverEnv = v.object({
   PROVER_THREADS: v.optional(wholeNumber(1, 64)),
   PROVER_ENGINE_HOSTS: v.optional(wholeNumber(1, 64)),
   PROVER_ENGINE_HANG_S: v.optional(wholeNumber(1, 3600), "15"),
+  PROVER_SETUP_STALL_S: v.optional(wholeNumber(5, 3600), "60"),
   PROVER_PAUSE_REFILLS: v.optional(flag(), "1"),
   PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
   PROVER_ALLOWED_HOSTS: v.optional(list, ""),
@@ -130,6 +131,8 @@ export interface ProverConfig {
     hosts: number;
     /** How long an abandoned engine call may take to end before its host is replaced. */
     hangMs: number;
+    /** A setup whose MPC socket is quiet both ways this long (engine running time) is given up and may be retried. */
+    setupStallMs: number;
     /** Hosts running only refills are paused while a request's exchange runs in another (embedded notary only). */
     pauseRefills: boolean;
     testTrustAnchorPath?: string;
@@ -241,6 +244,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       threads,
       hosts,
       hangMs: e.PROVER_ENGINE_HANG_S * 1000,
+      setupStallMs: e.PROVER_SETUP_STALL_S * 1000,
       pauseRefills: e.PROVER_PAUSE_REFILLS,
       testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
     },

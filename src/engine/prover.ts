@@ -40,6 +40,8 @@ export interface EngineProver {
    * its memory comes back as soon as the engine allows.
    */
   abandon(): void;
+  /** Milliseconds its engine has run, its host's pauses left out (a setup watch's clock); without it, wall-clock time. */
+  runningMs?(): number;
 }
 
 /** Where provers are made. */

@@ -4,8 +4,10 @@ import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";
 import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";
+import { type SessionCheck, watchSetup } from "./setup-watch.ts";
 
 export type { EngineExchange, EngineRequest } from "./prover.ts";
+export type { SessionCheck } from "./setup-watch.ts";
 
 /** What the engine needs from a notary: a session, and the WebSocket its prover dials for MPC. */
 export interface NotarySessions {
@@ -20,41 +22,12 @@ export interface NotarySessions {
    * notary that died during setup). Without it, the work alone is awaited.
    */
   whileReachable?<T>(sessionId: string, work: Promise<T>): Promise<T>;
-  /**
-   * What the notary says of this session: `running` once its prover's socket is attached, `not_running` when it
-   * answered that it is not (waiting, or ended), `unknown` when it could not be asked. Without it, a setup whose
-   * notary ended the session waits for its deadline.
-   */
-  sessionState?(sessionId: string): Promise<SessionState>;
+  /** What the notary says of this session and its socket's traffic. Without it, a stalled setup waits for its deadline. */
+  sessionState?(sessionId: string): Promise<SessionCheck>;
 }
 
-export type SessionState = "running" | "not_running" | "unknown";
-
-/** How often a setup asks its notary whether the session still runs. */
+/** How often a setup asks its notary about its session. */
 const SESSION_CHECK_MS = 2_000;
-
-/**
- * Waits for a setup, or rejects once the notary says that the session, which ran, no longer does. When the MPC
- * socket drops, the notary ends its side at once, but the engine only logs `uid_mux::yamux: not connected` and
- * its setup never settles (BENCHMARKS.md, "Notary sockets under load").
- */
-function whileSessionRuns<T>(notary: NotarySessions, sessionId: string, work: Promise<T>): Promise<T> {
-  if (!notary.sessionState) return work;
-  return new Promise<T>((resolve, reject) => {
-    let ran = false;
-    const check = setInterval(() => {
-      void notary.sessionState!(sessionId).then((state) => {
-        if (state === "running") ran = true;
-        else if (state === "not_running" && ran) {
-          // The engine's call may never settle: stop asking now.
-          clearInterval(check);
-          reject(new Error("the notary ended the session during its setup (its MPC socket closed)"));
-        }
-      });
-    }, SESSION_CHECK_MS);
-    work.then(resolve, reject).finally(() => clearInterval(check));
-  });
-}
 
 /** A prover whose MPC setup with the notary is done: it can make one request. */
 export interface ProverSession {
@@ -68,18 +41,29 @@ export interface ProverSession {
   onClose?: () => void;
 }
 
+export interface SetupOptions {
+  /** A deadline: the setup is given up with its reason. */
+  signal?: AbortSignal;
+  /** Marks a refill's setup, which may be paused while live work runs. */
+  background?: BackgroundWork;
+  /**
+   * A setup whose MPC socket carried nothing either way for this long of its engine's running time is given up
+   * as SetupFailed (setup-watch.ts). Without it, only a session the notary ended is.
+   */
+  stallMs?: number;
+}
+
 /**
- * Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. When `signal`
- * aborts first (a deadline), the setup is given up with the signal's reason: the engine's call is abandoned and
- * the notary's session released. `background` marks a refill's setup, which may be paused while live work runs.
+ * Opens a notary session and runs MPC preprocessing: the slow part, independent of the request. When the
+ * deadline passes first, the setup is given up with the signal's reason: the engine's call is abandoned and
+ * the notary's session released.
  */
 export async function setupProverSession(
   notary: NotarySessions,
   provers: EngineProvers,
   serverName: string,
   sizes: SessionSizes,
-  signal?: AbortSignal,
-  background?: BackgroundWork,
+  { signal, background, stallMs = Infinity }: SetupOptions = {},
 ): Promise<ProverSession> {
   const engine = provers.create(serverName, sizes, background);
   const created = notary.createSession(sizes);
@@ -92,7 +76,16 @@ export async function setupProverSession(
     if (signal?.aborted) void created.then((id) => notary.release(id), () => {});
     throw error;
   }
-  const setup = whileSessionRuns(notary, notarySessionId, engine.setup(notary.notarizeUrl(notarySessionId)));
+  const setupCall = engine.setup(notary.notarizeUrl(notarySessionId));
+  const sessionState = notary.sessionState?.bind(notary);
+  const setup = sessionState
+    ? watchSetup(setupCall, {
+        check: () => sessionState(notarySessionId),
+        runningMs: () => engine.runningMs?.() ?? performance.now(),
+        checkMs: SESSION_CHECK_MS,
+        quietLimitMs: stallMs,
+      })
+    : setupCall;
   try {
     await untilAborted(notary.whileReachable ? notary.whileReachable(notarySessionId, setup) : setup, signal);
   } catch (error) {
@@ -104,14 +97,17 @@ export async function setupProverSession(
     }
     // whileReachable's own failure: the notary was found gone, and a second setup would meet the same.
     if (error instanceof AppError) throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${error.message}`);
+    // A stalled session still runs at the notary: its slot comes back now.
+    void notary.release(notarySessionId);
     throw new SetupFailed(error);
   }
   return { notarySessionId, serverName, sizes, engine, closed: false };
 }
 
 /**
- * The engine's MPC setup failed while its notary was not found gone (its socket dropped: `uid_mux::yamux: not
- * connected`, `unexpected end of file`). Nothing has reached a target yet, so the pool may set up once more.
+ * The engine's MPC setup failed while its notary was not found gone: its socket dropped (`uid_mux::yamux: not
+ * connected`, `unexpected end of file`), or it stalled (setup-watch.ts). Nothing has reached a target yet, so
+ * the pool may set up once more.
  */
 export class SetupFailed extends AppError {
   constructor(cause: unknown) {

@@ -38,10 +38,12 @@ describe("prover configuration", () => {
       PROVER_DATA_DIR: "/srv/tlsproof",
       PROVER_ENGINE_HOSTS: "3",
       PROVER_ENGINE_HANG_S: "20",
+      PROVER_SETUP_STALL_S: "45",
       PROVER_PAUSE_REFILLS: "0",
       PROVER_THREADS: "1",
     });
-    expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, pauseRefills: false, threads: 1 });
+    expect(config.engine).toMatchObject({ hosts: 3, hangMs: 20_000, setupStallMs: 45_000, pauseRefills: false, threads: 1 });
+    expect(loadProverConfig({}).engine.setupStallMs).toBe(60_000);
     expect(loadProverConfig({}).engine.pauseRefills).toBe(true);
     // Unset, a warm session's idle limit depends on the notary; the embedded notary's timeout follows it.
     const defaults = loadProverConfig({});
@@ -124,6 +126,7 @@ describe("prover configuration", () => {
     [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
     [{ PROVER_ENGINE_HOSTS: "0" }, "PROVER_ENGINE_HOSTS: must be at least 1"],
     [{ PROVER_ENGINE_HANG_S: "soon" }, "PROVER_ENGINE_HANG_S: must be a whole number"],
+    [{ PROVER_SETUP_STALL_S: "1" }, "PROVER_SETUP_STALL_S: must be at least 5"],
     [{ PROVER_PAUSE_REFILLS: "yes" }, "PROVER_PAUSE_REFILLS"],
     [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL[0]: must be an http(s) URL"],
     [{ PROVER_NOTARY_URL: "http://a:7047,notary:7047" }, "PROVER_NOTARY_URL[1]: must be an http(s) URL"],

@@ -255,7 +255,7 @@ describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on Postgr
     expect(verifyProof(proofText, pinnedKeys(), { requestId }).body.requestId).toBe(requestId);
     acknowledged.set(requestId, { proofText, via: "a" });
     expect((await poolOf("a")).setupRetries).toBe(1);
-    expect(provers.a.log()).toContain("an on-demand setup failed on its notary socket; setting it up once more");
+    expect(provers.a.log()).toContain("an on-demand setup failed with its notary (its MPC socket dropped or stalled); setting it up once more");
 
     // New sessions, on both provers, are signed by the survivor.
     for (const [proxyVia, streamVia] of [["b", "a"], ["a", "b"]] as const) expect(await proveVia(proxyVia, streamVia)).toBe(notaryKeys[survivor]);

@@ -102,6 +102,10 @@ export class HostedProver extends HostedObject implements EngineProver {
     this.events.changed();
   }
 
+  runningMs(): number {
+    return performance.now() - this.host.pausedTime.ms();
+  }
+
   async setup(notarizeUrl: string): Promise<void> {
     this.onSetup(notarizeUrl);
     const background = this.background;

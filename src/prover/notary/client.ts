@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
-import type { NotarySessions, SessionState } from "../../engine/session.ts";
+import type { NotarySessions, SessionCheck } from "../../engine/session.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import type { PublicKey } from "../../proof/keys.ts";
 import {
@@ -11,6 +11,7 @@ import {
   type ProxyAttestationRequest,
   type ProxySessionRequest,
   SessionCreated,
+  SessionRunning,
   type SessionRequest,
 } from "../../protocol/notary.ts";
 import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
@@ -23,7 +24,7 @@ export interface NotaryClient extends NotarySessions {
   attest(sessionId: string, request: AttestationRequest, mode: ProofMode): Promise<Proof>;
   /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
   isRunning(sessionId: string): Promise<boolean>;
-  sessionState(sessionId: string): Promise<SessionState>;
+  sessionState(sessionId: string): Promise<SessionCheck>;
   info(): Promise<NotaryInfo>;
   /**
    * Resolves while the notary running this session (any notary, without one) answers; throws
@@ -79,12 +80,12 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
   }
 
   /** A 4xx answer is the notary's word that the session does not run; no answer or a 5xx says nothing. */
-  async function sessionState(sessionId: string): Promise<SessionState> {
+  async function sessionState(sessionId: string): Promise<SessionCheck> {
     try {
-      await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 });
-      return "running";
+      const answer = v.safeParse(SessionRunning, await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 }));
+      return answer.success ? { state: "running", traffic: answer.output.traffic } : { state: "running" };
     } catch (error) {
-      return error instanceof AppError && error.code === "session_failed" ? "not_running" : "unknown";
+      return { state: error instanceof AppError && error.code === "session_failed" ? "not_running" : "unknown" };
     }
   }
 
@@ -127,7 +128,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
       return checkedProof(answer, request.requestId, mode);
     },
     async isRunning(sessionId) {
-      return (await sessionState(sessionId)) === "running";
+      return (await sessionState(sessionId)).state === "running";
     },
     sessionState,
     async release(sessionId) {

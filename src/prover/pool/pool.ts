@@ -98,7 +98,7 @@ export interface PoolStatus {
   hosts: { host: string; class: string; learned: boolean; pinned: boolean; share: number; ready: number; warming: number }[];
   /** How acquired sessions were obtained since start. */
   served: { ready: number; warming: number; onDemand: number };
-  /** On-demand setups run a second time since start, after the first failed on its notary socket. */
+  /** On-demand setups run a second time since start, after the first failed with its notary (its MPC socket dropped or stalled). */
   setupRetries: number;
   expired: number;
   failures: number;
@@ -335,7 +335,7 @@ class SessionPool implements WarmPool {
   }
 
   /**
-   * An on-demand setup, run once more when the first failed on its notary socket and `maySetupAgain` allows it
+   * An on-demand setup, run once more when the first failed with its notary (its MPC socket dropped or stalled) and `maySetupAgain` allows it
    * (measured under load: BENCHMARKS.md, "Notary sockets under load").
    */
   private async setupOnDemand(serverName: string, sizes: SessionSizes, signal?: AbortSignal, deadlineAt?: number): Promise<ProverSession> {
@@ -353,7 +353,7 @@ class SessionPool implements WarmPool {
       // Asked again after the notary's answer: the request may have been abandoned, or the prover stopped, meanwhile.
       if (!maySetupAgain(error, state()) || !(await this.options.notaryReachable()) || !maySetupAgain(error, state())) throw error;
       this.setupRetries++;
-      this.log.warn("an on-demand setup failed on its notary socket; setting it up once more", {
+      this.log.warn("an on-demand setup failed with its notary (its MPC socket dropped or stalled); setting it up once more", {
         host: serverName,
         class: className(sizes),
         afterMs: Math.round(performance.now() - started),

@@ -217,7 +217,7 @@ describe("engine hosts", () => {
         // A request's session (set up on demand: setups never pause a refill), then a refill beside it.
         const live = await setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION);
         const work = new BackgroundWork();
-        const refilling = setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION, undefined, work);
+        const refilling = setupProverSession(sessions, hosts, TARGET_HOST, TEST_SESSION, { background: work });
         const [liveHost, refillHost] = hosts.status().map((h) => h.pid);
         expect([hosts.besideSetup(live.engine), hosts.status().map((h) => h.paused)]).toEqual([false, [false, false]]);
 

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { EngineHostStatus } from "../../../src/engine/host/engine-hosts.ts";
 import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
 import { type RunningNotary, freePort, notaryConfig, notarySessions, startNotary } from "../../hardening/support.ts";
-import { tlsFixture } from "../../../testkit/env.ts";
-import { type NotaryRelay, startNotaryRelay } from "../../../testkit/notary-relay.ts";
+import { scratchDir, tlsFixture } from "../../../testkit/env.ts";
+import { type NotaryRelay, type RelayTaps, startNotaryRelay } from "../../../testkit/notary-relay.ts";
+import { proveData, verifyWithCli } from "../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
 import { startTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
@@ -15,46 +18,72 @@ type PoolReply = PoolStatus & { engineHosts: { replaced: { hung: number; died: n
 /** The refill deadline before any setup of the class has been timed. Above a small session's setup on two loaded cores. */
 const SESSION_TIMEOUT_MS = 40_000;
 const HANG_S = 5;
+/** Healthy setups were measured quiet for at most 5 s (BENCHMARKS.md, "Stalled setups"). */
+const STALL_S = 20;
 const SIZES = { maxSentData: 512, maxRecvData: 1024 };
 const MPC_MS = 120_000;
 
 /**
- * A refill whose setup makes no progress, in a real `cli prover start`: its notary (a real `cli notary start`)
- * stays up and answers HTTP, but a relay black-holes the first MPC socket. The refill is given up at its
- * deadline instead of holding the pool's refill turn until the notary's own timeout; its notary session is
- * released, its engine host (whose call never ends) is replaced, and the next refill makes a warm session.
+ * Setups that make no progress, in a real `cli prover start` whose notary (a real `cli notary start`) stays up and
+ * answers HTTP, while a relay between them lets an MPC socket go silent: from the start, or in the middle of the
+ * setup. Both sockets stay open, so neither engine notices: the prover must.
  */
-describe("a stalled refill", () => {
-  let notary: RunningNotary;
-  let relay: NotaryRelay;
-  let target: Server<undefined>;
-  let prover: RunningProver;
-  let mpcSockets = 0;
+let notary: RunningNotary;
+let target: Server<undefined>;
 
-  const pool = async (): Promise<PoolReply> => (await fetch(`${prover.url}/pool`)).json() as Promise<PoolReply>;
+beforeAll(async () => {
+  notary = await startNotary(notaryConfig(`host: 127.0.0.1\nport: ${freePort()}\nconcurrency: 4\n`));
+  target = startTarget(tlsFixture());
+}, 60_000);
 
+afterAll(() => {
+  notary?.process.kill("SIGKILL");
+  target?.stop(true);
+});
+
+/** The notary's public key (made at its start) in a file, for `cli verify`. */
+async function notaryPubFile(): Promise<string> {
+  const { publicKey } = (await (await fetch(`${notary.url}/info`)).json()) as { publicKey: string };
+  const path = join(scratchDir("notary-pub"), "notary.pub");
+  writeFileSync(path, publicKey);
+  return path;
+}
+
+/** A prover whose notary is behind a relay with `taps`; stopped with the describe that made it. */
+function proverBehindRelay(taps: RelayTaps, env: Record<string, string>) {
+  const made: { relay?: NotaryRelay; prover?: RunningProver } = {};
   beforeAll(async () => {
-    notary = await startNotary(notaryConfig(`host: 127.0.0.1\nport: ${freePort()}\nconcurrency: 4\n`));
-    relay = startNotaryRelay(notary.url, { passes: () => mpcSockets++ > 0 });
-    target = startTarget(tlsFixture());
-    prover = await startProver(SOURCE_CLI, target.port!, {
-      PROVER_NOTARY_URL: relay.url,
+    made.relay = startNotaryRelay(notary.url, taps);
+    made.prover = await startProver(SOURCE_CLI, target.port!, {
+      PROVER_NOTARY_URL: made.relay.url,
+      PROVER_MAX_SENT_DATA: String(SIZES.maxSentData),
+      PROVER_MAX_RECV_DATA: String(SIZES.maxRecvData),
+      ...env,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await made.prover?.stop();
+    made.relay?.stop();
+  }, 60_000);
+  return {
+    prover: () => made.prover!,
+    pool: async (): Promise<PoolReply> => (await fetch(`${made.prover!.url}/pool`)).json() as Promise<PoolReply>,
+  };
+}
+
+describe("a stalled refill", () => {
+  let mpcSockets = 0;
+  // The first MPC socket is black-holed from the start.
+  const { prover, pool } = proverBehindRelay(
+    { passes: () => (mpcSockets++ > 0 ? Infinity : 0) },
+    {
       PROVER_POOL_SIZE: "1",
       PROVER_POOL_HOSTS: TARGET_HOST,
       PROVER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
       PROVER_ENGINE_HANG_S: String(HANG_S),
       PROVER_ENGINE_HOSTS: "2",
-      PROVER_MAX_SENT_DATA: String(SIZES.maxSentData),
-      PROVER_MAX_RECV_DATA: String(SIZES.maxRecvData),
-    });
-  }, 60_000);
-
-  afterAll(async () => {
-    await prover?.stop();
-    notary?.process.kill("SIGKILL");
-    relay?.stop();
-    target?.stop(true);
-  }, 60_000);
+    },
+  );
 
   test(
     "is given up at its deadline, frees its notary session and engine host, and the pool refills",
@@ -62,11 +91,11 @@ describe("a stalled refill", () => {
       const stalled = await eventually(pool, (p) => p.failures >= 1, SESSION_TIMEOUT_MS + 30_000);
       expect(stalled.lastError).toBe(`warming a ${SIZES.maxSentData}/${SIZES.maxRecvData} session took longer than ${SESSION_TIMEOUT_MS} ms: given up as stalled`);
       expect(mpcSockets).toBeGreaterThanOrEqual(1);
-      expect(prover.log()).toContain("given up as stalled");
+      expect(prover().log()).toContain("given up as stalled");
       // The engine's setup never ends: after PROVER_ENGINE_HANG_S its host is retired and a replacement started.
       const replaced = await eventually(pool, (p) => p.engineHosts.replaced.hung === 1, HANG_S * 1000 + 30_000);
       expect(replaced.engineHosts.replaced).toEqual({ hung: 1, died: 0 });
-      expect(prover.log()).toContain("engine host retired");
+      expect(prover().log()).toContain("engine host retired");
       // The retry after the back-off passes the relay: one warm session, and the stalled one's notary session is gone.
       const refilled = await eventually(pool, (p) => p.ready === 1, MPC_MS);
       expect(refilled).toMatchObject({ ready: 1, warming: 0, failures: 0, lastError: null });
@@ -74,5 +103,39 @@ describe("a stalled refill", () => {
       expect(await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000)).toBe(1);
     },
     SESSION_TIMEOUT_MS + MPC_MS + 60_000,
+  );
+});
+
+describe("a request's own setup whose MPC socket goes silent half way", () => {
+  let mpcSockets = 0;
+  // A small session's setup takes about 7,000 messages: the first socket passes 500, then nothing either way.
+  const { prover, pool } = proverBehindRelay(
+    { passes: () => (mpcSockets++ > 0 ? Infinity : 500) },
+    { PROVER_POOL_SIZE: "0", PROVER_SETUP_STALL_S: String(STALL_S) },
+  );
+
+  test(
+    "is given up once its socket carried nothing either way for PROVER_SETUP_STALL_S, set up once more, and the request gets its proof",
+    async () => {
+      const notaryLogBefore = notary.log().length;
+      const proved = await proveData(prover().url, target.port!, MPC_MS + STALL_S * 1000);
+      expect(proved.status, proved.answer).toBe(200);
+      const verified = await verifyWithCli(proved.proof!.proofText, await notaryPubFile());
+      expect(verified.exitCode, verified.stderr).toBe(0);
+      expect(mpcSockets).toBe(2);
+      const log = prover().log();
+      expect(log).toMatch(
+        /an on-demand setup failed with its notary \(its MPC socket dropped or stalled\); setting it up once more .*error="MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \(\d+ bytes from the prover and \d+ to it so far\)"/,
+      );
+      expect(await pool()).toMatchObject({ setupRetries: 1, served: { onDemand: 1 } });
+      // The notary saw the first session go quiet, then the prover release it.
+      const notaryLog = notary.log().slice(notaryLogBefore);
+      const [, first] = /session created .*sessionId=(\S+)/.exec(notaryLog)!;
+      const ended = new RegExp(`session ended .*sessionId=${first} state=running reason="released by the prover" fromProverBytes=(\\d+) toProverBytes=(\\d+) quietMs=(\\d+)`).exec(notaryLog);
+      expect(ended, notaryLog).not.toBeNull();
+      expect(Number(ended![1])).toBeGreaterThan(0);
+      expect(Number(ended![3])).toBeGreaterThanOrEqual(STALL_S * 1000);
+    },
+    MPC_MS + STALL_S * 1000 + 60_000,
   );
 });

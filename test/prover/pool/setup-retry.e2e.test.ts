@@ -65,7 +65,7 @@ describe("an on-demand setup cut from its notary", () => {
       expect(verified.exitCode).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true });
       expect(notary.log()).toMatch(new RegExp(`session ended .*sessionId=${first} .*reason="the MPC session failed or the prover went away"`));
-      expect(prover.log()).toContain("an on-demand setup failed on its notary socket; setting it up once more");
+      expect(prover.log()).toContain("an on-demand setup failed with its notary (its MPC socket dropped or stalled); setting it up once more");
       const pool = (await (await fetch(`${prover.url}/pool`)).json()) as PoolStatus;
       expect(pool).toMatchObject({ setupRetries: 1, served: { onDemand: 1 } });
     },
