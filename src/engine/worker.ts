@@ -6,8 +6,6 @@ import { redirectSpawnSnippet } from "./spawn-snippet.ts";
 import { WORKER_URL } from "./spawn.ts";
 
 declare const self: Worker;
-/** The worker scope's close(): ends this worker thread, not the process. */
-declare function close(): void;
 
 interface SpawnMessage {
   type: "web_spawn_start_spawner" | "web_spawn_start_worker";
@@ -37,5 +35,7 @@ self.addEventListener("message", async (event: MessageEvent<SpawnMessage>) => {
     // by tens of MiB with every session until it reached the 4 GiB a wasm instance can address.
     exports.__wbindgen_thread_destroy();
   }
-  close();
+  // Ends this worker thread only (Bun's worker scope has no close(): calling it threw, and the thread ended on
+  // that uncaught ReferenceError, an error event per finished thread).
+  process.exit(0);
 });
