@@ -2,6 +2,7 @@ import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
 import type { ByteRange } from "../core/transcript.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
+import type { EngineSocketStats } from "./socket-stats.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 
 export interface EngineRequest {
@@ -42,6 +43,8 @@ export interface EngineProver {
   abandon(): void;
   /** Milliseconds its engine has run, its host's pauses left out (a setup watch's clock); without it, wall-clock time. */
   runningMs?(): number;
+  /** What its MPC socket with the notary carried, as the engine's process saw it (a stalled setup's story). */
+  notarySocketStats?(): Promise<EngineSocketStats[]>;
 }
 
 /** Where provers are made. */

@@ -5,6 +5,7 @@ import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";
 import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";
 import { type SessionCheck, watchSetup } from "./setup-watch.ts";
+import { socketStatsText } from "./socket-stats.ts";
 
 export type { EngineExchange, EngineRequest } from "./prover.ts";
 export type { SessionCheck } from "./setup-watch.ts";
@@ -84,6 +85,7 @@ export async function setupProverSession(
         runningMs: () => engine.runningMs?.() ?? performance.now(),
         checkMs: SESSION_CHECK_MS,
         quietLimitMs: stallMs,
+        describeStall: engine.notarySocketStats && (async () => socketStatsText(await engine.notarySocketStats!())),
       })
     : setupCall;
   try {

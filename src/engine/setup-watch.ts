@@ -70,6 +70,8 @@ export interface SetupWatchOptions {
   runningMs(): number;
   checkMs: number;
   quietLimitMs: number;
+  /** What the engine's side says of a stalled setup, added to its error (BENCHMARKS.md, "Stalled setups"). */
+  describeStall?(): Promise<string>;
 }
 
 /** Waits for a setup, or rejects with why the watch gave it up; the notary is asked no more once it settles. */
@@ -82,11 +84,16 @@ export function watchSetup<T>(work: Promise<T>, options: SetupWatchOptions): Pro
         if (settled) return;
         const judged = judgeSetup(progress, check, options.runningMs(), options.quietLimitMs);
         progress = judged.progress;
-        if (judged.verdict.kind === "wait") return;
+        const { verdict } = judged;
+        if (verdict.kind === "wait") return;
         // The engine's call may never settle: stop asking now.
         settled = true;
         clearInterval(timer);
-        reject(new Error(verdictText(judged.verdict)));
+        if (verdict.kind === "ended" || !options.describeStall) return reject(new Error(verdictText(verdict)));
+        void options.describeStall().then(
+          (engineSide) => reject(new Error(`${verdictText(verdict)}; ${engineSide}`)),
+          () => reject(new Error(verdictText(verdict))),
+        );
       });
     }, options.checkMs);
     work.then(resolve, reject).finally(() => {

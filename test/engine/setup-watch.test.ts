@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { EngineProvers } from "../../src/engine/prover.ts";
+import type { EngineSocketStats } from "../../src/engine/socket-stats.ts";
 import { type NotarySessions, type SessionCheck, SetupFailed, setupProverSession } from "../../src/engine/session.ts";
 import { type SetupProgress, judgeSetup, verdictText } from "../../src/engine/setup-watch.ts";
 
@@ -38,8 +39,11 @@ describe("what one answer of the notary means for a setup", () => {
   });
 });
 
-/** An engine whose setup never settles, as tlsn-wasm's after its notary socket drops or when it stalls. */
-function stuckEngine(abandoned: string[]): EngineProvers {
+/**
+ * An engine whose setup never settles, as tlsn-wasm's after its notary socket drops or when it stalls; with
+ * `sockets`, it says what its MPC socket carried.
+ */
+function stuckEngine(abandoned: string[], sockets?: EngineSocketStats[]): EngineProvers {
   return {
     create: () => ({
       setup: () => new Promise<void>(() => {}),
@@ -47,6 +51,7 @@ function stuckEngine(abandoned: string[]): EngineProvers {
       reveal: () => Promise.reject(new Error("unused")),
       free() {},
       abandon: () => void abandoned.push("setup"),
+      notarySocketStats: sockets && (async () => sockets),
     }),
   };
 }
@@ -96,9 +101,13 @@ describe("a setup the engine never settles", () => {
       [{ state: "running", traffic: traffic(10, 0) }, { state: "running", traffic: traffic(10, 20) }, { state: "running", traffic: traffic(10, 20) }],
       released,
     );
-    const failure = await setupProverSession(notary, stuckEngine(abandoned), "a.test", SIZES, { stallMs: 3_000 }).catch((error: unknown) => error);
+    // The engine handed its socket more than reached the notary, 6 bytes of it still in its process.
+    const sockets = [{ target: "/notarize?sessionId=n1", readyState: 1, sentBytes: 16, receivedBytes: 20, bufferedBytes: 6 }];
+    const failure = await setupProverSession(notary, stuckEngine(abandoned, sockets), "a.test", SIZES, { stallMs: 3_000 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SetupFailed);
-    expect((failure as Error).message).toMatch(/^MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \(10 bytes from the prover and 20 to it so far\)$/);
+    expect((failure as Error).message).toMatch(
+      /^MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \(10 bytes from the prover and 20 to it so far\); the engine handed its MPC socket 16 bytes \(6 not yet written\) and was delivered 20$/,
+    );
     // Moved at the 2nd check (4 s), quiet at the 3rd (6 s, 2 s) and the 4th (8 s, 4 s ≥ 3 s).
     expect(notary.asked()).toBe(4);
     expect(abandoned).toEqual(["setup"]);

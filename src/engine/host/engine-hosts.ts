@@ -106,11 +106,11 @@ export class EngineHosts implements EngineProvers {
     // Only with both sides in the host: a remote notary's Verifier would wait on a stopped prover, its deadlines running.
     const yielding = this.pausing ? background : undefined;
     yielding?.runsOn(placed.host.pausedTime, events.changed);
-    const prover: HostedProver = new HostedProver(placed.host, id, this.options.hangMs, events, yielding, (notarizeUrl) => {
+    const prover: HostedProver = new HostedProver(placed.host, id, this.options.hangMs, events, yielding, (session) => {
       // Only an embedded notary's Verifier looks its prover's host up; a remote notary's session is not ours to place.
-      if (!this.options.embeddedNotary) return;
-      notarySession = notarySessionOf(notarizeUrl);
-      if (notarySession) this.sessionHosts.set(notarySession, { placed, prover });
+      if (!this.options.embeddedNotary || !session) return;
+      notarySession = session;
+      this.sessionHosts.set(session, { placed, prover });
     });
     return prover;
   }
@@ -286,9 +286,6 @@ export class EngineHosts implements EngineProvers {
     void this.launch(true);
   }
 }
-
-/** The notary session a notarize URL names (`…/notarize?sessionId=…`). */
-const notarySessionOf = (notarizeUrl: string): string | undefined => new URL(notarizeUrl).searchParams.get("sessionId") ?? undefined;
 
 const reserved = (placed: Placed): number => [...placed.live.values()].reduce((sum, bytes) => sum + bytes, 0);
 

@@ -1,4 +1,6 @@
+import { untilAborted } from "../../abort.ts";
 import type { BackgroundWork } from "../background.ts";
+import type { EngineSocketStats } from "../socket-stats.ts";
 import { runningTimeout } from "../paused-time.ts";
 import type { EngineExchange, EngineProver, EngineRequest, RevealedRanges } from "../prover.ts";
 import type { EngineVerifier, VerifierOutput } from "../verifier.ts";
@@ -72,6 +74,9 @@ class HostedObject {
   }
 }
 
+/** How long a host may take to say what its sockets carried. */
+const STATS_WAIT_MS = 3_000;
+
 const live: CallRole = () => "live";
 const runsOn: CallRole = () => "running";
 const follows: CallRole = () => undefined;
@@ -79,6 +84,8 @@ const follows: CallRole = () => undefined;
 /** A prover living in an engine host. */
 export class HostedProver extends HostedObject implements EngineProver {
   private verifierOnline = false;
+  /** The notary session its setup dialled. */
+  private notarySession: string | undefined;
 
   constructor(
     host: EngineHost,
@@ -87,7 +94,8 @@ export class HostedProver extends HostedObject implements EngineProver {
     events: HostedEvents,
     /** Set when its setup is a refill's that may be paused. */
     private readonly background: BackgroundWork | undefined,
-    private readonly onSetup: (notarizeUrl: string) => void,
+    /** Told the notary session its setup dials. */
+    private readonly onSetup: (notarySession: string | undefined) => void,
   ) {
     super(host, id, hangMs, events);
   }
@@ -106,8 +114,17 @@ export class HostedProver extends HostedObject implements EngineProver {
     return performance.now() - this.host.pausedTime.ms();
   }
 
+  async notarySocketStats(): Promise<EngineSocketStats[]> {
+    if (!this.notarySession) return [];
+    // Not a call of this prover's (it would count as one for placement and pausing); a paused host answers late.
+    const reply = await untilAborted(this.host.call({ kind: "sockets", search: this.notarySession }), AbortSignal.timeout(STATS_WAIT_MS));
+    return reply.sockets ?? [];
+  }
+
   async setup(notarizeUrl: string): Promise<void> {
-    this.onSetup(notarizeUrl);
+    // A notarize URL names its session: `…/notarize?sessionId=…`.
+    this.notarySession = new URL(notarizeUrl).searchParams.get("sessionId") ?? undefined;
+    this.onSetup(this.notarySession);
     const background = this.background;
     const role: CallRole = background ? () => this.refillRole(background) : runsOn;
     await this.call({ kind: "setup", prover: this.id, notarizeUrl }, role);

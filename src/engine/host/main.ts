@@ -5,6 +5,7 @@
 import { AppError, errorText } from "../../errors.ts";
 import { LocalProver } from "../prover.ts";
 import { LocalVerifier } from "../verifier.ts";
+import { countEngineSockets, engineSocketStats } from "../socket-stats.ts";
 import { engineMemoryBytes, startEngine } from "../wasm.ts";
 import { dieWithParent } from "./parent-death.ts";
 import type { HostCommand, HostReply } from "./protocol.ts";
@@ -18,8 +19,9 @@ export function runEngineHost(): Promise<void> {
   const provers = new Map<number, LocalProver>();
   const verifiers = new Map<number, LocalVerifier>();
   const reply = (message: HostReply) => send(message);
+  countEngineSockets();
 
-  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified" | "diesWithParent"> | void>) {
+  async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified" | "sockets" | "diesWithParent"> | void>) {
     try {
       const value = (await work()) ?? {};
       reply({ kind: "done", call, ...value, memory: memory() });
@@ -57,6 +59,8 @@ export function runEngineHost(): Promise<void> {
         return void answer(command.call, async () => ({
           verified: await verifierOf(command.verifier).verify(command.peerUrl, () => reply({ kind: "connected", call: command.call, memory: memory() })),
         }));
+      case "sockets":
+        return void answer(command.call, async () => ({ sockets: engineSocketStats(command.search) }));
       case "free":
         (provers.get(command.id) ?? verifiers.get(command.id))?.free();
         provers.delete(command.id);

@@ -10,6 +10,7 @@
  */
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
+import type { EngineSocketStats } from "../socket-stats.ts";
 import type { VerifierOutput } from "../verifier.ts";
 
 export type HostCommand =
@@ -22,7 +23,9 @@ export type HostCommand =
   /** Answered once by `connected` (the Verifier reads its socket) before its `done` or `failed`. */
   | { kind: "verify"; call: number; verifier: number; peerUrl: string }
   /** Frees a prover or a Verifier. */
-  | { kind: "free"; id: number };
+  | { kind: "free"; id: number }
+  /** The engine's open sockets whose URL names `search` (a notary session id): what each carried. */
+  | { kind: "sockets"; call: number; search: string };
 
 export interface HostMemory {
   /** The wasm instance's linear memory (it only grows, up to 4 GiB). */
@@ -36,6 +39,7 @@ export type HostReply =
       call: number;
       exchange?: EngineExchange;
       verified?: VerifierOutput;
+      sockets?: EngineSocketStats[];
       /** Answering `start`: the kernel ends the host with its parent, so it may be paused (parent-death.ts). */
       diesWithParent?: boolean;
       memory: HostMemory;

@@ -123,10 +123,18 @@ describe("a request's own setup whose MPC socket goes silent half way", () => {
       const verified = await verifyWithCli(proved.proof!.proofText, await notaryPubFile());
       expect(verified.exitCode, verified.stderr).toBe(0);
       expect(mpcSockets).toBe(2);
-      const log = prover().log();
-      expect(log).toMatch(
-        /an on-demand setup failed with its notary \(its MPC socket dropped or stalled\); setting it up once more .*error="MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \(\d+ bytes from the prover and \d+ to it so far\)"/,
-      );
+      const retried =
+        /an on-demand setup failed with its notary \(its MPC socket dropped or stalled\); setting it up once more .*error="MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \((\d+) bytes from the prover and (\d+) to it so far\); the engine handed its MPC socket (\d+) bytes \((\d+) not yet written\) and was delivered (\d+)"/.exec(
+          prover().log(),
+        );
+      expect(retried, prover().log()).not.toBeNull();
+      const [fromProver, toProver, engineSent, engineBuffered, engineReceived] = retried!.slice(1).map(Number);
+      // The relay passed the first messages each way and dropped the rest: the notary got at most what the engine
+      // sent, the engine at most what the notary sent; nothing stayed inside the engine's process.
+      expect(fromProver).toBeGreaterThan(0);
+      expect(engineSent).toBeGreaterThanOrEqual(fromProver!);
+      expect(engineReceived).toBeLessThanOrEqual(toProver!);
+      expect(engineBuffered).toBe(0);
       expect(await pool()).toMatchObject({ setupRetries: 1, served: { onDemand: 1 } });
       // The notary saw the first session go quiet, then the prover release it.
       const notaryLog = notary.log().slice(notaryLogBefore);
