@@ -118,6 +118,9 @@ const proverEnv = () => {
     // A subscriber to an id no call used is told so after this long; the SIGTERM test's waiting stream must
     // instead be ended by the shutdown, which on loaded cores comes more than the default 30 s after it opened.
     PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "900",
+    // A setup whose MPC socket goes quiet both ways (BENCHMARKS.md, "Stalled setups") is set up again after this
+    // long: short enough for that second setup to fit the SIGTERM case's grace. Healthy setups were quiet ≤ 5 s.
+    PROVER_SETUP_STALL_S: "30",
   };
 };
 
