@@ -43,9 +43,10 @@ describe("what one answer of the notary means for a setup", () => {
  * An engine whose setup never settles, as tlsn-wasm's after its notary socket drops or when it stalls; with
  * `sockets`, it says what its MPC socket carried.
  */
-function stuckEngine(abandoned: string[], sockets?: EngineSocketStats[]): EngineProvers {
+function stuckEngine(abandoned: string[], sockets?: EngineSocketStats[], runningMs?: () => number): EngineProvers {
   return {
     create: () => ({
+      runningMs,
       setup: () => new Promise<void>(() => {}),
       sendRequest: () => Promise.reject(new Error("unused")),
       reveal: () => Promise.reject(new Error("unused")),
@@ -103,7 +104,9 @@ describe("a setup the engine never settles", () => {
     );
     // The engine handed its socket more than reached the notary, 6 bytes of it still in its process.
     const sockets = [{ target: "/notarize?sessionId=n1", readyState: 1, sentBytes: 16, receivedBytes: 20, bufferedBytes: 6 }];
-    const failure = await setupProverSession(notary, stuckEngine(abandoned, sockets), "a.test", SIZES, { stallMs: 3_000 }).catch((error: unknown) => error);
+    // The engine's clock is the checks made, 2 s each: the verdict does not depend on how late a loaded machine runs timers.
+    const clock = () => notary.asked() * 2_000;
+    const failure = await setupProverSession(notary, stuckEngine(abandoned, sockets, clock), "a.test", SIZES, { stallMs: 3_000 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SetupFailed);
     expect((failure as Error).message).toMatch(
       /^MPC setup with the notary failed: the setup made no progress for \d+ s: its MPC socket carried nothing either way \(10 bytes from the prover and 20 to it so far\); the engine handed its MPC socket 16 bytes \(6 not yet written\) and was delivered 20$/,
