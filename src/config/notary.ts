@@ -38,18 +38,34 @@ export interface SessionLimits {
   connectTimeoutMs: number;
 }
 
-/** Proxy mode's bounds: which targets the notary dials, and how many raw bytes a relay carries each way. */
+/**
+ * Proxy mode's bounds: which targets the notary dials, how many raw bytes a relay carries each way, and how long
+ * a relay may hold one of the notary's places (seconds, not an MPC session's minutes: a relay only carries one
+ * exchange).
+ */
 export interface ProxyLimits {
   policy: TargetPolicy;
   /** Most request bytes (plaintext) a proxy session may carry. */
   maxSentData: number;
   /** Most answer bytes (plaintext, headers included) a proxy session may carry. */
   maxRecvData: number;
+  /** Longest life of a proxy session, from its creation to its attestation. */
+  sessionTimeoutMs: number;
+  /** A session whose relay carried no byte either way (or whose relay socket has not come) this long is ended. */
+  idleTimeoutMs: number;
+  /** Longest wait for the target to accept the notary's connection. */
+  connectTimeoutMs: number;
+  /** Connections to targets in progress at once: a target that never accepts holds no more places than this. */
+  maxPendingConnects: number;
 }
 
 /** Proxy mode's default answer limit: far above MPC's, since the notary only relays and decrypts. */
 export const PROXY_MAX_RECV_DATA = 4 * 1024 * 1024;
 export const PROXY_MAX_SENT_DATA = 1024 * 1024;
+/** A standalone notary's proxy session timeouts (seconds), YAML `proxy.session_timeout`, `idle_timeout`, `connect_timeout`. */
+export const PROXY_SESSION_TIMEOUT_S = 60;
+export const PROXY_IDLE_TIMEOUT_S = 10;
+export const PROXY_CONNECT_TIMEOUT_S = 5;
 
 export interface NotaryConfig {
   listen: { host: string; port: number };
@@ -127,10 +143,20 @@ const configSchema = strictMapping(
       resolve: v.optional(v.array(v.string("expected host:port:address"), "expected a list of host:port:address"), []),
       max_sent_data: v.optional(positiveInteger, PROXY_MAX_SENT_DATA),
       max_recv_data: v.optional(positiveInteger, PROXY_MAX_RECV_DATA),
+      session_timeout: v.optional(positiveInteger, PROXY_SESSION_TIMEOUT_S),
+      idle_timeout: v.optional(positiveInteger, PROXY_IDLE_TIMEOUT_S),
+      connect_timeout: v.optional(positiveInteger, PROXY_CONNECT_TIMEOUT_S),
+      open: v.optional(flag, false),
     }),
   },
   "expected a mapping",
 );
+
+/**
+ * Target connections a standalone notary lets be in progress at once: half its places, so that targets that never
+ * accept (each held up to `proxy.connect_timeout`) leave the other half to relays that work.
+ */
+const pendingConnectsFor = (concurrency: number): number => Math.ceil(concurrency / 2);
 
 /** Validates a parsed config document; `baseDir` anchors its relative paths. Throws AppError("config_invalid"). */
 export function parseNotaryConfig(document: unknown, baseDir: string): Omit<NotaryConfig, "process"> {
@@ -138,6 +164,13 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
   const anchored = (value: string | null): string | null => (value === null ? null : resolve(baseDir, value));
   if (tls.enabled && (tls.private_key_path === null || tls.certificate_path === null)) {
     throw new AppError("config_invalid", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required");
+  }
+  // Without auth, anyone could have the notary connect to any public host on the allowed ports (docs/notary.md).
+  if (proxy.enabled && !auth.enabled && !proxy.open) {
+    throw new AppError(
+      "config_invalid",
+      "notary config: proxy.enabled is true and auth is off, so anyone could use this notary as a TLS relay; turn auth on, or set proxy.open: true to accept that",
+    );
   }
   return {
     listen: { host: top.host, port: top.port },
@@ -164,6 +197,10 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
           },
           maxSentData: proxy.max_sent_data,
           maxRecvData: proxy.max_recv_data,
+          sessionTimeoutMs: proxy.session_timeout * 1000,
+          idleTimeoutMs: proxy.idle_timeout * 1000,
+          connectTimeoutMs: proxy.connect_timeout * 1000,
+          maxPendingConnects: pendingConnectsFor(top.concurrency),
         }
       : null,
   };

@@ -14,7 +14,7 @@ import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
-import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";
+import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
@@ -68,6 +68,7 @@ const ProverEnv = v.object({
   PROVER_PROOF_MODE: v.optional(oneOfAnyCase(["mpc", "proxy"]), "mpc"),
   PROVER_PROXY_MAX_RECV_DATA: v.optional(wholeNumber(64, 64 * 1024 * 1024), String(PROXY_MAX_RECV_DATA)),
   PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
+  PROVER_PROXY_SESSION_TIMEOUT_S: v.optional(wholeNumber(1, 3600), String(PROXY_SESSION_TIMEOUT_S)),
   PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
   PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
   PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
@@ -122,6 +123,11 @@ const EXAMPLE_KEY_PREFIX = "CHANGE-ME";
 const EMBEDDED_NOTARY_CONCURRENCY = 64;
 /** A proxy-mode request's head beside its body: headers the client forwards are bounded by this much. */
 const PROXY_REQUEST_HEAD_BYTES = 64 * 1024;
+/**
+ * The embedded notary ends a relay silent this much longer than PROVER_RESPONSE_TIMEOUT_MS: the prover's own
+ * `target_timeout` comes first for a silent target, the notary's limit only ends a relay its prover forgot.
+ */
+const EMBEDDED_RELAY_IDLE_MARGIN_MS = 5_000;
 
 export interface ProverConfig {
   listen: { host: string; port: number; idleTimeoutS: number; maxRequestBodyBytes: number; shutdownGraceMs: number };
@@ -275,7 +281,16 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       defaultMode: e.PROVER_PROOF_MODE,
       maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
       maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
-      embedded: { policy: targetPolicy, maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES, maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA },
+      embedded: {
+        policy: targetPolicy,
+        maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
+        maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
+        sessionTimeoutMs: e.PROVER_PROXY_SESSION_TIMEOUT_S * 1000,
+        idleTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS + EMBEDDED_RELAY_IDLE_MARGIN_MS,
+        connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
+        // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
+        maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
+      },
     },
     pool,
     store: {

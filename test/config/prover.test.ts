@@ -85,6 +85,14 @@ describe("prover configuration", () => {
     expect(loadProverConfig({ PROVER_ENGINE_HOSTS: "2", PROVER_MAX_SESSIONS: "3" }).proxy.maxSessions).toBe(3);
   });
 
+  test("the embedded notary's proxy sessions live seconds, bounded by the prover's own timeouts", () => {
+    expect(loadProverConfig({}).proxyMode.embedded).toMatchObject({ sessionTimeoutMs: 60_000, idleTimeoutMs: 30_000 + 5_000, connectTimeoutMs: 10_000 });
+    const tuned = loadProverConfig({ PROVER_PROXY_SESSION_TIMEOUT_S: "20", PROVER_RESPONSE_TIMEOUT_MS: "2000", PROVER_CONNECT_TIMEOUT_MS: "1500" });
+    // A silent target is the prover's target_timeout first; the notary's idle limit only ends a forgotten relay.
+    expect(tuned.proxyMode.embedded).toMatchObject({ sessionTimeoutMs: 20_000, idleTimeoutMs: 7_000, connectTimeoutMs: 1_500 });
+    expect(failure({ PROVER_PROXY_SESSION_TIMEOUT_S: "0" }).message).toBe("PROVER_PROXY_SESSION_TIMEOUT_S: must be at least 1");
+  });
+
   test("PROVER_ALLOWED_PORTS: a list, or * for any port", () => {
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "443, 4443" }).proxy.policy.allowedPorts).toEqual([443, 4443]);
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);

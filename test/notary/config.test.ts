@@ -75,6 +75,9 @@ proxy:
   allow_private_targets: true
   resolve: ["api.example.com:443:10.0.0.7"]
   max_recv_data: 1048576
+  session_timeout: 20
+  idle_timeout: 4
+  connect_timeout: 2
 `);
     const folder = join(path, "..");
     const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
@@ -95,6 +98,11 @@ proxy:
         },
         maxSentData: 1024 * 1024,
         maxRecvData: 1048576,
+        sessionTimeoutMs: 20_000,
+        idleTimeoutMs: 4_000,
+        connectTimeoutMs: 2_000,
+        // Half the places, rounded up.
+        maxPendingConnects: 2,
       },
       process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });
@@ -111,7 +119,11 @@ proxy:
     ["notarization:\n  signature_algorithm: ed25519", 'notary config: notarization.signature_algorithm: expected secp256k1 or secp256r1, got "ed25519"'],
     ["notarization:\n  private_key_path: 5", "notary config: notarization.private_key_path: expected a file path, got 5"],
     ["proxy:\n  allowed_ports: [99999]", "notary config: proxy.allowed_ports[0]: expected a port number (0-65535), got 99999"],
-    ["proxy:\n  enabled: true\n  resolve: [nonsense]", 'proxy.resolve: "nonsense" is not host:port:address'],
+    ["proxy:\n  enabled: true\n  open: true\n  resolve: [nonsense]", 'proxy.resolve: "nonsense" is not host:port:address'],
+    ["proxy:\n  idle_timeout: 0", "notary config: proxy.idle_timeout: expected a positive integer, got 0"],
+    ["proxy:\n  session_timeout: 1.5", "notary config: proxy.session_timeout: expected a positive integer, got 1.5"],
+    ["proxy:\n  connect_timeout: -1", "notary config: proxy.connect_timeout: expected a positive integer, got -1"],
+    ["proxy:\n  open: yes", 'notary config: proxy.open: expected true or false, got "yes"'],
     ["tls:\n  enabled: yes", 'notary config: tls.enabled: expected true or false, got "yes"'],
     ["log:\n  level: verbose", 'notary config: log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, got "verbose"'],
     ["log:\n  format: xml", 'notary config: log.format: expected one of COMPACT, JSON, got "xml"'],
@@ -137,6 +149,20 @@ proxy:
     const error = failure(() => loadNotaryConfig(writeConfig(""), env));
     expect(error.code).toBe("config_invalid");
     expect(error.message).toBe(message);
+  });
+
+  test("proxy mode without auth is refused unless proxy.open says so: an open notary is anyone's TLS relay", () => {
+    const error = failure(() => loadNotaryConfig(writeConfig("proxy:\n  enabled: true\n")));
+    expect(error.code).toBe("config_invalid");
+    expect(error.message).toBe(
+      "notary config: proxy.enabled is true and auth is off, so anyone could use this notary as a TLS relay; turn auth on, or set proxy.open: true to accept that",
+    );
+    // Open on purpose, or behind a whitelist: both start.
+    const open = loadNotaryConfig(writeConfig("concurrency: 5\nproxy:\n  enabled: true\n  open: true\n")).proxy;
+    expect(open).toMatchObject({ sessionTimeoutMs: 60_000, idleTimeoutMs: 10_000, connectTimeoutMs: 5_000, maxPendingConnects: 3 });
+    expect(loadNotaryConfig(writeConfig("proxy:\n  enabled: true\nauth:\n  enabled: true\n")).proxy).toMatchObject({ maxPendingConnects: 16 });
+    // Without proxy mode, `open` changes nothing.
+    expect(loadNotaryConfig(writeConfig("proxy:\n  open: false\n")).proxy).toBeNull();
   });
 
   test("a session timeout shorter than the connect timeout bounds the wait for the prover too", () => {
