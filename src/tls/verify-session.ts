@@ -57,7 +57,8 @@ function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T,
   return [a, b];
 }
 
-const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
+/** Host names compared as DNS does: case-blind, a trailing dot ignored. */
+export const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
 
 export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
   const anchors = parseTrustAnchors(expect.trustAnchorsPem);
