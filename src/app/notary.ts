@@ -134,8 +134,8 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
 export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const bridge = startLoopbackBridge();
   const sessions = new MpcSessions(options.sessions, bridge, options.verifiers, options.log);
-  const proxySessions = options.proxy ? createProxySessions(options.sessions, options.proxy, options.log) : undefined;
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
+  const proxySessions = options.proxy ? createProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason)) : undefined;
   const parts: NotaryParts = { sessions, proxySessions, metrics };
   let stopping = false;
   const refusal = notaryAdmission({ auth: options.auth, bodyLimit: bodyLimitOf(options), stopping: () => stopping });

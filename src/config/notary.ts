@@ -146,6 +146,7 @@ const configSchema = strictMapping(
       session_timeout: v.optional(positiveInteger, PROXY_SESSION_TIMEOUT_S),
       idle_timeout: v.optional(positiveInteger, PROXY_IDLE_TIMEOUT_S),
       connect_timeout: v.optional(positiveInteger, PROXY_CONNECT_TIMEOUT_S),
+      max_pending_connects: v.optional(positiveInteger),
       open: v.optional(flag, false),
     }),
   },
@@ -153,8 +154,9 @@ const configSchema = strictMapping(
 );
 
 /**
- * Target connections a standalone notary lets be in progress at once: half its places, so that targets that never
- * accept (each held up to `proxy.connect_timeout`) leave the other half to relays that work.
+ * Target connections a standalone notary lets be in progress at once, unless its YAML says: half its places, so
+ * that targets that never accept (each holding a place up to `proxy.connect_timeout`) leave the other half to
+ * relays that work. A connection lasts a round trip, a session several, so honest load rarely has half connecting.
  */
 const pendingConnectsFor = (concurrency: number): number => Math.ceil(concurrency / 2);
 
@@ -200,7 +202,7 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
           sessionTimeoutMs: proxy.session_timeout * 1000,
           idleTimeoutMs: proxy.idle_timeout * 1000,
           connectTimeoutMs: proxy.connect_timeout * 1000,
-          maxPendingConnects: pendingConnectsFor(top.concurrency),
+          maxPendingConnects: proxy.max_pending_connects ?? pendingConnectsFor(top.concurrency),
         }
       : null,
   };

@@ -20,6 +20,12 @@ export class NotaryMetrics {
     labelNames: ["result"],
     registers: [this.registry],
   });
+  private readonly proxyRefusals = new Counter({
+    name: "tlsproof_notary_proxy_refusals_total",
+    help: "Proxy sessions refused or their relay ended early: reason is over_capacity, connects_pending, first_flight (not a ClientHello for the session's server), idle or lifetime",
+    labelNames: ["reason"],
+    registers: [this.registry],
+  });
   private readonly signingSeconds = new Histogram({
     name: "tlsproof_notary_signing_duration_seconds",
     help: "Building and signing one proof (tlsproof/1 signature and EVM attestation)",
@@ -42,6 +48,11 @@ export class NotaryMetrics {
 
   sessionCreated(): void {
     this.created.inc();
+  }
+
+  /** `reason`: one of src/notary/proxy-places.ts's ProxyRefusal labels. */
+  proxyRefused(reason: string): void {
+    this.proxyRefusals.inc({ reason });
   }
 
   attestation(result: "signed" | string): void {

@@ -1,15 +1,19 @@
 /**
  * Proxy-mode sessions on the notary: each one a relay to a target the notary resolved and dialled itself
  * (under its own target policy), the prover's relay WebSocket, and one attestation. Single use, bounded in
- * number and in time like MPC sessions.
+ * number (a place is taken before anything is awaited) and in time: seconds, since a relay carries one exchange.
+ * A relay passes nothing to its target before the prover's first bytes make a ClientHello for the session's server.
  */
 import type { ServerWebSocket } from "bun";
+import { isIP } from "node:net";
 import type { ProxyLimits, SessionLimits } from "../config/notary.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { ProxySessionRequest } from "../protocol/notary.ts";
+import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../protocol/notary.ts";
 import { resolveTarget } from "../prover/exchange/target.ts";
+import { type OpeningGate, openingGate } from "../tls/first-flight.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
+import { type ProxyRefusal, proxyPlaces } from "./proxy-places.ts";
 import { type Relay, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "./sessions.ts";
 
@@ -19,7 +23,12 @@ interface ProxySession {
   relay: Relay;
   socket?: ServerWebSocket<NotarySocketData>;
   taken: boolean;
+  /** The session's whole life, from creation. */
   timer: Timer;
+  /** Ends the session once no byte passed either way for the idle timeout (its socket's coming counts none). */
+  idle: IdleWatch;
+  /** Holds the prover's bytes back until they make a whole ClientHello for `serverName`; undefined once they did. */
+  opening?: OpeningGate;
 }
 
 /** What an attestation gets: the bytes relayed and the name the prover asked the notary to dial. */
@@ -29,7 +38,10 @@ export interface RelayedSession {
 }
 
 export interface ProxySessionRegistry {
-  /** Resolves and connects to the target; throws target_forbidden, target_unresolvable, target_unreachable, over_capacity. */
+  /**
+   * Resolves and connects to the target; throws target_forbidden, target_unresolvable, target_unreachable,
+   * target_timeout, over_capacity (no place, or enough connections in progress), shutting_down.
+   */
   create(request: ProxySessionRequest): Promise<string>;
   has(id: string): boolean;
   attach(socket: ServerWebSocket<NotarySocketData>): void;
@@ -45,18 +57,102 @@ export interface ProxySessionRegistry {
 
 /** After the prover asks for its attestation, how long its relay socket may take to close. */
 const RELAY_END_GRACE_MS = 2_000;
-/** How long the notary waits for a target to accept its connection. */
-const TARGET_CONNECT_MS = 10_000;
 
-export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, log: Logger): ProxySessionRegistry {
+interface IdleWatch {
+  touch(): void;
+  stop(): void;
+}
+
+/** Calls `expired` once `touch` was not called for `ms`: one timer, re-armed for the rest when touched meanwhile. */
+function idleWatch(ms: number, expired: () => void): IdleWatch {
+  let last = performance.now();
+  const check = () => {
+    const quiet = performance.now() - last;
+    if (quiet >= ms) expired();
+    else timer = setTimeout(check, ms - quiet);
+  };
+  let timer = setTimeout(check, ms);
+  return { touch: () => (last = performance.now()), stop: () => clearTimeout(timer) };
+}
+
+/** Ends a relay socket; a failure goes in its close reason (RELAY_ENDED_CLOSE_CODE) for the prover to report. */
+function closeRelaySocket(socket: ServerWebSocket<NotarySocketData> | undefined, failure?: AppError) {
+  if (socket?.readyState !== 1) return;
+  if (failure) socket.close(RELAY_ENDED_CLOSE_CODE, relayEndedReason(failure));
+  else socket.close();
+}
+
+type SessionEnd = (session: ProxySession, reason: ProxyRefusal, error: AppError) => void;
+
+/** A session for its relay, its clocks started: its whole life, and the idle time from now. */
+function startSession(serverName: string, relay: Relay, proxy: ProxyLimits, end: SessionEnd): ProxySession {
+  const seconds = (ms: number) => `${ms / 1000} s`;
+  const session: ProxySession = {
+    id: crypto.randomUUID(),
+    serverName,
+    relay,
+    taken: false,
+    timer: setTimeout(
+      () => end(session, "lifetime", new AppError("session_timeout", `the proxy session outlived its ${seconds(proxy.sessionTimeoutMs)}`)),
+      proxy.sessionTimeoutMs,
+    ),
+    idle: idleWatch(proxy.idleTimeoutMs, () =>
+      end(session, "idle", new AppError("session_timeout", `no byte passed the relay either way for ${seconds(proxy.idleTimeoutMs)}`)),
+    ),
+    opening: openingGate(serverName),
+  };
+  return session;
+}
+
+/** Passes the prover's bytes on to the target, once its opening bytes were a ClientHello for the session's server. */
+function fromProver(session: ProxySession, data: Uint8Array, end: SessionEnd) {
+  if (!session.opening) return session.relay.toTarget(data);
+  const step = session.opening.push(data);
+  if (step.kind === "refused") {
+    end(session, "first_flight", new AppError("target_forbidden", `relay refused: ${step.reason}`));
+  } else if (step.kind === "accepted") {
+    session.opening = undefined;
+    session.relay.toTarget(step.bytes);
+  }
+}
+
+export function createProxySessions(
+  limits: SessionLimits,
+  proxy: ProxyLimits,
+  log: Logger,
+  countRefusal: (reason: ProxyRefusal) => void = () => {},
+): ProxySessionRegistry {
   const sessions = new Map<string, ProxySession>();
   const relayLimits = { maxToTarget: tlsBytesFor(proxy.maxSentData), maxFromTarget: tlsBytesFor(proxy.maxRecvData) };
+  let closed = false;
+
+  /** Logs and counts a refusal (its reason, never a byte relayed), and returns it to be thrown or sent. */
+  function refusal(reason: ProxyRefusal, error: AppError, sessionId?: string): AppError {
+    log.info("proxy session refused", { sessionId, reason, code: error.code, error: error.message });
+    countRefusal(reason);
+    return error;
+  }
+  const places = proxyPlaces({ concurrency: limits.concurrency, maxPendingConnects: proxy.maxPendingConnects }, () => sessions.size, refusal);
+  /** Ends a session before its attestation (a refusal or a timeout), telling the prover why in the close reason. */
+  const end: SessionEnd = (session, reason, error) => {
+    if (session.taken || !sessions.has(session.id)) return;
+    closeRelaySocket(session.socket, refusal(reason, error, session.id));
+    dispose(session);
+  };
 
   function dispose(session: ProxySession, reason?: string) {
     clearTimeout(session.timer);
+    session.idle.stop();
     sessions.delete(session.id);
     session.relay.close();
     if (reason) log.info("proxy session ended", { sessionId: session.id, reason });
+  }
+  /** Why the relay failed (a byte limit, the target's connection broke), logged and told to the prover. */
+  function relayFailure(session: ProxySession): AppError | undefined {
+    const failure = session.relay.failure();
+    if (failure === undefined) return undefined;
+    log.info("proxy relay failed", { sessionId: session.id, error: failure });
+    return new AppError("session_failed", failure);
   }
   const sessionOf = (socket: ServerWebSocket<NotarySocketData>) => {
     const session = sessions.get(socket.data.sessionId);
@@ -65,38 +161,44 @@ export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, l
 
   return {
     async create(request) {
-      if (sessions.size >= limits.concurrency) {
-        throw new AppError("over_capacity", `the notary is running its maximum of ${limits.concurrency} proxy sessions`);
+      // The relay checks the ClientHello's server name, which a client does not send for an address (RFC 6066).
+      if (isIP(request.serverName)) {
+        throw new AppError("target_forbidden", "proxy mode needs a host name: a ClientHello carries no server name for an IP address");
       }
-      const target = await resolveTarget(request, proxy.policy);
-      const relay = await openRelay(target.address, target.port, TARGET_CONNECT_MS, relayLimits);
-      const id = crypto.randomUUID();
-      const session: ProxySession = {
-        id,
-        serverName: request.serverName,
-        relay,
-        taken: false,
-        // Until the prover's relay socket comes; then the session's whole life.
-        timer: setTimeout(() => dispose(session, "the prover did not connect in time"), limits.connectTimeoutMs),
-      };
-      sessions.set(id, session);
-      return id;
+      const releasePlace = places.reserve();
+      try {
+        const target = await resolveTarget(request, proxy.policy);
+        const relay = await places.connecting(() => openRelay(target.address, target.port, proxy.connectTimeoutMs, relayLimits));
+        if (closed) {
+          relay.close();
+          throw new AppError("shutting_down", "the notary is shutting down");
+        }
+        const session = startSession(request.serverName, relay, proxy, end);
+        sessions.set(session.id, session);
+        return session.id;
+      } finally {
+        releasePlace();
+      }
     },
     has: (id) => sessions.get(id)?.socket === undefined && sessions.has(id),
     attach(socket) {
       const session = sessions.get(socket.data.sessionId);
       if (!session || session.socket) return socket.close(1008, "unknown or used session");
       session.socket = socket;
-      clearTimeout(session.timer);
-      session.timer = setTimeout(() => dispose(session, "the session timed out"), limits.timeoutMs);
       session.relay.attach({
-        // -1: queued behind earlier bytes (backpressure); 0: dropped (the socket is closing).
-        send: (data) => socket.readyState === 1 && socket.sendBinary(data) > 0,
-        close: () => socket.readyState === 1 && socket.close(),
+        send: (data) => {
+          session.idle.touch();
+          // -1: queued behind earlier bytes (backpressure); 0: dropped (the socket is closing).
+          return socket.readyState === 1 && socket.sendBinary(data) > 0;
+        },
+        close: () => socket.readyState === 1 && closeRelaySocket(socket, relayFailure(session)),
       });
     },
     forward(socket, data) {
-      sessionOf(socket)?.relay.toTarget(data);
+      const session = sessionOf(socket);
+      if (!session) return;
+      session.idle.touch();
+      fromProver(session, data, end);
     },
     drain(socket) {
       sessionOf(socket)?.relay.resume();
@@ -122,8 +224,9 @@ export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, l
       const session = sessions.get(id);
       if (session) dispose(session, "released by the prover");
     },
-    active: () => sessions.size,
+    active: () => sessions.size + places.reserved(),
     closeAll() {
+      closed = true;
       for (const session of [...sessions.values()]) dispose(session, "the notary shut down");
     },
   };

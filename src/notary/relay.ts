@@ -107,14 +107,15 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
   return relay;
 }
 
+/** A target that does not accept within `timeoutMs` (it drops the notary's SYN) is `target_timeout`. */
 function dial(address: string, port: number, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: address, port, noDelay: true });
-    const refuse = () => {
+    const refuse = (error = new AppError("target_unreachable", `the notary could not connect to the target on port ${port}`)) => {
       socket.destroy();
-      reject(new AppError("target_unreachable", `the notary could not connect to the target on port ${port}`));
+      reject(error);
     };
-    const timer = setTimeout(refuse, timeoutMs);
+    const timer = setTimeout(() => refuse(new AppError("target_timeout", `the target did not accept the notary's connection within ${timeoutMs} ms`)), timeoutMs);
     socket.once("error", () => {
       clearTimeout(timer);
       refuse();

@@ -13,11 +13,13 @@
  * Proxy mode (a notary that offers it says `proxyMode: true` in /info):
  *   POST /proxy-session                        ProxySessionRequest → SessionCreated (the notary has connected to the target)
  *   GET  /relay?sessionId=                     the WebSocket whose binary messages are the raw TCP bytes, both ways
+ *                                              (closed with RELAY_ENDED_CLOSE_CODE when the notary ends it early)
  *   POST /proxy-session/{id}/attestation       ProxyAttestationRequest → the signed proof
  *   DELETE /proxy-session/{id}                 204
  *   any failure                   ErrorReply
  */
 import * as v from "valibot";
+import { AppError, isErrorCode } from "../errors.ts";
 import { SessionSizes } from "../core/session-sizes.ts";
 import type { DeclaredRedaction } from "../proof/format.ts";
 import { RedactionSpanSchema } from "../core/transcript.ts";
@@ -74,6 +76,28 @@ export const ProxySessionRequest = v.strictObject({
   port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
 });
 export type ProxySessionRequest = v.InferOutput<typeof ProxySessionRequest>;
+
+/**
+ * The WebSocket close code of a relay the notary ended before its time (a limit, a refused first flight); its
+ * close reason is `<error code>: <message>`, at most 123 bytes as WebSocket allows.
+ */
+export const RELAY_ENDED_CLOSE_CODE = 4000;
+const CLOSE_REASON_BYTES = 123;
+
+/** The close reason of a relay ended with `error`: its code and as much of its message as fits. */
+export function relayEndedReason(error: AppError): string {
+  const text = `${error.code}: ${error.message}`;
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= CLOSE_REASON_BYTES) return text;
+  return new TextDecoder().decode(bytes.subarray(0, CLOSE_REASON_BYTES - 3)).replace(/\uFFFD$/, "") + "...";
+}
+
+/** The error a relay's close reason carries, or undefined when it carries none. */
+export function relayEndedError(reason: string): AppError | undefined {
+  const match = /^([a-z_]+): (.*)$/s.exec(reason);
+  if (!match || !isErrorCode(match[1]!)) return undefined;
+  return new AppError(match[1], `the notary ended the relay: ${match[2]}`);
+}
 
 const hexKey = v.pipe(v.string(), v.regex(/^[0-9a-f]{8,128}$/, "expected lower-case hex"));
 

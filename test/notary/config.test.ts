@@ -123,6 +123,7 @@ proxy:
     ["proxy:\n  idle_timeout: 0", "notary config: proxy.idle_timeout: expected a positive integer, got 0"],
     ["proxy:\n  session_timeout: 1.5", "notary config: proxy.session_timeout: expected a positive integer, got 1.5"],
     ["proxy:\n  connect_timeout: -1", "notary config: proxy.connect_timeout: expected a positive integer, got -1"],
+    ["proxy:\n  max_pending_connects: 0", "notary config: proxy.max_pending_connects: expected a positive integer, got 0"],
     ["proxy:\n  open: yes", 'notary config: proxy.open: expected true or false, got "yes"'],
     ["tls:\n  enabled: yes", 'notary config: tls.enabled: expected true or false, got "yes"'],
     ["log:\n  level: verbose", 'notary config: log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, got "verbose"'],
@@ -161,6 +162,8 @@ proxy:
     const open = loadNotaryConfig(writeConfig("concurrency: 5\nproxy:\n  enabled: true\n  open: true\n")).proxy;
     expect(open).toMatchObject({ sessionTimeoutMs: 60_000, idleTimeoutMs: 10_000, connectTimeoutMs: 5_000, maxPendingConnects: 3 });
     expect(loadNotaryConfig(writeConfig("proxy:\n  enabled: true\nauth:\n  enabled: true\n")).proxy).toMatchObject({ maxPendingConnects: 16 });
+    const pending = loadNotaryConfig(writeConfig("proxy:\n  enabled: true\n  open: true\n  max_pending_connects: 1\n")).proxy;
+    expect(pending?.maxPendingConnects).toBe(1);
     // Without proxy mode, `open` changes nothing.
     expect(loadNotaryConfig(writeConfig("proxy:\n  open: false\n")).proxy).toBeNull();
   });
