@@ -38,8 +38,11 @@ export interface NotaryClient extends NotarySessions {
   releaseProxy(sessionId: string): Promise<void>;
 }
 
-/** Notary error codes a prover passes on unchanged: they are about the client's request, not the notary. */
-const PASSED_ON: readonly ErrorCode[] = ["target_forbidden", "target_unresolvable", "target_unreachable", "proxy_mode_unavailable"];
+/**
+ * Notary error codes a prover passes on unchanged: they are about the client's request or its target, not the
+ * notary (a proxy-mode notary refusing the target's chain says tls_untrusted, as the prover's own check would).
+ */
+const PASSED_ON: readonly ErrorCode[] = ["target_forbidden", "target_unresolvable", "target_unreachable", "target_timeout", "tls_untrusted", "proxy_mode_unavailable"];
 
 /**
  * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the

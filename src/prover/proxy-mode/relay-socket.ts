@@ -5,6 +5,7 @@
  */
 import { Duplex } from "node:stream";
 import { AppError } from "../../errors.ts";
+import { RELAY_ENDED_CLOSE_CODE, relayEndedError } from "../../protocol/notary.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 
 /** The notary takes WebSocket messages of up to 64 KiB; TLS records are at most about 16 KiB anyway. */
@@ -15,6 +16,8 @@ export interface RelaySocket {
   recorded(): RelayedBytes;
   /** Resolves once the notary's side closed (after the target's last byte) or `close` ran. */
   readonly closed: Promise<void>;
+  /** Why the notary ended the relay early (a limit, a timeout), as its close reason said; undefined otherwise. */
+  endedByNotary(): AppError | undefined;
   close(): void;
 }
 
@@ -62,7 +65,11 @@ export async function openRelaySocket(url: string, connectTimeoutMs: number): Pr
     fromServer.add(bytes);
     duplex.push(bytes);
   };
-  ws.onclose = () => {
+  let endedByNotary: AppError | undefined;
+  ws.onclose = (event) => {
+    if (event.code === RELAY_ENDED_CLOSE_CODE) {
+      endedByNotary = relayEndedError(event.reason) ?? new AppError("session_failed", "the notary ended the relay early");
+    }
     duplex.push(null);
     markClosed();
   };
@@ -70,6 +77,7 @@ export async function openRelaySocket(url: string, connectTimeoutMs: number): Pr
     duplex,
     recorded: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
     closed,
+    endedByNotary: () => endedByNotary,
     close() {
       ws.close();
       markClosed();

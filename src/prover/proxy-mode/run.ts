@@ -96,6 +96,9 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
       maxRecvBytes: deps.proxyMaxRecvData,
       responseTimeoutMs: deps.responseTimeoutMs,
     });
+    // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
+    const cut = relay.endedByNotary();
+    if (cut) throw cut;
     const response = responseHead(exchange.recv);
     refuseEncodedAnswer(exchange.recv);
     log.info("target answered", { status: response.status, sent: exchange.sent.length, recv: exchange.recv.length });
@@ -108,7 +111,8 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
     }
     return { response, recv: exchange.recv, proofFollows: proving };
   } catch (error) {
-    const failure = toAppError(error, "session_failed");
+    // A relay the notary ended (a limit, a timeout) breaks the exchange; the notary's reason says more than the break.
+    const failure = relay?.endedByNotary() ?? toAppError(error, "session_failed");
     const cause = failure.cause === undefined ? {} : { cause: errorText(failure.cause).slice(0, 300) };
     log.warn("proxy request failed", { code: failure.code, error: failure.message, ...cause });
     await deps.delivery.settle(requestId, failureOutcome(requestId, failure));
