@@ -40,7 +40,7 @@ export interface RelayedSession {
 export interface ProxySessionRegistry {
   /**
    * Resolves and connects to the target; throws target_forbidden, target_unresolvable, target_unreachable,
-   * target_timeout, over_capacity (no place, or enough connections in progress), shutting_down.
+   * target_timeout, over_capacity (no place, or enough connections in progress).
    */
   create(request: ProxySessionRequest): Promise<string>;
   has(id: string): boolean;
@@ -124,7 +124,6 @@ export function createProxySessions(
 ): ProxySessionRegistry {
   const sessions = new Map<string, ProxySession>();
   const relayLimits = { maxToTarget: tlsBytesFor(proxy.maxSentData), maxFromTarget: tlsBytesFor(proxy.maxRecvData) };
-  let closed = false;
 
   /** Logs and counts a refusal (its reason, never a byte relayed), and returns it to be thrown or sent. */
   function refusal(reason: ProxyRefusal, error: AppError, sessionId?: string): AppError {
@@ -169,10 +168,6 @@ export function createProxySessions(
       try {
         const target = await resolveTarget(request, proxy.policy);
         const relay = await places.connecting(() => openRelay(target.address, target.port, proxy.connectTimeoutMs, relayLimits));
-        if (closed) {
-          relay.close();
-          throw new AppError("shutting_down", "the notary is shutting down");
-        }
         const session = startSession(request.serverName, relay, proxy, end);
         sessions.set(session.id, session);
         return session.id;
@@ -226,7 +221,6 @@ export function createProxySessions(
     },
     active: () => sessions.size + places.reserved(),
     closeAll() {
-      closed = true;
       for (const session of [...sessions.values()]) dispose(session, "the notary shut down");
     },
   };

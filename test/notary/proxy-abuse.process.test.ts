@@ -7,7 +7,7 @@ import { keysToReveal } from "../../src/tls/verify-session.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { sample, scrapeMetrics } from "../../testkit/metrics.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { type RawNotary, createProxySession, openRawRelay, postProxyAttestation, postProxySession } from "../../testkit/raw-relay.ts";
 import { type RecordingListener, startRecordingListener } from "../../testkit/recording-listener.ts";
 import { errorData, openStream } from "../../testkit/sse.ts";
@@ -116,6 +116,17 @@ async function relayedGet(notary: RawNotary, path: string) {
   });
   return { sessionId, relay, exchange };
 }
+
+describe("starting a notary in proxy mode", () => {
+  test("without auth and without proxy.open: exit 2 and one line saying why", async () => {
+    const yaml = proxyYaml([]).replace("  open: true\n", "");
+    const result = await runCli(SOURCE_CLI, ["notary", "start", "--config", notaryConfig(yaml)]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      "error: notary config: proxy.enabled is true and auth is off, so anyone could use this notary as a TLS relay; turn auth on, or set proxy.open: true to accept that",
+    ]);
+  }, 30_000);
+});
 
 describe("a proxy session's place", () => {
   test("20 creates at once against 3 places: exactly 3 sessions, 17 refusals with Retry-After; given back, the places serve again", async () => {

@@ -21,6 +21,8 @@ let prover: RunningProver;
 const targets: Record<string, VersionedTarget> = {};
 /** A TCP hop in front of the TLS 1.3 target, where bytes the server sends can be changed on their way. */
 let forger: TcpProxy;
+/** PROVER_RESOLVE for every target and the forger's hop. */
+let resolveAll: string;
 
 // Every target presents the TARGET_HOST certificate, on its own port.
 const urlOf = (name: string, path: string) => `https://${TARGET_HOST}:${targets[name]!.port}${path}`;
@@ -34,8 +36,8 @@ beforeAll(async () => {
   targets.rsa13 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.3");
   targets.rsa12 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256");
   forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
-  const resolve = [...Object.values(targets).map((t) => t.port), forger.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
-  prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolve });
+  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
+  prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolveAll });
 }, 120_000);
 
 afterAll(async () => {
@@ -235,5 +237,51 @@ describe("proxy mode refusals", () => {
     });
     const body = (await response.json()) as { error: { code: string } };
     expect({ status: response.status, code: body.error.code }).toEqual({ status: 404, code: "target_unresolvable" });
+  }, 30_000);
+});
+
+describe("proxy mode's limits at the prover", () => {
+  /** One proxy proof at a time, a target silent for 5 s is given up, answers up to 64 KiB. */
+  let limited: RunningProver;
+  beforeAll(async () => {
+    limited = await startProver(SOURCE_CLI, targets.tls13!.port, {
+      PROVER_RESOLVE: resolveAll,
+      PROVER_ENGINE_HOSTS: "1",
+      PROVER_PROXY_MAX_SESSIONS: "1",
+      PROVER_RESPONSE_TIMEOUT_MS: "5000",
+      PROVER_PROXY_MAX_RECV_DATA: "65536",
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  const call = (path: string, requestId: string) =>
+    fetch(`${limited.url}/proxy`, { headers: { "T-PROXY-URL": urlOf("tls13", path), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+  const errorOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
+  const running = async () => sample(await scrapeMetrics(limited.url), "tlsproof_proxy_mode_sessions");
+
+  test("a target gone silent is 504 target_timeout; meanwhile PROVER_PROXY_MAX_SESSIONS refuses the next with 503, and its id stays usable", async () => {
+    const [silentId, nextId] = [crypto.randomUUID(), crypto.randomUUID()];
+    const [silentStream, nextStream] = await Promise.all([openStream(`${limited.url}/proof/${silentId}`, 60_000), openStream(`${limited.url}/proof/${nextId}`, 60_000)]);
+    const silent = call("/slow?ms=60000", silentId);
+    expect(await eventually(running, (n) => n === 1, 10_000)).toBe(1);
+    const refused = await call("/data", nextId);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(await errorOf(refused)).toEqual({ status: 503, code: "over_capacity", message: "the prover is running its maximum of 1 sessions" });
+    expect(await errorOf(await silent)).toEqual({ status: 504, code: "target_timeout", message: "the target was silent for 5000 ms" });
+    expect(errorData((await silentStream.events)[0]!)).toMatchObject({ requestId: silentId, code: "target_timeout" });
+    // The refused call spent nothing: its id, tried again, gets its answer and its proof.
+    expect(await eventually(running, (n) => n === 0, 10_000)).toBe(0);
+    expect((await call("/data", nextId)).status).toBe(200);
+    expect(proofData((await nextStream.events)[0]!).proofText).toContain('"mode":"proxy"');
+  }, 60_000);
+
+  test("an answer over PROVER_PROXY_MAX_RECV_DATA is 500 response_too_large, on /proxy and on its stream", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${limited.url}/proof/${requestId}`, 30_000);
+    const expected = { code: "response_too_large", message: "the answer exceeds 65536 bytes (PROVER_PROXY_MAX_RECV_DATA)" };
+    expect(await errorOf(await call("/big?bytes=100000", requestId))).toEqual({ status: 500, ...expected });
+    expect(errorData((await stream.events)[0]!)).toMatchObject({ requestId, ...expected });
   }, 30_000);
 });
