@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { AddressInfo } from "node:net";
+import { type Server as TlsServer, createServer as createTlsServer } from "node:tls";
 import { trustAnchors } from "../../src/engine/trust-anchor.ts";
 import { serializeRequest } from "../../src/http1/request.ts";
 import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
@@ -31,6 +33,8 @@ const CONNECT_S = 3;
 const RELAY_LIMIT = 64 + 1 + 64 * 1024;
 
 let tlsTarget: VersionedTarget;
+/** A TLS target whose answer has no length (it ends when the connection does), and pauses half-way. */
+let closeDelimited: TlsServer;
 let raw: RecordingListener;
 let unaccepting: UnacceptingListener;
 let closedPort: number;
@@ -39,7 +43,7 @@ let slow: RunningNotary;
 let prover: RunningProver;
 
 function proxyYaml(settings: string[]): string {
-  const ports = [tlsTarget.port, raw.port, unaccepting.port, closedPort];
+  const ports = [tlsTarget.port, raw.port, unaccepting.port, closedPort, portOf(closeDelimited)];
   return [
     "host: 127.0.0.1",
     "port: 0",
@@ -57,8 +61,29 @@ function proxyYaml(settings: string[]): string {
   ].join("\n");
 }
 
+const portOf = (server: TlsServer) => (server.address() as AddressInfo).port;
+
+/** Answers any request with 200 and a body marked by the connection's end only, silent for `pauseMs` half-way. */
+async function startCloseDelimitedTarget(pauseMs: number): Promise<TlsServer> {
+  const tls = tlsFixture();
+  const server = createTlsServer({ cert: tls.chainPem, key: tls.leafKeyPem }, (socket) => {
+    socket.once("data", () => {
+      socket.write(`HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{"part":1`);
+      setTimeout(() => socket.end(',"part":2}'), pauseMs);
+    });
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
 beforeAll(async () => {
-  [tlsTarget, raw, unaccepting] = await Promise.all([startVersionedTarget(tlsFixture(), "TLSv1.3"), startRecordingListener(), startUnacceptingListener()]);
+  [tlsTarget, raw, unaccepting, closeDelimited] = await Promise.all([
+    startVersionedTarget(tlsFixture(), "TLSv1.3"),
+    startRecordingListener(),
+    startUnacceptingListener(),
+    startCloseDelimitedTarget(4 * IDLE_S * 1000),
+  ]);
   closedPort = freePort();
   [tight, slow] = await Promise.all([
     startNotary(notaryConfig(proxyYaml(["max_sent_data: 64", "max_recv_data: 64", `idle_timeout: ${IDLE_S}`, "max_pending_connects: 3"])), {
@@ -78,6 +103,7 @@ afterAll(async () => {
   tlsTarget?.stop();
   raw?.stop();
   unaccepting?.close();
+  closeDelimited?.close();
 }, 60_000);
 
 const activeProxySessions = async (notary: RawNotary) =>
@@ -315,11 +341,11 @@ describe("the relay's byte limits", () => {
 });
 
 describe("a prover on this notary", () => {
-  async function proxyCall(path: string) {
+  async function proxyCall(path: string, port = tlsTarget.port) {
     const requestId = crypto.randomUUID();
     const stream = await openStream(`${prover.url}/proof/${requestId}`, 60_000);
     const response = await fetch(`${prover.url}/proxy`, {
-      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${tlsTarget.port}${path}`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" },
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${port}${path}`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" },
     });
     const [event] = await stream.events;
     return { response, event: errorData(event!) };
@@ -327,6 +353,20 @@ describe("a prover on this notary", () => {
 
   test("the notary ends a relay gone quiet: /proxy and the proof stream say session_timeout with the notary's reason", async () => {
     const { response, event } = await proxyCall("/slow?ms=20000");
+    const expected = { code: "session_timeout", message: `the notary ended the relay: no byte passed the relay either way for ${IDLE_S} s` };
+    expect(await errorOf(response)).toEqual({ status: 504, ...expected });
+    expect(event).toMatchObject(expected);
+  }, 60_000);
+
+  test("the notary ends the relay during the TLS handshake (a target that never speaks TLS): its reason, not a handshake failure", async () => {
+    const { response, event } = await proxyCall("/", raw.port);
+    const expected = { code: "session_timeout", message: `the notary ended the relay: no byte passed the relay either way for ${IDLE_S} s` };
+    expect(await errorOf(response)).toEqual({ status: 504, ...expected });
+    expect(event).toMatchObject(expected);
+  }, 60_000);
+
+  test("the notary ends a relay between two records of an answer that only the connection's end delimits: no half answer is passed on", async () => {
+    const { response, event } = await proxyCall("/", portOf(closeDelimited));
     const expected = { code: "session_timeout", message: `the notary ended the relay: no byte passed the relay either way for ${IDLE_S} s` };
     expect(await errorOf(response)).toEqual({ status: 504, ...expected });
     expect(event).toMatchObject(expected);
