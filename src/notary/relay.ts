@@ -4,6 +4,7 @@
  * keys the prover reveals; nothing the prover says about the bytes is taken on trust.
  */
 import { type Socket, connect } from "node:net";
+import { concatBytes as concat } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
 
@@ -43,16 +44,6 @@ export interface Relay {
  * padding and tag, and the handshake fits in 64 KiB.
  */
 export const tlsBytesFor = (plaintext: number): number => plaintext + Math.ceil(plaintext / 64) + 64 * 1024;
-
-function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
-}
 
 /** Connects to the target (already resolved and checked); throws `target_unreachable` when it cannot. */
 export async function openRelay(address: string, port: number, connectTimeoutMs: number, limits: RelayLimits): Promise<Relay> {

@@ -4,7 +4,8 @@
  * (plain HTTP, another protocol, a ClientHello for another host or for none) is refused before a byte leaves the
  * notary, so a relay only ever carries TLS to the host it was opened for.
  */
-import { AppError } from "../errors.ts";
+import { concatBytes } from "../bytes.ts";
+import type { AppError } from "../errors.ts";
 import { parseClientHello } from "./handshake.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, splitRecords } from "./records.ts";
 import { sameName } from "./verify-session.ts";
@@ -85,7 +86,7 @@ export function openingGate(serverName: string): OpeningGate {
       chunks.push(data.slice());
       held += data.length;
       if (held < needed) return { kind: "incomplete" };
-      const bytes = joined(chunks, held);
+      const bytes = chunks.length === 1 ? chunks[0]! : concatBytes(chunks, held);
       chunks = [bytes];
       const verdict = judgeFirstFlight(bytes, serverName);
       if (verdict.kind === "accepted") return { kind: "accepted", bytes };
@@ -95,13 +96,3 @@ export function openingGate(serverName: string): OpeningGate {
   };
 }
 
-function joined(chunks: readonly Uint8Array[], length: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
-}
