@@ -16,6 +16,7 @@ const main = defineCommand({
     prover: () => import("./src/cli/prover.ts").then((m) => m.default),
     notary: () => import("./src/cli/notary.ts").then((m) => m.default),
     verify: () => import("./src/cli/verify.ts").then((m) => m.default),
+    testca: () => import("./src/cli/testca.ts").then((m) => m.default),
     complete: completeCommand,
   },
 });
