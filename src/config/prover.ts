@@ -13,10 +13,10 @@ import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
-import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
+import { flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
-import { type PoolConfig, loadPoolConfig } from "./pool.ts";
+import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
@@ -203,7 +203,14 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
   }
 }
 
+/**
+ * Every PROVER_* name the prover accepts: its own, the pool's, and the test suite's database URL (read by the
+ * tests, never by the prover, and often exported in the shell that starts both).
+ */
+const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
+  refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
   const threads = e.PROVER_THREADS ?? Math.max(1, cpus().length);
