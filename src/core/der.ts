@@ -18,6 +18,8 @@ export const DER_TAG = {
   generalizedTime: 0x18,
   sequence: 0x30,
   set: 0x31,
+  /** [0] IMPLICIT OCTET STRING: an authorityKeyIdentifier's keyIdentifier. */
+  keyIdentifier: 0x80,
   /** [2] IMPLICIT IA5String: a GeneralName's dNSName. */
   dnsName: 0x82,
   explicit0: 0xa0,

@@ -9,7 +9,7 @@ import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { DER_TAG as TAG, derOid as oid, derTlv as tlv } from "../core/der.ts";
+import { DER_TAG as TAG, decodeOid, derOid as oid, derReader, derTlv as tlv } from "../core/der.ts";
 import { AppError } from "../errors.ts";
 import { decodePrivateKeyPem, encodePrivateKeyPem, generateKey, pem, spkiDer } from "../proof/keys.ts";
 import { ANCHOR_SUBJECT, testCaPoint } from "./trust-anchor.ts";
@@ -22,6 +22,8 @@ export interface IssuedCertificate {
   privateKey: Uint8Array;
   /** Its subject Name, DER: the issuer Name of what it signs. */
   subject: Uint8Array;
+  /** Its subjectKeyIdentifier: the authorityKeyIdentifier of what it signs. */
+  keyId: Uint8Array;
 }
 
 export interface CertificateOptions {
@@ -49,6 +51,7 @@ const OID = {
   serverAuth: "1.3.6.1.5.5.7.3.1",
   subjectAltName: "2.5.29.17",
   subjectKeyIdentifier: "2.5.29.14",
+  authorityKeyIdentifier: "2.5.29.35",
 } as const;
 
 const text = (value: string) => new TextEncoder().encode(value);
@@ -74,15 +77,19 @@ const extension = (id: string, critical: boolean, value: Uint8Array) =>
 const CA_KEY_USAGE = tlv(TAG.bitString, Uint8Array.of(1, 0x06));
 const SERVER_KEY_USAGE = tlv(TAG.bitString, Uint8Array.of(7, 0x80));
 
-function extensions(options: CertificateOptions, point: Uint8Array): Uint8Array {
+/**
+ * The extensions. The authorityKeyIdentifier names the issuer's key: verifiers that hold the real root beside the
+ * test CA (the same subject) pick the issuer by it, and would otherwise try the real root's key.
+ */
+function extensions(options: CertificateOptions, keyId: Uint8Array, issuer: IssuedCertificate | undefined): Uint8Array {
   const { ca, dnsNames = [] } = options;
   const list = [
     extension(OID.basicConstraints, true, tlv(TAG.sequence, ...(ca ? [tlv(TAG.boolean, Uint8Array.of(0xff))] : []),
       ...(ca?.pathLength !== undefined ? [tlv(TAG.integer, Uint8Array.of(ca.pathLength))] : []))),
     extension(OID.keyUsage, true, ca ? CA_KEY_USAGE : SERVER_KEY_USAGE),
-    // The leftmost 160 bits of the key's SHA-256 (RFC 7093, method 1).
-    extension(OID.subjectKeyIdentifier, false, tlv(TAG.octetString, sha256(point).subarray(0, 20))),
+    extension(OID.subjectKeyIdentifier, false, tlv(TAG.octetString, keyId)),
   ];
+  if (issuer) list.push(extension(OID.authorityKeyIdentifier, false, tlv(TAG.sequence, tlv(TAG.keyIdentifier, issuer.keyId))));
   if (!ca) list.push(extension(OID.extendedKeyUsage, false, tlv(TAG.sequence, oid(OID.serverAuth))));
   if (dnsNames.length > 0) list.push(extension(OID.subjectAltName, false, tlv(TAG.sequence, ...dnsNames.map((name) => tlv(TAG.dnsName, text(name))))));
   return tlv(TAG.explicit3, tlv(TAG.sequence, ...list));
@@ -91,6 +98,26 @@ function extensions(options: CertificateOptions, point: Uint8Array): Uint8Array 
 function subjectName(subject: CertificateOptions["subject"]): Uint8Array {
   if (subject === "anchor") return tlv(TAG.sequence, ANCHOR_SUBJECT);
   return tlv(TAG.sequence, tlv(TAG.set, tlv(TAG.sequence, oid(OID.commonName), tlv(TAG.utf8String, text(subject.commonName)))));
+}
+
+/** The leftmost 160 bits of the key's SHA-256 (RFC 7093, method 1). */
+const keyIdentifier = (point: Uint8Array): Uint8Array => sha256(point).subarray(0, 20);
+
+const certificateDer = derReader("certificate", (reason) => new AppError("config_invalid", `the CA certificate: ${reason}`));
+
+/** A certificate's subjectKeyIdentifier, if it has one. */
+function subjectKeyIdentifier(der: Uint8Array): Uint8Array | undefined {
+  const [tbs] = certificateDer.sequence(der, "certificate");
+  const fields = certificateDer.all(certificateDer.expect(tbs, TAG.sequence, "a TBSCertificate"));
+  const extensionList = fields.find((field) => field.tag === TAG.explicit3);
+  if (!extensionList) return undefined;
+  for (const item of certificateDer.sequence(extensionList.content, "extensions")) {
+    const [id, ...rest] = certificateDer.all(certificateDer.expect(item, TAG.sequence, "an extension"));
+    if (decodeOid(certificateDer.expect(id, TAG.oid, "an extension id")) !== OID.subjectKeyIdentifier) continue;
+    const value = certificateDer.expect(rest.at(-1), TAG.octetString, "an extension value");
+    return certificateDer.expect(certificateDer.all(value)[0], TAG.octetString, "a key identifier");
+  }
+  return undefined;
 }
 
 /** A DNS name as certificates carry it: letters, digits, hyphens and dots (a leading `*.` for a wildcard). */
@@ -106,6 +133,7 @@ export function issueCertificate(options: CertificateOptions, issuer?: IssuedCer
   }
   const key = generateKey("secp256r1");
   const point = p256.getPublicKey(key.privateKey, false);
+  const keyId = keyIdentifier(point);
   const subject = subjectName(options.subject);
   const now = Date.now();
   const notBefore = options.notBefore ?? new Date(now - 3600_000);
@@ -119,11 +147,11 @@ export function issueCertificate(options: CertificateOptions, issuer?: IssuedCer
     tlv(TAG.sequence, time(notBefore), time(notAfter)),
     subject,
     spkiDer({ algorithm: "secp256r1", point }),
-    extensions(options, point),
+    extensions(options, keyId, issuer),
   );
   const signature = p256.sign(tbs, issuer?.privateKey ?? key.privateKey, { format: "der" });
   const der = tlv(TAG.sequence, tbs, SIGNATURE_ALGORITHM, tlv(TAG.bitString, Uint8Array.of(0), signature));
-  return { pem: pem("CERTIFICATE", der), keyPem: encodePrivateKeyPem(key), privateKey: key.privateKey, subject };
+  return { pem: pem("CERTIFICATE", der), keyPem: encodePrivateKeyPem(key), privateKey: key.privateKey, subject, keyId };
 }
 
 /** A fresh test CA: the anchor's subject, a new key. */
@@ -145,7 +173,8 @@ export function loadTestCa(caPem: string, keyPem: string): IssuedCertificate {
   if (key.algorithm !== "secp256r1" || !p256.getPublicKey(key.privateKey, false).every((byte, i) => byte === point[i])) {
     throw new AppError("config_invalid", "the CA key does not belong to the CA certificate");
   }
-  return { pem: caPem, keyPem, privateKey: key.privateKey, subject: tlv(TAG.sequence, ANCHOR_SUBJECT) };
+  const keyId = subjectKeyIdentifier(new Uint8Array(new X509Certificate(caPem).raw)) ?? keyIdentifier(point);
+  return { pem: caPem, keyPem, privateKey: key.privateKey, subject: tlv(TAG.sequence, ANCHOR_SUBJECT), keyId };
 }
 
 /** Whether a certificate is valid from now until `ms` later. */
