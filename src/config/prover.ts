@@ -7,7 +7,7 @@ import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import type { LogFormat } from "../log.ts";
+import type { LogFormat, LogLevel } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
@@ -88,6 +88,7 @@ const ProverEnv = v.object({
   PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
+  PROVER_LOG_LEVEL: v.optional(oneOfAnyCase(["trace", "debug", "info", "warn", "error"]), "info"),
   XDG_DATA_HOME: v.optional(v.string()),
 });
 
@@ -190,7 +191,7 @@ export interface ProverConfig {
   sse: { perRequest: number; perClient: number; total: number; heartbeatMs: number };
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
-  log: { format: LogFormat };
+  log: { format: LogFormat; level: LogLevel };
 }
 
 /** PROVER_NOTARY_KEYS: PEM files, each holding one or more notary public keys. */
@@ -306,6 +307,6 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
       storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },
-    log: { format: e.LOG_FORMAT },
+    log: { format: e.LOG_FORMAT, level: e.PROVER_LOG_LEVEL },
   };
 }
