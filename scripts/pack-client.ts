@@ -7,7 +7,7 @@
  *
  * scripts/build-all.ts runs it beside the binaries and lists the tarball in SHA256SUMS.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
@@ -59,6 +59,7 @@ export async function packClient(outdir: string, version = pkg.version): Promise
     emitDeclarations(join(stage, "types"));
     await writeFile(join(stage, "package.json"), `${JSON.stringify(clientPackageJson(version), null, 2)}\n`);
     await writeFile(join(stage, "README.md"), `# ${CLIENT_PACKAGE}\n\ntlsproof's TypeScript client (\`prove()\`, \`verifyProof()\`, \`redact\`): see tlsproof's README, "TypeScript client".\n`);
+    await mkdir(resolve(outdir), { recursive: true });
     run(["npm", "pack", "--silent", "--ignore-scripts", "--pack-destination", resolve(outdir)], stage);
     return join(resolve(outdir), clientTarballName(version));
   } finally {

@@ -4,7 +4,8 @@
  * instead of a schema error about a missing key. A damaged proof (JSON with a proof's keys) is for the verifier.
  */
 
-const PROOF_KEYS = ["version", "body", "signature"];
+/** A JSON object with one of these is a proof, maybe a damaged one (`version` alone is common: `/info` has one). */
+const PROOF_KEYS = ["body", "signature"];
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
