@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { EngineLog, RELEASE_ECHO_MS, engineLine } from "../../../src/engine/host/engine-log.ts";
-import type { LogFields, LogLevel, Logger } from "../../../src/log.ts";
+import { type LogFields, type LogLevel, type Logger, createLogger } from "../../../src/log.ts";
 
 /** The lines a released warm session made the engine print (seen on this project's machines). */
 const VERIFIER_EOF = "ERROR mpc_tls::follower: error=I/O error: unexpected end of file";
@@ -24,7 +24,8 @@ describe("engine host output in the prover's log", () => {
 
   test("EngineLog counts from the last release", () => {
     const entries: [LogLevel, string, LogFields | undefined][] = [];
-    const log = { log: (level: LogLevel, message: string, fields?: LogFields) => entries.push([level, message, fields]) } as Logger;
+    const quiet = createLogger({ level: "error" });
+    const log: Logger = { ...quiet, log: (level: LogLevel, message: string, fields?: LogFields) => void entries.push([level, message, fields]) };
     const engineLog = new EngineLog(log);
     engineLog.forward(7, YAMUX);
     engineLog.released();
