@@ -66,6 +66,22 @@ describe("cli prove (dist/cli)", () => {
     expect(proof).not.toContain(SECRET_VALUE);
   }, 60_000);
 
+  test("a POST with --data @file, its request revealed in proxy mode and a part of it hidden", async () => {
+    const run = await script(`
+      printf '%s' '{"card":"4111-2222","amount":12}' > body.json
+      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/echo" --mode proxy --reveal-request --method POST --data @body.json \
+        --redact req:body:card --out post.json > echoed.json
+      "$CLI" verify --notary-pub-key "$K" --proof post.json`);
+    expect(run.stderr).toBe("");
+    expect(run.exitCode).toBe(0);
+    const echoed = JSON.parse(readFileSync(join(work, "echoed.json"), "utf8")) as { method: string; body: string };
+    expect(echoed.method).toBe("POST");
+    expect(JSON.parse(echoed.body)).toEqual({ amount: 12, card: "4111-2222" });
+    expect(run.stdout).toContain("POST /echo HTTP/1.1");
+    expect(run.stdout).toContain(`"card":${"█".repeat("4111-2222".length + 2)}`);
+    expect(readFileSync(join(work, "post.json"), "utf8")).not.toContain("4111-2222");
+  }, 60_000);
+
   test("MPC mode in a script: the answer to --answer, the header hidden, cli verify passes", async () => {
     const run = await script(`
       "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/data?view=full" --mode mpc --header "x-api-key: ${HEADER_SECRET}" \\
