@@ -16,6 +16,9 @@ const main = defineCommand({
     prover: () => import("./src/cli/prover.ts").then((m) => m.default),
     notary: () => import("./src/cli/notary.ts").then((m) => m.default),
     verify: () => import("./src/cli/verify.ts").then((m) => m.default),
+    prove: () => import("./src/cli/prove.ts").then((m) => m.default),
+    testca: () => import("./src/cli/testca.ts").then((m) => m.default),
+    demo: () => import("./src/cli/demo.ts").then((m) => m.default),
     complete: completeCommand,
   },
 });

@@ -1,5 +1,6 @@
 /**
- * Cross-compiles `cli` for every release platform into dist/ and writes dist/SHA256SUMS.
+ * Cross-compiles `cli` for every release platform into dist/, packs the TypeScript client beside them
+ * (`tlsproof-client-<version>.tgz`, scripts/pack-client.ts), and writes dist/SHA256SUMS for all of them.
  *
  *   bun scripts/build-all.ts [--targets linux-x64,linux-arm64,...] [--outdir dist] [--build-script scripts/build.ts]
  *
@@ -11,6 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdir, open, rm } from "node:fs/promises";
 import { basename, join, relative, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import { packClient } from "./pack-client.ts";
 
 export type ExecutableFormat = "ELF x86-64" | "ELF aarch64" | "Mach-O x86_64" | "Mach-O arm64";
 
@@ -128,7 +130,7 @@ export function parseArgs(argv: readonly string[], root: string): BuildAllOption
   };
 }
 
-/** Builds each target in turn, checks it, and writes SHA256SUMS; returns its entries. */
+/** Builds each target in turn, checks it, packs the client, and writes SHA256SUMS; returns its entries. */
 export async function buildAll(opts: BuildAllOptions): Promise<{ name: string; sha256: string }[]> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const { outdir, buildScript } = opts;
@@ -169,6 +171,10 @@ export async function buildAll(opts: BuildAllOptions): Promise<{ name: string; s
     entries.push({ name: basename(outfile), sha256 });
     log(`build-all: ${basename(outfile)} ${format} ${sha256} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
   }
+
+  const client = await packClient(outdir);
+  entries.push({ name: basename(client), sha256: await sha256File(client) });
+  log(`build-all: ${basename(client)} (the client, for npm install)`);
 
   await Bun.write(join(outdir, "SHA256SUMS"), formatSha256Sums(entries));
   log(`build-all: wrote ${join(outdir, "SHA256SUMS")} (${entries.length} files)`);

@@ -135,3 +135,17 @@ export function socketKinds(pid: number): Record<string, number> {
     }),
   );
 }
+
+/** The processes of a process group (what a terminal's Ctrl-C signals), by pid; one that ends meanwhile is left out. */
+export function processGroup(pgid: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return Number(statFields(entry)[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

@@ -91,12 +91,13 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function runCli(cli: CliCommand, args: string[], stdin?: string): Promise<CliResult> {
+/** Runs the command line to its end; `env` adds to a bare environment (PATH, HOME). */
+export async function runCli(cli: CliCommand, args: string[], stdin?: string, env: Record<string, string> = {}): Promise<CliResult> {
   const child = Bun.spawn([...cli, ...args], {
     stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     stdout: "pipe",
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
   });
   const [stdout, stderr, exitCode] = await Promise.all([
     new Response(child.stdout).text(),

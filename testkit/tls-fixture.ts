@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type CertificateOptions, type IssuedCertificate, issueCertificate, loadTestCa, makeTestCa, validFor } from "../src/engine/test-ca.ts";
 
 /**
  * A test CA with the subject of the anchor that trust-anchor.ts replaces, and a leaf certificate for
- * TARGET_HOST, made with the real openssl binary. Cached per folder: tests share one CA.
+ * TARGET_HOST, made by src/engine/test-ca.ts (what `cli testca` uses). Cached per folder: tests share one CA.
+ * Only the RSA identity needs the openssl binary (the certificate writer makes P-256 keys only).
  */
 export const TARGET_HOST = "target.tlsproof.test";
 /** A host name no test server's trusted certificate names except the wrong-host one. */
@@ -28,88 +30,45 @@ function openssl(args: string[], cwd: string): void {
   if (result.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr.toString()}`);
 }
 
+/** Writes `<name>.pem` and `<name>.key`. */
+function save(dir: string, name: string, certificate: IssuedCertificate): IssuedCertificate {
+  writeFileSync(join(dir, `${name}.pem`), certificate.pem);
+  writeFileSync(join(dir, `${name}.key`), certificate.keyPem);
+  return certificate;
+}
+
 /** `<name>.pem` and `<name>.key`: a P-256 CA whose subject is the built-in root's (the anchor replaced in tests). */
-function makeCa(dir: string, name: string): void {
-  writeFileSync(
-    join(dir, "ca.cnf"),
-    [
-      "[req]", "distinguished_name = dn", "prompt = no", "string_mask = default", "x509_extensions = ext",
-      "[dn]", "OU = GlobalSign ECC Root CA - R4", "O = GlobalSign", "CN = GlobalSign",
-      "[ext]", "basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign",
-      "subjectKeyIdentifier = hash",
-    ].join("\n"),
-  );
-  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
-  openssl(["req", "-x509", "-new", "-key", `${name}.key`, "-config", "ca.cnf", "-days", "3650", "-sha256", "-out", `${name}.pem`], dir);
-}
+const makeCa = (dir: string, name: string): IssuedCertificate => save(dir, name, makeTestCa());
 
-const LEAF_EXTENSIONS = ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", "extendedKeyUsage = serverAuth"];
-
-/** `<name>.key` and `<name>.csr` for a certificate whose subject names `commonName`, its extensions in `<name>.cnf`. */
-function makeRequest(dir: string, name: string, commonName: string, extensions: string[]): void {
-  writeFileSync(join(dir, `${name}.cnf`), extensions.join("\n"));
-  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
-  openssl(["req", "-new", "-key", `${name}.key`, "-subj", `/CN=${commonName}`, "-out", `${name}.csr`], dir);
-}
-
-/** `<name>.pem`: the request `<name>.csr` signed by CA `ca` (valid from now). */
-function sign(dir: string, name: string, ca: string): void {
-  openssl(
-    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "825",
-      "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`],
-    dir,
-  );
-}
+/** The CA `<name>` made earlier in `dir`. */
+const loadCa = (dir: string, name: string): IssuedCertificate =>
+  loadTestCa(readFileSync(join(dir, `${name}.pem`), "utf8"), readFileSync(join(dir, `${name}.key`), "utf8"));
 
 const pemOf = (dir: string, ...names: string[]): string => names.map((name) => readFileSync(join(dir, `${name}.pem`), "utf8")).join("");
 
 /**
  * `<name>.pem`, `<name>.key` and `chainFile` (leaf then CA): a server certificate issued by CA `ca` whose subject
- * names `host` and whose subjectAltName names `altName` (the name clients check).
+ * names `host` and whose subjectAltName names `altName` (the name clients check); `validity` when given.
  */
-function makeLeaf(dir: string, name: string, ca: string, host: string, chainFile: string, altName = host): void {
-  makeRequest(dir, name, host, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${altName}`]);
-  sign(dir, name, ca);
+function makeLeaf(dir: string, name: string, ca: string, host: string, chainFile: string, altName = host, validity: Pick<CertificateOptions, "notBefore" | "notAfter"> = {}): void {
+  save(dir, name, issueCertificate({ subject: { commonName: host }, dnsNames: [altName], ...validity }, loadCa(dir, ca)));
   writeFileSync(join(dir, chainFile), pemOf(dir, name, ca));
 }
 
-/** A leaf for TARGET_HOST from CA `ca` that expired years ago (`openssl ca` sets past dates; `x509` cannot). */
-function makeExpiredLeaf(dir: string, name: string, ca: string, chainFile: string): void {
-  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
-  writeFileSync(join(dir, `${name}-index.txt`), "");
-  writeFileSync(join(dir, `${name}-serial`), "1000\n");
-  writeFileSync(
-    join(dir, `${name}-ca.cnf`),
-    [
-      "[ca]", "default_ca = issuer", "[issuer]", `database = ${name}-index.txt`, "new_certs_dir = .", `certificate = ${ca}.pem`,
-      `private_key = ${ca}.key`, `serial = ${name}-serial`, "default_md = sha256", "policy = any", "unique_subject = no",
-      "[any]", "commonName = supplied",
-    ].join("\n"),
-  );
-  openssl(
-    ["ca", "-batch", "-notext", "-config", `${name}-ca.cnf`, "-in", `${name}.csr`, "-extfile", `${name}.cnf`,
-      "-startdate", "20200101000000Z", "-enddate", "20210101000000Z", "-out", `${name}.pem`],
-    dir,
-  );
-  writeFileSync(join(dir, chainFile), pemOf(dir, name, ca));
-}
+/** A leaf for TARGET_HOST from CA `ca` that expired years ago. */
+const makeExpiredLeaf = (dir: string, name: string, ca: string, chainFile: string): void =>
+  makeLeaf(dir, name, ca, TARGET_HOST, chainFile, TARGET_HOST, { notBefore: new Date("2020-01-01T00:00:00Z"), notAfter: new Date("2021-01-01T00:00:00Z") });
 
 /** A leaf for TARGET_HOST signed with its own key (no CA at all). */
 function makeSelfSignedLeaf(dir: string, name: string, chainFile: string): void {
-  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
-  openssl(["x509", "-req", "-in", `${name}.csr`, "-key", `${name}.key`, "-days", "825", "-sha256", "-extfile", `${name}.cnf`, "-out", `${name}.pem`], dir);
+  save(dir, name, issueCertificate({ subject: { commonName: TARGET_HOST }, dnsNames: [TARGET_HOST] }));
   writeFileSync(join(dir, chainFile), pemOf(dir, name));
 }
 
 /** A leaf for TARGET_HOST from an intermediate CA that CA `ca` issued; `chainFile` holds the leaf alone. */
 function makeLeafWithoutIntermediate(dir: string, name: string, ca: string, chainFile: string): void {
-  const intermediate = `${name}-intermediate`;
-  makeRequest(dir, intermediate, "tlsproof test intermediate", [
-    "basicConstraints = critical,CA:true,pathlen:0", "keyUsage = critical,keyCertSign,cRLSign", "subjectKeyIdentifier = hash",
-  ]);
-  sign(dir, intermediate, ca);
-  makeRequest(dir, name, TARGET_HOST, [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`]);
-  sign(dir, name, intermediate);
+  const intermediate = save(dir, `${name}-intermediate`, issueCertificate({ subject: { commonName: "tlsproof test intermediate" }, ca: { pathLength: 0 } }, loadCa(dir, ca)));
+  save(dir, name, issueCertificate({ subject: { commonName: TARGET_HOST }, dnsNames: [TARGET_HOST] }, intermediate));
   writeFileSync(join(dir, chainFile), pemOf(dir, name));
 }
 
@@ -118,13 +77,15 @@ const identity = (dir: string, name: string, chainFile: string): ServerIdentity 
   chainPem: readFileSync(join(dir, chainFile), "utf8"),
 });
 
-/** What made a fixture folder: this file's text. A folder made by another version of it is made again. */
-const GENERATOR = createHash("sha256").update(readFileSync(import.meta.path)).digest("hex");
+/** What made a fixture folder: this file's text and the certificate writer's. A folder made by another version is made again. */
+const GENERATOR = createHash("sha256")
+  .update(readFileSync(import.meta.path))
+  .update(readFileSync(join(import.meta.dir, "..", "src", "engine", "test-ca.ts")))
+  .digest("hex");
 const STAMP = "generator.sha256";
 
 /** Whether the certificate in `file` is still valid a day from now. */
-const validForADay = (dir: string, file: string): boolean =>
-  Bun.spawnSync(["openssl", "x509", "-checkend", "86400", "-noout", "-in", file], { cwd: dir, stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+const validForADay = (dir: string, file: string): boolean => validFor(readFileSync(join(dir, file), "utf8"), 86_400_000);
 
 /**
  * Whether the cached fixture in `dir` can be used: made by this generator, and its CA and leaf valid for a day
@@ -200,7 +161,7 @@ export function rsaIdentity(fixture: TlsFixture): ServerIdentity {
       ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature,keyEncipherment", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
     );
     openssl(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "rsa.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa.csr"], dir);
-    sign(dir, "rsa", "ca");
+    openssl(["x509", "-req", "-in", "rsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "825", "-sha256", "-extfile", "rsa.cnf", "-out", "rsa.pem"], dir);
     writeFileSync(join(dir, "rsa-chain.pem"), pemOf(dir, "rsa", "ca"));
   });
 }

@@ -13,7 +13,7 @@ import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
-import { trustAnchors } from "../engine/trust-anchor.ts";
+import { testCaPoint, trustAnchors } from "../engine/trust-anchor.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "./notary.ts";
 import { loadNodeKey, openStore } from "../store/index.ts";
@@ -51,13 +51,17 @@ export interface ProverServer {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** The test CA's PEM, checked now (a config_invalid at start, not an engine host that fails later). */
 function readTrustAnchor(path: string | undefined): string | undefined {
   if (!path) return undefined;
+  let pem: string;
   try {
-    return readFileSync(path, "utf8");
+    pem = readFileSync(path, "utf8");
   } catch {
     throw new AppError("file_unreadable", `TLSN_TEST_TRUST_ANCHOR: cannot read ${path}`);
   }
+  testCaPoint(pem);
+  return pem;
 }
 
 /** Notaries are checked every 5 s; one that fails is checked again after 1 s, doubling to 30 s. */

@@ -12,7 +12,7 @@ const start = defineCommand({
   },
   async run() {
     const config = loadProverConfig(process.env);
-    const log = createLogger({ format: config.log.format, fields: { component: "prover" } });
+    const log = createLogger({ format: config.log.format, level: config.log.level, fields: { component: "prover" } });
     const server = await listening(`prover on ${config.listen.host}:${config.listen.port}`, () => startProverServer(config, log));
     log.info("prover listening", { url: server.url, dataDir: config.dataDir });
     await untilSignalled(log, () => server.stop(config.listen.shutdownGraceMs));

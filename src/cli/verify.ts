@@ -9,6 +9,7 @@ import { AppError } from "../errors.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
 import { verifyProof } from "../proof/verify.ts";
+import { notAProof } from "../proof/not-a-proof.ts";
 
 async function readProofText(path: string): Promise<string> {
   try {
@@ -47,7 +48,11 @@ export default defineCommand({
   async run({ args }) {
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const expected = { requestId: expectation(args["request-id"], "request-id"), serverName: expectation(args["server-name"], "server-name") };
-    const verified = verifyProof(await readProofText(requiredPath(args.proof, "proof")), pinned, expected);
+    const path = requiredPath(args.proof, "proof");
+    const text = await readProofText(path);
+    const holds = notAProof(text);
+    if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : "the file"} holds ${holds}`);
+    const verified = verifyProof(text, pinned, expected);
     // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
     await Bun.write(Bun.stdout, args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
   },

@@ -6,6 +6,7 @@
  * the URL's host, and showing, where it reveals bytes, the very answer the prover relayed. The prover and the
  * plain-HTTP link to it are not trusted to hand over the right proof.
  */
+import { isErrorCode, retryAfterOf } from "../errors.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { answerMismatch } from "./answer-check.ts";
@@ -57,6 +58,11 @@ export interface ProveOptions {
   /** How many times a 503 is retried (default 3). */
   retries?: number;
   signal?: AbortSignal;
+  /**
+   * Hears the target's answer as soon as `/proxy` relays it, before the proof is waited for (awaited): to use the
+   * answer, or show progress, while the proof is made. Not called when the prover refused the call.
+   */
+  onResponse?: (response: TargetResponse, requestId: string) => void | Promise<void>;
 }
 
 export interface ProveResult {
@@ -106,9 +112,9 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   return headers;
 }
 
-/** A 503 the prover says to retry: its delay in seconds, else undefined. */
+/** A 503 the prover says to retry (over capacity, shutting down; not a target's own 503): its delay in seconds, else undefined. */
 const retryDelayS = (error: TlsproofError): number | undefined =>
-  error.details.status === 503 ? (error.details.retryAfterS ?? 1) : undefined;
+  error.details.status === 503 && isErrorCode(error.code) && retryAfterOf(error.code) !== undefined ? (error.details.retryAfterS ?? 1) : undefined;
 
 /** The keys the proof must be signed with: the pinned ones, or (opted in) those the prover's /info names. */
 async function trustedKeys(options: ProveOptions, signal: AbortSignal, auth: Headers): Promise<readonly string[]> {
@@ -163,6 +169,7 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
       }
     }
     // The target answered; the stream says whether a proof follows (`target_request_failed` when not).
+    await options.onResponse?.(response, requestId);
     const outcome = await stream.outcome;
     if (outcome.kind === "error") {
       throw new TlsproofError(outcome.error.code, outcome.error.message, { ...outcome.error.details, status: response.status, response });

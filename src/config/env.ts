@@ -1,5 +1,6 @@
 /** Building blocks of the environment schemas: every value arrives as a string and is named by its variable. */
 import * as v from "valibot";
+import { AppError } from "../errors.ts";
 import { parseOrThrow } from "../schema.ts";
 
 /** A whole number in an environment variable, within [min, max] (parseEnv names the variable). */
@@ -44,4 +45,39 @@ export function parseEnv<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(
 ): v.InferOutput<S> {
   const known = Object.fromEntries(Object.keys(schema.entries).flatMap((k) => (env[k] !== undefined ? [[k, env[k]]] : [])));
   return parseOrThrow(schema, known, "config_invalid");
+}
+
+/** Edit distance (insertions, deletions, substitutions) between two names. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The known name nearest to `name`. */
+export const closestName = (name: string, known: readonly string[]): string | undefined =>
+  known.reduce<{ name?: string; distance: number }>(
+    (best, candidate) => {
+      const distance = editDistance(name, candidate);
+      return distance < best.distance ? { name: candidate, distance } : best;
+    },
+    { distance: Number.POSITIVE_INFINITY },
+  ).name;
+
+/**
+ * Refuses a variable with `prefix` that is not one of `known`: a misspelt setting would otherwise be ignored
+ * without a word (config_invalid naming it and the closest known name).
+ */
+export function refuseUnknownVariables(env: Record<string, string | undefined>, prefix: string, known: readonly string[]): void {
+  const unknown = Object.keys(env).filter((name) => name.startsWith(prefix) && env[name] !== undefined && !known.includes(name)).sort();
+  if (unknown.length === 0) return;
+  const [first] = unknown as [string];
+  const others = unknown.length > 1 ? ` (and ${unknown.length - 1} more: ${unknown.slice(1).join(", ")})` : "";
+  throw new AppError("config_invalid", `unknown setting ${first}: did you mean ${closestName(first, known)}?${others} (every ${prefix}* setting: docs/prover.md)`);
 }

@@ -76,6 +76,9 @@ const PoolEnv = v.object({
   PROVER_CONCURRENT_EXCHANGES: v.optional(wholeNumber(1, 64)),
 });
 
+/** The variables the pool reads, for the prover's check of unknown ones. */
+export const POOL_VARIABLES: readonly string[] = Object.keys(PoolEnv.entries);
+
 /**
  * The warm pool's and session sizing's settings. The default class (PROVER_POOL_MAX_*) defaults to the prover's
  * limits: it serves unseen endpoints whose answer cannot be repeated, and hosts not served yet. The pool size

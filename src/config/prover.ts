@@ -7,16 +7,16 @@ import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import type { LogFormat } from "../log.ts";
+import type { LogFormat, LogLevel } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
-import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
+import { flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
-import { type PoolConfig, loadPoolConfig } from "./pool.ts";
+import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
@@ -89,6 +89,7 @@ const ProverEnv = v.object({
   PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
+  PROVER_LOG_LEVEL: v.optional(oneOfAnyCase(["trace", "debug", "info", "warn", "error"]), "info"),
   XDG_DATA_HOME: v.optional(v.string()),
 });
 
@@ -196,7 +197,7 @@ export interface ProverConfig {
   sse: { perRequest: number; perClient: number; total: number; heartbeatMs: number };
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
-  log: { format: LogFormat };
+  log: { format: LogFormat; level: LogLevel };
 }
 
 /** PROVER_NOTARY_KEYS: PEM files, each holding one or more notary public keys. */
@@ -209,7 +210,14 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
   }
 }
 
+/**
+ * Every PROVER_* name the prover accepts: its own, the pool's, and the test suite's database URL (read by the
+ * tests, never by the prover, and often exported in the shell that starts both).
+ */
+const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
+  refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
   const threads = e.PROVER_THREADS ?? Math.max(1, cpus().length);
@@ -314,6 +322,6 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
       storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },
-    log: { format: e.LOG_FORMAT },
+    log: { format: e.LOG_FORMAT, level: e.PROVER_LOG_LEVEL },
   };
 }

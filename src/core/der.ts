@@ -1,19 +1,54 @@
 /**
  * A strict DER reader (definite, minimal lengths, one-byte tags), for notary keys (src/proof/keys.ts) and X.509
  * extensions (src/tls/certificates.ts). It reports every fault through its caller's `fail`, so each caller throws
- * its own error: a bad key file is a configuration fault, a bad server certificate an untrusted one.
+ * its own error: a bad key file is a configuration fault, a bad server certificate an untrusted one. And the
+ * writer's two steps (`derTlv`, `derOid`), for key files and test certificates (src/engine/test-ca.ts).
  */
+import { concatBytes } from "@noble/hashes/utils.js";
+
 export const DER_TAG = {
   boolean: 0x01,
   integer: 0x02,
   bitString: 0x03,
   octetString: 0x04,
   oid: 0x06,
+  utf8String: 0x0c,
+  printableString: 0x13,
+  utcTime: 0x17,
+  generalizedTime: 0x18,
   sequence: 0x30,
+  set: 0x31,
+  /** [0] IMPLICIT OCTET STRING: an authorityKeyIdentifier's keyIdentifier. */
+  keyIdentifier: 0x80,
+  /** [2] IMPLICIT IA5String: a GeneralName's dNSName. */
+  dnsName: 0x82,
   explicit0: 0xa0,
   explicit1: 0xa1,
   explicit3: 0xa3,
 } as const;
+
+/** One TLV with a definite, minimal length (contents up to 16 MiB). */
+export function derTlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
+  const content = concatBytes(...parts);
+  const n = content.length;
+  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : n < 0x10000 ? [0x82, n >> 8, n & 0xff] : [0x83, n >> 16, (n >> 8) & 0xff, n & 0xff];
+  return concatBytes(Uint8Array.of(tag, ...length), content);
+}
+
+/** An OBJECT IDENTIFIER from dotted text. */
+export function derOid(oid: string): Uint8Array {
+  const [first = 0, second = 0, ...rest] = oid.split(".").map(Number);
+  const out: number[] = [];
+  for (const arc of [first * 40 + second, ...rest]) {
+    const base128: number[] = [];
+    for (let value = arc; ; value = Math.floor(value / 128)) {
+      base128.unshift((value % 128) | (base128.length > 0 ? 0x80 : 0));
+      if (value < 128) break;
+    }
+    out.push(...base128);
+  }
+  return derTlv(DER_TAG.oid, Uint8Array.from(out));
+}
 
 export interface Tlv {
   tag: number;

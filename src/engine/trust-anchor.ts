@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { rootCertificates } from "node:tls";
+import { DER_TAG, derReader } from "../core/der.ts";
 import { AppError } from "../errors.ts";
 
 /**
@@ -11,8 +12,8 @@ import { AppError } from "../errors.ts";
 const ascii = (s: string) => new TextEncoder().encode(s);
 const hex = (h: string) => Uint8Array.from(h.match(/../g) ?? [], (b) => Number.parseInt(b, 16));
 
-/** DER contents of the root's subject Name: SET{OU}, SET{O}, SET{CN}, each a PrintableString. */
-const ANCHOR_SUBJECT = concat(
+/** DER contents of the root's subject Name: SET{OU}, SET{O}, SET{CN}, each a PrintableString (a test CA's subject too: test-ca.ts). */
+export const ANCHOR_SUBJECT = concat(
   hex("31243022060355040b131b"), ascii("GlobalSign ECC Root CA - R4"),
   hex("31133011060355040a130a"), ascii("GlobalSign"),
   hex("311330110603550403130a"), ascii("GlobalSign"),
@@ -39,25 +40,38 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
   return -1;
 }
 
-/** The uncompressed P-256 point of a test CA certificate, after checking its subject matches the anchor. */
+const anchorInvalid = (reason: string) => new AppError("config_invalid", `TLSN_TEST_TRUST_ANCHOR: ${reason}`);
+const certificateDer = derReader("certificate", anchorInvalid);
+
+/** The DER contents of a certificate's subject Name (the TBSCertificate's sixth field, after an explicit version). */
+function subjectContents(der: Uint8Array): Uint8Array {
+  const [tbs] = certificateDer.sequence(der, "certificate");
+  const fields = certificateDer.all(certificateDer.expect(tbs, DER_TAG.sequence, "a TBSCertificate"));
+  const first = fields[0]?.tag === DER_TAG.explicit0 ? 1 : 0;
+  // serialNumber, signature, issuer, validity, subject
+  return certificateDer.expect(fields[first + 4], DER_TAG.sequence, "a subject Name");
+}
+
+/**
+ * The uncompressed P-256 point of a test CA certificate, after checking that it is a CA whose subject is exactly
+ * the anchor's (a certificate the CA issued carries that Name too, as its issuer).
+ */
 export function testCaPoint(caPem: string): Uint8Array {
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(caPem);
   } catch {
-    throw new AppError("config_invalid", "TLSN_TEST_TRUST_ANCHOR: not a PEM certificate");
+    throw anchorInvalid("not a PEM certificate");
   }
-  const der = new Uint8Array(cert.raw);
-  if (indexOf(der, ANCHOR_SUBJECT) < 0) {
-    throw new AppError(
-      "config_invalid",
-      'TLSN_TEST_TRUST_ANCHOR: the CA subject must be exactly OU="GlobalSign ECC Root CA - R4", O="GlobalSign", CN="GlobalSign" (PrintableString, in that order)',
-    );
+  const subject = subjectContents(new Uint8Array(cert.raw));
+  if (subject.length !== ANCHOR_SUBJECT.length || indexOf(subject, ANCHOR_SUBJECT) !== 0) {
+    throw anchorInvalid('the CA subject must be exactly OU="GlobalSign ECC Root CA - R4", O="GlobalSign", CN="GlobalSign" (PrintableString, in that order; `cli testca` makes one)');
   }
+  if (!cert.ca) throw anchorInvalid("not a CA certificate (basicConstraints CA:true): name the CA, not a server certificate it issued");
   const spki = new Uint8Array(cert.publicKey.export({ format: "der", type: "spki" }));
   const prefixAt = indexOf(spki, P256_SPKI_PREFIX);
   if (prefixAt < 0 || spki.length !== prefixAt + P256_SPKI_PREFIX.length + POINT_LENGTH) {
-    throw new AppError("config_invalid", "TLSN_TEST_TRUST_ANCHOR: the CA key must be an uncompressed P-256 key");
+    throw anchorInvalid("the CA key must be an uncompressed P-256 key");
   }
   return spki.slice(prefixAt + P256_SPKI_PREFIX.length);
 }

@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { p256 } from "@noble/curves/nist.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, concatBytes } from "@noble/hashes/utils.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { base64ToBytes, bytesToBase64, sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
-import { DER_TAG as TAG, type Tlv, decodeOid, derReader } from "../core/der.ts";
+import { DER_TAG as TAG, type Tlv, decodeOid, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 
 export interface NotaryKey {
@@ -45,27 +45,6 @@ const invalid = (reason: string): AppError => new AppError("config_invalid", rea
 
 const keyDer = derReader("key", invalid);
 
-function tlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
-  const content = concatBytes(...parts);
-  const n = content.length;
-  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
-  return concatBytes(Uint8Array.of(tag, ...length), content);
-}
-
-function encodeOid(oid: string): Uint8Array {
-  const [first = 0, second = 0, ...rest] = oid.split(".").map(Number);
-  const out: number[] = [];
-  for (const arc of [first * 40 + second, ...rest]) {
-    const base128: number[] = [];
-    for (let value = arc; ; value = Math.floor(value / 128)) {
-      base128.unshift((value % 128) | (base128.length > 0 ? 0x80 : 0));
-      if (value < 128) break;
-    }
-    out.push(...base128);
-  }
-  return tlv(TAG.oid, Uint8Array.from(out));
-}
-
 function algorithmOfCurveOid(content: Uint8Array): SignatureAlgorithm {
   const oid = decodeOid(content);
   const algorithm = (Object.keys(curveOids) as SignatureAlgorithm[]).find((name) => curveOids[name] === oid);
@@ -97,7 +76,7 @@ function pemBlocks(text: string): Map<string, Uint8Array> {
   return blocks;
 }
 
-function pem(label: string, der: Uint8Array): string {
+export function pem(label: string, der: Uint8Array): string {
   const lines = bytesToBase64(der).match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
 }
@@ -113,7 +92,7 @@ function normalizePoint(algorithm: SignatureAlgorithm, bytes: Uint8Array): Uint8
   }
 }
 
-function spkiDer(key: PublicKey): Uint8Array {
+export function spkiDer(key: PublicKey): Uint8Array {
   return tlv(TAG.sequence, ecAlgorithm(key.algorithm), tlv(TAG.bitString, Uint8Array.of(0), key.point));
 }
 

@@ -19,6 +19,7 @@ import {
   buildAll,
   parseArgs,
 } from "../../scripts/build-all.ts";
+import { clientTarballName } from "../../scripts/pack-client.ts";
 import { eventually } from "../../testkit/wait.ts";
 import { requireTool, run } from "./support.ts";
 
@@ -576,10 +577,10 @@ describe("build-all helpers", () => {
       const host = TARGETS.find((t) => t.platform === process.platform && t.arch === process.arch)!;
       const targets = parseArgs(["--targets", host.name], ROOT).targets;
       const entries = await buildAll({ targets, outdir, buildScript: join(dir, "build.ts"), cwd: dir, log: (l) => lines.push(l) });
-      expect(entries.map((e) => e.name)).toEqual([fileNameOf(host)]);
-      expect((await listDir(outdir)).sort()).toEqual(["SHA256SUMS", fileNameOf(host)]);
+      expect(entries.map((e) => e.name)).toEqual([fileNameOf(host), clientTarballName()]);
+      expect((await listDir(outdir)).sort()).toEqual(["SHA256SUMS", fileNameOf(host), clientTarballName()].sort());
       const check = run(["sha256sum", "-c", "--strict", "SHA256SUMS"], outdir);
-      expect(check.stdout).toBe(`${fileNameOf(host)}: OK\n`);
+      expect(check.stdout.split("\n").filter(Boolean).sort()).toEqual([`${fileNameOf(host)}: OK`, `${clientTarballName()}: OK`].sort());
       expect(check.code).toBe(0);
       expect(lines.some((l) => l.includes(`${fileNameOf(host)} ${host.format}`))).toBe(true);
 

@@ -4,6 +4,7 @@ import { PausedTime } from "../paused-time.ts";
 import { IN_BINARY } from "../spawn-snippet.ts";
 import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
 import { engineHostEnv } from "./host-env.ts";
+import { eachLine } from "./engine-log.ts";
 
 type Done = HostReply & { kind: "done" };
 /** A command as the caller writes it: the host numbers its calls. */
@@ -19,6 +20,8 @@ export interface EngineHostOptions {
   testTrustAnchorPem?: string;
   /** Called once when the process ends, whoever ended it. */
   onExit(host: EngineHost, ended: string): void;
+  /** Hears each line the process prints (the engine's log), on stdout or stderr. */
+  onOutput(pid: number, line: string): void;
 }
 
 /** One engine host process, as its parent sees it: numbered calls over IPC, and the memory it last reported. */
@@ -39,7 +42,7 @@ export class EngineHost {
     this.process = Bun.spawn({
       cmd: hostCommand(),
       env: engineHostEnv(process.env),
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
       serialization: "advanced",
       ipc: (reply: HostReply) => this.receive(reply),
       onExit: (_process, exitCode, signalCode) => {
@@ -53,6 +56,9 @@ export class EngineHost {
       },
     });
     this.pid = this.process.pid;
+    for (const stream of [this.process.stdout, this.process.stderr]) {
+      if (stream instanceof ReadableStream) eachLine(stream, (line) => options.onOutput(this.pid, line));
+    }
   }
 
   /** Starts a host and its engine; rejects when the engine does not start. */

@@ -6,6 +6,7 @@ import { sideEngineBytes } from "../memory.ts";
 import type { EngineProver, EngineProvers } from "../prover.ts";
 import type { EngineVerifiers } from "../verifier.ts";
 import { EngineHost } from "./engine-host.ts";
+import { EngineLog } from "./engine-log.ts";
 import { type CallRole, type HostedEvents, HostedProver, HostedVerifier } from "./hosted-objects.ts";
 import type { HostMemory } from "./protocol.ts";
 import { type Engines, type HostCalls, type HostRoom, fitsBeside, hostsToPause, placeSession, sessionCost } from "./placement.ts";
@@ -71,8 +72,12 @@ export class EngineHosts implements EngineProvers {
   private readonly sessionHosts = new Map<string, { placed: Placed; prover: HostedProver }>();
   /** Hosts replaced since start: retired because a call on them hung, or because they died. */
   readonly replaced = { hung: 0, died: 0 };
+  /** What the hosts print, into the log. */
+  private readonly engineLog: EngineLog;
 
-  private constructor(private readonly options: EngineHostsOptions) {}
+  private constructor(private readonly options: EngineHostsOptions) {
+    this.engineLog = new EngineLog(options.log);
+  }
 
   /** The engines sessions are placed in. */
   get engines(): Engines {
@@ -226,6 +231,7 @@ export class EngineHosts implements EngineProvers {
       },
       changed: () => this.repause(),
       freed: () => {
+        this.engineLog.released();
         ended();
         placed.live.delete(id);
         placed.host.post({ kind: "free", id });
@@ -264,6 +270,7 @@ export class EngineHosts implements EngineProvers {
         threads: this.options.threads,
         testTrustAnchorPem: this.options.testTrustAnchorPem,
         onExit: (ended, how) => this.exited(ended, how),
+        onOutput: (pid, line) => this.engineLog.forward(pid, line),
       });
       if (this.stopped) return host.kill();
       this.placed.push({ host, live: new Map(), hung: 0, retiring: false, calls: new Set() });

@@ -19,6 +19,9 @@ export function runEngineHost(): Promise<void> {
   const provers = new Map<number, LocalProver>();
   const verifiers = new Map<number, LocalVerifier>();
   const reply = (message: HostReply) => send(message);
+  // Ctrl-C in a terminal signals the whole process group: the prover stops its hosts itself, in order, and a host
+  // that died first would be counted and replaced as a crash.
+  process.on("SIGINT", () => {});
   countEngineSockets();
 
   async function answer(call: number, work: () => Promise<Pick<HostReply & { kind: "done" }, "exchange" | "verified" | "sockets" | "diesWithParent"> | void>) {

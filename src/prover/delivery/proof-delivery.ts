@@ -56,6 +56,19 @@ export class ProofDelivery {
   }
 
   /**
+   * A /proxy call refused before any work: its id is taken and settled with the refusal, so that a subscriber
+   * hears it at once. An id used before keeps its outcome; a store that fails leaves the id as it was (logged).
+   */
+  async refuse(requestId: string, refusal: AppError, requestedBy?: string): Promise<void> {
+    try {
+      await this.claim(requestId, requestedBy);
+    } catch {
+      return;
+    }
+    await this.settle(requestId, failureOutcome(requestId, refusal));
+  }
+
+  /**
    * Records the outcome, then delivers what the store holds for the id: the outcome, or the one recorded
    * first (another prover settled the id while this one was silent, say). A proof that cannot be stored is
    * not delivered: its id settles with `storage_failed`, so that every proof a client ever received can be

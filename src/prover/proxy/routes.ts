@@ -1,13 +1,16 @@
 import { Elysia } from "elysia";
 import type { Method } from "tlsn-wasm";
-import { AppError } from "../../errors.ts";
+import * as v from "valibot";
+import { AppError, httpStatusOf, toAppError } from "../../errors.ts";
 import { bodyBytes } from "../../http1/message.ts";
 import { parseRedactionRequest } from "../../redaction/index.ts";
 import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "../mpc/session-lifecycle.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
-import { parseTargetUrl } from "../exchange/target.ts";
+import { type Target, parseTargetUrl } from "../exchange/target.ts";
+import type { RedactionPattern } from "../../redaction/patterns.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
 import { callerKeyDigest } from "../auth.ts";
 import { parseOrThrow } from "../../schema.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
@@ -106,37 +109,74 @@ async function timed<T>(done: (result: "answered" | "failed") => void, call: Pro
   }
 }
 
+/** A /proxy call as read and checked before any work: what runs it in either mode. */
+interface ProxyCall {
+  requestId: string;
+  target: Target;
+  host: string;
+  method: string;
+  mode: ProofMode;
+  revealRequest: boolean;
+  patterns: RedactionPattern[];
+  allowUnmatched: boolean;
+  proveFailed: boolean;
+  exchange: { method: Method; pathAndQuery: string; headers: [string, string][]; body: unknown };
+  /** The sizes an MPC call announced (T-MAX-*); proxy mode has no session to size. */
+  announced: Partial<SessionSizes>;
+  requestedBy?: string;
+}
+
+/** Reads and checks the client's request: every refusal here comes before any work (nothing sent, no id taken). */
+async function readProxyCall(request: Request, deps: ProxyDeps): Promise<ProxyCall> {
+  const headers = request.headers;
+  const target = parseTargetUrl(headers.get("t-proxy-url"));
+  const requestId = parseOrThrow(requestIdSchema("T-REQUEST-ID must be a UUID"), headers.get("t-request-id") ?? "", "invalid_request_id", { messageOnly: true });
+  const { patterns, allowUnmatched } = parseRedactionRequest(headers);
+  const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
+  const method = request.method.toUpperCase();
+  if (!ENGINE_METHODS.has(method)) {
+    throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
+  }
+  const { mode, revealRequest } = parseModeHeaders(headers, deps.defaultMode);
+  if (mode === "proxy" && !revealRequest) refuseRequestPatterns(patterns);
+  const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
+  const body = await readJsonBody(request, deps.maxBodyBytes);
+  const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
+  const announced = mode === "mpc" ? requestedSizes(headers, deps.sessions.limits) : {};
+  const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
+  return { requestId, target, host, method, mode, revealRequest, patterns, allowUnmatched, proveFailed, exchange, announced, requestedBy };
+}
+
+/**
+ * A call refused before any work: when its request id is a valid one, the refusal settles that id too, so that a
+ * client that subscribed first hears the refusal's code at once rather than `unknown_request` later. Load (5xx:
+ * over capacity, shutting down) settles nothing: those calls are retried, and an id used before keeps its outcome.
+ */
+async function refusedBeforeWork(request: Request, error: unknown, deps: ProxyDeps): Promise<never> {
+  const refusal = toAppError(error);
+  const requestId = v.safeParse(requestIdSchema(""), request.headers.get("t-request-id") ?? "");
+  if (requestId.success && httpStatusOf(refusal.code) < 500) {
+    await deps.delivery.refuse(requestId.output, refusal, callerKeyDigest(request, deps.authorizationIsOurs));
+  }
+  throw error;
+}
+
 /** `ANY /proxy`: reads the client's request, runs the proof session, answers with the target's answer. */
 export function proxyRoutes(deps: ProxyDeps) {
   async function handle(request: Request): Promise<Response> {
-    const headers = request.headers;
-    const target = parseTargetUrl(headers.get("t-proxy-url"));
-    const requestId = parseOrThrow(requestIdSchema("T-REQUEST-ID must be a UUID"), headers.get("t-request-id") ?? "", "invalid_request_id", { messageOnly: true });
-    const { patterns, allowUnmatched } = parseRedactionRequest(headers);
-    const proveFailed = parseProveFailed(headers.get("t-prove-failed-req"));
-    const method = request.method.toUpperCase();
-    if (!ENGINE_METHODS.has(method)) {
-      throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
-    }
-    const { mode, revealRequest } = parseModeHeaders(headers, deps.defaultMode);
-    if (mode === "proxy" && !revealRequest) refuseRequestPatterns(patterns);
-    const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
-    const body = await readJsonBody(request, deps.maxBodyBytes);
-    const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
-    const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
+    const call = await readProxyCall(request, deps).catch((error: unknown) => refusedBeforeWork(request, error, deps));
+    const { requestId, target, host, method, mode, exchange, patterns, allowUnmatched, proveFailed, requestedBy } = call;
     if (mode === "proxy") {
-      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy });
+      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest: call.revealRequest, requestedBy });
       const answer = await timed(deps.timeProxy({ mode }), proof);
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }
-    // MPC sessions are sized; proxy mode has no session to size.
-    const announced = requestedSizes(headers, deps.sessions.limits);
     const endpoint = endpointKey(host, method, target.pathAndQuery);
     const canRepeat = method === "GET" && deps.repeatTooLarge;
     const need = planSession({
       classes: deps.sessions.classes,
       defaultClass: deps.sessions.defaultClass,
-      announced,
+      announced: call.announced,
       requestBytes: requestBytes(exchange),
       learnedRecv: deps.endpointSizes.expected(endpoint),
       canRepeat,

@@ -1,0 +1,31 @@
+/**
+ * The demo's local HTTPS API (`cli demo`): a Bun server on loopback with a certificate from the demo's test CA.
+ * TLS 1.2 as well as 1.3, so that MPC mode (TLS 1.2 only) can talk to it.
+ */
+import type { Server } from "bun";
+
+export const DEMO_HOST = "api.demo.test";
+/** The demo's API token: sent in MPC mode and hidden by default (Authorization) in the proof. */
+export const DEMO_TOKEN = "demo-token-not-a-secret";
+
+export interface DemoTarget {
+  port: number;
+  stop(): void;
+}
+
+function routes(request: Request): Response {
+  const url = new URL(request.url);
+  if (url.pathname === "/v1/account") {
+    if (request.headers.get("authorization") !== `Bearer ${DEMO_TOKEN}`) return Response.json({ error: "unauthorized" }, { status: 401 });
+    return Response.json({ user: Number(url.searchParams.get("user") ?? 0), name: "alice", balance: "1234.50", currency: "EUR" });
+  }
+  if (url.pathname === "/v1/price") {
+    return Response.json({ pair: url.searchParams.get("pair") ?? "ETH-EUR", price: "2875.10", at: new Date().toISOString() });
+  }
+  return Response.json({ error: "not found" }, { status: 404 });
+}
+
+export function startDemoTarget(chainPem: string, keyPem: string): DemoTarget {
+  const server: Server<undefined> = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: chainPem, key: keyPem }, fetch: routes });
+  return { port: server.port!, stop: () => void server.stop(true) };
+}

@@ -1,0 +1,166 @@
+/**
+ * `cli demo` (`npm run demo`): the whole product on one machine, offline. A test CA (`cli testca`'s), a local HTTPS
+ * API with a certificate from it, and a prover with its embedded notary trusting it (`cli prover start`'s server,
+ * in this process) prove one GET in proxy mode and one in MPC mode through the client's prove(); each proof is
+ * then checked again with the code of `cli verify` and its report printed, with a link to the prover's viewer.
+ * Everything runs until Ctrl-C (SIGINT or SIGTERM), which stops all of it: the servers, the engine host processes,
+ * and the temporary folder (unless --dir named one to keep).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { startProverServer, type ProverServer } from "../app/prover.ts";
+import { prove, type ProveOptions } from "../client/prove.ts";
+import { TlsproofError } from "../client/errors.ts";
+import { loadProverConfig } from "../config/prover.ts";
+import { AppError } from "../errors.ts";
+import { createLogger } from "../log.ts";
+import { readPublicKeysFile } from "../proof/keys.ts";
+import { renderVerifiedProof } from "../proof/render.ts";
+import { verifyProof } from "../proof/verify.ts";
+import { DEMO_HOST, DEMO_TOKEN, type DemoTarget, startDemoTarget } from "./demo-target.ts";
+import { progressLine } from "./progress.ts";
+import { testCaEnvironment, writeTestCa } from "./testca.ts";
+
+/** Small MPC sessions: the demo's answers are a few hundred bytes, and setup time grows with the sizes. */
+const DEMO_SESSION = { PROVER_MAX_SENT_DATA: "1024", PROVER_MAX_RECV_DATA: "2048" };
+
+interface Demo {
+  work: string;
+  /** The folder was named with --dir: it stays. */
+  keep: boolean;
+  target?: DemoTarget;
+  prover?: ProverServer;
+  notaryPubPath?: string;
+}
+
+/** The prover's environment: the test CA, the demo API by name, one engine host, no warm pool. */
+function proverEnv(demo: Demo, caPath: string, port: string): Record<string, string> {
+  return {
+    PROVER_HOST: "127.0.0.1",
+    PROVER_PORT: port,
+    PROVER_DATA_DIR: join(demo.work, "prover"),
+    PROVER_POOL_SIZE: "0",
+    PROVER_ENGINE_HOSTS: "1",
+    ...DEMO_SESSION,
+    ...testCaEnvironment(caPath, [DEMO_HOST], demo.target!.port, "127.0.0.1"),
+  };
+}
+
+async function start(demo: Demo, port: string): Promise<void> {
+  const ca = writeTestCa(join(demo.work, "ca"), [DEMO_HOST]);
+  demo.target = startDemoTarget(ca.chainPem, ca.keyPem);
+  const config = loadProverConfig(proverEnv(demo, ca.caPath, port));
+  // Quiet: warnings and errors only (the test trust anchor's warning among them).
+  demo.prover = await startProverServer(config, createLogger({ level: "warn", fields: { component: "prover" } }));
+  demo.notaryPubPath = join(config.dataDir, "notary.pub");
+  console.error(`demo: ${DEMO_HOST} (a local HTTPS API, port ${demo.target.port}) and a prover with its embedded notary at ${demo.prover.url}`);
+}
+
+interface DemoCall {
+  mode: "proxy" | "mpc";
+  label: string;
+  options: Pick<ProveOptions, "url" | "headers" | "redact" | "revealRequest">;
+}
+
+/** One GET per mode. Proxy mode reveals its request (no secret in it), so the notary checks and signs it too. */
+const calls = (port: number): DemoCall[] => [
+  {
+    mode: "proxy",
+    label: "proxy mode: the notary relays the connection and sees the response (milliseconds)",
+    options: { url: `https://${DEMO_HOST}:${port}/v1/price?pair=ETH-EUR`, revealRequest: true },
+  },
+  {
+    mode: "mpc",
+    label: "MPC mode: the notary sees nothing in clear (tens of seconds on two cores)",
+    options: {
+      url: `https://${DEMO_HOST}:${port}/v1/account?user=42`,
+      headers: { authorization: `Bearer ${DEMO_TOKEN}` },
+      redact: [{ kind: "res:body", path: ["balance"] }],
+    },
+  },
+];
+
+/** Proves one call, saves the proof, checks the file as `cli verify` does and prints its report. */
+async function proveAndReport(demo: Demo, call: DemoCall, index: number, signal: AbortSignal): Promise<void> {
+  const progress = progressLine(process.stderr, call.mode);
+  const pinned = readFileSync(demo.notaryPubPath!, "utf8");
+  let result;
+  try {
+    result = await prove({ prover: demo.prover!.url, notaryKeys: [pinned], mode: call.mode, signal, ...call.options, onResponse: (r) => progress.answered(r.status) });
+  } finally {
+    progress.clear();
+    progress.stop();
+  }
+  const proofPath = join(demo.work, `${call.mode}-proof.json`);
+  writeFileSync(proofPath, result.proofText);
+  const expected = { requestId: result.requestId, serverName: DEMO_HOST };
+  const verified = verifyProof(readFileSync(proofPath, "utf8"), readPublicKeysFile(demo.notaryPubPath!), expected);
+  const viewer = `${demo.prover!.url}/viewer?requestId=${result.requestId}&serverName=${DEMO_HOST}`;
+  console.log(`\n=== Proof ${index + 1} of 2, ${call.label} ===\n`);
+  console.log(renderVerifiedProof(verified));
+  const kept = demo.keep ? "" : " (a temporary folder, removed when the demo stops: --dir DIR keeps the files)";
+  console.log(`Saved as ${proofPath}${kept}; check it again: cli verify --notary-pub-key ${demo.notaryPubPath} --proof ${proofPath}`);
+  console.log(`Viewer: ${viewer} (drop the proof file there; "use this prover's key" fills in the notary key)`);
+}
+
+async function stopAll(demo: Demo): Promise<void> {
+  await demo.prover?.stop(0);
+  demo.target?.stop();
+  if (!demo.keep) rmSync(demo.work, { recursive: true, force: true });
+}
+
+/** Resolves at the first SIGINT or SIGTERM, and aborts `stop`. */
+function signalled(stop: AbortController): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (signal: string) => {
+      stop.abort(new AppError("shutting_down", `stopped by ${signal}`));
+      resolve(signal);
+    };
+    process.once("SIGINT", () => on("SIGINT"));
+    process.once("SIGTERM", () => on("SIGTERM"));
+  });
+}
+
+function workFolder(dir: unknown): { work: string; keep: boolean } {
+  if (typeof dir === "string" && dir !== "") {
+    const work = resolve(dir);
+    mkdirSync(work, { recursive: true });
+    return { work, keep: true };
+  }
+  return { work: mkdtempSync(join(tmpdir(), "tlsproof-demo-")), keep: false };
+}
+
+export default defineCommand({
+  meta: { name: "demo", description: "Prove one GET in each mode against a local HTTPS API, offline; runs until Ctrl-C" },
+  args: {
+    port: { type: "string", default: "0", description: "The prover's port (default: any free one)" },
+    dir: { type: "string", description: "Keep the demo's files (test CA, notary key, proofs) in this folder (default: a temporary one, removed at the end)" },
+  },
+  async run({ args }) {
+    if (!/^\d+$/.test(String(args.port)) || Number(args.port) > 65535) throw new AppError("usage", "--port must be a port number (0: any free one)");
+    const stop = new AbortController();
+    const stopped = signalled(stop);
+    const { work, keep } = workFolder(args.dir);
+    const demo: Demo = { work, keep };
+    try {
+      // Not raced with a signal: what starts must be known to be stopped.
+      await start(demo, String(args.port));
+      for (const [index, call] of calls(demo.target!.port).entries()) {
+        if (stop.signal.aborted) throw stop.signal.reason;
+        await proveAndReport(demo, call, index, stop.signal);
+      }
+      console.error("\ndemo: both proofs verified. The prover keeps running for the viewer; Ctrl-C stops everything.");
+      const signal = await stopped;
+      console.error(`demo: ${signal}: stopping`);
+    } catch (error) {
+      if (stop.signal.aborted) throw new AppError("shutting_down", "the demo was stopped before its proofs were made");
+      // The client's failure, with its code: one line, exit 1.
+      if (error instanceof TlsproofError) throw new Error(`${error.code}: ${error.message}`);
+      throw error;
+    } finally {
+      await stopAll(demo);
+    }
+  },
+});

@@ -1,0 +1,181 @@
+/**
+ * `cli prove`: one proven exchange from a shell script, through the client's `prove()` (src/client/prove.ts):
+ * subscribe, `/proxy`, the target's answer to stdout (or --answer), then the proof, verified with prove()'s
+ * checks (pinned notary keys, this request id, the URL's host, the answer received) and written to --out.
+ * Exit 0; 1 with `error: <code>: <message>` when the prover, the target or the proof fails; 2 for usage.
+ * Header values given with --header are secrets: nothing here prints them.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.ts";
+import { TlsproofError } from "../client/errors.ts";
+import { AppError } from "../errors.ts";
+import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
+import { parseRedactions } from "../redaction/patterns.ts";
+import { optionValues } from "./option-values.ts";
+import { type Progress, progressLine } from "./progress.ts";
+
+const METHODS: readonly ProvableMethod[] = ["GET", "POST", "PUT", "DELETE"];
+/** RFC 9110 token characters. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const usage = (message: string) => new AppError("usage", message);
+
+function required(value: unknown, flag: string): string {
+  if (typeof value !== "string" || value.trim() === "") throw usage(`--${flag} needs a value`);
+  return value.trim();
+}
+
+/** `--header 'Name: value'`, each named by its position in errors (its value may be a secret). */
+function parseHeaders(values: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  values.forEach((text, index) => {
+    const colon = text.indexOf(":");
+    const name = colon < 0 ? "" : text.slice(0, colon).trim();
+    if (!HEADER_NAME.test(name)) throw usage(`--header ${index + 1} is not "Name: value"`);
+    headers[name] = text.slice(colon + 1).trim();
+  });
+  return headers;
+}
+
+/** `--data`: JSON text, or `@file` holding it (`@-`: stdin). The text is never printed: it may hold secrets. */
+async function parseData(value: string): Promise<unknown> {
+  let text = value;
+  if (value.startsWith("@")) {
+    const path = value.slice(1);
+    try {
+      text = path === "-" ? await Bun.stdin.text() : await Bun.file(path).text();
+    } catch (error) {
+      throw new AppError("file_unreadable", `cannot read --data file ${path}: ${(error as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw usage("--data must be JSON (the engine sends JSON bodies only), or @file holding JSON");
+  }
+}
+
+function parseTarget(value: unknown): string {
+  const url = required(value, "url");
+  if (!URL.canParse(url) || new URL(url).protocol !== "https:") throw usage("--url must be an https:// URL");
+  return url;
+}
+
+function parseProver(value: unknown): string {
+  const url = required(value, "prover");
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw usage("--prover must be the prover's http(s):// URL");
+  return url;
+}
+
+function apiKeyFrom(name: unknown): string | undefined {
+  if (name === undefined) return undefined;
+  const variable = required(name, "api-key-env");
+  const key = process.env[variable];
+  if (!key) throw usage(`--api-key-env: the environment variable ${variable} is not set`);
+  return key;
+}
+
+/** The keys of the --notary-pub-key file, as PEM texts for prove(). */
+const pinnedKeys = (path: string): string[] => readPublicKeysFile(path).map(encodePublicKeyPem);
+
+type Args = Record<string, unknown>;
+
+/** Every option checked before anything is sent: a usage error never reaches the prover. */
+async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<ProveOptions> {
+  const method = (typeof args.method === "string" ? args.method.toUpperCase() : args.data !== undefined ? "POST" : "GET") as ProvableMethod;
+  if (!METHODS.includes(method)) throw usage(`--method must be one of ${METHODS.join(", ")}`);
+  const timeoutS = args.timeout === undefined ? undefined : Number(args.timeout);
+  if (timeoutS !== undefined && !(Number.isInteger(timeoutS) && timeoutS > 0)) throw usage("--timeout must be a whole number of seconds");
+  if (args["reveal-request"] && args.mode !== "proxy") throw usage("--reveal-request is for --mode proxy (in MPC mode the request is in the proof)");
+  return {
+    prover: parseProver(args.prover),
+    apiKey: apiKeyFrom(args["api-key-env"]),
+    notaryKeys: pinnedKeys(required(args["notary-pub-key"], "notary-pub-key")),
+    url: parseTarget(args.url),
+    method,
+    headers: parseHeaders(optionValues(rawArgs, "header")),
+    body: args.data === undefined ? undefined : await parseData(required(args.data, "data")),
+    redact: optionValues(rawArgs, "redact").flatMap((entries) => parseRedactions(entries)),
+    allowUnmatchedRedactions: args["allow-unmatched"] === true,
+    proveFailed: args["prove-failed"] === true,
+    mode: args.mode === "proxy" || args.mode === "mpc" ? args.mode : undefined,
+    revealRequest: args["reveal-request"] === true,
+    timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
+  };
+}
+
+/** Where the proof goes: its folder must exist now, not after a minute of MPC. */
+function outPath(value: unknown): string {
+  const path = resolve(required(value, "out"));
+  if (!existsSync(dirname(path))) throw usage(`--out: the folder ${dirname(path)} does not exist`);
+  return path;
+}
+
+function writeProof(path: string, proofText: string): void {
+  try {
+    writeFileSync(path, proofText);
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot write the proof to ${path}: ${(error as Error).message}`);
+  }
+}
+
+async function writeAnswer(body: Uint8Array, answerPath: string | undefined, progress: Progress): Promise<void> {
+  if (answerPath) {
+    try {
+      writeFileSync(answerPath, body);
+    } catch (error) {
+      throw new AppError("file_unreadable", `cannot write --answer ${answerPath}: ${(error as Error).message}`);
+    }
+    return;
+  }
+  progress.clear();
+  await Bun.write(Bun.stdout, body);
+}
+
+export default defineCommand({
+  meta: { name: "prove", description: "Prove one HTTPS exchange through a prover; the answer to stdout, the verified proof to --out" },
+  args: {
+    prover: { type: "string", required: true, description: "The prover's URL, e.g. http://127.0.0.1:8080" },
+    "notary-pub-key": { type: "string", required: true, description: "The notary public key(s) you trust (PEM file); the proof must be signed by one" },
+    url: { type: "string", required: true, description: "The target: an https:// URL" },
+    out: { type: "string", required: true, description: "Where to write the proof (JSON; `cli verify --proof` reads it)" },
+    mode: { type: "enum", options: ["mpc", "proxy"], description: "mpc (the notary sees nothing in clear) or proxy (fast; the notary sees the response); default: the prover's" },
+    "reveal-request": { type: "boolean", default: false, description: "Proxy mode: put the request in the proof too (the notary sees it; --redact req:... hides parts)" },
+    header: { type: "string", description: "A header for the target, 'Name: value' (repeat for more); values are never printed" },
+    redact: { type: "string", description: "T-REDACTED entries, e.g. 'req:header:authorization,res:body:balance' (repeat for more)" },
+    "allow-unmatched": { type: "boolean", default: false, description: "A redaction that matches nothing is listed as unmatched instead of preventing the proof" },
+    "prove-failed": { type: "boolean", default: false, description: "Prove answers with status >= 400 too" },
+    method: { type: "string", description: "GET, POST, PUT or DELETE (default GET; POST with --data)" },
+    data: { type: "string", description: "A JSON body, or @file holding one (@- for stdin)" },
+    answer: { type: "string", description: "Write the target's answer (body) to this file instead of stdout" },
+    "api-key-env": { type: "string", description: "The environment variable holding the prover's API key" },
+    timeout: { type: "string", description: "Seconds for the whole call, proof included (default 300)" },
+  },
+  async run({ args, rawArgs }) {
+    const options = await proveOptions(args, rawArgs);
+    const out = outPath(args.out);
+    const answerPath = typeof args.answer === "string" && args.answer !== "" ? resolve(args.answer) : undefined;
+    const progress = progressLine(process.stderr, options.mode ?? "the prover's default mode");
+    try {
+      const result = await prove({
+        ...options,
+        onResponse: async (response) => {
+          progress.answered(response.status);
+          await writeAnswer(response.body, answerPath, progress);
+        },
+      });
+      writeProof(out, result.proofText);
+      progress.done(`proof ${result.requestId} (${result.mode}) verified and written to ${out}`);
+    } catch (error) {
+      progress.clear();
+      if (!(error instanceof TlsproofError)) throw error;
+      // The prover's or the client's refusal: its code for scripts, one line, exit 1 whatever the code.
+      console.error(`error: ${error.code}: ${error.message}`);
+      process.exit(1);
+    } finally {
+      progress.stop();
+    }
+  },
+});

@@ -1,0 +1,112 @@
+/**
+ * `cli testca`: a test CA the engine accepts (the subject of the built-in anchor it replaces, a P-256 key) and a
+ * server certificate from it for local HTTPS servers, written as PEM files; prints the environment that makes a
+ * prover trust it, as `export` lines (`eval "$(cli testca ...)"`). No openssl needed (src/engine/test-ca.ts).
+ * An existing CA in the folder is kept (a prover already trusting it keeps working) unless --force.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { join, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { type IssuedCertificate, issueServerCertificate, loadTestCa, makeTestCa } from "../engine/test-ca.ts";
+import { AppError } from "../errors.ts";
+import { optionValues } from "./option-values.ts";
+
+export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;
+
+/** The files of a test CA folder, and what a prover needs to trust it and reach the server by name. */
+export interface TestCaFolder {
+  caPath: string;
+  chainPath: string;
+  keyPath: string;
+  /** Whether the CA was made now (else an earlier one was kept). */
+  newCa: boolean;
+  chainPem: string;
+  keyPem: string;
+}
+
+function write(path: string, text: string, mode: number): void {
+  try {
+    rmSync(path, { force: true });
+    writeFileSync(path, text, { flag: "wx", mode });
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot write ${path}: ${(error as Error).message}`);
+  }
+}
+
+function readCa(dir: string): IssuedCertificate {
+  try {
+    return loadTestCa(readFileSync(join(dir, TEST_CA_FILES.ca), "utf8"), readFileSync(join(dir, TEST_CA_FILES.caKey), "utf8"));
+  } catch (error) {
+    const reason = error instanceof AppError ? error.message : (error as Error).message;
+    throw new AppError("config_invalid", `${dir} holds a CA that cannot be used (${reason}); use --force to make a new one`);
+  }
+}
+
+/** Writes (or keeps) the CA in `dir` and a server certificate for `names` from it. */
+export function writeTestCa(dir: string, names: readonly string[], forceNewCa = false): TestCaFolder {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot create ${dir}: ${(error as Error).message}`);
+  }
+  const caPath = resolve(dir, TEST_CA_FILES.ca);
+  const keep = !forceNewCa && existsSync(caPath) && existsSync(join(dir, TEST_CA_FILES.caKey));
+  const ca = keep ? readCa(dir) : makeTestCa();
+  const server = issueServerCertificate(ca, names);
+  if (!keep) {
+    write(join(dir, TEST_CA_FILES.caKey), ca.keyPem, 0o600);
+    write(caPath, ca.pem, 0o644);
+  }
+  const chainPem = server.pem + ca.pem;
+  write(join(dir, TEST_CA_FILES.key), server.keyPem, 0o600);
+  write(join(dir, TEST_CA_FILES.chain), chainPem, 0o644);
+  return { caPath, chainPath: resolve(dir, TEST_CA_FILES.chain), keyPath: resolve(dir, TEST_CA_FILES.key), newCa: !keep, chainPem, keyPem: server.keyPem };
+}
+
+/** The variables that make a prover trust the test CA and reach `names` on `address:port`. */
+export function testCaEnvironment(caPath: string, names: readonly string[], port: number, address: string): Record<string, string> {
+  return {
+    TLSN_TEST_TRUST_ANCHOR: caPath,
+    PROVER_RESOLVE: names.map((name) => `${name}:${port}:${address}`).join(","),
+    PROVER_ALLOW_PRIVATE_TARGETS: "1",
+    PROVER_ALLOWED_PORTS: String(port),
+  };
+}
+
+const shellQuoted = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+function parsePort(value: unknown): number {
+  const port = Number(value);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || port < 1 || port > 65535) throw new AppError("usage", "--port must be a port number (1-65535)");
+  return port;
+}
+
+export default defineCommand({
+  meta: { name: "testca", description: "Make a test CA the engine trusts (offline tests) and a server certificate from it; prints the prover's settings" },
+  args: {
+    out: { type: "string", required: true, description: "Folder for ca.pem, ca.key, server.pem (server then CA) and server.key; an existing CA there is kept" },
+    name: { type: "string", description: "A DNS name of the server (repeat for more; default localhost)" },
+    port: { type: "string", default: "8443", description: "The port the server listens on" },
+    address: { type: "string", default: "127.0.0.1", description: "The address the names resolve to" },
+    force: { type: "boolean", default: false, description: "Make a new CA even if the folder has one" },
+  },
+  run({ args, rawArgs }) {
+    if (typeof args.out !== "string" || args.out === "") throw new AppError("usage", "--out needs a folder path");
+    const given = optionValues(rawArgs, "name").map((name) => name.trim().toLowerCase());
+    const names = given.length > 0 ? [...new Set(given)] : ["localhost"];
+    const port = parsePort(args.port);
+    if (!isIP(String(args.address))) throw new AppError("usage", "--address must be an IP address");
+    const folder = writeTestCa(args.out, names, args.force);
+    const env = testCaEnvironment(folder.caPath, names, port, String(args.address));
+    const lines = [
+      `# ${folder.newCa ? "A new" : "The existing"} test CA ${folder.caPath}: trust it nowhere but in tlsproof tests.`,
+      `# Serve ${folder.chainPath} with the key ${folder.keyPath} (${names.join(", ")}) on ${args.address}:${port}; TLS 1.2 for MPC mode.`,
+      "# A prover trusts it, and reaches the server by those names, with:",
+      ...Object.entries(env).map(([name, value]) => `export ${name}=${shellQuoted(value)}`),
+      "# A standalone notary needs TLSN_TEST_TRUST_ANCHOR too; for proxy mode, in its YAML's proxy section:",
+      `#   resolve: [${names.map((name) => `"${name}:${port}:${args.address}"`).join(", ")}], allow_private_targets: true, allowed_ports: [${port}]`,
+    ];
+    console.log(lines.join("\n"));
+  },
+});
