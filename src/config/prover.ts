@@ -102,10 +102,11 @@ const SSE_HEARTBEAT_MS = 10_000;
  */
 const BODY_LIMIT_SLACK_BYTES = 64 * 1024;
 /**
- * Most outcomes kept in memory for late subscribers (each at most one proof: about 4/3 of the session sizes
- * plus 1 KB, ~28 KB at the default 4096/16384); older ones are read from the store.
+ * Most bytes of outcomes kept in memory for late subscribers (a proof is about 4/3 of its revealed bytes plus
+ * 1 KB: ~28 KB at the default MPC sizes 4096/16384, so about 1,100 of them; ~1.4 MB for a proxy proof of a 1 MB
+ * answer, so about 20). Older and larger ones are read from the store when asked.
  */
-const PROOF_RETAINED_MAX = 512;
+const PROOF_RETAINED_BYTES = 32 * 1024 * 1024;
 /** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
 const PROOF_STORE_POLL_MS = 5_000;
 /**
@@ -295,7 +296,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     },
     delivery: {
       retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
-      maxRetained: PROOF_RETAINED_MAX,
+      maxRetainedBytes: PROOF_RETAINED_BYTES,
       unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
       storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },
