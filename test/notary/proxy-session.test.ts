@@ -70,7 +70,7 @@ async function relayedExchange(path = "/data") {
     responseTimeoutMs: 5_000,
   });
   relay.close();
-  return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.recorded(), false) };
+  return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.handshakeBytes(), false) };
 }
 
 const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAttestationRequest["redactions"] = []): ProxyAttestationRequest => ({

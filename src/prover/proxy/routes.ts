@@ -34,6 +34,8 @@ export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof Sessio
   repeatTooLarge: boolean;
   /** Headers that identify the end user, never forwarded (src/prover/exchange/identifying-headers.ts). */
   identifyingHeaders: ReadonlySet<string>;
+  /** Most answer bytes in proxy mode (PROVER_PROXY_MAX_RECV_DATA); a client may announce less (T-MAX-RECV-DATA). */
+  proxyMaxRecvData: number;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -125,7 +127,10 @@ export function proxyRoutes(deps: ProxyDeps) {
     const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
     const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
     if (mode === "proxy") {
-      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy });
+      // Proxy mode has no session to size: T-MAX-RECV-DATA bounds the answer, and so what the proof reserves.
+      const maxRecvBytes = requestedSizes(headers, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.proxyMaxRecvData }).maxRecvData ?? deps.proxyMaxRecvData;
+      const request = { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest, requestedBy, maxRecvBytes };
+      const proof = runProxyProof(deps, request);
       const answer = await timed(deps.timeProxy({ mode }), proof);
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }
