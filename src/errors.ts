@@ -56,6 +56,8 @@ export const errorCodes = {
   // prover's submission is well formed but fails the check, as with redaction_unmatched: 422, never retried.
   transcript_invalid: { http: 422, exit: 1 },
   unknown_request: { http: 404, exit: 1 },
+  // The id's outcome was deleted after the store's retention time (PROVER_STORE_RETENTION): gone for good.
+  outcome_expired: { http: 410, exit: 1 },
   internal: { http: 500, exit: 1 },
   // Command line only.
   usage: { http: 400, exit: 2 },
