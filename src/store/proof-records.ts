@@ -67,8 +67,11 @@ const requestKeysTable = (messagesTable: string): string => `${requestsTable(mes
 /** An outcome cleared by retention: the id stays used, its outcome is gone. */
 const EXPIRED = "expired";
 type RecordState = typeof PENDING | "proof" | "error" | typeof EXPIRED;
-/** Rows one prune statement touches: each batch is its own short transaction, so a first prune of years stalls nobody. */
-const PRUNE_BATCH = 1000;
+/**
+ * Rows one prune statement touches: each batch is its own short transaction (a proof row may hold megabytes), and
+ * other work runs between batches, so a first prune of years stalls nobody (SQLite runs on this thread).
+ */
+const PRUNE_BATCH = 200;
 
 interface RecordRow {
   state: RecordState;
@@ -256,6 +259,7 @@ export class SqlProofRecords implements ProofRecords {
       const touched = (await this.driver.run(statement)).length;
       total += touched;
       if (touched < PRUNE_BATCH) return total;
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

@@ -124,15 +124,17 @@ for (const backend of backends) {
       for (const id of [oldProof, oldFailure, pending]) await records.claim(id);
       await records.saveProof(oldProof, proof);
       await records.saveFailure(oldFailure, SESSION_DIED);
-      // More proofs than one prune batch holds (1000), published straight to the proofs stream, and one message elsewhere.
+      // More records and proofs than one prune batch holds (200): failures, and proofs published straight to the proofs stream.
+      for (let i = 0; i < 200; i++) await records.saveFailure(crypto.randomUUID(), SESSION_DIED);
       await publishEntries(opened.store, nodeKey, DEFAULT_PROOF_STREAM, 0, Array.from({ length: 1004 }, (_, n) => ({ content: { n } })));
+      // And one message elsewhere.
       await publishEntries(opened.store, nodeKey, "other-stream", 0, [{ content: { kept: true } }]);
       const cut = await nextMillisecond();
       const recent = crypto.randomUUID();
       await records.claim(recent);
       await records.saveProof(recent, proof);
 
-      expect(await records.prune(cut)).toEqual({ records: 2, proofs: 1005 });
+      expect(await records.prune(cut)).toEqual({ records: 202, proofs: 1005 });
       const expired = (requestId: string) =>
         ({
           state: "settled",
