@@ -26,8 +26,9 @@ import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
 const port = wholeNumber(1, 65535);
 /**
  * Answer bytes proxy proofs may hold at once by default: 16 answers of the default 4 MiB limit, or more of the
- * sizes clients announce. Each answer byte costs the prover about five bytes of memory while its proof is made
- * (`bun scripts/bench-proxy-memory.ts`, BENCHMARKS.md).
+ * sizes clients announce. A proof holds several copies of its answer until it is made (its TLS records, the
+ * plaintext, the proof's base64, its stored texts): `bun scripts/bench-proxy-memory.ts` measures the prover's
+ * memory under it (BENCHMARKS.md).
  */
 const DEFAULT_PROXY_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
