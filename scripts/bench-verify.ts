@@ -15,6 +15,7 @@ import { join, resolve } from "node:path";
 import type { Proof, ProofBody } from "../src/proof/format.ts";
 import { generateKey } from "../src/proof/keys.ts";
 import { signProof } from "../src/proof/sign.ts";
+import { REQUEST, directionHiding, sampleBody } from "../test/proof/fixtures.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const SIZES = [16_000, 32_000, 100_000];
@@ -44,20 +45,10 @@ function baselineTree(ref: string): { root: string; commit: string; remove(): vo
 const key = generateKey("secp256k1");
 const a = Buffer.from("a").toString("base64");
 
+/** The fixtures' sample proof body, its request revealed whole, with this answer and one redaction of these spans. */
 function baseBody(recv: ProofBody["transcript"]["recv"], spans: ProofBody["redactions"][number]["spans"]): ProofBody {
-  const request = "GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
-  return {
-    requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01",
-    notary: { publicKey: key.publicKeyPem, algorithm: key.algorithm },
-    serverName: "api.example.com",
-    connectionTime: 1_717_171_717,
-    tlsVersion: "TLS1.3",
-    notarizedAt: 1_717_171_720_123,
-    transcript: { sent: { length: request.length, revealed: [{ start: 0, end: request.length, data: Buffer.from(request).toString("base64") }] }, recv },
-    redactions: [{ pattern: "search:b", spans, matched: true }],
-    testTrustAnchor: false,
-    notaryVersion: "0.1.0",
-  };
+  const sent = directionHiding(REQUEST, []);
+  return { ...sampleBody(key), transcript: { sent, recv }, redactions: [{ pattern: "search:b", spans, matched: true }] };
 }
 
 /** recv: N single hidden bytes between revealed ones, each declared. */
