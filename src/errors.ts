@@ -1,6 +1,9 @@
 /**
  * Every failure the product reports is an AppError with a code. The code alone decides the HTTP status,
  * the process exit code and whether a client is told to retry (`retryAfterS`, seconds), here and nowhere else.
+ * The status says whose fault it is: 4xx the caller's request; 502 a target's (or the notary's) failure or limit,
+ * 504 when it was too slow; 503 a load or availability limit to retry after `Retry-After`; 500 our own failure.
+ * Every 5xx exits 1. test/errors.test.ts pins these rules.
  */
 
 export const errorCodes = {
@@ -17,28 +20,34 @@ export const errorCodes = {
   proxy_mode_unavailable: { http: 400, exit: 1 },
   unauthorized: { http: 401, exit: 2 },
   forbidden: { http: 403, exit: 2 },
+  // The prover's policy refused the target the caller named: the caller's choice, not the target's failure.
   target_forbidden: { http: 403, exit: 2 },
   not_found: { http: 404, exit: 2 },
   // A notary session's one attestation was already asked for.
   session_taken: { http: 409, exit: 1 },
-  target_unresolvable: { http: 404, exit: 1 },
-  target_unreachable: { http: 404, exit: 1 },
   payload_too_large: { http: 413, exit: 2 },
   over_capacity: { http: 503, exit: 1, retryAfterS: 5 },
   shutting_down: { http: 503, exit: 1, retryAfterS: 5 },
-  // Failures while proving (HTTP 5xx).
+  // A target's failures and limits (HTTP 502, 504 when too slow): the prover stood in as a gateway and the
+  // target's side failed or exceeded what a proof may hold. Never 404 (a wrong route) nor 500 (our bug).
+  target_unresolvable: { http: 502, exit: 1 },
+  target_unreachable: { http: 502, exit: 1 },
   target_request_failed: { http: 502, exit: 1 },
   target_timeout: { http: 504, exit: 1 },
   session_timeout: { http: 504, exit: 1 },
-  response_too_large: { http: 500, exit: 1 },
-  tls_unsupported: { http: 500, exit: 1 },
+  // Mostly the answer; also a request over the caller's own T-MAX-SENT-DATA (the message names the direction).
+  response_too_large: { http: 502, exit: 1 },
+  // The target does not speak what the mode proves (MPC: TLS 1.2 with the engine's suite; proxy: TLS 1.2/1.3 AEAD).
+  tls_unsupported: { http: 502, exit: 1 },
   // The target's certificate chain or host name was refused: an upstream fault, like a bad gateway's.
   tls_untrusted: { http: 502, exit: 1 },
   // The target encoded its answer (gzip, …) though identity was asked: it cannot be redacted, so no proof.
   target_encoding_refused: { http: 502, exit: 1 },
-  notary_unavailable: { http: 500, exit: 1 },
+  // No notary can be reached (or one refused this prover): the service is unavailable for now, try again later.
+  notary_unavailable: { http: 503, exit: 1, retryAfterS: 5 },
   // The notary's signed answer failed the prover's checks (key, signature, request id, mode): no proof.
   notary_untrusted: { http: 502, exit: 1 },
+  // Our own failures (HTTP 500): the MPC session or the store's database failed.
   session_failed: { http: 500, exit: 1 },
   storage_failed: { http: 500, exit: 1 },
   // Proof stream outcomes only: no proof will come for the request id.
@@ -47,6 +56,8 @@ export const errorCodes = {
   // prover's submission is well formed but fails the check, as with redaction_unmatched: 422, never retried.
   transcript_invalid: { http: 422, exit: 1 },
   unknown_request: { http: 404, exit: 1 },
+  // The id's outcome was deleted after the store's retention time (PROVER_STORE_RETENTION): gone for good.
+  outcome_expired: { http: 410, exit: 1 },
   internal: { http: 500, exit: 1 },
   // Command line only.
   usage: { http: 400, exit: 2 },

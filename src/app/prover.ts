@@ -32,6 +32,7 @@ import { poolRoutes } from "../prover/pool/routes.ts";
 import { notaryInfoRoutes } from "../prover/notary/routes.ts";
 import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
+import { startRetention } from "../store/retention.ts";
 import { proxyRoutes } from "../prover/proxy/routes.ts";
 import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
 import { discardSession } from "../prover/mpc/session-run.ts";
@@ -162,6 +163,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     const settled = await records.failPending({ code: "session_failed", message: "the prover stopped before this proof was made" });
     if (settled > 0) log.warn("request ids left pending by the previous run settled as failed", { count: settled });
   }
+  const retention = config.store.retentionMs === undefined ? undefined : startRetention(records, config.store.retentionMs, log.child({ component: "retention" }));
   // Set just below (it needs the delivery); ids are claimed only once the server listens.
   let presence: InstancePresence | undefined;
   const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }), async () => presence?.confirmAlive());
@@ -170,6 +172,10 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const idle = idleLimit(() => server, config.listen.idleTimeoutS);
   const slots = createSessionSlots(config.proxy.maxSessions);
   const proxySlots = createSessionSlots(config.proxyMode.maxSessions);
+  const answerBytes = createSessionSlots(
+    config.proxyMode.inFlightBytes,
+    (max) => `the prover holds its maximum of ${max} proxy-mode answer bytes in flight (PROVER_PROXY_INFLIGHT_BYTES); announce a smaller answer with T-MAX-RECV-DATA, or retry later`,
+  );
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   let stopping = false;
@@ -217,6 +223,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       repeatTooLarge: config.pool.repeatTooLarge,
       defaultMode: config.proxyMode.defaultMode,
       proxySlots,
+      answerBytes,
       trustAnchorsPem,
       proxyMaxRecvData: config.proxyMode.maxRecvData,
       endpointSizes,
@@ -285,6 +292,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       await embedded?.stop(0);
       bridge.stop();
       await hosts.stop();
+      await retention?.stop();
       await store.close();
     },
   };

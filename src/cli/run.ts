@@ -5,9 +5,13 @@ import { AppError, exitCodeOf } from "../errors.ts";
 const isUsageError = (error: unknown): error is Error =>
   error instanceof Error && error.name === "CLIError";
 
-async function resolveTarget(cmd: CommandDef, rawArgs: string[]): Promise<[CommandDef, CommandDef | undefined]> {
+const HELP_FLAGS = new Set(["-h", "--help"]);
+
+/** The command `rawArgs` names, its parent, and how many leading words named it (`prover start`: 2). */
+async function resolveTarget(cmd: CommandDef, rawArgs: readonly string[]): Promise<[CommandDef, CommandDef | undefined, number]> {
   let current: CommandDef = cmd;
   let parent: CommandDef | undefined;
+  let depth = 0;
   for (const arg of rawArgs) {
     if (arg.startsWith("-")) break;
     const subs = typeof current.subCommands === "function" ? await current.subCommands() : await current.subCommands;
@@ -15,16 +19,20 @@ async function resolveTarget(cmd: CommandDef, rawArgs: string[]): Promise<[Comma
     if (!next) break;
     parent = current;
     current = typeof next === "function" ? await next() : await next;
+    depth += 1;
   }
-  return [current, parent];
+  return [current, parent, depth];
 }
 
+/** One word of a command's arguments, as the command's definitions read it. */
+type Word = { kind: "option"; text: string; type: string | undefined } | { kind: "value" | "other"; text: string };
+
 /**
- * The first option the command does not define, as written, or undefined. citty ignores unknown options, so
- * a script passing a check the command does not have (`cli verify --request-id X`) would believe it ran.
- * The values of string options are skipped (`--proof -`); `--no-<flag>` negates a boolean flag.
+ * The words after the command's name, classified by its definitions: an option (its type, undefined when the
+ * command does not define it), the value of the string option before it (even when it starts with a dash:
+ * `--server-name -h` names the server "-h"), or anything else (positionals, and all after `--`).
  */
-export async function unknownOption(cmd: CommandDef, rawArgs: readonly string[]): Promise<string | undefined> {
+async function commandWords(cmd: CommandDef, args: readonly string[]): Promise<Word[]> {
   const defs = (typeof cmd.args === "function" ? await cmd.args() : await cmd.args) ?? {};
   const known = new Map<string, string>();
   for (const [name, def] of Object.entries(defs)) {
@@ -34,16 +42,45 @@ export async function unknownOption(cmd: CommandDef, rawArgs: readonly string[])
     for (const alias of aliases) known.set(alias, def.type ?? "string");
     if (def.type === "boolean") known.set(`no-${name}`, "boolean");
   }
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i] as string;
-    if (arg === "--") return undefined;
-    if (!arg.startsWith("-") || arg === "-") continue;
-    const [name = "", value] = arg.replace(/^--?/, "").split("=", 2);
+  const words: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i] as string;
+    if (text === "--") {
+      words.push(...args.slice(i).map((rest) => ({ kind: "other" as const, text: rest })));
+      break;
+    }
+    if (!text.startsWith("-") || text === "-") {
+      words.push({ kind: "other", text });
+      continue;
+    }
+    const [name = "", value] = text.replace(/^--?/, "").split("=", 2);
     const type = known.get(name);
-    if (type === undefined) return arg.split("=", 1)[0];
-    if (type !== "boolean" && value === undefined) i++;
+    words.push({ kind: "option", text, type });
+    if (type !== undefined && type !== "boolean" && value === undefined && i + 1 < args.length) words.push({ kind: "value", text: args[++i] as string });
   }
-  return undefined;
+  return words;
+}
+
+/**
+ * The first option the command does not define, as written, or undefined. citty ignores unknown options, so
+ * a script passing a check the command does not have (`cli verify --request-id X`) would believe it ran.
+ */
+function unknownOption(words: readonly Word[]): string | undefined {
+  const unknown = words.find((word) => word.kind === "option" && word.type === undefined);
+  return unknown?.text.split("=", 1)[0];
+}
+
+/**
+ * Whether to print usage, decided on the parsed words: only when -h/--help stands alone. Mixed with other
+ * arguments it is refused (exit 2): a script whose attacker-supplied value lands in an option's place must
+ * not read "exit 0" as success.
+ */
+function helpAsked(words: readonly Word[], commandName: string): boolean {
+  const isHelp = (word: Word) => word.kind === "option" && HELP_FLAGS.has(word.text);
+  const help = words.find(isHelp);
+  if (!help) return false;
+  if (words.every(isHelp)) return true;
+  throw new AppError("usage", `${help.text} takes no other arguments (run \`${commandName} --help\` alone for usage)`);
 }
 
 /**
@@ -52,19 +89,19 @@ export async function unknownOption(cmd: CommandDef, rawArgs: readonly string[])
  */
 export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void> {
   try {
-    if (rawArgs.includes("--help") || rawArgs.includes("-h")) {
-      const [cmd, parent] = await resolveTarget(main, rawArgs);
+    const [cmd, parent, depth] = await resolveTarget(main, rawArgs);
+    const words = await commandWords(cmd, rawArgs.slice(depth));
+    const mainMeta = typeof main.meta === "function" ? await main.meta() : await main.meta;
+    if (helpAsked(words, [mainMeta?.name ?? "cli", ...rawArgs.slice(0, depth)].join(" "))) {
       await showUsage(cmd, parent);
       process.exit(0);
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
-      const meta = typeof main.meta === "function" ? await main.meta() : await main.meta;
-      console.log(meta?.version ?? "unknown");
+      console.log(mainMeta?.version ?? "unknown");
       process.exit(0);
     }
-    const [cmd] = await resolveTarget(main, rawArgs);
     if (!cmd.run && cmd.subCommands) throw Object.assign(new Error("missing sub-command"), { name: "CLIError" });
-    const unknown = await unknownOption(cmd, rawArgs);
+    const unknown = unknownOption(words);
     if (unknown !== undefined) throw new AppError("usage", `unknown option ${unknown}`);
     await runCommand(main, { rawArgs });
     // A command is done when its run resolves (servers resolve after a graceful stop). Exit explicitly:

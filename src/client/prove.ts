@@ -1,6 +1,6 @@
 /**
  * `prove()`: one proven HTTPS exchange through a tlsproof prover. Subscribes to the proof first, then calls
- * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down) is retried after `Retry-After`
+ * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down, no notary in reach) is retried after `Retry-After`
  * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
  * The proof is verified before it is returned: signed by a pinned notary key, of this call's request id and
  * the URL's host, and showing, where it reveals bytes, the very answer the prover relayed. The prover and the

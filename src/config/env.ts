@@ -14,6 +14,18 @@ export const wholeNumber = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
+const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration such as `30d`, `12h`, `90m` or `3600s`, in milliseconds, at least `minMs`. */
+export const duration = (minMs: number) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d{1,9}[smhd]$/, "must be a duration such as 30d, 12h, 90m or 3600s"),
+    v.transform((text) => Number(text.slice(0, -1)) * (DURATION_UNIT_MS[text.slice(-1)] as number)),
+    v.minValue(minMs, `must be at least ${minMs / 1000} s`),
+  );
+
 /** `1`/`true` or `0`/`false`. */
 export const flag = () =>
   v.pipe(

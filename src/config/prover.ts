@@ -13,7 +13,7 @@ import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
-import { flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
+import { duration, flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
@@ -24,6 +24,13 @@ import { storeUrlSchema } from "../store/url.ts";
 import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
 
 const port = wholeNumber(1, 65535);
+/**
+ * Answer bytes proxy proofs may hold at once by default: 16 answers of the default 4 MiB limit, or more of the
+ * sizes clients announce. A proof holds several copies of its answer until it is made (its TLS records, the
+ * plaintext, the proof's base64, its stored texts): `bun scripts/bench-proxy-memory.ts` measures the prover's
+ * memory under it (BENCHMARKS.md).
+ */
+const DEFAULT_PROXY_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
 /** The prover's environment; every variable is optional and validated. */
 const ProverEnv = v.object({
@@ -64,11 +71,14 @@ const ProverEnv = v.object({
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
+  // Unset: proofs are kept for ever. A minute at least: an outcome must outlive its delivery.
+  PROVER_STORE_RETENTION: v.optional(duration(60_000)),
   PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
   PROVER_PROOF_MODE: v.optional(oneOfAnyCase(["mpc", "proxy"]), "mpc"),
   PROVER_PROXY_MAX_RECV_DATA: v.optional(wholeNumber(64, 64 * 1024 * 1024), String(PROXY_MAX_RECV_DATA)),
   PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
   PROVER_PROXY_SESSION_TIMEOUT_S: v.optional(wholeNumber(1, 3600), String(PROXY_SESSION_TIMEOUT_S)),
+  PROVER_PROXY_INFLIGHT_BYTES: v.optional(wholeNumber(64, 2 ** 40), String(DEFAULT_PROXY_INFLIGHT_BYTES)),
   PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
   PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
   PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
@@ -104,10 +114,11 @@ const SSE_HEARTBEAT_MS = 10_000;
  */
 const BODY_LIMIT_SLACK_BYTES = 64 * 1024;
 /**
- * Most outcomes kept in memory for late subscribers (each at most one proof: about 4/3 of the session sizes
- * plus 1 KB, ~28 KB at the default 4096/16384); older ones are read from the store.
+ * Most bytes of outcomes kept in memory for late subscribers (a proof is about 4/3 of its revealed bytes plus
+ * 1 KB: ~28 KB at the default MPC sizes 4096/16384, so about 1,100 of them; ~1.4 MB for a proxy proof of a 1 MB
+ * answer, so about 20). Older and larger ones are read from the store when asked.
  */
-const PROOF_RETAINED_MAX = 512;
+const PROOF_RETAINED_BYTES = 32 * 1024 * 1024;
 /** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
 const PROOF_STORE_POLL_MS = 5_000;
 /**
@@ -173,6 +184,8 @@ export interface ProverConfig {
     maxRecvData: number;
     /** Proxy proofs at once. */
     maxSessions: number;
+    /** Answer bytes proxy proofs may hold at once: each reserves its largest allowed answer. */
+    inFlightBytes: number;
     /** What the embedded notary offers: the prover's own target policy and these sizes. */
     embedded: ProxyLimits;
   };
@@ -189,6 +202,8 @@ export interface ProverConfig {
      * ids. Heartbeats and sweeps run every third of it.
      */
     instanceTimeoutMs: number;
+    /** Proofs and outcome records older than this are pruned (src/store/retention.ts); undefined: kept for ever. */
+    retentionMs?: number;
   };
   /** Keys for `Authorization: Bearer`, full and scoped (own requests' proofs only); none = no authentication. */
   auth: ApiKeys;
@@ -233,6 +248,9 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  if (e.PROVER_PROXY_INFLIGHT_BYTES < e.PROVER_PROXY_MAX_RECV_DATA) {
+    throw new AppError("config_invalid", `PROVER_PROXY_INFLIGHT_BYTES must be at least PROVER_PROXY_MAX_RECV_DATA (${e.PROVER_PROXY_MAX_RECV_DATA}): the largest answer must fit`);
+  }
   // deploy/'s example values: a prover must not run with keys everyone can read in the repository.
   for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
     if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
@@ -289,6 +307,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       defaultMode: e.PROVER_PROOF_MODE,
       maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
       maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
+      inFlightBytes: e.PROVER_PROXY_INFLIGHT_BYTES,
       embedded: {
         policy: targetPolicy,
         maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
@@ -307,6 +326,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       publicProofs: e.PROVER_PUBLIC_PROOFS,
       maxStreams: e.PROVER_STORE_STREAMS,
       instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
+      retentionMs: e.PROVER_STORE_RETENTION,
     },
     auth: { full: e.PROVER_API_KEYS, scoped: e.PROVER_API_KEYS_SCOPED },
     corsOrigins: e.PROVER_CORS_ORIGINS,
@@ -318,7 +338,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     },
     delivery: {
       retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
-      maxRetained: PROOF_RETAINED_MAX,
+      maxRetainedBytes: PROOF_RETAINED_BYTES,
       unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
       storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },

@@ -181,6 +181,8 @@ function parse(bytes: Uint8Array): { message: HttpMessage; complete: boolean } {
 
 /** The message's body content in order, de-chunked: what an HTTP client hands to its caller. */
 export function bodyBytes(bytes: Uint8Array, message: HttpMessage = parseHttpMessage(bytes)): Uint8Array {
+  // One piece (a Content-Length or close-delimited body): a view, not a copy.
+  if (message.body.length === 1) return bytes.subarray(message.body[0]!.start, message.body[0]!.end);
   const out = new Uint8Array(message.body.reduce((n, r) => n + r.end - r.start, 0));
   let offset = 0;
   for (const piece of message.body) {

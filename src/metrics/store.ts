@@ -45,6 +45,7 @@ export function countedProofRecords(records: ProofRecords, metrics: ProverMetric
     },
     lookup: (requestId) => count("read", "lookup", records.lookup(requestId)),
     failPending: (failure) => count("write", "fail_pending", records.failPending(failure)),
+    prune: (before) => count("write", "prune", records.prune(before)),
   };
 }
 

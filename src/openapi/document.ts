@@ -82,7 +82,7 @@ const proxyOperation = (method: string): Operation => ({
         "T-SESSION-RETRIED": { schema: { type: "string", pattern: "^[0-9]+/[0-9]+$" } },
       },
     },
-    ...errors(400, 401, 403, 404, 413, 500, 502, 503, 504),
+    ...errors(400, 401, 403, 413, 500, 502, 503, 504),
   },
 });
 
@@ -191,7 +191,7 @@ function operations(): Record<string, Record<string, Operation>> {
             description: "what is now kept",
             content: json({ type: "object", properties: { host: { type: "string" }, class: { type: "string" }, count: { type: "integer" } }, required: ["host", "class", "count"] }),
           },
-          ...errors(400, 401, 403, 404),
+          ...errors(400, 401, 403, 502),
         },
       },
     },

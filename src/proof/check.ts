@@ -5,7 +5,7 @@
  */
 import { base64ToBytes, bytesToBase64 } from "../bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
-import type { ProofBody, TranscriptDirection } from "./format.ts";
+import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
@@ -32,6 +32,18 @@ function directionProblem(direction: Direction, transcript: TranscriptDirection)
 
 const directionOrder: Record<Direction, number> = { sent: 0, recv: 1 };
 
+/** The first revealed range ending after `position`, by binary search over sorted, disjoint ranges; null when none does. */
+function revealedAfter(revealed: readonly RevealedRange[], position: number): RevealedRange | null {
+  let low = 0;
+  let high = revealed.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((revealed[middle] as RevealedRange).end <= position) low = middle + 1;
+    else high = middle;
+  }
+  return revealed[low] ?? null;
+}
+
 /**
  * Each declared entry: matched exactly when it has spans; spans non-empty, inside their direction, in one
  * normal form (sent before recv, sorted, neither overlapping nor touching), and hidden: a declared span
@@ -49,16 +61,36 @@ function redactionsProblem(body: Pick<ProofBody, "transcript" | "redactions">): 
       if (previous && (directionOrder[previous.direction] > directionOrder[direction] || (previous.direction === direction && previous.end >= start))) {
         return `${at}: spans not in order (sent before recv, sorted, not overlapping or touching)`;
       }
-      const leak = transcript.revealed.find((range) => range.start < end && start < range.end);
+      // The revealed ranges are sorted and disjoint (directionProblem ran first): one binary search per span.
+      const next = revealedAfter(transcript.revealed, start);
+      const leak = next && next.start < end ? next : null;
       if (leak) return `${at}: declared hidden, but ${direction} bytes ${Math.max(start, leak.start)}..${Math.min(end, leak.end)} are revealed`;
     }
   }
   return null;
 }
 
-/** The first rule the body breaks, naming the field at fault, or null when it keeps them all. */
+/**
+ * Most entries one proof may list: its revealed ranges (both directions), declared redactions and their spans,
+ * counted together. Hiding k values takes about 2k entries, so this allows some 32,000 hidden values; it bounds
+ * what a verifier reads and renders. The notary runs this check before it signs, so it never signs a proof
+ * a verifier refuses. docs/proof-format.md states it.
+ */
+export const MAX_PROOF_ENTRIES = 65_536;
+
+function entriesProblem(body: Pick<ProofBody, "transcript" | "redactions">): string | null {
+  const { sent, recv } = body.transcript;
+  const entries = body.redactions.reduce((count, redaction) => count + 1 + redaction.spans.length, sent.revealed.length + recv.revealed.length);
+  if (entries <= MAX_PROOF_ENTRIES) return null;
+  return `body lists ${entries} revealed ranges, redactions and spans together; a proof holds at most ${MAX_PROOF_ENTRIES} (MAX_PROOF_ENTRIES)`;
+}
+
+/**
+ * The first rule the body breaks, naming the field at fault, or null when it keeps them all. Bounded and
+ * linear but for a binary search per declared span: a verifier may run it on anything it was handed.
+ */
 export function proofBodyProblem(body: Pick<ProofBody, "transcript" | "redactions">): string | null {
-  return directionProblem("sent", body.transcript.sent) ?? directionProblem("recv", body.transcript.recv) ?? redactionsProblem(body);
+  return entriesProblem(body) ?? directionProblem("sent", body.transcript.sent) ?? directionProblem("recv", body.transcript.recv) ?? redactionsProblem(body);
 }
 
 /**

@@ -35,7 +35,6 @@ export interface HiddenRange extends ByteRange {
 /** Stands in for hidden bytes in the head and target: no HTTP delimiter, no whitespace. */
 const FILLER = 0x78;
 const latin1 = new TextDecoder("latin1");
-const sameRange = (a: ByteRange, b: ByteRange) => a.start === b.start && a.end === b.end;
 
 interface Reconstructed {
   bytes: Uint8Array;
@@ -75,16 +74,47 @@ function jsonHoles(root: JsonNode, isHidden: (pos: number) => boolean): Map<stri
   return holes;
 }
 
-/** The maximal hidden run of the body view holding the view offset of raw position `raw`, in view offsets. */
-function viewRunAt(view: ByteView, hiddenInView: Uint8Array, raw: number): ByteRange | null {
-  const piece = view.pieces.find((p) => p.raw.start <= raw && raw < p.raw.end);
-  if (!piece) return null;
-  const at = piece.viewStart + raw - piece.raw.start;
-  let start = at;
-  let end = at;
-  while (start > 0 && hiddenInView[start - 1]) start--;
-  while (end < hiddenInView.length && hiddenInView[end]) end++;
-  return { start, end };
+/**
+ * The maximal hidden runs of the body view, in order, and the one holding the view offset of raw position
+ * `raw`: found by binary search (a verifier may be handed tens of thousands of ranges).
+ */
+function hiddenRunsOf(view: ByteView, hiddenInView: Uint8Array): (raw: number) => ByteRange | null {
+  const runs: ByteRange[] = [];
+  for (let pos = 0; pos < hiddenInView.length; pos++) {
+    if (!hiddenInView[pos]) continue;
+    const start = pos;
+    while (pos < hiddenInView.length && hiddenInView[pos]) pos++;
+    runs.push({ start, end: pos });
+  }
+  const last = <T>(items: readonly T[], atOrBefore: (item: T) => boolean): T | undefined => {
+    let low = 0;
+    let high = items.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (atOrBefore(items[middle] as T)) low = middle + 1;
+      else high = middle;
+    }
+    return items[low - 1];
+  };
+  return (raw) => {
+    const piece = last(view.pieces, (p) => p.raw.start <= raw);
+    if (!piece || raw >= piece.raw.end) return null;
+    const at = piece.viewStart + raw - piece.raw.start;
+    const run = last(runs, (r) => r.start <= at);
+    return run && at < run.end ? run : null;
+  };
+}
+
+const rangeKey = ({ start, end }: ByteRange): string => `${start}:${end}`;
+
+/** Items by their range's key, the first of each range kept (what a search from the front would find). */
+function byRange<T>(items: readonly T[], rangeOf: (item: T) => ByteRange): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    const key = rangeKey(rangeOf(item));
+    if (!map.has(key)) map.set(key, item);
+  }
+  return map;
 }
 
 function describeDirection(direction: Direction, transcript: TranscriptDirection): HiddenRange[] {
@@ -101,17 +131,21 @@ function describeDirection(direction: Direction, transcript: TranscriptDirection
   const isHidden = (pos: number) => hiddenInView[pos] === 1;
   const json = parseJson(body.bytes, isHidden);
   const holes = json ? jsonHoles(json, isHidden) : new Map<string, string>();
+  const runAt = hiddenRunsOf(body, hiddenInView);
+  const headers = byRange(message.headers.filter((field) => nameVisible(field.name)), (field) => field.value);
+  const segmentNumbers = byRange(segments.map((segment, i) => ({ segment, number: i + 1 })), (s) => s.segment);
+  const parameters = byRange(query.filter((parameter) => nameVisible(parameter.name)), (parameter) => parameter.value);
 
   const coverage = (range: ByteRange): Coverage => {
-    const header = message.headers.find((field) => sameRange(field.value, range) && nameVisible(field.name));
+    const header = headers.get(rangeKey(range));
     if (header) return { kind: "header-value", name: latin1.decode(bytes.subarray(header.name.start, header.name.end)) };
-    const segment = segments.findIndex((s) => sameRange(s, range));
-    if (segment >= 0) return { kind: "path-segment", segment: segment + 1 };
-    const parameter = query.find((p) => sameRange(p.value, range) && nameVisible(p.name));
+    const segment = segmentNumbers.get(rangeKey(range));
+    if (segment) return { kind: "path-segment", segment: segment.number };
+    const parameter = parameters.get(rangeKey(range));
     if (parameter) return { kind: "query-value", name: latin1.decode(bytes.subarray(parameter.name.start, parameter.name.end)) };
-    const run = viewRunAt(body, hiddenInView, range.start);
+    const run = runAt(range.start);
     if (run && run.start === 0 && run.end === body.bytes.length) return { kind: "body" };
-    const path = run ? holes.get(`${run.start}:${run.end}`) : undefined;
+    const path = run ? holes.get(rangeKey(run)) : undefined;
     if (path !== undefined) return { kind: "json-value", path };
     return { kind: "not-aligned" };
   };

@@ -1,7 +1,10 @@
 /**
  * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys, canonical numbers)
- * → version → schema → transcript and redaction consistency (check.ts, the rules the notary applies before
- * signing) → notary key → signature → what the caller expects (request id, server name). Every failure is
+ * → version → schema → notary key → signature → transcript and redaction consistency (check.ts, the rules the
+ * notary applies before signing, its cap on entries first) → what the caller expects (request id, server name).
+ * The signature comes before any rule on ranges and spans, and every step is linear in the proof's size (but
+ * a binary search per declared span): a file nobody signed costs its parse and one signature check, however
+ * many spans it lists. Every failure is
  * AppError("proof_invalid") with one readable reason naming the field at fault, except a valid proof of
  * something else than expected: AppError("proof_mismatch").
  */
@@ -183,8 +186,6 @@ export function verifyProof(
   const parsed = v.safeParse(schema, value);
   if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
-  const problem = proofBodyProblem(body);
-  if (problem) fail(problem);
 
   const notaryKey = proofKey(body);
   if (!pinned.some((key) => samePublicKey(notaryKey, key))) {
@@ -192,6 +193,9 @@ export function verifyProof(
     fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${expected})`);
   }
   if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
+  // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
+  const problem = proofBodyProblem(body);
+  if (problem) fail(problem);
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);
   if (evm.status === "invalid") fail(evm.problem);

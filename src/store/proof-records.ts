@@ -43,6 +43,19 @@ export interface ProofRecords {
   lookup(requestId: string): Promise<RecordedOutcome>;
   /** Settles every id still pending with this failure (a restarted single prover: those sessions died with it). Returns how many. */
   failPending(failure: { code: ErrorCode; message: string }): Promise<number>;
+  /**
+   * Retention: clears the outcomes of the ids claimed before `before` (ms since the epoch), then deletes the
+   * proofs published before it. Each id stays used (single use for ever) and reads as `outcome_expired`.
+   */
+  prune(before: number): Promise<PruneResult>;
+}
+
+/** What a prune removed. */
+export interface PruneResult {
+  /** Outcome records cleared. */
+  records: number;
+  /** Proof messages deleted. */
+  proofs: number;
 }
 
 export const PENDING = "pending";
@@ -51,7 +64,14 @@ export const PENDING = "pending";
 export const requestsTable = (messagesTable: string): string => `${messagesTable}_requests`;
 /** Which API key (its digest) made each request: a table of its own, so older databases need no migration. */
 const requestKeysTable = (messagesTable: string): string => `${requestsTable(messagesTable)}_keys`;
-type RecordState = typeof PENDING | "proof" | "error";
+/** An outcome cleared by retention: the id stays used, its outcome is gone. */
+const EXPIRED = "expired";
+type RecordState = typeof PENDING | "proof" | "error" | typeof EXPIRED;
+/**
+ * Rows one prune statement touches: each batch is its own short transaction (a proof row may hold megabytes), and
+ * other work runs between batches, so a first prune of years stalls nobody (SQLite runs on this thread).
+ */
+const PRUNE_BATCH = 200;
 
 interface RecordRow {
   state: RecordState;
@@ -113,6 +133,8 @@ export class SqlProofRecords implements ProofRecords {
       ) ${driver.keyedTableSuffix}`,
       // failPending reads only the pending few, not the whole history.
       `CREATE INDEX IF NOT EXISTS ${t}_pending ON ${t} (request_id) WHERE state = '${PENDING}'`,
+      // prune finds the oldest settled records without a scan.
+      `CREATE INDEX IF NOT EXISTS ${t}_claimed ON ${t} (claimed_at)`,
       // Tables made before instance ids existed (SQLite never records one: its store has a single prover).
       ...(driver.backend === "postgres" ? [`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS instance_id TEXT`] : []),
     ]);
@@ -199,6 +221,10 @@ export class SqlProofRecords implements ProofRecords {
     });
     if (!row) return { state: "unknown" };
     if (row.state === PENDING) return { state: "pending", claimedAt: Number(row.claimed_at) };
+    if (row.state === EXPIRED) {
+      const expired = new AppError("outcome_expired", "the outcome of this request id was deleted after the store's retention time (PROVER_STORE_RETENTION)");
+      return { state: "settled", outcome: { event: "error", requestId, code: expired.code, message: expired.message } };
+    }
     if (row.state === "proof") {
       if (row.raw_json === null) throw new AppError("storage_failed", `the proof of ${requestId} is missing from the store`);
       const raw = JSON.parse(row.raw_json) as RawMessage;
@@ -206,6 +232,35 @@ export class SqlProofRecords implements ProofRecords {
     }
     const code = row.error_code !== null && isErrorCode(row.error_code) ? row.error_code : "internal";
     return { state: "settled", outcome: { event: "error", requestId, code, message: row.error_message ?? "" } };
+  }
+
+  async prune(before: number): Promise<PruneResult> {
+    const cleared = SETTLED_COLUMNS.filter((c) => c !== "state").map((c) => `${c} = NULL`);
+    // Records first: a record never points at a deleted proof (a proof's record was claimed before it was published).
+    const records = await this.inBatches({
+      text: `UPDATE ${this.table} SET state = '${EXPIRED}', ${cleared.join(", ")}
+        WHERE request_id IN (SELECT request_id FROM ${this.table} WHERE claimed_at < $1 AND state IN ('proof', 'error') LIMIT ${PRUNE_BATCH})
+        RETURNING request_id`,
+      params: [before],
+    });
+    const m = this.messages.table;
+    const key = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
+    const proofs = await this.inBatches({
+      text: `DELETE FROM ${m} WHERE (${key}) IN (SELECT ${key} FROM ${m} WHERE stream_id = $1 AND partition = 0 AND ts < $2 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
+      params: [this.proofStream, before],
+    });
+    return { records, proofs };
+  }
+
+  /** Runs a statement touching at most PRUNE_BATCH rows until it touches fewer; returns the rows touched. */
+  private async inBatches(statement: { text: string; params: SqlValue[] }): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const touched = (await this.driver.run(statement)).length;
+      total += touched;
+      if (touched < PRUNE_BATCH) return total;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   async failPending(failure: { code: ErrorCode; message: string }): Promise<number> {

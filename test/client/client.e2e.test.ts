@@ -213,7 +213,7 @@ describe("prove() failures carry the prover's codes", () => {
   test("a host that does not resolve: target_unresolvable, before any session", async () => {
     const error = await rejection(prove({ ...options(), url: "https://unknown.tlsproof.test/data" }));
     expect(error.code).toBe("target_unresolvable");
-    expect(error.details.status).toBe(404);
+    expect(error.details.status).toBe(502);
   });
 
   test("a wrong API key: forbidden", async () => {

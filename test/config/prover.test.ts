@@ -112,6 +112,18 @@ describe("prover configuration", () => {
     expect(loadProverConfig({ PROVER_CORS_ORIGINS: "https://app.example.com, http://127.0.0.1:5173" }).corsOrigins).toEqual(["https://app.example.com", "http://127.0.0.1:5173"]);
   });
 
+  test("memory and disk: outcomes in memory by bytes, proxy answer bytes in flight, the store's retention", () => {
+    const defaults = loadProverConfig({});
+    expect(defaults.delivery.maxRetainedBytes).toBe(32 * 1024 * 1024);
+    expect(defaults.proxyMode.inFlightBytes).toBe(64 * 1024 * 1024);
+    expect(defaults.store.retentionMs).toBeUndefined();
+    const set = loadProverConfig({ PROVER_STORE_RETENTION: " 30d ", PROVER_PROXY_INFLIGHT_BYTES: "8388608", PROVER_PROXY_MAX_RECV_DATA: "1048576" });
+    expect(set.store.retentionMs).toBe(30 * 86_400_000);
+    expect(set.proxyMode).toMatchObject({ inFlightBytes: 8_388_608, maxRecvData: 1_048_576 });
+    expect(loadProverConfig({ PROVER_STORE_RETENTION: "12h" }).store.retentionMs).toBe(12 * 3_600_000);
+    expect(loadProverConfig({ PROVER_STORE_RETENTION: "90m" }).store.retentionMs).toBe(90 * 60_000);
+  });
+
   test("proof streams: a place per client, and an unknown id holds one for seconds", () => {
     const { sse, delivery } = loadProverConfig({});
     expect(sse.perClient).toBe(64);
@@ -144,6 +156,9 @@ describe("prover configuration", () => {
     [{ PROVER_PUBLIC_PROOFS: "yes" }, "PROVER_PUBLIC_PROOFS: must be 1, 0, true or false"],
     [{ PROVER_POOL_IDLE_S: "0" }, "PROVER_POOL_IDLE_S: must be at least 1"],
     [{ PROVER_RESOLVE: "a.test:443" }, "PROVER_RESOLVE"],
+    [{ PROVER_STORE_RETENTION: "30" }, "PROVER_STORE_RETENTION: must be a duration such as 30d, 12h, 90m or 3600s"],
+    [{ PROVER_STORE_RETENTION: "30s" }, "PROVER_STORE_RETENTION: must be at least 60 s"],
+    [{ PROVER_PROXY_INFLIGHT_BYTES: "1000000" }, "PROVER_PROXY_INFLIGHT_BYTES must be at least PROVER_PROXY_MAX_RECV_DATA (4194304)"],
   ])("%j is refused, naming the variable", (env, message) => {
     const error = failure(env as Record<string, string>);
     expect(error.code).toBe("config_invalid");

@@ -243,7 +243,7 @@ describe("client drops", () => {
 
 describe("the notary dies mid-session", () => {
   test(
-    "/proxy answers 500 notary_unavailable, subscribers get the error, and the prover keeps serving",
+    "/proxy answers 503 notary_unavailable (Retry-After), subscribers get the error, and the prover keeps serving",
     async () => {
       const dying = notary;
       const before = await engineHosts();
@@ -256,7 +256,7 @@ describe("the notary dies mid-session", () => {
       dying.process.kill("SIGKILL");
       await dying.process.exited;
       const answer = await call;
-      expect(answer).toMatchObject({ status: 500, code: "notary_unavailable" });
+      expect(answer).toMatchObject({ status: 503, code: "notary_unavailable" });
       expect(errorData(await event)).toMatchObject({ requestId, code: "notary_unavailable" });
       // Nothing is left behind. Usually the engine sees the socket close and ends the setup itself, freeing its
       // prover; on loaded cores it has also ended that call more than PROVER_ENGINE_HANG_S later (CI: 2 of 4
@@ -275,7 +275,7 @@ describe("the notary dies mid-session", () => {
       // Still serving, and failing fast while the notary is gone.
       expect((await fetch(`${prover.url}/healthcheck`)).status).toBe(200);
       const meanwhile = await proxy(urlFor(target.port!));
-      expect(meanwhile).toMatchObject({ status: 500, code: "notary_unavailable" });
+      expect(meanwhile).toMatchObject({ status: 503, code: "notary_unavailable" });
     },
     MPC_MS,
   );
@@ -300,7 +300,7 @@ describe("the notary dies mid-session", () => {
         expect(await setupsRunning()).toBe(1);
         stopping.process.kill("SIGSTOP");
         // Health checks find the notary gone; the session gives up on the engine's setup.
-        expect(await call).toMatchObject({ status: 500, code: "notary_unavailable" });
+        expect(await call).toMatchObject({ status: 503, code: "notary_unavailable" });
         // The setup is still running after PROVER_ENGINE_HANG_S: the host is retired, ended and replaced.
         expect(await eventually(() => isRunning(busy.pid), (running) => !running, 60_000)).toBe(false);
         const after = await eventually(engineHosts, (h) => idle(h) && h.replaced.hung === before.replaced.hung + 1, 60_000);

@@ -76,7 +76,8 @@ describe("a remote notary with TLS, API-key auth and a secp256r1 key", () => {
       const response = await fetch(`${untrusting.url}/proxy`, {
         headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": crypto.randomUUID() },
       });
-      expect(response.status).toBe(500);
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe("notary_unavailable");
     } finally {
       expect(await untrusting.stop()).toBe(0);

@@ -253,7 +253,7 @@ describe.each(backends.filter((backend) => backend.skipReason === undefined))("r
   );
 
   test(
-    "a request larger than its announced T-MAX-SENT-DATA: the client's answer is a 500 naming that size, and no proof",
+    "a request larger than its announced T-MAX-SENT-DATA: the client's answer is a 502 naming that size, and no proof",
     async () => {
       const requestId = crypto.randomUUID();
       const subscriber = await openStream(proofUrl(requestId), MPC_MS, { headers: auth });
@@ -263,7 +263,7 @@ describe.each(backends.filter((backend) => backend.skipReason === undefined))("r
         body: JSON.stringify({ pad: "p".repeat(400) }),
       });
       const body = (await response.json()) as { error: { code: string; message: string } };
-      expect({ status: response.status, code: body.error.code }).toEqual({ status: 500, code: "response_too_large" });
+      expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "response_too_large" });
       expect(body.error.message).toContain("sent 256 bytes");
       expect(errorData((await subscriber.events)[0]!)).toMatchObject({ requestId, code: "response_too_large" });
       // Above the prover's own limit the announcement itself is refused, before any session.

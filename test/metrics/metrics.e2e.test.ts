@@ -80,7 +80,7 @@ describe("GET /metrics", () => {
     const response = await fetch(`${prover.url}/proxy`, {
       headers: { ...auth, "T-PROXY-URL": "https://unknown.tlsproof.test/data", "T-REQUEST-ID": crypto.randomUUID() },
     });
-    expect(response.status).toBe(404);
+    expect(response.status).toBe(502);
     const after = await scrape();
     expect(sample(after, "tlsproof_proofs_total", { outcome: "target_unresolvable" })).toBe(1);
     // Timed as an MPC call under the size class the request was given (`<max sent>x<max recv>`).
@@ -95,7 +95,7 @@ describe("GET /metrics", () => {
     const response = await fetch(`${prover.url}/proxy`, {
       headers: { ...auth, "T-PROXY-URL": "https://unknown.tlsproof.test/data", "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy" },
     });
-    expect(response.status).toBe(404);
+    expect(response.status).toBe(502);
     const after = await scrape();
     const timed = proxyTimings(after).filter(({ labels }) => labels.mode === "proxy");
     expect(timed.map(({ labels, count }) => ({ result: labels.result, size: labels.size, count }))).toEqual([{ result: "failed", size: undefined, count: 1 }]);

@@ -21,6 +21,8 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
  * redactions naming a hidden request, and targets outside its policy.
  */
 const key = generateKey("secp256k1");
+/** Room for an answer that can carry more redaction spans than a proof may hold. */
+const RECV_LIMIT = 256 * 1024;
 let target: VersionedTarget;
 let notary: NotaryServer;
 
@@ -43,7 +45,7 @@ beforeAll(async () => {
         settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
       },
       maxSentData: 4096,
-      maxRecvData: 65536,
+      maxRecvData: RECV_LIMIT,
       sessionTimeoutMs: 30_000,
       idleTimeoutMs: 10_000,
       connectTimeoutMs: 5_000,
@@ -59,20 +61,20 @@ afterAll(async () => {
   target?.stop();
 });
 
-/** One relayed exchange of GET /data; what an attestation needs. */
-async function relayedExchange() {
+/** One relayed exchange of GET `path`; what an attestation needs. */
+async function relayedExchange(path = "/data") {
   const client = createNotaryClient(notary.url);
   const sessionId = await client.createProxySession({ serverName: TARGET_HOST, port: target.port });
   const relay = await openRelaySocket(client.relayUrl(sessionId), 5_000);
   const exchange = await runTlsExchange(relay.duplex, {
     serverName: TARGET_HOST,
-    request: serializeRequest({ method: "GET", pathAndQuery: "/data", headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
+    request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
     trustAnchorsPem: trustAnchors(tlsFixture().caPem),
-    maxRecvBytes: 65536,
+    maxRecvBytes: RECV_LIMIT,
     responseTimeoutMs: 5_000,
   });
   relay.close();
-  return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.recorded(), false) };
+  return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.handshakeBytes(), false) };
 }
 
 const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAttestationRequest["redactions"] = []): ProxyAttestationRequest => ({
@@ -106,6 +108,16 @@ describe("proxy sessions on the notary", () => {
     const spans = [{ direction: "sent" as const, start: 0, end: 3 }];
     await expect(client.attestProxy(sessionId, attestation(keys, [{ pattern: "req:header:x", spans, matched: true }]))).rejects.toMatchObject({
       message: expect.stringContaining("the request is hidden whole"),
+    });
+  });
+
+  test("more redaction spans than a proof may hold are refused, naming the cap: the notary never signs what verifiers refuse", async () => {
+    const { client, sessionId, exchange, keys } = await relayedExchange("/big?bytes=140000");
+    const bodyStart = exchange.recv.length - 140_000;
+    // 33,000 one-byte spans: with the revealed ranges between them, 66,002 entries.
+    const spans = Array.from({ length: 33_000 }, (_, i) => ({ direction: "recv" as const, start: bodyStart + 2 * i + 1, end: bodyStart + 2 * i + 2 }));
+    await expect(client.attestProxy(sessionId, attestation(keys, [{ pattern: "search:x", spans, matched: true }]))).rejects.toMatchObject({
+      message: expect.stringContaining("body lists 66002 revealed ranges, redactions and spans together; a proof holds at most 65536 (MAX_PROOF_ENTRIES)"),
     });
   });
 

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { VerifierOutput } from "tlsn-wasm";
 import { AppError } from "../../src/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";
+import { MAX_PROOF_ENTRIES } from "../../src/proof/check.ts";
 import type { DeclaredRedaction } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
@@ -82,6 +83,11 @@ describe("one set of rules for signing and verifying", () => {
       "touching spans",
       [{ pattern: "p", matched: true, spans: [sent(apiKey.start, apiKey.start + 2), sent(apiKey.start + 2, apiKey.end)] }],
       /spans not in order/,
+    ],
+    [
+      "more entries than a proof may hold",
+      Array.from({ length: MAX_PROOF_ENTRIES }, () => ({ pattern: "p", matched: false, spans: [] })),
+      /^body lists 65540 revealed ranges, redactions and spans together; a proof holds at most 65536 \(MAX_PROOF_ENTRIES\)$/,
     ],
   ];
   for (const [name, redactions, reason] of broken) {

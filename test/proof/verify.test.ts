@@ -301,3 +301,49 @@ describe("test trust anchor", () => {
     expect(ordinary.warnings).toEqual([]);
   });
 });
+
+describe("cost: the signature first, linear checks, a cap on entries", () => {
+  /**
+   * A body whose recv hides `count` single bytes, each declared by one redaction, and reveals the rest; the
+   * request is revealed whole. It lists 2 × count + 2 + `emptyRedactions` + 1 entries (MAX_PROOF_ENTRIES).
+   */
+  function alternating(count: number, emptyRedactions = 0): ProofBody {
+    const body = sampleBody(key);
+    const length = 2 * count + 1;
+    const a = Buffer.from("a").toString("base64");
+    body.transcript.sent = directionHiding(REQUEST, []);
+    body.transcript.recv = { length, revealed: Array.from({ length: count + 1 }, (_, i) => ({ start: 2 * i, end: 2 * i + 1, data: a })) };
+    const spans = Array.from({ length: count }, (_, i) => ({ direction: "recv" as const, start: 2 * i + 1, end: 2 * i + 2 }));
+    body.redactions = [{ pattern: "search:b", spans, matched: true }, ...Array.from({ length: emptyRedactions }, () => ({ pattern: "p", spans: [], matched: false }))];
+    return body;
+  }
+
+  test("a file nobody signed is refused as unsigned before any rule on its ranges runs", () => {
+    const overlapping = clone(proof);
+    overlapping.body.transcript.sent.revealed[1]!.start = 0;
+    expect(rejection(overlapping)).toBe(SIGNATURE_MISMATCH);
+    expect(rejection({ ...signProof(overlapping.body, key), signature: proof.signature })).toBe(SIGNATURE_MISMATCH);
+  });
+
+  test("an unsigned proof with 100,000 spans is refused as unsigned", () => {
+    const body = alternating(100_000);
+    expect(rejection(JSON.stringify({ version: proof.version, body, signature: proof.signature }))).toBe(SIGNATURE_MISMATCH);
+  });
+
+  test("a signed proof over the cap is refused naming it; one at the cap verifies", () => {
+    const atCap = alternating(32_766, 1);
+    expect(verifyProof(signProof(atCap, key), key.publicKeyPem).recv.revealedBytes).toBe(32_767);
+    expect(rejection(signProof(alternating(32_766, 2), key))).toBe(
+      "invalid proof: body lists 65537 revealed ranges, redactions and spans together; a proof holds at most 65536 (MAX_PROOF_ENTRIES)",
+    );
+  });
+
+  test("a declared span over one revealed range among thousands is found, wherever it lies", () => {
+    // [start, end) of the span, and the revealed bytes it shows: first, middle and last revealed ranges.
+    for (const [start, end, shown] of [[0, 1, "0..1"], [2468, 2469, "2468..2469"], [1235, 1238, "1236..1237"], [7999, 8001, "8000..8001"]] as const) {
+      const body = alternating(4000);
+      body.redactions.push({ pattern: "p", spans: [{ direction: "recv", start, end }], matched: true });
+      expect(rejection(signProof(body, key))).toBe(`invalid proof: body.redactions[1].spans[0]: declared hidden, but recv bytes ${shown} are revealed`);
+    }
+  });
+});

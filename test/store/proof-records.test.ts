@@ -3,12 +3,19 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import type { Proof } from "../../src/proof/format.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
-import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type NodeKey, type ProofRecords, type RawMessage } from "../../src/store/index.ts";
+import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, publishEntries, type NodeKey, type ProofRecords, type RawMessage } from "../../src/store/index.ts";
 import { isSignatureValid } from "../../src/store/message.ts";
 import { signedSample } from "../proof/fixtures.ts";
 import { backends, reopen, type OpenedStore } from "./backends.ts";
 
 const SESSION_DIED = { code: "session_failed", message: "the prover restarted during the session" } as const;
+
+/** Resolves with the current time once the clock has moved past it: what was written before is older. */
+async function nextMillisecond(): Promise<number> {
+  const now = Date.now();
+  while (Date.now() <= now) await Bun.sleep(1);
+  return Date.now();
+}
 
 for (const backend of backends) {
   describe.skipIf(backend.skipReason !== undefined)(`ProofRecords on ${backend.name}`, () => {
@@ -110,6 +117,40 @@ for (const backend of backends) {
       for (const id of [a, c]) expect(await records.lookup(id)).toEqual({ state: "settled", outcome: { event: "error", requestId: id, ...SESSION_DIED } });
       expect((await records.lookup(b)).state).toBe("settled");
     });
+
+    test("prune: outcomes settled before the cut are cleared and their proofs deleted; ids stay used; newer, pending and other streams' data stay", async () => {
+      const { proof } = signedSample();
+      const [oldProof, oldFailure, pending] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+      for (const id of [oldProof, oldFailure, pending]) await records.claim(id);
+      await records.saveProof(oldProof, proof);
+      await records.saveFailure(oldFailure, SESSION_DIED);
+      // More records and proofs than one prune batch holds (200): failures, and proofs published straight to the proofs stream.
+      for (let i = 0; i < 200; i++) await records.saveFailure(crypto.randomUUID(), SESSION_DIED);
+      await publishEntries(opened.store, nodeKey, DEFAULT_PROOF_STREAM, 0, Array.from({ length: 1004 }, (_, n) => ({ content: { n } })));
+      // And one message elsewhere.
+      await publishEntries(opened.store, nodeKey, "other-stream", 0, [{ content: { kept: true } }]);
+      const cut = await nextMillisecond();
+      const recent = crypto.randomUUID();
+      await records.claim(recent);
+      await records.saveProof(recent, proof);
+
+      expect(await records.prune(cut)).toEqual({ records: 202, proofs: 1005 });
+      const expired = (requestId: string) =>
+        ({
+          state: "settled",
+          outcome: { event: "error", requestId, code: "outcome_expired", message: "the outcome of this request id was deleted after the store's retention time (PROVER_STORE_RETENTION)" },
+        }) as const;
+      expect(await records.lookup(oldProof)).toEqual(expired(oldProof));
+      expect(await records.lookup(oldFailure)).toEqual(expired(oldFailure));
+      expect(await records.claim(oldProof)).toBe(false);
+      expect((await records.lookup(pending)).state).toBe("pending");
+      expect(await records.lookup(recent)).toEqual({ state: "settled", outcome: { event: "proof", proof } });
+      expect((await proofMessages()).map((m) => JSON.parse(m[7]))).toEqual([proof]);
+      expect(await opened.store.read({ streamId: "other-stream", partition: 0, limit: 10, texts: [] })).toHaveLength(1);
+      // Settling an expired id later changes nothing; a second prune finds nothing.
+      expect(await records.saveFailure(oldProof, SESSION_DIED)).toEqual({ saved: false, outcome: expired(oldProof).outcome });
+      expect(await records.prune(cut)).toEqual({ records: 0, proofs: 0 });
+    }, 60_000);
 
     test("a proof that cannot be stored is AppError storage_failed", async () => {
       const id = crypto.randomUUID();

@@ -5,8 +5,30 @@ export type { ProofOutcome };
 export interface ProofHubOptions {
   /** How long an outcome stays in memory for late subscribers; afterwards they read it from the store. */
   retentionMs: number;
-  /** Most outcomes kept in memory at once; the oldest go first (they stay in the store). */
-  maxRetained: number;
+  /**
+   * Most bytes of outcomes kept in memory at once (outcomeBytes); the oldest go first, and an outcome larger than
+   * this is not kept at all: they stay in the store, and a late subscriber reads them from there.
+   */
+  maxRetainedBytes: number;
+}
+
+/** Fixed cost of an outcome object in memory, and of each range or span in a proof, beside its strings. */
+const OUTCOME_OVERHEAD_BYTES = 1024;
+const ENTRY_OVERHEAD_BYTES = 64;
+
+/**
+ * What an outcome holds in memory, estimated from its strings (a proof's revealed bytes are base64 text) plus a
+ * fixed cost per object. Linear in the proof's entries, which verification bounds (src/proof/check.ts).
+ */
+export function outcomeBytes(outcome: ProofOutcome): number {
+  if (outcome.event === "error") return OUTCOME_OVERHEAD_BYTES + outcome.message.length;
+  const { body } = outcome.proof;
+  let bytes = OUTCOME_OVERHEAD_BYTES + body.notary.publicKey.length;
+  for (const direction of [body.transcript.sent, body.transcript.recv]) {
+    for (const range of direction.revealed) bytes += ENTRY_OVERHEAD_BYTES + range.data.length;
+  }
+  for (const redaction of body.redactions) bytes += ENTRY_OVERHEAD_BYTES * (1 + redaction.spans.length) + redaction.pattern.length;
+  return bytes;
 }
 
 export interface Subscription {
@@ -21,13 +43,14 @@ type Waiter = (outcome: ProofOutcome) => void;
  * In-memory delivery of outcomes to the subscribers of this process. The store holds every outcome; this
  * only saves subscribers a database read and wakes them when an id settles here. Memory is bounded: one
  * entry per id with subscribers (at most PROVER_SSE_TOTAL), per id in flight here (at most the live
- * sessions), and per retained outcome (at most `maxRetained`).
+ * sessions), and retained outcomes of at most `maxRetainedBytes` together.
  */
 export class ProofHub {
   private readonly waiting = new Map<string, Set<Waiter>>();
   private readonly inFlight = new Set<string>();
   /** Insertion order is settle order: the oldest come first. */
-  private readonly retained = new Map<string, { outcome: ProofOutcome; until: number }>();
+  private readonly retained = new Map<string, { outcome: ProofOutcome; until: number; bytes: number }>();
+  private retainedBytes = 0;
   private subscriberCount = 0;
 
   constructor(private readonly options: ProofHubOptions) {}
@@ -46,11 +69,13 @@ export class ProofHub {
     this.inFlight.delete(requestId);
     this.wake(requestId, outcome);
     this.prune(Date.now());
-    if (this.options.retentionMs > 0 && this.options.maxRetained > 0) {
-      this.retained.delete(requestId);
-      this.retained.set(requestId, { outcome, until: Date.now() + this.options.retentionMs });
-      if (this.retained.size > this.options.maxRetained) this.retained.delete(this.retained.keys().next().value!);
-    }
+    if (this.options.retentionMs <= 0) return;
+    this.forget(requestId);
+    const bytes = outcomeBytes(outcome);
+    this.retained.set(requestId, { outcome, until: Date.now() + this.options.retentionMs, bytes });
+    this.retainedBytes += bytes;
+    // The oldest go first; an outcome larger than the whole budget goes too (the store has it).
+    while (this.retainedBytes > this.options.maxRetainedBytes) this.forget(this.retained.keys().next().value!);
   }
 
   /** The retained outcome, if the id settled here within the retention time. */
@@ -81,8 +106,8 @@ export class ProofHub {
   }
 
   /** What the hub holds, for the memory bound's tests. */
-  size(): { waiting: number; inFlight: number; retained: number } {
-    return { waiting: this.waiting.size, inFlight: this.inFlight.size, retained: this.retained.size };
+  size(): { waiting: number; inFlight: number; retained: number; retainedBytes: number } {
+    return { waiting: this.waiting.size, inFlight: this.inFlight.size, retained: this.retained.size, retainedBytes: this.retainedBytes };
   }
 
   /** Ends every open subscription with the outcome `outcomeFor` gives (shutdown); nothing is retained. */
@@ -105,11 +130,18 @@ export class ProofHub {
     if (waiters.size === 0) this.waiting.delete(requestId);
   }
 
+  private forget(requestId: string): void {
+    const kept = this.retained.get(requestId);
+    if (!kept) return;
+    this.retained.delete(requestId);
+    this.retainedBytes -= kept.bytes;
+  }
+
   /** Drops expired outcomes from the front (the oldest). */
   private prune(now: number): void {
     for (const [requestId, kept] of this.retained) {
       if (kept.until > now) break;
-      this.retained.delete(requestId);
+      this.forget(requestId);
     }
   }
 }

@@ -1,26 +1,35 @@
 import { AppError } from "../../errors.ts";
 
 export interface SessionSlots {
-  /** Takes a slot or throws over_capacity (503 with Retry-After); call the returned function once when done. */
-  take(): () => void;
+  /**
+   * Takes `units` (one session, or the bytes an exchange may hold) or throws over_capacity (503 with
+   * Retry-After); call the returned function once when done.
+   */
+  take(units?: number): () => void;
+  /** Units taken now. */
   active(): number;
   /** Resolves when no slot is taken, or after `ms`; true when all were released. */
   drained(ms: number): Promise<boolean>;
 }
 
-/** At most `max` MPC sessions at once: each costs seconds of CPU and about a gigabyte of memory. */
-export function createSessionSlots(max: number): SessionSlots {
+const sessionsRefusal = (max: number) => `the prover is running its maximum of ${max} sessions`;
+
+/**
+ * At most `max` units at once: MPC sessions (each costs seconds of CPU and about a gigabyte of memory), proxy
+ * proofs, or the answer bytes proxy proofs may hold. `refusal` words the over_capacity message.
+ */
+export function createSessionSlots(max: number, refusal: (max: number) => string = sessionsRefusal): SessionSlots {
   let active = 0;
   const onIdle: (() => void)[] = [];
   return {
-    take() {
-      if (active >= max) throw new AppError("over_capacity", `the prover is running its maximum of ${max} sessions`);
-      active += 1;
+    take(units = 1) {
+      if (active + units > max) throw new AppError("over_capacity", refusal(max));
+      active += units;
       let released = false;
       return () => {
         if (released) return;
         released = true;
-        active -= 1;
+        active -= units;
         if (active === 0) for (const wake of onIdle.splice(0)) wake();
       };
     },

@@ -19,11 +19,10 @@ export function requestedSizes(headers: Headers, limits: SessionSizes): Partial<
   );
   const sent = announced["t-max-sent-data"];
   const recv = announced["t-max-recv-data"];
-  if ((sent ?? 0) > limits.maxSentData || (recv ?? 0) > limits.maxRecvData) {
-    throw new AppError(
-      "session_too_large",
-      `announced sizes exceed this prover's limits (T-MAX-SENT-DATA ≤ ${limits.maxSentData}, T-MAX-RECV-DATA ≤ ${limits.maxRecvData})`,
-    );
-  }
+  const exceeded = [
+    ...((sent ?? 0) > limits.maxSentData ? [`T-MAX-SENT-DATA ≤ ${limits.maxSentData}`] : []),
+    ...((recv ?? 0) > limits.maxRecvData ? [`T-MAX-RECV-DATA ≤ ${limits.maxRecvData}`] : []),
+  ];
+  if (exceeded.length > 0) throw new AppError("session_too_large", `announced sizes exceed this prover's limits (${exceeded.join(", ")})`);
   return { ...(sent !== undefined && { maxSentData: sent }), ...(recv !== undefined && { maxRecvData: recv }) };
 }

@@ -1,7 +1,7 @@
 /**
  * The prover's end of a proxy session's relay: a WebSocket to the notary, which passes every binary message
- * to the target's TCP connection and back. Seen as a Duplex, so that `node:tls` runs over it; both directions
- * are recorded as they pass (the key derivation reads the handshake from them).
+ * to the target's TCP connection and back. Seen as a Duplex, so that `node:tls` runs over it; the start of both
+ * directions is recorded as it passes (the key derivation reads the hellos from it).
  */
 import { Duplex } from "node:stream";
 import { AppError } from "../../errors.ts";
@@ -10,10 +10,16 @@ import type { RelayedBytes } from "../../tls/verify-session.ts";
 
 /** The notary takes WebSocket messages of up to 64 KiB; TLS records are at most about 16 KiB anyway. */
 const MESSAGE_BYTES = 16 * 1024;
+/**
+ * Bytes recorded of each direction: the hellos come first and fit in a record of at most 16 KiB each (a hello
+ * split over several records too). The rest is not kept: it would be another copy of the request and answer.
+ */
+const HANDSHAKE_BYTES = 64 * 1024;
 
 export interface RelaySocket {
   duplex: Duplex;
-  recorded(): RelayedBytes;
+  /** The first HANDSHAKE_BYTES of each direction, as relayed (a record cut at the end is left for the reader to drop). */
+  handshakeBytes(): RelayedBytes;
   /** Resolves once the notary's side closed (after the target's last byte) or `close` ran. */
   readonly closed: Promise<void>;
   /** Why the notary ended the relay early (a limit, a timeout), as its close reason said; undefined otherwise. */
@@ -21,12 +27,16 @@ export interface RelaySocket {
   close(): void;
 }
 
+/** The first HANDSHAKE_BYTES of one direction. */
 class Recording {
   private chunks: Uint8Array[] = [];
   private length = 0;
   add(bytes: Uint8Array) {
-    this.chunks.push(bytes);
-    this.length += bytes.length;
+    const room = HANDSHAKE_BYTES - this.length;
+    if (room <= 0) return;
+    const kept = bytes.length <= room ? bytes : bytes.slice(0, room);
+    this.chunks.push(kept);
+    this.length += kept.length;
   }
   bytes(): Uint8Array {
     return Buffer.concat(this.chunks, this.length);
@@ -75,7 +85,7 @@ export async function openRelaySocket(url: string, connectTimeoutMs: number): Pr
   };
   return {
     duplex,
-    recorded: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
+    handshakeBytes: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
     closed,
     endedByNotary: () => endedByNotary,
     close() {

@@ -29,10 +29,10 @@ export interface ProxyModeDeps {
   policy: TargetPolicy;
   /** Proxy proofs at once (PROVER_PROXY_MAX_SESSIONS). */
   proxySlots: SessionSlots;
+  /** Answer bytes proxy proofs may hold at once (PROVER_PROXY_INFLIGHT_BYTES): each reserves its `maxRecvBytes`. */
+  answerBytes: SessionSlots;
   /** The roots the prover's TLS client trusts: the notary's set. */
   trustAnchorsPem: readonly string[];
-  /** Most answer bytes in proxy mode (PROVER_PROXY_MAX_RECV_DATA). */
-  proxyMaxRecvData: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   log: Logger;
@@ -44,6 +44,8 @@ export interface ProxyProofRequest extends ProofChoices {
   exchange: EngineRequest;
   /** `T-PROXY-REVEAL: request`: the client keys are revealed too and the request enters the proof. */
   revealRequest: boolean;
+  /** Most answer bytes (T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA), reserved until the proof is made. */
+  maxRecvBytes: number;
   /** The digest of the caller's API key, recorded with the id (scoped keys read only their own proofs). */
   requestedBy?: string;
 }
@@ -71,10 +73,31 @@ function responseHead(recv: Uint8Array): HttpResponse {
   return { status: Number(status), headers };
 }
 
+/**
+ * A proxy proof's place: one of PROVER_PROXY_MAX_SESSIONS, and room for the most answer bytes it may hold. The
+ * answer's size is known only once it arrived, and the request has reached the target by then: an exchange that
+ * outgrew a smaller reservation could only be cut after the target acted (a POST done, no answer). So the whole
+ * allowance is reserved before anything is sent, and a request without room is refused at once (503, Retry-After:
+ * safe to repeat, nothing was sent) rather than queued (a queue would hold connections and need its own bounds).
+ */
+function takePlace(deps: ProxyModeDeps, answerBytes: number): () => void {
+  const releaseSlot = deps.proxySlots.take();
+  try {
+    const releaseBytes = deps.answerBytes.take(answerBytes);
+    return () => {
+      releaseSlot();
+      releaseBytes();
+    };
+  } catch (error) {
+    releaseSlot();
+    throw error;
+  }
+}
+
 /** Runs the exchange and answers as soon as the target has; the proof follows in the background. */
 export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequest): Promise<ProxyAnswer> {
   const { requestId, target } = request;
-  const release = deps.proxySlots.take();
+  const release = takePlace(deps, request.maxRecvBytes);
   try {
     await deps.delivery.claim(requestId, request.requestedBy);
   } catch (error) {
@@ -93,7 +116,7 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
       serverName: target.serverName,
       request: serializeRequest(request.exchange),
       trustAnchorsPem: deps.trustAnchorsPem,
-      maxRecvBytes: deps.proxyMaxRecvData,
+      maxRecvBytes: request.maxRecvBytes,
       responseTimeoutMs: deps.responseTimeoutMs,
     });
     // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
@@ -107,7 +130,8 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
       await deps.delivery.settle(requestId, failureOutcome(requestId, plan.refusal));
     } else {
       proving = true;
-      void prove(deps, { sessionId, relay, exchange, redaction: plan.redaction, request, log }).finally(release);
+      // The work keeps the key log, not the exchange: the answer is freed once the client has it.
+      void prove(deps, { sessionId, relay, keylog: exchange.keylog, redaction: plan.redaction, request, log }).finally(release);
     }
     return { response, recv: exchange.recv, proofFollows: proving };
   } catch (error) {
@@ -129,7 +153,7 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
 interface ProofWork {
   sessionId: string;
   relay: RelaySocket;
-  exchange: TlsExchange;
+  keylog: TlsExchange["keylog"];
   redaction: RedactionResult;
   request: ProxyProofRequest;
   log: Logger;
@@ -142,7 +166,7 @@ async function prove(deps: ProxyModeDeps, work: ProofWork): Promise<void> {
   let outcome: ProofOutcome;
   try {
     work.relay.close();
-    const keys = keysToReveal(work.exchange.keylog, work.relay.recorded(), revealRequest);
+    const keys = keysToReveal(work.keylog, work.relay.handshakeBytes(), revealRequest);
     const redactions = revealRequest ? work.redaction.declared : declaredForHiddenRequest(work.redaction.declared);
     const proof = await deps.notary.attestProxy(work.sessionId, { requestId, keys, redactions, revealRequest });
     outcome = { event: "proof", proof };

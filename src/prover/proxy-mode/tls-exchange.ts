@@ -14,7 +14,7 @@ export interface TlsExchangeOptions {
   request: Uint8Array;
   /** Trusted roots, the notary's set (src/engine/trust-anchor.ts). */
   trustAnchorsPem: readonly string[];
-  /** Most answer bytes (plaintext, headers included). */
+  /** Most answer bytes (plaintext, headers included): T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA. */
   maxRecvBytes: number;
   /** Longest silence from the target while an answer is owed. */
   responseTimeoutMs: number;
@@ -70,7 +70,7 @@ export function runTlsExchange(relay: Duplex, options: TlsExchangeOptions): Prom
     socket.on("data", (chunk: Buffer) => {
       received += chunk.length;
       if (received > options.maxRecvBytes) {
-        return fail(new AppError("response_too_large", `the answer exceeds ${options.maxRecvBytes} bytes (PROVER_PROXY_MAX_RECV_DATA)`));
+        return fail(new AppError("response_too_large", `the answer exceeds ${options.maxRecvBytes} bytes (T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA)`));
       }
       chunks.push(chunk);
     });
@@ -78,7 +78,14 @@ export function runTlsExchange(relay: Duplex, options: TlsExchangeOptions): Prom
     socket.once("end", () => {
       socket.destroy();
       if (!secure) return reject(new AppError("tls_unsupported", "the target closed the connection during the TLS handshake"));
-      resolve({ sent: options.request, recv: new Uint8Array(Buffer.concat(chunks, received)), keylog });
+      // One copy into the answer's own buffer; the chunks go with this closure.
+      const recv = new Uint8Array(received);
+      let at = 0;
+      for (const chunk of chunks.splice(0)) {
+        recv.set(chunk, at);
+        at += chunk.length;
+      }
+      resolve({ sent: options.request, recv, keylog });
     });
   });
 }

@@ -37,6 +37,8 @@ export interface ProxyDeps extends SessionDeps, Omit<ProxyModeDeps, keyof Sessio
   repeatTooLarge: boolean;
   /** Headers that identify the end user, never forwarded (src/prover/exchange/identifying-headers.ts). */
   identifyingHeaders: ReadonlySet<string>;
+  /** Most answer bytes in proxy mode (PROVER_PROXY_MAX_RECV_DATA); a client may announce less (T-MAX-RECV-DATA). */
+  proxyMaxRecvData: number;
 }
 
 const ENGINE_METHODS = new Set<string>(["GET", "POST", "PUT", "DELETE"]);
@@ -167,7 +169,9 @@ export function proxyRoutes(deps: ProxyDeps) {
     const call = await readProxyCall(request, deps).catch((error: unknown) => refusedBeforeWork(request, error, deps));
     const { requestId, target, host, method, mode, exchange, patterns, allowUnmatched, proveFailed, requestedBy } = call;
     if (mode === "proxy") {
-      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest: call.revealRequest, requestedBy });
+      // Proxy mode has no session to size: T-MAX-RECV-DATA bounds the answer, and so what the proof reserves.
+      const maxRecvBytes = requestedSizes(request.headers, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.proxyMaxRecvData }).maxRecvData ?? deps.proxyMaxRecvData;
+      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest: call.revealRequest, requestedBy, maxRecvBytes });
       const answer = await timed(deps.timeProxy({ mode }), proof);
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }

@@ -75,7 +75,7 @@ describe("sized sessions (real MPC)", () => {
       headers: { "content-type": "application/json", "T-MAX-RECV-DATA": "512" },
       body: JSON.stringify({ pad: "p".repeat(300) }),
     });
-    expect(response.status).toBe(500);
+    expect(response.status).toBe(502);
     expect(JSON.parse(body)).toMatchObject({ error: { code: "response_too_large", overflow: { direction: "recv" } } });
     expect(errorData(event)).toMatchObject({ code: "response_too_large" });
   }, MPC_MS);

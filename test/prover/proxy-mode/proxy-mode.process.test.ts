@@ -231,12 +231,12 @@ describe("proxy mode refusals", () => {
     expect(refused.message).toContain("T-PROXY-REVEAL: request");
   });
 
-  test("the notary resolves the target itself: an unknown host is its 404, passed on", async () => {
+  test("the notary resolves the target itself: an unknown host is its 502, passed on", async () => {
     const response = await fetch(`${prover.url}/proxy`, {
       headers: { "T-PROXY-URL": "https://no-such-host.invalid/x", "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy" },
     });
     const body = (await response.json()) as { error: { code: string } };
-    expect({ status: response.status, code: body.error.code }).toEqual({ status: 404, code: "target_unresolvable" });
+    expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "target_unresolvable" });
   }, 30_000);
 });
 

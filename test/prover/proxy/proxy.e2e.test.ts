@@ -66,14 +66,14 @@ describe("/proxy answers and failures", () => {
     expect(await sessionsCreated()).toBe(created!);
   });
 
-  test("an unresolvable host is a 404, its subscribers get the error, and the id cannot be reused", async () => {
+  test("an unresolvable host is a 502, its subscribers get the error, and the id cannot be reused", async () => {
     const requestId = crypto.randomUUID();
     const event = firstEvent(`${prover.url}/proof/${requestId}`, 30_000);
     // Subscribed before the call: the error reaches a live subscriber.
     const subscribers = async () => sample(await scrapeMetrics(prover.url), "tlsproof_sse_subscribers");
     expect(await eventually(subscribers, (n) => n === 1, 10_000)).toBe(1);
     const headers = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId };
-    await expectError(await proxy(headers), 404, "target_unresolvable");
+    await expectError(await proxy(headers), 502, "target_unresolvable");
     expect(errorData(await event)).toMatchObject({ requestId, code: "target_unresolvable" });
     await expectError(await proxy(headers), 400, "duplicate_request_id");
   });
@@ -82,7 +82,7 @@ describe("/proxy answers and failures", () => {
     const requestId = crypto.randomUUID();
     // Subscribed in upper case before the request (its first comment came), told the outcome of the lower-case id.
     const stream = await openStream(`${prover.url}/proof/${requestId.toUpperCase()}`, 30_000);
-    await expectError(await proxy({ "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId }), 404, "target_unresolvable");
+    await expectError(await proxy({ "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId }), 502, "target_unresolvable");
     expect(errorData((await stream.events)[0]!)).toMatchObject({ requestId, code: "target_unresolvable" });
     // The same id in upper case is a reuse, not a new request.
     const reuse = { "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": ` ${requestId.toUpperCase()} ` };
@@ -123,16 +123,16 @@ describe("/proxy answers and failures", () => {
     expect(body.recv.text).toEndWith('{"status":404}');
   }, 240_000);
 
-  test("a response larger than the session allows is a 500 that says so", async () => {
+  test("a response larger than the session allows is a 502 that says so", async () => {
     const response = await proxy({ "T-PROXY-URL": url(`/big?bytes=${TEST_SESSION.maxRecvData * 2}`) });
-    const message = await expectError(response, 500, "response_too_large");
+    const message = await expectError(response, 502, "response_too_large");
     expect(message).toContain(String(TEST_SESSION.maxRecvData));
   }, 240_000);
 
-  test("a target without TLS 1.2 is a 500 that names what the engine needs and proxy mode, before any MPC session", async () => {
+  test("a target without TLS 1.2 is a 502 that names what the engine needs and proxy mode, before any MPC session", async () => {
     const sessionsBefore = prover.log().match(/session created/g)?.length ?? 0;
     const response = await proxy({ "T-PROXY-URL": `https://tls13.${TARGET_HOST}:${tls13.port}/` });
-    const message = await expectError(response, 500, "tls_unsupported");
+    const message = await expectError(response, 502, "tls_unsupported");
     expect(message).toContain("TLS 1.2");
     expect(message).toContain("T-PROOF-MODE: proxy");
     // The probe refused it: no notary session was opened for it.

@@ -1,0 +1,63 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
+import { signedSample, tempDir } from "../proof/fixtures.ts";
+
+/** Help through the real command line (`bun index.ts …`): decided on the parsed words, never on a value. */
+const dir = tempDir();
+const { key, proof } = signedSample();
+const pubPath = join(dir, "notary.pub");
+const proofPath = join(dir, "proof.json");
+writeFileSync(pubPath, key.publicKeyPem);
+writeFileSync(proofPath, JSON.stringify(proof));
+const verifyArgs = ["verify", "--notary-pub-key", pubPath, "--proof", proofPath];
+
+const cli = (...args: string[]) => runCli(SOURCE_CLI, args);
+
+function expectOneErrorLine(stderr: string, line: string): void {
+  expect(stderr.trimEnd().split("\n")).toEqual([line]);
+}
+
+describe("cli help", () => {
+  test("alone, -h or --help prints the command's usage and exits 0", async () => {
+    for (const flag of ["--help", "-h"]) {
+      const { exitCode, stdout, stderr } = await cli("verify", flag);
+      expect(exitCode).toBe(0);
+      expect(stdout).toContain("USAGE cli verify");
+      expect(stderr).toBe("");
+    }
+    const nested = await cli("notary", "keygen", "--help");
+    expect(nested.exitCode).toBe(0);
+    expect(nested.stdout).toContain("--out");
+  });
+
+  test("in an option's value position it is that option's value: an expectation of -h is not met (exit 1)", async () => {
+    const server = await cli(...verifyArgs, "--server-name", "-h");
+    expect(server.exitCode).toBe(1);
+    expect(server.stdout).toBe("");
+    expectOneErrorLine(server.stderr, `error: the proof is of server ${proof.body.serverName}, expected -h`);
+    const requestId = await cli(...verifyArgs, "--request-id", "--help");
+    expect(requestId.exitCode).toBe(1);
+    expectOneErrorLine(requestId.stderr, `error: the proof is of request id ${proof.body.requestId}, expected --help`);
+    const proofFile = await cli("verify", "--notary-pub-key", pubPath, "--proof", "-h");
+    expect(proofFile.exitCode).toBe(2);
+    expect(proofFile.stderr).toStartWith("error: cannot read proof file -h: ENOENT");
+  });
+
+  test("mixed with other arguments: exit 2 with one line, and the command does not run", async () => {
+    for (const flag of ["--help", "-h"]) {
+      const { exitCode, stdout, stderr } = await cli(...verifyArgs, flag);
+      expect(exitCode).toBe(2);
+      expect(stdout).toBe("");
+      expectOneErrorLine(stderr, `error: ${flag} takes no other arguments (run \`cli verify --help\` alone for usage)`);
+    }
+    // After a boolean flag, -h is a flag again, not a value.
+    expect((await cli(...verifyArgs, "--json", "-h")).exitCode).toBe(2);
+    const keys = join(dir, "keys");
+    const keygen = await cli("notary", "keygen", "--out", keys, "--help");
+    expect(keygen.exitCode).toBe(2);
+    expectOneErrorLine(keygen.stderr, "error: --help takes no other arguments (run `cli notary keygen --help` alone for usage)");
+    expect(existsSync(keys)).toBe(false);
+  });
+});
