@@ -71,6 +71,7 @@ async function relayedExchange(path = "/data") {
     request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
     trustAnchorsPem: trustAnchors(tlsFixture().caPem),
     maxRecvBytes: RECV_LIMIT,
+    maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA",
     responseTimeoutMs: 5_000,
   });
   relay.close();

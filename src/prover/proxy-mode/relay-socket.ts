@@ -20,6 +20,8 @@ export interface RelaySocket {
   duplex: Duplex;
   /** The first HANDSHAKE_BYTES of each direction, as relayed (a record cut at the end is left for the reader to drop). */
   handshakeBytes(): RelayedBytes;
+  /** How many bytes came from the target in all (only the first HANDSHAKE_BYTES are kept). */
+  receivedBytes(): number;
   /** Resolves once the notary's side closed (after the target's last byte) or `close` ran. */
   readonly closed: Promise<void>;
   /** Why the notary ended the relay early (a limit, a timeout), as its close reason said; undefined otherwise. */
@@ -31,7 +33,10 @@ export interface RelaySocket {
 class Recording {
   private chunks: Uint8Array[] = [];
   private length = 0;
+  /** Every byte seen, kept or not. */
+  total = 0;
   add(bytes: Uint8Array) {
+    this.total += bytes.length;
     const room = HANDSHAKE_BYTES - this.length;
     if (room <= 0) return;
     const kept = bytes.length <= room ? bytes : bytes.slice(0, room);
@@ -86,6 +91,7 @@ export async function openRelaySocket(url: string, connectTimeoutMs: number): Pr
   return {
     duplex,
     handshakeBytes: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
+    receivedBytes: () => fromServer.total,
     closed,
     endedByNotary: () => endedByNotary,
     close() {

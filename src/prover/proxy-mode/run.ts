@@ -46,6 +46,8 @@ export interface ProxyProofRequest extends ProofChoices {
   revealRequest: boolean;
   /** Most answer bytes (T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA), reserved until the proof is made. */
   maxRecvBytes: number;
+  /** Which of the two set maxRecvBytes, for the refusal's message. */
+  maxRecvSetting: "T-MAX-RECV-DATA" | "PROVER_PROXY_MAX_RECV_DATA";
   /** The digest of the caller's API key, recorded with the id (scoped keys read only their own proofs). */
   requestedBy?: string;
 }
@@ -117,6 +119,7 @@ export async function runProxyProof(deps: ProxyModeDeps, request: ProxyProofRequ
       request: serializeRequest(request.exchange),
       trustAnchorsPem: deps.trustAnchorsPem,
       maxRecvBytes: request.maxRecvBytes,
+      maxRecvSetting: request.maxRecvSetting,
       responseTimeoutMs: deps.responseTimeoutMs,
     });
     // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.

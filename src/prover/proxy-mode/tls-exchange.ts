@@ -16,6 +16,8 @@ export interface TlsExchangeOptions {
   trustAnchorsPem: readonly string[];
   /** Most answer bytes (plaintext, headers included): T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA. */
   maxRecvBytes: number;
+  /** The setting that fixed maxRecvBytes, named in the refusal. */
+  maxRecvSetting: string;
   /** Longest silence from the target while an answer is owed. */
   responseTimeoutMs: number;
 }
@@ -70,7 +72,7 @@ export function runTlsExchange(relay: Duplex, options: TlsExchangeOptions): Prom
     socket.on("data", (chunk: Buffer) => {
       received += chunk.length;
       if (received > options.maxRecvBytes) {
-        return fail(new AppError("response_too_large", `the answer exceeds ${options.maxRecvBytes} bytes (T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA)`));
+        return fail(new AppError("response_too_large", `the answer exceeds ${options.maxRecvBytes} bytes (${options.maxRecvSetting})`));
       }
       chunks.push(chunk);
     });

@@ -170,8 +170,11 @@ export function proxyRoutes(deps: ProxyDeps) {
     const { requestId, target, host, method, mode, exchange, patterns, allowUnmatched, proveFailed, requestedBy } = call;
     if (mode === "proxy") {
       // Proxy mode has no session to size: T-MAX-RECV-DATA bounds the answer, and so what the proof reserves.
-      const maxRecvBytes = requestedSizes(request.headers, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.proxyMaxRecvData }).maxRecvData ?? deps.proxyMaxRecvData;
-      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest: call.revealRequest, requestedBy, maxRecvBytes });
+      const announced = requestedSizes(request.headers, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.proxyMaxRecvData }).maxRecvData;
+      const maxRecv = announced === undefined
+        ? { maxRecvBytes: deps.proxyMaxRecvData, maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA" as const }
+        : { maxRecvBytes: announced, maxRecvSetting: "T-MAX-RECV-DATA" as const };
+      const proof = runProxyProof(deps, { requestId, target, exchange, patterns, allowUnmatched, proveFailed, revealRequest: call.revealRequest, requestedBy, ...maxRecv });
       const answer = await timed(deps.timeProxy({ mode }), proof);
       return answerResponse(answer, requestId, [["t-proof-mode", "proxy"]]);
     }

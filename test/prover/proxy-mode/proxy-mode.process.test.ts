@@ -277,11 +277,11 @@ describe("proxy mode's limits at the prover", () => {
     expect(proofData((await nextStream.events)[0]!).proofText).toContain('"mode":"proxy"');
   }, 60_000);
 
-  test("an answer over PROVER_PROXY_MAX_RECV_DATA is 500 response_too_large, on /proxy and on its stream", async () => {
+  test("an answer over PROVER_PROXY_MAX_RECV_DATA is 502 response_too_large, on /proxy and on its stream", async () => {
     const requestId = crypto.randomUUID();
     const stream = await openStream(`${limited.url}/proof/${requestId}`, 30_000);
     const expected = { code: "response_too_large", message: "the answer exceeds 65536 bytes (PROVER_PROXY_MAX_RECV_DATA)" };
-    expect(await errorOf(await call("/big?bytes=100000", requestId))).toEqual({ status: 500, ...expected });
+    expect(await errorOf(await call("/big?bytes=100000", requestId))).toEqual({ status: 502, ...expected });
     expect(errorData((await stream.events)[0]!)).toMatchObject({ requestId, ...expected });
   }, 30_000);
 });
