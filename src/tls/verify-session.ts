@@ -2,7 +2,7 @@
  * Proxy mode's transcript verifier: what a notary runs on the bytes it relayed between a prover and a TLS server,
  * with the keys the prover reveals. Pure: no network, no clock but `expect.now`.
  * Checks: the ClientHello names the expected server; ECDHE + AEAD, a full handshake (no resumption, PSK,
- * HelloRetryRequest, renegotiation); the certificate chain is valid for that name at `now` up to a trust anchor;
+ * renegotiation; a TLS 1.3 HelloRetryRequest is followed into the transcript); the certificate chain is valid for that name at `now` up to a trust anchor;
  * the server's signature binds its key share (TLS 1.2 ServerKeyExchange; TLS 1.3 CertificateVerify and Finished);
  * every server record authenticates under the revealed keys in order, ending at most with close_notify.
  */

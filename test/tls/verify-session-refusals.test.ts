@@ -5,6 +5,8 @@ import { X509Certificate } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { HandshakeType } from "../../src/tls/records.ts";
+import { readHellos } from "../../src/tls/session-start.ts";
 import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
 import { verifyIdentities } from "./support/identities.ts";
@@ -200,13 +202,22 @@ test("a TLS 1.3 session resumed with a pre-shared key", async () => {
   expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /pre-shared key/);
 });
 
-test("a TLS 1.3 server that asks for another key share (HelloRetryRequest)", async () => {
-  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "x");
+test("a TLS 1.3 server that asks for another key share (HelloRetryRequest): the session verifies, and the first ClientHello is bound", async () => {
+  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "after a retry\n");
   targets.push(t);
   const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem });
-  expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /HelloRetryRequest/);
-  const keys: RevealedKeys = { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
-  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /answered with a HelloRetryRequest, which proxy mode does not accept/);
+  // The transcript starts with the message_hash that stands for the first ClientHello only after a retry.
+  expect(readHellos(exchange.relayed).transcript[0]?.[0]).toBe(HandshakeType.messageHash);
+  const keys = keysToReveal(exchange.keylog, exchange.relayed, true);
+  const verified = verifyRelayedSession(exchange.relayed, keys, expectations());
+  expect(new TextDecoder().decode(verified.recv)).toEndWith("after a retry\n");
+  expect(verified.sent).toEqual(exchange.request);
+  // The transcript holds the first ClientHello as its hash only: one byte of it changed (the low byte of its first
+  // cipher suite, after the record and handshake headers, version, random and session id) breaks the signature.
+  const clientToServer = exchange.relayed.clientToServer.slice();
+  const suiteByte = 5 + 4 + 2 + 32 + 1 + (clientToServer[5 + 4 + 2 + 32] ?? 0) + 2 + 1;
+  clientToServer[suiteByte] = (clientToServer[suiteByte] ?? 0) ^ 0x01;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer }, keys, expectations()), "tls_untrusted", /CertificateVerify signature does not verify/);
 });
 
 describe.each([
