@@ -58,13 +58,14 @@ export interface HandshakeSecrets {
 export function handshakeSecrets(hash: HashName, sharedSecret: Uint8Array, helloHash: Uint8Array): HandshakeSecrets {
   const zeros = new Uint8Array(hashLength(hash));
   const early = extract(hashFunction(hash), zeros, zeros);
-  const handshake = extract(hashFunction(hash), deriveSecret(hash, early, "derived", digest(hash)), sharedSecret);
+  // noble's extract takes the input keying material first, then the salt.
+  const handshake = extract(hashFunction(hash), sharedSecret, deriveSecret(hash, early, "derived", digest(hash)));
   return { client: deriveSecret(hash, handshake, "c hs traffic", helloHash), server: deriveSecret(hash, handshake, "s hs traffic", helloHash), handshake };
 }
 
 /** The first application traffic secrets, from the handshake secret and the hash of ClientHello..server Finished. */
 export function applicationSecrets(hash: HashName, handshakeSecret: Uint8Array, finishedHash: Uint8Array): { client: Uint8Array; server: Uint8Array } {
-  const master = extract(hashFunction(hash), deriveSecret(hash, handshakeSecret, "derived", digest(hash)), new Uint8Array(hashLength(hash)));
+  const master = extract(hashFunction(hash), new Uint8Array(hashLength(hash)), deriveSecret(hash, handshakeSecret, "derived", digest(hash)));
   return { client: deriveSecret(hash, master, "c ap traffic", finishedHash), server: deriveSecret(hash, master, "s ap traffic", finishedHash) };
 }
 
