@@ -131,6 +131,11 @@ export class RecordStream {
     return this.records[this.index];
   }
 
+  /** How many records are left to take. */
+  get remaining(): number {
+    return this.records.length - this.index;
+  }
+
   take(): TlsRecord | undefined {
     return this.records[this.index++];
   }

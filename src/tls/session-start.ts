@@ -22,6 +22,7 @@ import {
   splitRecords,
 } from "./records.ts";
 import { type CipherSuite, type HashName, cipherSuiteOf } from "./suites.ts";
+import type { PartlyRevealed } from "./verify-client-epochs.ts";
 import { malformed } from "./wire.ts";
 
 /** Both directions of one TCP connection, exactly as the notary relayed them. */
@@ -49,6 +50,8 @@ export interface SessionData {
   recv: Uint8Array;
   sent: Uint8Array | null;
   sentLength: number;
+  /** TLS 1.3 with the client's epochs revealed: the request less its hidden spans; else null. */
+  sentPartly: PartlyRevealed | null;
 }
 
 /** The transcript's stand-in for the first ClientHello after a HelloRetryRequest. */

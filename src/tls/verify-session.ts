@@ -13,11 +13,13 @@ import type { RevealedKeys } from "./revealed-keys.ts";
 import { type RelayedBytes, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
-import { verifyTls13 } from "./verify-tls13.ts";
+import type { PartlyRevealed } from "./verify-client-epochs.ts";
+import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 
 export type { RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
-export { keysToReveal } from "./keys-to-reveal.ts";
+export type { PartlyRevealed } from "./verify-client-epochs.ts";
+export { keysOfEpochExchange, keysToReveal } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
 export interface SessionExpectations {
@@ -33,8 +35,13 @@ export interface VerifiedSession {
   serverName: string;
   /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
   recv: Uint8Array;
-  /** The client's application data when client keys were revealed and checked; else null. */
+  /** The client's application data when its traffic secrets were revealed and checked; else null. */
   sent: Uint8Array | null;
+  /**
+   * TLS 1.3 with the client's epochs revealed: its application data with the hidden epochs' bytes zeroed, and
+   * those spans; else null. Only the revealed bytes are known; a hidden span's length counts records' sizes.
+   */
+  sentPartly: PartlyRevealed | null;
   /**
    * Length of the client's application data: exact when sent is known and in TLS 1.2; in TLS 1.3 without client
    * keys, from record sizes (an upper bound: a closing alert counts too).
@@ -83,18 +90,32 @@ export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, ex
 
 type ChainCheck = Parameters<typeof verifyTls13>[2];
 
-function verify13(start: ReturnType<typeof readHellos>, keys: Extract<RevealedKeys, { version: "TLS1.3" }>, suite: CipherSuite, checkChain: ChainCheck) {
+type Tls13Keys = Extract<RevealedKeys, { version: "TLS1.3" }>;
+
+/** The client's side of the TLS 1.3 keys: its traffic secrets, its epochs, or nothing. */
+function client13(keys: Tls13Keys, suite: CipherSuite): Tls13Secrets["client"] {
   const length = hashLength(suite.hash);
   const client = bothOrNeither(keys.clientHandshakeTrafficSecret, keys.clientApplicationTrafficSecret, "both client traffic secrets are needed");
+  if (client && keys.clientEpochs) throw new AppError("transcript_invalid", "the revealed client keys are either traffic secrets or epochs, not both");
+  if (client) return { handshake: revealed(client[0], "client handshake traffic secret", length), application: revealed(client[1], "client application traffic secret", length) };
+  if (!keys.clientEpochs) return null;
+  return {
+    epochs: keys.clientEpochs.map((epoch, i) => {
+      const pair = bothOrNeither(epoch.key, epoch.iv, `client epoch ${i}'s key and IV go together`);
+      const what = `client epoch ${i}'s`;
+      return { records: epoch.records, keys: pair && { key: revealed(pair[0], `${what} key`, suite.keyLength), iv: revealed(pair[1], `${what} IV`, suite.ivLength) } };
+    }),
+  };
+}
+
+function verify13(start: ReturnType<typeof readHellos>, keys: Tls13Keys, suite: CipherSuite, checkChain: ChainCheck) {
+  const length = hashLength(suite.hash);
   return verifyTls13(
     start,
     {
       serverHandshake: revealed(keys.serverHandshakeTrafficSecret, "server handshake traffic secret", length),
       serverApplication: revealed(keys.serverApplicationTrafficSecret, "server application traffic secret", length),
-      client: client && {
-        handshake: revealed(client[0], "client handshake traffic secret", length),
-        application: revealed(client[1], "client application traffic secret", length),
-      },
+      client: client13(keys, suite),
     },
     checkChain,
   );

@@ -114,9 +114,9 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   });
   if (keys.client) {
     const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
-    return { recv, sent, sentLength: sent.length };
+    return { recv, sent, sentLength: sent.length, sentPartly: null };
   }
   let sentLength = 0;
   readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
-  return { recv, sent: null, sentLength };
+  return { recv, sent: null, sentLength, sentPartly: null };
 }

@@ -27,13 +27,15 @@ import {
 } from "./records.ts";
 import type { SessionData, SessionStart } from "./session-start.ts";
 import type { CipherSuite } from "./suites.ts";
+import { type ClientEpochKeys, readClientEpochs } from "./verify-client-epochs.ts";
 import { checkServerFlight } from "./server-flight.ts";
 import { malformed } from "./wire.ts";
 
 export interface Tls13Secrets {
   serverHandshake: Uint8Array;
   serverApplication: Uint8Array;
-  client: { handshake: Uint8Array; application: Uint8Array } | null;
+  /** The client's traffic secrets (the request revealed whole), its epochs (verify-client-epochs.ts), or nothing. */
+  client: { handshake: Uint8Array; application: Uint8Array } | { epochs: readonly ClientEpochKeys[] } | null;
 }
 
 /** Reads a protected handshake flight message by message; ChangeCipherSpec records before it (middlebox compatibility) are skipped. */
@@ -111,9 +113,13 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
   checkServerFlight(next, transcript, suite, secrets.serverHandshake, checkChain);
   if (!serverFlight.empty) throw malformed("the server's Finished does not end its record");
   const recv = readApplicationRecords(server, suite, secrets.serverApplication, "the revealed server application traffic secret", true);
-  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client) };
+  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client), sentPartly: null };
+  if ("epochs" in secrets.client) {
+    const sentPartly = readClientEpochs(start.client, suite, secrets.client.epochs);
+    return { recv, sent: null, sentLength: sentPartly.bytes.length, sentPartly };
+  }
   const sent = readClientSide(start, transcript, secrets.client);
-  return { recv, sent, sentLength: sent.length };
+  return { recv, sent, sentLength: sent.length, sentPartly: null };
 }
 
 /** The client's flight (optional Certificate/CertificateVerify, then Finished, checked) and its application data. */

@@ -13,6 +13,7 @@ import { type TrafficKeys, nextTrafficSecret, trafficKeys } from "../key-schedul
 import { MAX_PLAINTEXT, RecordSealer } from "../record-protection.ts";
 import { ContentType, HandshakeType, handshakeMessage } from "../records.ts";
 import type { CipherSuite } from "../suites.ts";
+import { MAX_CLIENT_EPOCHS } from "../verify-client-epochs.ts";
 import type { RecordWriter } from "./record-writer.ts";
 
 /** A piece of the request, revealed to the notary or hidden from it (its length only shows). */
@@ -30,12 +31,6 @@ export type ClientEpoch = {
   /** The request bytes it carried. */
   sent: ByteRange;
 } & ({ revealed: true; keys: TrafficKeys } | { revealed: false });
-
-/**
- * At most this many epochs per connection: some TLS stacks cap the key updates of one connection, and a request
- * with more hidden values than (MAX_CLIENT_EPOCHS - 1) / 2 is refused before it is sent.
- */
-export const MAX_CLIENT_EPOCHS = 33;
 
 const UPDATE_NOT_REQUESTED = 0;
 

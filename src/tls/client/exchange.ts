@@ -12,7 +12,8 @@ import { AppError } from "../../errors.ts";
 import { parseTrustAnchors } from "../certificates.ts";
 import { type CipherSuite, cipherSuiteOf } from "../suites.ts";
 import { type AnswerLimits, readAnswer } from "./answer.ts";
-import { type ClientEpoch, EpochWriter, MAX_CLIENT_EPOCHS, type RequestPart, epochCount } from "./epochs.ts";
+import { MAX_CLIENT_EPOCHS } from "../verify-client-epochs.ts";
+import { type ClientEpoch, EpochWriter, type RequestPart, epochCount } from "./epochs.ts";
 import { handshake } from "./handshake.ts";
 import { IncomingRecords } from "./incoming.ts";
 import type { KeyShareGroup } from "./key-shares.ts";
@@ -23,6 +24,7 @@ export type { ByteTransport } from "./transport.ts";
 export { duplexTransport } from "./transport.ts";
 export type { ClientEpoch, RequestPart } from "./epochs.ts";
 export type { KeyShareGroup } from "./key-shares.ts";
+export { isTls12Target } from "./hello.ts";
 
 export const TLS13_SUITES = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"] as const;
 export type Tls13SuiteName = (typeof TLS13_SUITES)[number];

@@ -27,7 +27,16 @@ import { checkServerFlight } from "../server-flight.ts";
 import { messageHash } from "../session-start.ts";
 import type { CipherSuite } from "../suites.ts";
 import { WireReader, malformed, vectorBytes } from "../wire.ts";
-import { type HelloOffer, type RetryRequest, checkHelloRetry, checkServerHello, clientHelloMessage, onlyExtensions, retriedOffer } from "./hello.ts";
+import {
+  type HelloOffer,
+  type RetryRequest,
+  checkHelloRetry,
+  checkServerHello,
+  clientHelloMessage,
+  onlyExtensions,
+  retriedOffer,
+  tls12Target,
+} from "./hello.ts";
 import type { IncomingRecords } from "./incoming.ts";
 import { type KeyShareGroup, newKeyShare } from "./key-shares.ts";
 import { CHANGE_CIPHER_SPEC, type RecordWriter, plainRecord } from "./record-writer.ts";
@@ -51,8 +60,13 @@ export interface Established {
 const MAX_FLIGHT_BYTES = 256 * 1024;
 const HTTP11 = "http/1.1";
 
-const handshakeRefused = (record: TlsRecord | { fragment: Uint8Array }): AppError =>
-  new AppError("tls_unsupported", `the target refused the TLS 1.3 handshake with ${alertName(record.fragment)}`);
+const PROTOCOL_VERSION = 70;
+
+/** The target's alert during the handshake; protocol_version says it does not speak TLS 1.3. */
+function handshakeRefused(record: { fragment: Uint8Array }): AppError {
+  const message = `the target refused the TLS 1.3 handshake with ${alertName(record.fragment)}`;
+  return record.fragment[1] === PROTOCOL_VERSION ? tls12Target(message) : new AppError("tls_unsupported", message);
+}
 
 async function nextRecord(incoming: IncomingRecords, expecting: string): Promise<TlsRecord> {
   const record = await incoming.next();

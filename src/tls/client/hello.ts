@@ -59,10 +59,16 @@ export function clientHelloMessage(offer: HelloOffer, cookie: Uint8Array | null)
 
 const refused = (message: string): AppError => new AppError("tls_unsupported", message);
 
+/** A target that speaks TLS 1.2 only: the caller may prove it over another client (node:tls), see isTls12Target. */
+export const tls12Target = (message: string): AppError => new AppError("tls_unsupported", message, { targetTlsVersion: "TLS1.2" });
+
+/** Whether the client failed because the target does not speak TLS 1.3 (its ServerHello or a protocol_version alert). */
+export const isTls12Target = (error: unknown): boolean => error instanceof AppError && error.details?.["targetTlsVersion"] === "TLS1.2";
+
 /** The offered suite the server picked, or a refusal. */
 function pickedSuite(hello: ServerHello, offer: HelloOffer, what: string): CipherSuite {
   if (hello.version !== "TLS1.3") {
-    throw refused(`the target chose ${hello.version} though the client offered TLS 1.3 only (a TLS 1.2 target is proven over node:tls)`);
+    throw tls12Target(`the target chose ${hello.version} though the client offered TLS 1.3 only`);
   }
   const suite = offer.suites.find((s) => s.id === hello.cipherSuite);
   if (!suite) throw refused(`the target's ${what} chose cipher suite ${hex16(hello.cipherSuite)}, which the client did not offer`);
