@@ -101,10 +101,12 @@ function readRevealed(records: TlsRecord[], opener: RecordOpener, index: number,
         throw malformed(`client epoch ${index} does not end with one KeyUpdate (update_not_requested) alone in its last record`);
       }
     } else if (opened.type === ContentType.alert && last && isCloseNotify(opened.content)) closed = true;
-    else if (opened.type === ContentType.handshake && opened.content[0] === HandshakeType.keyUpdate) {
+    else if (endsEpoch) {
+      throw malformed(`client epoch ${index}'s last record holds content of type ${opened.type}, not its KeyUpdate: the epoch boundaries do not match the records`);
+    } else if (opened.type === ContentType.handshake && opened.content[0] === HandshakeType.keyUpdate) {
       throw malformed(`client epoch ${index} holds a KeyUpdate where the layout does not end it: the epoch boundaries do not match the records`);
     } else {
-      throw malformed(`client epoch ${index}'s record ${i} holds content of type ${opened.type} where ${endsEpoch ? "its closing KeyUpdate" : "application data"} was due`);
+      throw malformed(`client epoch ${index}'s record ${i} holds content of type ${opened.type} where application data was due`);
     }
   });
 }
