@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:https";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
+import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
 import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -127,4 +128,32 @@ test("a relayed byte of a revealed epoch changed", () => {
 test("epochs with the client's traffic secrets too, or a key without its IV", () => {
   expectRefusal({ ...keys, clientHandshakeTrafficSecret: "00".repeat(32), clientApplicationTrafficSecret: "00".repeat(32) }, "transcript_invalid", /either traffic secrets or epochs, not both/);
   expectRefusal(withEpochs((e) => ((e[0] = { records: e[0]!.records, key: e[0]!.key }), e)), "transcript_invalid", /client epoch 0's key and IV go together/);
+});
+
+describe("the request rule on what the check shows: forged requests whose records all authenticate", () => {
+  /** The notary's whole check of a session whose request is `parts`: the epochs, then the request rule. */
+  async function ruleOn(parts: RequestPart[], maxHiddenSpan = 4096): Promise<string | null> {
+    const exchange = await recordedExchange(port, parts, options());
+    const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), expectations());
+    return revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, maxHiddenSpan);
+  }
+  const part = (text: string, hidden = false): RequestPart => ({ bytes: encoder.encode(text), hidden });
+
+  test("the honest request passes", async () => {
+    expect(await ruleOn(request())).toBeNull();
+  });
+
+  test("a hidden span over the Host value, or over the request line's target", async () => {
+    expect(await ruleOn([part("GET /a HTTP/1.1\r\nHost: "), part(TARGET_HOST, true), part("\r\nConnection: close\r\n\r\n")])).toBe("the request's Host header value is hidden");
+    expect(await ruleOn([part("GET /"), part("admin", true), part(` HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\n\r\n`)])).toMatch(/starts before the end of the Host header/);
+  });
+
+  test("a second Host whose value sits where a hidden span is", async () => {
+    const parts = [part(`GET /a HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nHost: `), part("evil.example", true), part("\r\nConnection: close\r\n\r\n")];
+    expect(await ruleOn(parts)).toBe("the request must reveal exactly one Host header (found 2)");
+  });
+
+  test("a hidden span longer than the bound", async () => {
+    expect(await ruleOn(request(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
+  });
 });
