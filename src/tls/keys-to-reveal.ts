@@ -33,6 +33,15 @@ export function keysOfEpochExchange(exchange: Pick<Tls13Exchange, "serverSecrets
   };
 }
 
+/** The master secret of a TLS 1.2 connection (hex), for a request revealed whole (verify-tls12-master.ts). */
+export function tls12MasterSecret(keylogLines: readonly string[], bytes: RelayedBytes): string {
+  const start = readHellos(bytes);
+  if (start.suite.version !== "TLS1.2") throw new AppError("transcript_invalid", "the connection is not TLS 1.2: it has no master secret to reveal");
+  const secret = keyLogSecrets(keylogLines, bytesToHex(start.clientHello.random)).get("CLIENT_RANDOM");
+  if (!secret) throw new AppError("transcript_invalid", "the TLS key log has no CLIENT_RANDOM for this connection");
+  return secret;
+}
+
 export function keysToReveal(keylogLines: readonly string[], bytes: RelayedBytes, revealClient: boolean): RevealedKeys {
   const start = readHellos(bytes);
   const secrets = keyLogSecrets(keylogLines, bytesToHex(start.clientHello.random));

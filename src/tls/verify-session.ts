@@ -10,16 +10,17 @@ import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";
-import { type RelayedBytes, readHellos } from "./session-start.ts";
+import { type RelayedBytes, type SessionData, type SessionStart, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
+import { verifyTls12MasterSecret } from "./verify-tls12-master.ts";
 import type { PartlyRevealed } from "./verify-client-epochs.ts";
 import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 
 export type { RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
 export type { PartlyRevealed } from "./verify-client-epochs.ts";
-export { keysOfEpochExchange, keysToReveal } from "./keys-to-reveal.ts";
+export { keysOfEpochExchange, keysToReveal, tls12MasterSecret } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
 export interface SessionExpectations {
@@ -66,26 +67,49 @@ function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T,
 
 const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
 
-export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
+/** The hellos, checked to name the expected server, and the chain check for its certificate. */
+function startOf(bytes: RelayedBytes, expect: SessionExpectations) {
   const anchors = parseTrustAnchors(expect.trustAnchorsPem);
   const start = readHellos(bytes);
   const sni = start.clientHello.serverName;
   if (sni === null || !sameName(sni, expect.serverName)) {
     throw new AppError("tls_untrusted", `the ClientHello names ${sni === null ? "no server" : `server ${JSON.stringify(sni)}`}, not ${expect.serverName}`);
   }
+  const checkChain = (chainDer: Uint8Array[]) => checkCertificateChain(chainDer, expect.serverName, anchors, expect.now);
+  return { start, checkChain };
+}
+
+function verified(start: SessionStart, data: SessionData, expect: SessionExpectations): VerifiedSession {
+  return {
+    tlsVersion: start.suite.version,
+    cipherSuite: start.suite.name,
+    serverName: expect.serverName,
+    recv: data.recv,
+    sent: data.sent,
+    sentLength: data.sentLength,
+    sentPartly: data.sentPartly,
+    connectionTime: Math.floor(expect.now.getTime() / 1000),
+  };
+}
+
+export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
+  const { start, checkChain } = startOf(bytes, expect);
   const { suite } = start;
   if (keys.version !== suite.version) {
     throw new AppError("transcript_invalid", `the revealed keys are for ${keys.version}, but the session is ${suite.version}`);
   }
-  const checkChain = (chainDer: Uint8Array[]) => checkCertificateChain(chainDer, expect.serverName, anchors, expect.now);
   const data = keys.version === "TLS1.3" ? verify13(start, keys, suite, checkChain) : verify12(start, keys, suite, checkChain);
-  return {
-    tlsVersion: suite.version,
-    cipherSuite: suite.name,
-    serverName: expect.serverName,
-    ...data,
-    connectionTime: Math.floor(expect.now.getTime() / 1000),
-  };
+  return verified(start, data, expect);
+}
+
+/**
+ * A TLS 1.2 session with its master secret revealed (hex): every key derived by the verifier, both Finished
+ * messages checked (verify-tls12-master.ts); the request comes out whole in `sent`.
+ */
+export function verifyRelayedTls12Session(bytes: RelayedBytes, masterSecretHex: string, expect: SessionExpectations): VerifiedSession {
+  const { start, checkChain } = startOf(bytes, expect);
+  if (start.suite.version !== "TLS1.2") throw new AppError("transcript_invalid", `a master secret was revealed, but the session is ${start.suite.version}`);
+  return verified(start, verifyTls12MasterSecret(start, revealed(masterSecretHex, "master secret", 48), checkChain), expect);
 }
 
 type ChainCheck = Parameters<typeof verifyTls13>[2];
