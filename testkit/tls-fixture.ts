@@ -205,6 +205,21 @@ export function rsaIdentity(fixture: TlsFixture): ServerIdentity {
   });
 }
 
+/**
+ * A leaf for TARGET_HOST whose key is an RSASSA-PSS key (not rsaEncryption), from the trusted test CA (cached like
+ * the rest): TLS 1.3 servers sign with rsa_pss_pss_* for it.
+ */
+export function rsaPssIdentity(fixture: TlsFixture): ServerIdentity {
+  const { dir } = fixture;
+  return cached(dir, "rsa-pss", "rsa-pss-chain.pem", () => {
+    writeFileSync(join(dir, "rsa-pss.cnf"), [...LEAF_EXTENSIONS, `subjectAltName = DNS:${TARGET_HOST}`].join("\n"));
+    openssl(["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "rsa-pss.key"], dir);
+    openssl(["req", "-new", "-key", "rsa-pss.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa-pss.csr"], dir);
+    sign(dir, "rsa-pss", "ca");
+    writeFileSync(join(dir, "rsa-pss-chain.pem"), pemOf(dir, "rsa-pss", "ca"));
+  });
+}
+
 /** A server identity for `host` from the trusted test CA (cached like the rest). */
 export function trustedIdentityFor(fixture: TlsFixture, host: string): ServerIdentity {
   const name = `host-${host}`;

@@ -70,15 +70,21 @@ class ServerSide {
   }
 }
 
-/** Handles one post-handshake message; returns whether the client must answer a KeyUpdate. */
-function postHandshake(message: HandshakeMessage, assembler: HandshakeAssembler, server: ServerSide): boolean {
-  if (message.type === HandshakeType.newSessionTicket) return false;
+/** Handles one post-handshake message: a ticket ignored, or a KeyUpdate followed (and whether to answer it). */
+function postHandshake(message: HandshakeMessage, assembler: HandshakeAssembler, server: ServerSide): "ticket" | "update" | "update requested" {
+  if (message.type === HandshakeType.newSessionTicket) return "ticket";
   if (message.type !== HandshakeType.keyUpdate) {
     throw new AppError("target_request_failed", `the target sent post-handshake message type ${message.type}, which the client never asked for`);
   }
   if (!isKeyUpdate(message) || !assembler.empty) throw malformed("the server's KeyUpdate is malformed or does not end its record");
   server.update();
-  return message.body[0] === UPDATE_REQUESTED;
+  return message.body[0] === UPDATE_REQUESTED ? "update requested" : "update";
+}
+
+export interface Answer {
+  recv: Uint8Array;
+  /** NewSessionTicket messages received and ignored. */
+  sessionTickets: number;
 }
 
 export async function readAnswer(
@@ -88,11 +94,12 @@ export async function readAnswer(
   epochs: EpochWriter,
   writer: RecordWriter,
   limits: AnswerLimits,
-): Promise<Uint8Array> {
+): Promise<Answer> {
   const server = new ServerSide(suite, serverApplicationSecret);
   const assembler = new HandshakeAssembler();
   const answer = new GrowingBytes();
   let received = 0;
+  let sessionTickets = 0;
   const beforeAnswer = () => received === 0 && epochs.keyUpdates > 0;
   for (;;) {
     const record = await incoming.next().catch((error: unknown) => {
@@ -117,7 +124,9 @@ export async function readAnswer(
     if (type === ContentType.handshake) {
       assembler.push(content);
       for (let message = assembler.next(); message; message = assembler.next()) {
-        if (postHandshake(message, assembler, server)) {
+        const handled = postHandshake(message, assembler, server);
+        if (handled === "ticket") sessionTickets++;
+        if (handled === "update requested") {
           epochs.keyUpdate(epochs.revealed);
           writer.flush();
         }
@@ -130,5 +139,5 @@ export async function readAnswer(
     answer.append(content);
     if (limits.answerComplete?.(answer.view())) break;
   }
-  return answer.view().slice();
+  return { recv: answer.view().slice(), sessionTickets };
 }

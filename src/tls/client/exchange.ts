@@ -52,6 +52,8 @@ export interface Tls13Exchange {
   sent: Uint8Array;
   /** The answer's bytes as the server sent them. */
   recv: Uint8Array;
+  /** Session tickets the server sent after the handshake, ignored (no resumption). */
+  sessionTickets: number;
   /** What proxy mode reveals of the server's side. */
   serverSecrets: { handshake: Uint8Array; application: Uint8Array };
   /** The client's epochs in order: record key and IV of the revealed ones, and where each one's records are. */
@@ -92,7 +94,7 @@ export async function runTls13Exchange(transport: ByteTransport, request: readon
     const epochs = new EpochWriter(session.suite, session.clientApplicationSecret, writer, !request[0]!.hidden);
     epochs.writeRequest(request);
     writer.flush();
-    const recv = await readAnswer(incoming, session.suite, session.serverApplicationSecret, epochs, writer, options);
+    const { recv, sessionTickets } = await readAnswer(incoming, session.suite, session.serverApplicationSecret, epochs, writer, options);
     epochs.closeNotify();
     writer.flush();
     transport.end();
@@ -100,6 +102,7 @@ export async function runTls13Exchange(transport: ByteTransport, request: readon
       cipherSuite: session.suite.name,
       sent: concatBytes(...request.map((part) => part.bytes)),
       recv,
+      sessionTickets,
       serverSecrets: { handshake: session.serverHandshakeSecret, application: session.serverApplicationSecret },
       clientEpochs: epochs.shown(),
     };
