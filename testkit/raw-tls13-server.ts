@@ -29,6 +29,8 @@ export interface RawServerQuirks {
   cookie?: boolean;
   /** Answers the second ClientHello with another HelloRetryRequest. */
   secondHelloRetry?: boolean;
+  /** Answers with a TLS 1.2 ServerHello (ECDHE-ECDSA-AES128-GCM-SHA256, no supported_versions) and stops. */
+  tls12?: boolean;
   /** On the client's KeyUpdate: follow it (default), answer with alert unexpected_message, or close the connection. */
   onClientKeyUpdate?: "follow" | "alert" | "close";
   /** Extensions added to EncryptedExtensions: [type, body] pairs. */
@@ -91,6 +93,11 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
   const first = await nextMessage(incoming, plain);
   if (!first) return null;
   let hello = parseClientHello(first.body);
+  if (quirks.tls12) {
+    const body = concatBytes(uint16Bytes(0x0303), randomBytes(32), vectorBytes(1, hello.sessionId), uint16Bytes(0xc02b), Uint8Array.of(0), vectorBytes(2));
+    socket.write(plainRecord(ContentType.handshake, handshakeMessage(HandshakeType.serverHello, body)));
+    return null;
+  }
   let transcript = [first.raw];
   const group = quirks.group ?? "x25519";
   const shareOf = (extensions: Map<number, Uint8Array>) => clientKeyShares(extensions.get(Extension.keyShare) ?? new Uint8Array(2)).find((e) => e.group === GROUP_IDS[group]);

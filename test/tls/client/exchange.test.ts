@@ -146,6 +146,13 @@ describe("the client refuses what it cannot check, before the request leaves", (
     expect(isTls12Target(await refusal(run))).toBe(true);
   });
 
+  test("a server that answers with a TLS 1.2 ServerHello", async () => {
+    const server = await rawTarget({ tls12: true });
+    const run = () => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    await expectRefused(run, "tls_unsupported", /^the target chose TLS1\.2 though the client offered TLS 1\.3 only$/);
+    expect(isTls12Target(await refusal(run))).toBe(true);
+  });
+
   test("a server whose only group the client lacks (P-384)", async () => {
     const { port } = await httpsTarget(ids.ecdsa, { ecdhCurve: "P-384" });
     const run = () => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());

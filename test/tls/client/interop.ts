@@ -52,6 +52,8 @@ export interface ServerProcess {
   port: number;
   /** Everything it printed on stdout so far. */
   output(): string;
+  /** Writes to its stdin. */
+  write(text: string): void;
   stop(): Promise<void>;
 }
 
@@ -70,6 +72,10 @@ export async function startServerProcess(command: string[], portOf: (output: str
   return {
     port: port!,
     output: () => output,
+    write(text) {
+      child.stdin.write(text);
+      child.stdin.flush();
+    },
     stop: async () => {
       child.kill();
       await child.exited;
