@@ -29,6 +29,8 @@ export interface RawServerQuirks {
   cookie?: boolean;
   /** Answers the second ClientHello with another HelloRetryRequest. */
   secondHelloRetry?: boolean;
+  /** This public value in its ServerHello's key share instead of its own (a bad point); it stops there. */
+  serverKeyShare?: Uint8Array;
   /** Answers with a TLS 1.2 ServerHello (ECDHE-ECDSA-AES128-GCM-SHA256, no supported_versions) and stops. */
   tls12?: boolean;
   /** On the client's KeyUpdate: follow it (default), answer with alert unexpected_message, or close the connection. */
@@ -122,8 +124,10 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
   if (!clientShare) return null;
   const share = newKeyShare(group);
   const sharedSecret = share.agree(clientShare.keyExchange);
-  const sh = serverHello(randomBytes(32), hello.sessionId, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, share.publicKey)))]);
+  const publicValue = quirks.serverKeyShare ?? share.publicKey;
+  const sh = serverHello(randomBytes(32), hello.sessionId, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, publicValue)))]);
   socket.write(plainRecord(ContentType.handshake, sh));
+  if (quirks.serverKeyShare) return null;
   transcript.push(sh);
   return { sharedSecret, transcript };
 }
