@@ -31,6 +31,8 @@ export interface RawServerQuirks {
   secondHelloRetry?: boolean;
   /** This public value in its ServerHello's key share instead of its own (a bad point); it stops there. */
   serverKeyShare?: Uint8Array;
+  /** A ServerHello with these fields instead (a session id not echoed, a suite not offered, a compression); it stops there. */
+  serverHelloEdit?: { sessionId?: Uint8Array; cipherSuite?: number; compression?: number };
   /** Answers with a TLS 1.2 ServerHello (ECDHE-ECDSA-AES128-GCM-SHA256, no supported_versions) and stops. */
   tls12?: boolean;
   /** On the client's KeyUpdate: follow it (default), answer with alert unexpected_message, or close the connection. */
@@ -64,8 +66,15 @@ const HEAD_END = utf8ToBytes("\r\n\r\n");
 
 const ext = (type: number, body: Uint8Array) => concatBytes(uint16Bytes(type), vectorBytes(2, body));
 
-function serverHello(random: Uint8Array, sessionId: Uint8Array, extensions: Uint8Array[]): Uint8Array {
-  const body = concatBytes(uint16Bytes(0x0303), random, vectorBytes(1, sessionId), uint16Bytes(SUITE.id), Uint8Array.of(0), vectorBytes(2, ...extensions));
+function serverHello(random: Uint8Array, sessionId: Uint8Array, extensions: Uint8Array[], edit: RawServerQuirks["serverHelloEdit"] = {}): Uint8Array {
+  const body = concatBytes(
+    uint16Bytes(0x0303),
+    random,
+    vectorBytes(1, edit.sessionId ?? sessionId),
+    uint16Bytes(edit.cipherSuite ?? SUITE.id),
+    Uint8Array.of(edit.compression ?? 0),
+    vectorBytes(2, ...extensions),
+  );
   return handshakeMessage(HandshakeType.serverHello, body);
 }
 
@@ -125,9 +134,10 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
   const share = newKeyShare(group);
   const sharedSecret = share.agree(clientShare.keyExchange);
   const publicValue = quirks.serverKeyShare ?? share.publicKey;
-  const sh = serverHello(randomBytes(32), hello.sessionId, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, publicValue)))]);
+  const extensions = [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, publicValue)))];
+  const sh = serverHello(randomBytes(32), hello.sessionId, extensions, quirks.serverHelloEdit);
   socket.write(plainRecord(ContentType.handshake, sh));
-  if (quirks.serverKeyShare) return null;
+  if (quirks.serverKeyShare || quirks.serverHelloEdit) return null;
   transcript.push(sh);
   return { sharedSecret, transcript };
 }

@@ -218,6 +218,10 @@ test("a TLS 1.3 server that asks for another key share (HelloRetryRequest): the 
   const suiteByte = 5 + 4 + 2 + 32 + 1 + (clientToServer[5 + 4 + 2 + 32] ?? 0) + 2 + 1;
   clientToServer[suiteByte] = (clientToServer[suiteByte] ?? 0) ^ 0x01;
   expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer }, keys, expectations()), "tls_untrusted", /CertificateVerify signature does not verify/);
+  // The two ClientHellos must be one client's: the first one's random changed.
+  const otherRandom = exchange.relayed.clientToServer.slice();
+  otherRandom[5 + 4 + 2] = (otherRandom[5 + 4 + 2] ?? 0) ^ 0x01;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer: otherRandom }, keys, expectations()), "transcript_invalid", /second ClientHello has another random than its first/);
 });
 
 describe.each([

@@ -93,6 +93,26 @@ describe("a session with a NewSessionTicket", () => {
     );
   });
 
+  test("the server's NewSessionTicket changed in clear: the client's Finished still matches, the server's does not", () => {
+    const start = readHellos(exchange.relayed);
+    // The server's clear records in order: hello flight, then the ticket's record before its ChangeCipherSpec.
+    const records = start.server;
+    let offset = 0;
+    let ticketEnd = -1;
+    for (let record = records.take(); record; record = records.take()) {
+      offset += 5 + record.fragment.length;
+      if (record.type === 22 && record.fragment[0] === 4) ticketEnd = offset;
+    }
+    expect(ticketEnd).toBeGreaterThan(0);
+    const serverToClient = exchange.relayed.serverToClient.slice();
+    serverToClient[ticketEnd - 10] = (serverToClient[ticketEnd - 10] ?? 0) ^ 1;
+    expectRefusal(
+      () => verifyRelayedTls12Session({ ...exchange.relayed, serverToClient }, master, expectations()),
+      "transcript_invalid",
+      /the server's Finished does not match the revealed master secret and the handshake/,
+    );
+  });
+
   test("a master secret for a TLS 1.3 session, or of the wrong length", async () => {
     const target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3" }, "x");
     targets.push(target);
