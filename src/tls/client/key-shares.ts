@@ -1,6 +1,6 @@
 /**
- * The client's ephemeral key shares (RFC 8446 §4.2.8, §7.4): X25519 (32-byte public values; an all-zero shared
- * secret is refused) and P-256 (uncompressed points; the shared secret is the x coordinate; a point off the curve is
+ * The client's ephemeral key shares (RFC 8446 §4.2.8, §7.4): X25519 (32-byte public values; a low-order one, whose
+ * shared secret is all zeros, is refused) and P-256 (uncompressed points; the shared secret is the x coordinate; a point off the curve is
  * refused). On node:crypto, native in Bun and Node: @noble/curves computes the same in JavaScript at several
  * times the cost, which was most of the client's own time per connection.
  */
@@ -32,16 +32,13 @@ function x25519Share(): KeyShare {
     publicKey: new Uint8Array(publicKey.export({ format: "der", type: "spki" })).subarray(X25519_SPKI_PREFIX.length),
     agree(serverPublic) {
       if (serverPublic.length !== 32) throw badShare("x25519");
-      let shared: Uint8Array;
       try {
         const peer = createPublicKey({ key: Buffer.concat([X25519_SPKI_PREFIX, serverPublic]), format: "der", type: "spki" });
-        shared = new Uint8Array(diffieHellman({ privateKey, publicKey: peer }));
+        // Refuses a low-order point, whose shared secret is all zeros (RFC 7748 §6.1; BoringSSL and OpenSSL both).
+        return new Uint8Array(diffieHellman({ privateKey, publicKey: peer }));
       } catch {
-        // BoringSSL refuses a low-order point itself.
         throw badShare("x25519");
       }
-      if (shared.every((byte) => byte === 0)) throw badShare("x25519");
-      return shared;
     },
   };
 }

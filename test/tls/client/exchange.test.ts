@@ -10,6 +10,7 @@ import { readHellos } from "../../../src/tls/session-start.ts";
 import { keysOfEpochExchange, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
 import { type RawServer, type RawServerQuirks, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
 import { type ServerIdentity, TARGET_HOST, makeUntrustedIdentities } from "../../../testkit/tls-fixture.ts";
+import { startTcpProxy } from "../../../testkit/tcp-proxy.ts";
 import { eventually } from "../../../testkit/wait.ts";
 import { verifyIdentities } from "../support/identities.ts";
 import { contains, recordedConnection, recordedExchange, requestWithHiddenCredential } from "./support.ts";
@@ -221,6 +222,18 @@ describe("after the handshake", () => {
     expect(exchange.clientEpochs.map((epoch) => epoch.revealed)).toEqual([true, false, true, true]);
     const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
     expect(verified.recv).toEqual(exchange.recv);
+  });
+
+  test("a byte changed on the way, in the server's handshake flight or in its answer: the record does not authenticate", async () => {
+    const server = await rawTarget({ tickets: 0 });
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    stops.push(() => proxy.close());
+    // The ServerHello record of an X25519 handshake is 127 bytes, a ChangeCipherSpec 6: byte 140 is in the flight.
+    proxy.changeByteToClient(140);
+    await expectRefused(() => recordedExchange(proxy.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "tls_unsupported", /the target broke the TLS protocol: the server's protected record 0 does not authenticate under the server handshake traffic key/);
+    const clean = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    proxy.changeByteToClient(clean.relayed.serverToClient.length - 30);
+    await expectRefused(() => recordedExchange(proxy.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "target_request_failed", /the target broke the TLS protocol: the server's protected record 0 does not authenticate under the server application traffic key/);
   });
 
   test("a target silent after the handshake: target_timeout", async () => {
