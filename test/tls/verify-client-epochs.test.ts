@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:https";
 import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
+import { RecordSealer } from "../../src/tls/record-protection.ts";
+import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";
+import { readHellos } from "../../src/tls/session-start.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
 import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -123,6 +126,22 @@ test("a relayed byte of a revealed epoch changed", () => {
   // The last record is the client's close_notify in the final revealed epoch.
   clientToServer[clientToServer.length - 3] = (clientToServer[clientToServer.length - 3] ?? 0) ^ 1;
   expectRefusal(keys, "transcript_invalid", /client epoch 4's record \d+ does not authenticate under its revealed key/, { ...session.relayed, clientToServer });
+});
+
+test("a revealed epoch ending with a KeyUpdate that asks the server for one (re-sealed under that epoch's own key)", () => {
+  const epoch = session.clientEpochs[0]!;
+  if (!epoch.revealed) throw new Error("epoch 0 is revealed");
+  const offsets: number[] = [];
+  for (let offset = 0, record = recordAt(session.relayed.clientToServer, 0, "client"); record; record = recordAt(session.relayed.clientToServer, offset, "client")) {
+    offsets.push(offset);
+    offset += 5 + record.fragment.length;
+  }
+  const sealer = new RecordSealer(readHellos(session.relayed).suite, epoch.keys);
+  for (let i = 0; i < epoch.records - 1; i++) sealer.seal(ContentType.applicationData, new Uint8Array(1));
+  const forged = sealer.seal(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)));
+  const clientToServer = session.relayed.clientToServer.slice();
+  clientToServer.set(forged, offsets[epoch.firstRecord + epoch.records - 1]!);
+  expectRefusal(keys, "transcript_invalid", /client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record/, { ...session.relayed, clientToServer });
 });
 
 test("epochs with the client's traffic secrets too, or a key without its IV", () => {

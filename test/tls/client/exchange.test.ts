@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
+import { createECDH, createHash } from "node:crypto";
 import { type Server, type Socket, createServer as createTcpServer } from "node:net";
 import { createServer, type Server as HttpsServer } from "node:https";
 import { AppError, type ErrorCode } from "../../../src/errors.ts";
@@ -170,7 +170,7 @@ describe("the client refuses what it cannot check, before the request leaves", (
     ["an X25519 share of low order (an all-zero shared secret)", { serverKeyShare: new Uint8Array(32) }, "tls_untrusted", /x25519 key share is not a valid public value/],
     ["an X25519 share of the wrong length", { serverKeyShare: new Uint8Array(31).fill(9) }, "tls_untrusted", /x25519 key share is not a valid public value/],
     ["a P-256 share off the curve", { group: "p256", serverKeyShare: Uint8Array.of(4, ...new Uint8Array(64).fill(1)) }, "tls_untrusted", /p256 key share is not a valid public value/],
-    ["a compressed P-256 share", { group: "p256", serverKeyShare: Uint8Array.of(2, ...new Uint8Array(32).fill(1)) }, "tls_untrusted", /p256 key share is not a valid public value/],
+    ["a compressed P-256 share (TLS 1.3 allows uncompressed points only)", { group: "p256", serverKeyShare: new Uint8Array(createECDH("prime256v1").generateKeys(undefined, "compressed")) }, "tls_untrusted", /p256 key share is not a valid public value/],
     ["a ServerHello that does not echo the session id", { serverHelloEdit: { sessionId: new Uint8Array(32) } }, "tls_unsupported", /does not echo the client's session id/],
     ["a ServerHello choosing a suite not offered", { serverHelloEdit: { cipherSuite: 0x1304 } }, "tls_unsupported", /chose cipher suite 0x1304, which the client did not offer/],
     ["a ServerHello choosing a compression method", { serverHelloEdit: { compression: 1 } }, "tls_unsupported", /chose a compression method/],
