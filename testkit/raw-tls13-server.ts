@@ -6,7 +6,7 @@
  */
 import { X509Certificate, randomBytes, sign } from "node:crypto";
 import { type Server, type Socket, createServer } from "node:net";
-import { concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { Extension, clientKeyShares, parseClientHello } from "../src/tls/handshake.ts";
 import { applicationSecrets, digest, finishedVerifyData, handshakeSecrets, nextTrafficSecret, trafficKeys } from "../src/tls/key-schedule.ts";
 import { MAX_PLAINTEXT, RecordOpener, RecordSealer } from "../src/tls/record-protection.ts";
@@ -46,6 +46,8 @@ export interface RawServerQuirks {
   tickets?: number;
   /** A KeyUpdate of its own before the answer; "requested" asks the client for one. */
   keyUpdateBeforeAnswer?: "requested" | "not_requested";
+  /** A NewSessionTicket after that KeyUpdate in the same record (which a KeyUpdate must end). */
+  ticketAfterKeyUpdate?: boolean;
   /** Answer record size (default the largest). */
   answerRecordSize?: number;
   answer(request: Uint8Array): Uint8Array;
@@ -57,6 +59,8 @@ export interface RawServer {
   requests: Uint8Array[];
   /** KeyUpdates from clients, counted. */
   clientKeyUpdates: number;
+  /** Each connection's server traffic secrets, as a key log would show them (hex). */
+  serverSecrets: { handshake: string; application: string }[];
   stop(): Promise<void>;
 }
 
@@ -170,6 +174,7 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
   const secrets = handshakeSecrets(SUITE.hash, start.sharedSecret, digest(SUITE.hash, ...transcript));
   socket.write(concatBytes(CHANGE_CIPHER_SPEC, serverFlight(identity, quirks, transcript, secrets.server)));
   const application = applicationSecrets(SUITE.hash, secrets.handshake, digest(SUITE.hash, ...transcript));
+  server.serverSecrets.push({ handshake: bytesToHex(secrets.server), application: bytesToHex(application.server) });
   const clientFinished = await nextMessage(incoming, new HandshakeAssembler(), new RecordOpener(SUITE, trafficKeys(SUITE, secrets.client), "client handshake key", "client"));
   if (clientFinished?.type !== HandshakeType.finished) return void socket.end();
   let send = new RecordSealer(SUITE, trafficKeys(SUITE, application.server));
@@ -195,7 +200,8 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
     server.requests.push(sofar);
     const out: Uint8Array[] = [];
     if (quirks.keyUpdateBeforeAnswer) {
-      out.push(send.seal(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(quirks.keyUpdateBeforeAnswer === "requested" ? 1 : 0))));
+      const keyUpdate = handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(quirks.keyUpdateBeforeAnswer === "requested" ? 1 : 0));
+      out.push(send.seal(ContentType.handshake, quirks.ticketAfterKeyUpdate ? concatBytes(keyUpdate, ticket()) : keyUpdate));
       serverSecret = nextTrafficSecret(SUITE.hash, serverSecret);
       send = new RecordSealer(SUITE, trafficKeys(SUITE, serverSecret));
     }
@@ -211,7 +217,7 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
 
 export async function startRawTls13Server(identity: ServerIdentity, quirks: RawServerQuirks): Promise<RawServer> {
   const sockets = new Set<Socket>();
-  const raw: RawServer = { port: 0, requests: [], clientKeyUpdates: 0, stop: async () => {} };
+  const raw: RawServer = { port: 0, requests: [], clientKeyUpdates: 0, serverSecrets: [], stop: async () => {} };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));

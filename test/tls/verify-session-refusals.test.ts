@@ -222,6 +222,23 @@ test("a TLS 1.3 server that asks for another key share (HelloRetryRequest): the 
   const otherRandom = exchange.relayed.clientToServer.slice();
   otherRandom[5 + 4 + 2] = (otherRandom[5 + 4 + 2] ?? 0) ^ 0x01;
   expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer: otherRandom }, keys, expectations()), "transcript_invalid", /second ClientHello has another random than its first/);
+  // ... and name the same server.
+  const otherName = exchange.relayed.clientToServer.slice();
+  otherName[Buffer.from(otherName).indexOf(TARGET_HOST)] = "u".charCodeAt(0);
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer: otherName }, keys, expectations()), "transcript_invalid", /second ClientHello names another server than its first/);
+  // One retry, one suite, one version: the server's bytes changed.
+  const server = exchange.relayed.serverToClient;
+  const retryLength = 5 + (((server[3] ?? 0) << 8) | (server[4] ?? 0));
+  const twoRetries = concatBytes(server.subarray(0, retryLength), server.subarray(0, retryLength), server.subarray(retryLength));
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: twoRetries }, keys, expectations()), "transcript_invalid", /second HelloRetryRequest/);
+  const otherSuite = server.slice();
+  const suiteAt = 5 + 4 + 2 + 32 + 1 + (server[5 + 4 + 2 + 32] ?? 0) + 1;
+  otherSuite[suiteAt] = otherSuite[suiteAt] === 1 ? 2 : 1;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: otherSuite }, keys, expectations()), "transcript_invalid", /ServerHello chose another cipher suite than its HelloRetryRequest/);
+  const otherVersion = server.slice();
+  const versionAt = Buffer.from(otherVersion).indexOf(Buffer.from([0x00, 0x2b, 0x00, 0x02, 0x03, 0x04]), retryLength) + 5;
+  otherVersion[versionAt] = 0x03;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: otherVersion }, keys, expectations()), "transcript_invalid", /chose TLS 1\.3 in its HelloRetryRequest and another version in its ServerHello/);
 });
 
 describe.each([

@@ -236,6 +236,17 @@ describe("after the handshake", () => {
     await expectRefused(() => recordedExchange(proxy.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "target_request_failed", /the target broke the TLS protocol: the server's protected record 0 does not authenticate under the server application traffic key/);
   });
 
+  test("a server's KeyUpdate that does not end its record: refused by the client and by the notary", async () => {
+    const server = await rawTarget({ keyUpdateBeforeAnswer: "not_requested", ticketAfterKeyUpdate: true });
+    const connection = await recordedConnection(server.port);
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    await expectRefused(() => runTls13Exchange(connection.transport, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "target_request_failed", /the server's KeyUpdate is malformed or does not end its record/);
+    const [secrets] = server.serverSecrets;
+    const keys = { version: "TLS1.3" as const, serverHandshakeTrafficSecret: secrets!.handshake, serverApplicationTrafficSecret: secrets!.application };
+    const verifying = () => verifyRelayedSession(connection.relayed(), keys, notaryExpectations());
+    expect(verifying).toThrow(/the server's KeyUpdate is malformed or does not end its record/);
+  });
+
   test("a target silent after the handshake: target_timeout", async () => {
     const accepted: Socket[] = [];
     const silent: Server = createTcpServer((socket) => void accepted.push(socket));
