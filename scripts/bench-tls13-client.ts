@@ -8,16 +8,15 @@
  *   3. the notary's check of one recorded exchange (the epochs, the server's records, the request rule).
  * Runs alternate between the measured kinds so that load drifts alike; medians and ratios are printed.
  */
-import { connect } from "node:net";
 import { request as httpsRequest } from "node:https";
-import { concatBytes } from "@noble/hashes/utils.js";
 import { requestParts } from "../src/http1/request-epochs.ts";
 import { serializeRequest } from "../src/http1/request.ts";
 import { DEFAULT_MAX_HIDDEN_REQUEST_SPAN, partlyRevealedDirection, revealedRequestProblem } from "../src/proof/request-rule.ts";
 import { computeRedactions } from "../src/redaction/index.ts";
-import { type ByteTransport, type KeyShareGroup, runTls13Exchange } from "../src/tls/client/exchange.ts";
-import { type RelayedBytes, keysOfEpochExchange, verifyRelayedSession } from "../src/tls/verify-session.ts";
+import { type KeyShareGroup, runTls13Exchange } from "../src/tls/client/exchange.ts";
+import { keysOfEpochExchange, verifyRelayedSession } from "../src/tls/verify-session.ts";
 import { tlsFixture } from "../testkit/env.ts";
+import { recordedConnection } from "../testkit/recorded-connection.ts";
 import { startTarget } from "../testkit/target.ts";
 import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 
@@ -45,39 +44,12 @@ function plainGet(port: number, ca: string): Promise<number> {
   });
 }
 
-/** A TCP connection as the client's transport, recording both directions as the notary's relay would. */
-async function recorded(port: number): Promise<{ transport: ByteTransport; relayed: () => RelayedBytes }> {
-  const socket = connect(port, "127.0.0.1");
-  await new Promise((resolve, reject) => (socket.once("connect", resolve), socket.once("error", reject)));
-  const out: Uint8Array[] = [];
-  const back: Uint8Array[] = [];
-  return {
-    transport: {
-      write: (bytes) => (out.push(bytes), void socket.write(bytes)),
-      end: () => void socket.end(),
-      start(onData, onEnd) {
-        let ended = false;
-        const finish = (error?: Error) => void (!ended && ((ended = true), onEnd(error)));
-        socket.on("data", (chunk: Buffer) => {
-          const bytes = new Uint8Array(chunk);
-          back.push(bytes);
-          onData(bytes);
-        });
-        socket.once("error", finish);
-        socket.once("end", () => finish());
-        socket.once("close", () => finish());
-      },
-    },
-    relayed: () => ({ clientToServer: concatBytes(...out), serverToClient: concatBytes(...back) }),
-  };
-}
-
 const request = serializeRequest({ method: "GET", pathAndQuery: "/data", headers: [["host", TARGET_HOST], ["authorization", CREDENTIAL], ["connection", "close"]], body: undefined });
 const parts = requestParts(request, computeRedactions({ sent: request, recv: new Uint8Array(0) }, []).hidden.sent);
 
 async function clientGet(port: number, ca: string, keyShares: KeyShareGroup[]) {
   const started = performance.now();
-  const connection = await recorded(port);
+  const connection = await recordedConnection(port);
   const exchange = await runTls13Exchange(connection.transport, parts, { serverName: TARGET_HOST, trustAnchorsPem: [ca], responseTimeoutMs: 10_000, maxRecvBytes: 1 << 20, keyShares });
   return { ms: performance.now() - started, exchange, relayed: connection.relayed() };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:https";
-import { AppError, type ErrorCode } from "../../src/errors.ts";
+import type { ErrorCode } from "../../src/errors.ts";
 import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 import { RecordSealer } from "../../src/tls/record-protection.ts";
 import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";
@@ -10,6 +10,7 @@ import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "..
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, recordedExchange } from "./client/support.ts";
 import { verifyIdentities } from "./support/identities.ts";
+import { expectRefusal as expectAppError } from "./support/refusal.ts";
 
 /**
  * The notary's check of a request written in epochs, on a real session (our client, Bun's HTTPS server): what an
@@ -57,14 +58,7 @@ beforeAll(async () => {
 const withEpochs = (change: (epochs: Epochs) => Epochs): RevealedKeys => ({ ...keys, clientEpochs: change(structuredClone(keys.clientEpochs!)) });
 
 function expectRefusal(revealed: RevealedKeys, code: ErrorCode, message: RegExp, relayed = session.relayed): void {
-  let caught: unknown;
-  try {
-    verifyRelayedSession(relayed, revealed, expectations());
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  expect({ code: (caught as AppError).code, message: (caught as AppError).message }).toEqual({ code, message: expect.stringMatching(message) });
+  expectAppError(() => verifyRelayedSession(relayed, revealed, expectations()), code, message);
 }
 
 const flipHex = (hex: string): string => ((Number.parseInt(hex.slice(0, 2), 16) ^ 1).toString(16).padStart(2, "0")) + hex.slice(2);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AppError, type ErrorCode } from "../../src/errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import { verifyTls12 } from "../../src/tls/verify-tls12.ts";
@@ -9,6 +8,7 @@ import { hexToBytes } from "@noble/hashes/utils.js";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
 import { verifyIdentities } from "./support/identities.ts";
+import { expectRefusal } from "./support/refusal.ts";
 
 /**
  * TLS 1.2 with the master secret revealed: the verifier derives every key and checks both Finished messages, on
@@ -26,17 +26,6 @@ async function session(ciphers: string): Promise<RecordedExchange> {
   const target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.2", ciphers }, "the answer\n");
   targets.push(target);
   return relayedExchange(target.port, { ca: ids.fixture.caPem });
-}
-
-function expectRefusal(run: () => unknown, code: ErrorCode, message: RegExp): void {
-  let caught: unknown;
-  try {
-    run();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  expect({ code: (caught as AppError).code, message: (caught as AppError).message }).toEqual({ code, message: expect.stringMatching(message) });
 }
 
 /** The relayed bytes with the client's byte at `offset` changed. */

@@ -148,3 +148,13 @@ export function expectProven({ exchange, verified }: Proof, suite?: string): voi
   expect(verified.recv).toEqual(exchange.recv);
   if (suite) expect(exchange.cipherSuite).toBe(suite);
 }
+
+/** Against a server limited to P-256: an X25519 share first gets a HelloRetryRequest, a P-256 share first none. */
+export async function expectP256RetryOrNot(ids: InteropIdentities, port: number): Promise<void> {
+  const retried = await prove(ids, port);
+  expectProven(retried);
+  expect(helloRetried(retried)).toBe(true);
+  const direct = await prove(ids, port, { keyShares: ["p256"] });
+  expectProven(direct);
+  expect(helloRetried(direct)).toBe(false);
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type Tls13SuiteName, TLS13_SUITES } from "../../../src/tls/client/exchange.ts";
 import { scratchDir } from "../../../testkit/env.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
-import { BIG_BODY, type IdentityFiles, accepting, expectProven, freePort, helloRetried, interopIdentities, prove } from "./interop.ts";
+import { BIG_BODY, type IdentityFiles, accepting, expectP256RetryOrNot, expectProven, freePort, interopIdentities, prove } from "./interop.ts";
 
 /**
  * The TLS 1.3 client proves against nginx (the Debian package, .ci/debian-packages), one foreground process per
@@ -87,12 +87,7 @@ test("an RSASSA-PSS certificate is refused clearly: its key cannot be read here"
 
 test("a server limited to P-256: a HelloRetryRequest, or a P-256 share offered first", async () => {
   const port = await startNginx({ identity: ids.ecdsa, curves: "prime256v1" });
-  const retried = await prove(ids, port);
-  expectProven(retried);
-  expect(helloRetried(retried)).toBe(true);
-  const direct = await prove(ids, port, { keyShares: ["p256"] });
-  expectProven(direct);
-  expect(helloRetried(direct)).toBe(false);
+  await expectP256RetryOrNot(ids, port);
 });
 
 test("an answer split over many records, the Authorization echoed in a header", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { TLS13_SUITES } from "../../../src/tls/client/exchange.ts";
-import { BIG_BODY, type IdentityFiles, type ServerProcess, expectProven, helloRetried, interopIdentities, prove, startServerProcess } from "./interop.ts";
+import { BIG_BODY, type IdentityFiles, type ServerProcess, expectP256RetryOrNot, expectProven, interopIdentities, prove, startServerProcess } from "./interop.ts";
 
 /** The TLS 1.3 client proves against Python's ssl module (http.server over an SSLContext), in its own process. */
 
@@ -31,10 +31,5 @@ test("an RSA certificate, session tickets, an answer split over many records", a
 
 test("a server limited to P-256: a HelloRetryRequest, or a P-256 share offered first", async () => {
   const server = await start(ids.ecdsa, { ecdhCurve: "prime256v1" });
-  const retried = await prove(ids, server.port);
-  expectProven(retried);
-  expect(helloRetried(retried)).toBe(true);
-  const direct = await prove(ids, server.port, { keyShares: ["p256"] });
-  expectProven(direct);
-  expect(helloRetried(direct)).toBe(false);
+  await expectP256RetryOrNot(ids, server.port);
 });
