@@ -37,6 +37,8 @@ export interface RawServerQuirks {
   tls12?: boolean;
   /** On the client's KeyUpdate: follow it (default), answer with alert unexpected_message, or close the connection. */
   onClientKeyUpdate?: "follow" | "alert" | "close";
+  /** Asks for a client certificate (CertificateRequest with a context), which the client must answer (with none). */
+  certificateRequest?: boolean;
   /** Extensions added to EncryptedExtensions: [type, body] pairs. */
   encryptedExtensions?: [number, Uint8Array][];
   /** One byte of the CertificateVerify signature or of the Finished changed. */
@@ -150,6 +152,10 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
 function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcript: Uint8Array[], serverHandshake: Uint8Array): Uint8Array {
   const extensions = (quirks.encryptedExtensions ?? []).map(([type, body]) => ext(type, body));
   const messages = [handshakeMessage(HandshakeType.encryptedExtensions, vectorBytes(2, ...extensions))];
+  if (quirks.certificateRequest) {
+    const signatureAlgorithms = ext(Extension.signatureAlgorithms, vectorBytes(2, uint16Bytes(0x0403)));
+    messages.push(handshakeMessage(HandshakeType.certificateRequest, concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(2, signatureAlgorithms))));
+  }
   const entries = certificatesOf(identity.chainPem).map((der) => concatBytes(vectorBytes(3, der), vectorBytes(2)));
   messages.push(handshakeMessage(HandshakeType.certificate, concatBytes(vectorBytes(1), vectorBytes(3, ...entries))));
   const signed = concatBytes(new Uint8Array(64).fill(0x20), utf8ToBytes("TLS 1.3, server CertificateVerify"), Uint8Array.of(0), digest(SUITE.hash, ...transcript, ...messages));
@@ -161,6 +167,25 @@ function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcr
   messages.push(handshakeMessage(HandshakeType.finished, finished));
   transcript.push(...messages);
   return new RecordSealer(SUITE, trafficKeys(SUITE, serverHandshake)).seal(ContentType.handshake, concatBytes(...messages));
+}
+
+/**
+ * The client's flight: an empty Certificate echoing the request's context when one was asked for, then a Finished
+ * that matches the transcript under the client handshake secret.
+ */
+async function clientFlightChecks(incoming: IncomingRecords, transcript: Uint8Array[], clientSecret: Uint8Array, quirks: RawServerQuirks): Promise<boolean> {
+  const assembler = new HandshakeAssembler();
+  const opener = new RecordOpener(SUITE, trafficKeys(SUITE, clientSecret), "client handshake key", "client");
+  const clientTranscript = [...transcript];
+  if (quirks.certificateRequest) {
+    const certificate = await nextMessage(incoming, assembler, opener);
+    const emptyWithContext = concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(3));
+    if (certificate?.type !== HandshakeType.certificate || !Buffer.from(certificate.body).equals(Buffer.from(emptyWithContext))) return false;
+    clientTranscript.push(certificate.raw);
+  }
+  const finished = await nextMessage(incoming, assembler, opener);
+  const expected = finishedVerifyData(SUITE.hash, clientSecret, digest(SUITE.hash, ...clientTranscript));
+  return finished?.type === HandshakeType.finished && Buffer.from(finished.body).equals(Buffer.from(expected));
 }
 
 const ticket = () => handshakeMessage(HandshakeType.newSessionTicket, concatBytes(Uint8Array.of(0, 0, 0x1c, 0x20), randomBytes(4), vectorBytes(1, randomBytes(8)), vectorBytes(2, randomBytes(64)), vectorBytes(2)));
@@ -175,8 +200,7 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
   socket.write(concatBytes(CHANGE_CIPHER_SPEC, serverFlight(identity, quirks, transcript, secrets.server)));
   const application = applicationSecrets(SUITE.hash, secrets.handshake, digest(SUITE.hash, ...transcript));
   server.serverSecrets.push({ handshake: bytesToHex(secrets.server), application: bytesToHex(application.server) });
-  const clientFinished = await nextMessage(incoming, new HandshakeAssembler(), new RecordOpener(SUITE, trafficKeys(SUITE, secrets.client), "client handshake key", "client"));
-  if (clientFinished?.type !== HandshakeType.finished) return void socket.end();
+  if (!(await clientFlightChecks(incoming, transcript, secrets.client, quirks))) return void socket.end();
   let send = new RecordSealer(SUITE, trafficKeys(SUITE, application.server));
   let serverSecret = application.server;
   socket.write(concatBytes(...Array.from({ length: quirks.tickets ?? 2 }, () => send.seal(ContentType.handshake, ticket()))));

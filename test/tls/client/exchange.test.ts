@@ -213,6 +213,13 @@ describe("after the handshake", () => {
     expect(verified.recv).toEqual(exchange.recv);
   });
 
+  test("a server that asks for a client certificate gets an empty Certificate before the Finished, which it checks", async () => {
+    const server = await rawTarget({ certificateRequest: true });
+    const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+  });
+
   test("a server's KeyUpdate asking for one: the client answers in a revealed epoch, and the notary follows both sides", async () => {
     const server = await rawTarget({ keyUpdateBeforeAnswer: "requested" });
     const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
