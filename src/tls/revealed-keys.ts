@@ -15,7 +15,12 @@ const keyHex = v.pipe(v.string("expected a hex string"), v.regex(/^(?:[0-9a-f]{2
 const MAX_EPOCH_RECORDS = 1 << 20;
 
 const clientEpoch = v.strictObject({
-  records: v.pipe(v.number("expected a number"), v.integer("expected an integer"), v.minValue(1), v.maxValue(MAX_EPOCH_RECORDS)),
+  records: v.pipe(
+    v.number("expected a number"),
+    v.integer("expected an integer"),
+    v.minValue(1, "expected at least 1 record"),
+    v.maxValue(MAX_EPOCH_RECORDS, `expected at most ${MAX_EPOCH_RECORDS} records`),
+  ),
   key: v.optional(keyHex),
   iv: v.optional(keyHex),
 });
@@ -27,7 +32,13 @@ export const revealedKeysSchema = v.variant("version", [
     serverApplicationTrafficSecret: keyHex,
     clientHandshakeTrafficSecret: v.optional(keyHex),
     clientApplicationTrafficSecret: v.optional(keyHex),
-    clientEpochs: v.optional(v.pipe(v.array(clientEpoch, "expected an array"), v.minLength(1), v.maxLength(MAX_CLIENT_EPOCHS))),
+    clientEpochs: v.optional(
+      v.pipe(
+        v.array(clientEpoch, "expected an array"),
+        v.minLength(1, "expected at least 1 epoch"),
+        v.maxLength(MAX_CLIENT_EPOCHS, `expected at most ${MAX_CLIENT_EPOCHS} epochs`),
+      ),
+    ),
   }),
   v.strictObject({
     version: v.literal("TLS1.2"),
