@@ -41,6 +41,9 @@ export const errorCodes = {
   tls_unsupported: { http: 502, exit: 1 },
   // The target's certificate chain or host name was refused: an upstream fault, like a bad gateway's.
   tls_untrusted: { http: 502, exit: 1 },
+  // A TLS 1.3 target refused the client's KeyUpdate (an alert or a close before answering): proxy mode cannot
+  // hide the request's secrets from the notary there; MPC mode can prove it.
+  target_key_update_refused: { http: 502, exit: 1 },
   // The target encoded its answer (gzip, …) though identity was asked: it cannot be redacted, so no proof.
   target_encoding_refused: { http: 502, exit: 1 },
   // No notary can be reached (or one refused this prover): the service is unavailable for now, try again later.

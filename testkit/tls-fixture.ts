@@ -166,6 +166,24 @@ export function rsaIdentity(fixture: TlsFixture): ServerIdentity {
   });
 }
 
+/**
+ * A leaf for TARGET_HOST whose key is an RSASSA-PSS key (not rsaEncryption), from the trusted test CA (cached like
+ * the rest): TLS 1.3 servers sign with rsa_pss_pss_* for it.
+ */
+export function rsaPssIdentity(fixture: TlsFixture): ServerIdentity {
+  const { dir } = fixture;
+  return cached(dir, "rsa-pss", "rsa-pss-chain.pem", () => {
+    writeFileSync(
+      join(dir, "rsa-pss.cnf"),
+      ["basicConstraints = critical,CA:false", "keyUsage = critical,digitalSignature", "extendedKeyUsage = serverAuth", `subjectAltName = DNS:${TARGET_HOST}`].join("\n"),
+    );
+    openssl(["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "rsa-pss.key"], dir);
+    openssl(["req", "-new", "-key", "rsa-pss.key", "-subj", `/CN=${TARGET_HOST}`, "-out", "rsa-pss.csr"], dir);
+    openssl(["x509", "-req", "-in", "rsa-pss.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "825", "-sha256", "-extfile", "rsa-pss.cnf", "-out", "rsa-pss.pem"], dir);
+    writeFileSync(join(dir, "rsa-pss-chain.pem"), pemOf(dir, "rsa-pss", "ca"));
+  });
+}
+
 /** A server identity for `host` from the trusted test CA (cached like the rest). */
 export function trustedIdentityFor(fixture: TlsFixture, host: string): ServerIdentity {
   const name = `host-${host}`;

@@ -1,8 +1,8 @@
 /**
- * AEAD opening for the accepted suites. AES-GCM runs in node:crypto; ChaCha20-Poly1305 (RFC 8439), which Bun's
- * node:crypto lacks, in @noble/ciphers. Both check the 16-byte tag before any plaintext is returned.
+ * AEAD sealing and opening for the accepted suites. AES-GCM runs in node:crypto; ChaCha20-Poly1305 (RFC 8439),
+ * which Bun's node:crypto lacks, in @noble/ciphers. Opening checks the 16-byte tag before any plaintext is returned.
  */
-import { createDecipheriv } from "node:crypto";
+import { createCipheriv, createDecipheriv } from "node:crypto";
 import { chacha20poly1305 } from "@noble/ciphers/chacha.js";
 import type { AeadName } from "./suites.ts";
 
@@ -29,4 +29,12 @@ export function openAead(aead: AeadName, key: Uint8Array, nonce: Uint8Array, aad
   } catch {
     return null;
   }
+}
+
+/** `plaintext` encrypted, then its tag. */
+export function sealAead(aead: AeadName, key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, plaintext: Uint8Array): Uint8Array {
+  if (aead === "chacha20-poly1305") return chacha20poly1305(key, nonce, aad).encrypt(plaintext);
+  const cipher = createCipheriv(aead, key, nonce, { authTagLength: TAG_LENGTH });
+  cipher.setAAD(aad);
+  return new Uint8Array(Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]));
 }

@@ -83,7 +83,24 @@ function checkValidAt(cert: X509Certificate, now: Date, what: string): void {
   }
 }
 
-const issues = (issuer: X509Certificate, cert: X509Certificate): boolean => cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+/** Whether `issuer` issued `cert`; an issuer whose key cannot be read issued nothing. */
+function issues(issuer: X509Certificate, cert: X509Certificate): boolean {
+  if (!cert.checkIssued(issuer)) return false;
+  try {
+    return cert.verify(issuer.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** The leaf's key; one the runtime cannot read (Bun's BoringSSL reads no RSASSA-PSS key) is refused clearly. */
+function publicKeyOf(leaf: X509Certificate): KeyObject {
+  try {
+    return leaf.publicKey;
+  } catch {
+    throw new AppError("tls_unsupported", "the server's certificate holds a public key of a type that cannot be read here (an RSASSA-PSS key is not supported; an RSA key signing with RSA-PSS is)");
+  }
+}
 
 /** The leaf's public key once the chain checks out for `serverName` at `now`. */
 export function checkCertificateChain(
@@ -109,7 +126,7 @@ export function checkCertificateChain(
       if (!anchor.ca) throw untrusted("the trust anchor that issued the server's chain is not a CA certificate");
       checkValidAt(anchor, now, "trust anchor");
       checkPathLength(anchor, depth);
-      return leaf.publicKey;
+      return publicKeyOf(leaf);
     }
     const issuer = intermediates.find((c) => c !== current && issues(c, current));
     if (!issuer) throw untrusted(`the server's certificate chain for ${serverName} does not lead to a trusted anchor`);

@@ -1,7 +1,8 @@
 /**
- * The handshake messages the verifier reads (RFC 8446 §4, RFC 5246 §7.4, RFC 8422 §5.4):
+ * The handshake messages the verifier and the TLS 1.3 client read (RFC 8446 §4, RFC 5246 §7.4, RFC 8422 §5.4):
  * ClientHello/ServerHello (version, random, session id, suites, extensions: server_name 0, supported_versions 43,
- * pre_shared_key 41, key_share 51), Certificate (TLS 1.3 entries carry a request context and per-entry extensions),
+ * pre_shared_key 41, key_share 51; a HelloRetryRequest is a ServerHello with a fixed random whose key_share names
+ * a group only), Certificate (TLS 1.3 entries carry a request context and per-entry extensions),
  * ServerKeyExchange for ECDHE (curve type 3 = named curve, curve id, point, then signature scheme and signature
  * over client_random + server_random + those parameters), CertificateVerify (scheme, signature).
  */
@@ -10,7 +11,18 @@ import { AppError } from "../errors.ts";
 import type { TlsVersionName } from "./suites.ts";
 import { WireReader, hex16, malformed } from "./wire.ts";
 
-export const Extension = { serverName: 0, preSharedKey: 41, supportedVersions: 43, keyShare: 51 } as const;
+export const Extension = {
+  serverName: 0,
+  supportedGroups: 10,
+  signatureAlgorithms: 13,
+  alpn: 16,
+  preSharedKey: 41,
+  earlyData: 42,
+  supportedVersions: 43,
+  cookie: 44,
+  pskKeyExchangeModes: 45,
+  keyShare: 51,
+} as const;
 
 /** ServerHello.random of a HelloRetryRequest: SHA-256("HelloRetryRequest") (RFC 8446 §4.1.3). */
 const HELLO_RETRY_RANDOM = "cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c";
@@ -32,19 +44,52 @@ export interface ClientHello {
   sessionId: Uint8Array;
   /** The host_name of the server_name extension, or null without one. */
   serverName: string | null;
+  /** The offered cipher suites, in order. */
+  cipherSuites: number[];
+  extensions: Map<number, Uint8Array>;
 }
+
+const uint16List = (bytes: Uint8Array, what: string): number[] => {
+  const r = new WireReader(bytes, what);
+  const list: number[] = [];
+  while (r.remaining > 0) list.push(r.uint(2));
+  return list;
+};
 
 export function parseClientHello(body: Uint8Array): ClientHello {
   const r = new WireReader(body, "ClientHello");
   r.uint(2);
   const random = r.bytesOf(32);
   const sessionId = r.vector(1);
-  r.vector(2);
+  const cipherSuites = uint16List(r.vector(2), "ClientHello cipher suites");
   r.vector(1);
   const extensions = readExtensions(r, "ClientHello");
   r.end();
   const sni = extensions.get(Extension.serverName);
-  return { random, sessionId, serverName: sni ? hostNameOf(sni) : null };
+  return { random, sessionId, serverName: sni ? hostNameOf(sni) : null, cipherSuites, extensions };
+}
+
+/** A key_share entry: the group and the sender's public value (empty in a HelloRetryRequest). */
+export interface KeyShareEntry {
+  group: number;
+  keyExchange: Uint8Array;
+}
+
+/** The entries of a ClientHello's key_share extension. */
+export function clientKeyShares(extension: Uint8Array): KeyShareEntry[] {
+  const list = new WireReader(new WireReader(extension, "key_share").vector(2), "key_share list");
+  const entries: KeyShareEntry[] = [];
+  while (list.remaining > 0) entries.push({ group: list.uint(2), keyExchange: list.vector(2) });
+  return entries;
+}
+
+/** The ServerHello's key_share: one entry; in a HelloRetryRequest, the group alone. */
+export function serverKeyShare(extension: Uint8Array, helloRetry: boolean): KeyShareEntry {
+  const r = new WireReader(extension, "key_share");
+  const group = r.uint(2);
+  const keyExchange = helloRetry ? new Uint8Array(0) : r.vector(2);
+  r.end();
+  return { group, keyExchange };
 }
 
 function hostNameOf(extension: Uint8Array): string | null {
@@ -62,7 +107,10 @@ export interface ServerHello {
   random: Uint8Array;
   sessionId: Uint8Array;
   cipherSuite: number;
+  compression: number;
   extensions: Map<number, Uint8Array>;
+  /** A HelloRetryRequest: the server asks for another ClientHello (RFC 8446 §4.1.4). */
+  helloRetry: boolean;
 }
 
 export function parseServerHello(body: Uint8Array): ServerHello {
@@ -71,7 +119,7 @@ export function parseServerHello(body: Uint8Array): ServerHello {
   const random = r.bytesOf(32);
   const sessionId = r.vector(1);
   const cipherSuite = r.uint(2);
-  r.uint(1);
+  const compression = r.uint(1);
   const extensions = readExtensions(r, "ServerHello");
   r.end();
   const selected = extensions.get(Extension.supportedVersions);
@@ -79,10 +127,9 @@ export function parseServerHello(body: Uint8Array): ServerHello {
   if (version !== 0x0303 && version !== 0x0304) {
     throw new AppError("tls_unsupported", `proxy mode accepts TLS 1.2 and 1.3 only; the server chose version ${hex16(version)}`);
   }
-  if (bytesToHex(random) === HELLO_RETRY_RANDOM) {
-    throw new AppError("tls_unsupported", "the server answered with a HelloRetryRequest, which proxy mode does not accept");
-  }
-  return { version: version === 0x0304 ? "TLS1.3" : "TLS1.2", random, sessionId, cipherSuite, extensions };
+  const helloRetry = bytesToHex(random) === HELLO_RETRY_RANDOM;
+  if (helloRetry && version !== 0x0304) throw malformed("the server sent a HelloRetryRequest for another version than TLS 1.3");
+  return { version: version === 0x0304 ? "TLS1.3" : "TLS1.2", random, sessionId, cipherSuite, compression, extensions, helloRetry };
 }
 
 /** The DER certificates of a Certificate message, leaf first. */

@@ -1,5 +1,5 @@
 /**
- * Opening protected records, one direction and one key at a time, with the implicit 64-bit sequence number that
+ * Opening (and, for TLS 1.3, sealing) protected records, one direction and one key at a time, with the implicit 64-bit sequence number that
  * starts at 0 under each new key (so records can be neither dropped, reordered nor replayed).
  * TLS 1.3 (RFC 8446 §5.2-5.4): nonce = iv XOR sequence number (left-padded to 12 bytes); additional data = the
  * record header; the plaintext ends with the real content type then zero padding.
@@ -9,9 +9,9 @@
  */
 import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../errors.ts";
-import { TAG_LENGTH, openAead } from "./aead.ts";
+import { TAG_LENGTH, openAead, sealAead } from "./aead.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
-import type { TlsRecord } from "./records.ts";
+import { ContentType, type TlsRecord } from "./records.ts";
 import type { CipherSuite } from "./suites.ts";
 import { malformed, uint16Bytes } from "./wire.ts";
 
@@ -47,14 +47,21 @@ export class RecordOpener {
   ) {}
 
   open(record: TlsRecord): OpenedRecord {
-    const seq = this.seq++;
-    const opened = this.suite.version === "TLS1.3" ? this.open13(record, seq) : this.open12(record, seq);
+    const seq = this.seq;
+    const opened = this.tryOpen(record);
     if (!opened) {
       throw new AppError(
         "transcript_invalid",
         `the ${this.sender}'s protected record ${seq} does not authenticate under ${this.keyName}: the key is wrong or the relayed bytes were changed`,
       );
     }
+    return opened;
+  }
+
+  /** The record opened as the next in sequence, or null (the sequence unmoved) when it does not authenticate. */
+  tryOpen(record: TlsRecord): OpenedRecord | null {
+    const opened = this.suite.version === "TLS1.3" ? this.open13(record, this.seq) : this.open12(record, this.seq);
+    if (opened) this.seq++;
     return opened;
   }
 
@@ -76,6 +83,29 @@ export class RecordOpener {
     const aad = concatBytes(sequenceBytes(seq), record.header.subarray(0, 3), uint16Bytes(plainLength));
     const content = openAead(this.suite.aead, this.keys.key, nonce, aad, record.fragment.subarray(explicitLength));
     return content && { type: record.type, content };
+  }
+}
+
+/** The largest TLS 1.3 inner plaintext a record carries (RFC 8446 §5.1). */
+export const MAX_PLAINTEXT = 16384;
+
+/** Seals one direction's TLS 1.3 records under one key, counting sequence numbers from 0. */
+export class RecordSealer {
+  private seq = 0;
+  constructor(
+    private readonly suite: CipherSuite,
+    private readonly keys: TrafficKeys,
+  ) {}
+
+  /** The whole record (header and sealed fragment) carrying `content` of inner type `type`, unpadded. */
+  seal(type: number, content: Uint8Array): Uint8Array {
+    if (content.length > MAX_PLAINTEXT) throw new AppError("internal", `a TLS record holds at most ${MAX_PLAINTEXT} bytes`);
+    const inner = new Uint8Array(content.length + 1);
+    inner.set(content);
+    inner[content.length] = type;
+    const header = Uint8Array.of(ContentType.applicationData, 3, 3, ...uint16Bytes(inner.length + TAG_LENGTH));
+    const sealed = sealAead(this.suite.aead, this.keys.key, xorSequence(this.keys.iv, this.seq++), header, inner);
+    return concatBytes(header, sealed);
   }
 }
 

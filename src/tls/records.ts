@@ -4,7 +4,7 @@
  * and a record may carry several; HandshakeAssembler rebuilds them from fragments in order.
  */
 import { AppError } from "../errors.ts";
-import { malformed } from "./wire.ts";
+import { malformed, vectorBytes } from "./wire.ts";
 
 export const ContentType = { changeCipherSpec: 20, alert: 21, handshake: 22, applicationData: 23 } as const;
 
@@ -18,6 +18,22 @@ export interface TlsRecord {
 /** The largest fragment either version allows (2^14 plus TLS 1.2's 2048 bytes of expansion). */
 const MAX_FRAGMENT = 16384 + 2048;
 
+export const RECORD_HEADER_LENGTH = 5;
+
+/** The record whose header starts at `offset`, or null when `stream` ends before the record does. */
+export function recordAt(stream: Uint8Array, offset: number, direction: string): TlsRecord | null {
+  if (offset + RECORD_HEADER_LENGTH > stream.length) return null;
+  const header = stream.subarray(offset, offset + RECORD_HEADER_LENGTH);
+  const type = header[0] ?? 0;
+  const length = ((header[3] ?? 0) << 8) | (header[4] ?? 0);
+  if (type < ContentType.changeCipherSpec || type > ContentType.applicationData || header[1] !== 3) {
+    throw malformed(`the ${direction} bytes are not TLS records (bad record header at byte ${offset})`);
+  }
+  if (length > MAX_FRAGMENT) throw malformed(`the ${direction} bytes hold an oversized record at byte ${offset}`);
+  const end = offset + RECORD_HEADER_LENGTH + length;
+  return end > stream.length ? null : { type, header, fragment: stream.subarray(offset + RECORD_HEADER_LENGTH, end) };
+}
+
 /**
  * Records of one direction in order. A final record cut short by the end of the relay is left out (`partialTail`):
  * the relay stopped mid-record, so nobody could have read it.
@@ -25,17 +41,9 @@ const MAX_FRAGMENT = 16384 + 2048;
 export function splitRecords(stream: Uint8Array, direction: string): { records: TlsRecord[]; partialTail: boolean } {
   const records: TlsRecord[] = [];
   let offset = 0;
-  while (offset + 5 <= stream.length) {
-    const header = stream.subarray(offset, offset + 5);
-    const type = header[0] ?? 0;
-    const length = ((header[3] ?? 0) << 8) | (header[4] ?? 0);
-    if (type < ContentType.changeCipherSpec || type > ContentType.applicationData || header[1] !== 3) {
-      throw malformed(`the ${direction} bytes are not TLS records (bad record header at byte ${offset})`);
-    }
-    if (length > MAX_FRAGMENT) throw malformed(`the ${direction} bytes hold an oversized record at byte ${offset}`);
-    if (offset + 5 + length > stream.length) break;
-    records.push({ type, header, fragment: stream.subarray(offset + 5, offset + 5 + length) });
-    offset += 5 + length;
+  for (let record = recordAt(stream, offset, direction); record; record = recordAt(stream, offset, direction)) {
+    records.push(record);
+    offset += RECORD_HEADER_LENGTH + record.fragment.length;
   }
   return { records, partialTail: offset !== stream.length };
 }
@@ -61,7 +69,22 @@ export const HandshakeType = {
   clientKeyExchange: 16,
   finished: 20,
   keyUpdate: 24,
+  /** The synthetic message that stands for the first ClientHello in the transcript after a HelloRetryRequest. */
+  messageHash: 254,
 } as const;
+
+/** A well-formed KeyUpdate: a one-byte body, 0 (update_not_requested) or 1 (update_requested). */
+export const isKeyUpdate = (message: HandshakeMessage): boolean =>
+  message.type === HandshakeType.keyUpdate && message.body.length === 1 && (message.body[0] ?? 2) <= 1;
+
+/** A handshake message as written: type, uint24 length, body. */
+export const handshakeMessage = (type: number, body: Uint8Array): Uint8Array => {
+  const framed = vectorBytes(3, body);
+  const out = new Uint8Array(1 + framed.length);
+  out[0] = type;
+  out.set(framed, 1);
+  return out;
+};
 
 /** Rebuilds handshake messages from record fragments, in order. */
 export class HandshakeAssembler {
@@ -108,15 +131,45 @@ export class RecordStream {
     return this.records[this.index];
   }
 
+  /** How many records are left to take. */
+  get remaining(): number {
+    return this.records.length - this.index;
+  }
+
   take(): TlsRecord | undefined {
     return this.records[this.index++];
   }
 }
 
+/** The alert descriptions a peer is likely to send (RFC 8446 §6), by code. */
+const ALERT_NAMES: Readonly<Record<number, string>> = {
+  0: "close_notify",
+  10: "unexpected_message",
+  20: "bad_record_mac",
+  40: "handshake_failure",
+  42: "bad_certificate",
+  47: "illegal_parameter",
+  50: "decode_error",
+  51: "decrypt_error",
+  70: "protocol_version",
+  80: "internal_error",
+  90: "user_canceled",
+  109: "missing_extension",
+  110: "unsupported_extension",
+  112: "unrecognized_name",
+  120: "no_application_protocol",
+};
+
+/** "alert 40 (handshake_failure)", for messages. */
+export const alertName = (content: Uint8Array): string => {
+  const code = content[1] ?? 0;
+  return `alert ${code}${ALERT_NAMES[code] ? ` (${ALERT_NAMES[code]})` : ""}`;
+};
+
 /** An alert the peer sent (level, description): only close_notify may end a session that is proven. */
 export function alertError(sender: string, content: Uint8Array): AppError {
   return content.length === 2
-    ? new AppError("transcript_invalid", `the ${sender} sent TLS alert ${content[1]} (level ${content[0]}): the session did not complete normally`)
+    ? new AppError("transcript_invalid", `the ${sender} sent TLS ${alertName(content)} at level ${content[0]}: the session did not complete normally`)
     : malformed(`the ${sender} sent a malformed alert`);
 }
 

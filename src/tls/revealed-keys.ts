@@ -1,12 +1,29 @@
 /**
  * The keys a prover reveals to the notary in proxy mode, as the notary reads them (valibot): lower-case hex, the
- * server's always, the client's only when the request is to be revealed. Lengths are checked against the cipher
- * suite by the verifier, which knows it from the relayed ServerHello.
+ * server's always; the client's only when the request is to be revealed: in TLS 1.3 either its traffic secrets
+ * (every byte of the request) or its epochs (the request with its hidden parts; verify-client-epochs.ts), each
+ * with its record count and, when revealed, its record key and IV. Lengths are checked against the cipher suite by
+ * the verifier, which knows it from the relayed ServerHello.
  */
 import * as v from "valibot";
+import { MAX_CLIENT_EPOCHS } from "./verify-client-epochs.ts";
 
 /** Hex of 4 to 64 bytes: IVs, keys, traffic secrets. Messages never repeat the value. */
 const keyHex = v.pipe(v.string("expected a hex string"), v.regex(/^(?:[0-9a-f]{2}){4,64}$/, "expected 4 to 64 bytes of lower-case hex"));
+
+/** No epoch of a request holds more records than a request of this many bytes in records of one byte would. */
+const MAX_EPOCH_RECORDS = 1 << 20;
+
+const clientEpoch = v.strictObject({
+  records: v.pipe(
+    v.number("expected a number"),
+    v.integer("expected an integer"),
+    v.minValue(1, "expected at least 1 record"),
+    v.maxValue(MAX_EPOCH_RECORDS, `expected at most ${MAX_EPOCH_RECORDS} records`),
+  ),
+  key: v.optional(keyHex),
+  iv: v.optional(keyHex),
+});
 
 export const revealedKeysSchema = v.variant("version", [
   v.strictObject({
@@ -15,6 +32,13 @@ export const revealedKeysSchema = v.variant("version", [
     serverApplicationTrafficSecret: keyHex,
     clientHandshakeTrafficSecret: v.optional(keyHex),
     clientApplicationTrafficSecret: v.optional(keyHex),
+    clientEpochs: v.optional(
+      v.pipe(
+        v.array(clientEpoch, "expected an array"),
+        v.minLength(1, "expected at least 1 epoch"),
+        v.maxLength(MAX_CLIENT_EPOCHS, `expected at most ${MAX_CLIENT_EPOCHS} epochs`),
+      ),
+    ),
   }),
   v.strictObject({
     version: v.literal("TLS1.2"),

@@ -1,12 +1,28 @@
 /**
  * The clear start of a relayed session: the client's first message must be its ClientHello and the server's its
- * ServerHello, which fix the version, the randoms and the cipher suite. Both the verifier and the prover's key
- * reveal start here.
+ * ServerHello, which fix the version, the randoms and the cipher suite. In TLS 1.3 the server may first answer
+ * with a HelloRetryRequest (RFC 8446 §4.1.4): then the client sends a second ClientHello (same random, same server
+ * name), the server its ServerHello with the same suite, and the transcript starts with message_hash(first
+ * ClientHello), the HelloRetryRequest and the second ClientHello. A ChangeCipherSpec may follow either side's first
+ * message (middlebox compatibility). Both the verifier and the prover's key reveal start here.
  */
+import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import { type ClientHello, Extension, type ServerHello, parseClientHello, parseServerHello } from "./handshake.ts";
-import { HandshakeAssembler, HandshakeType, RecordStream, nextPlainMessage, splitRecords } from "./records.ts";
-import { type CipherSuite, cipherSuiteOf } from "./suites.ts";
+import { digest } from "./key-schedule.ts";
+import {
+  ContentType,
+  HandshakeAssembler,
+  type HandshakeMessage,
+  HandshakeType,
+  RecordStream,
+  checkChangeCipherSpec,
+  handshakeMessage,
+  nextPlainMessage,
+  splitRecords,
+} from "./records.ts";
+import { type CipherSuite, type HashName, cipherSuiteOf } from "./suites.ts";
+import type { PartlyRevealed } from "./verify-client-epochs.ts";
 import { malformed } from "./wire.ts";
 
 /** Both directions of one TCP connection, exactly as the notary relayed them. */
@@ -21,9 +37,9 @@ export interface SessionStart {
   /** Each side's handshake reassembly, positioned after its hello. */
   clientAssembler: HandshakeAssembler;
   serverAssembler: HandshakeAssembler;
-  /** The hellos as sent (header and body): the start of the transcript. */
-  clientHelloRaw: Uint8Array;
-  serverHelloRaw: Uint8Array;
+  /** The handshake messages the transcript hash starts with, through the ServerHello (see above for a retry). */
+  transcript: Uint8Array[];
+  /** The ClientHello the ServerHello answers (the second after a HelloRetryRequest). */
   clientHello: ClientHello;
   serverHello: ServerHello;
   suite: CipherSuite;
@@ -34,6 +50,25 @@ export interface SessionData {
   recv: Uint8Array;
   sent: Uint8Array | null;
   sentLength: number;
+  /** TLS 1.3 with the client's epochs revealed: the request less its hidden spans; else null. */
+  sentPartly: PartlyRevealed | null;
+}
+
+/** The transcript's stand-in for the first ClientHello after a HelloRetryRequest. */
+export const messageHash = (hash: HashName, clientHello: Uint8Array): Uint8Array => handshakeMessage(HandshakeType.messageHash, digest(hash, clientHello));
+
+/** Skips one ChangeCipherSpec record (middlebox compatibility) when it comes next. */
+function skipChangeCipherSpec(stream: RecordStream, assembler: HandshakeAssembler): void {
+  const record = stream.peek();
+  if (record?.type !== ContentType.changeCipherSpec || !assembler.empty) return;
+  stream.take();
+  checkChangeCipherSpec(record, stream.sender);
+}
+
+function nextHello(stream: RecordStream, assembler: HandshakeAssembler, type: number, name: string): HandshakeMessage {
+  const message = nextPlainMessage(stream, assembler, name);
+  if (message.type !== type) throw malformed(`the ${stream.sender} sent handshake message type ${message.type} where its ${name} was due`);
+  return message;
 }
 
 export function readHellos(bytes: RelayedBytes): SessionStart {
@@ -41,11 +76,22 @@ export function readHellos(bytes: RelayedBytes): SessionStart {
   const server = new RecordStream(splitRecords(bytes.serverToClient, "server").records, "server");
   const clientAssembler = new HandshakeAssembler();
   const serverAssembler = new HandshakeAssembler();
-  const clientHelloMessage = nextPlainMessage(client, clientAssembler, "ClientHello");
-  if (clientHelloMessage.type !== HandshakeType.clientHello) throw malformed("the client's first message is not a ClientHello");
-  const serverHelloMessage = nextPlainMessage(server, serverAssembler, "ServerHello");
-  if (serverHelloMessage.type !== HandshakeType.serverHello) throw malformed("the server's first message is not a ServerHello");
-  const serverHello = parseServerHello(serverHelloMessage.body);
+  const firstClientHello = nextHello(client, clientAssembler, HandshakeType.clientHello, "ClientHello");
+  let clientHelloMessage = firstClientHello;
+  let serverHelloMessage = nextHello(server, serverAssembler, HandshakeType.serverHello, "ServerHello");
+  let serverHello = parseServerHello(serverHelloMessage.body);
+  let transcript: Uint8Array[] = [firstClientHello.raw];
+  if (serverHello.helloRetry) {
+    const retry = { message: serverHelloMessage, hello: serverHello };
+    skipChangeCipherSpec(client, clientAssembler);
+    skipChangeCipherSpec(server, serverAssembler);
+    clientHelloMessage = nextHello(client, clientAssembler, HandshakeType.clientHello, "second ClientHello");
+    serverHelloMessage = nextHello(server, serverAssembler, HandshakeType.serverHello, "ServerHello");
+    serverHello = parseServerHello(serverHelloMessage.body);
+    checkRetry(parseClientHello(firstClientHello.body), parseClientHello(clientHelloMessage.body), retry.hello, serverHello);
+    const { hash } = cipherSuiteOf(serverHello.cipherSuite, serverHello.version);
+    transcript = [messageHash(hash, firstClientHello.raw), retry.message.raw, clientHelloMessage.raw];
+  }
   if (serverHello.version === "TLS1.3") {
     if (serverHello.extensions.has(Extension.preSharedKey)) {
       throw new AppError("tls_unsupported", "the server resumed a TLS 1.3 session with a pre-shared key; proxy mode needs a full handshake");
@@ -59,10 +105,18 @@ export function readHellos(bytes: RelayedBytes): SessionStart {
     server,
     clientAssembler,
     serverAssembler,
-    clientHelloRaw: clientHelloMessage.raw,
-    serverHelloRaw: serverHelloMessage.raw,
+    transcript: [...transcript, serverHelloMessage.raw],
     clientHello: parseClientHello(clientHelloMessage.body),
     serverHello,
     suite: cipherSuiteOf(serverHello.cipherSuite, serverHello.version),
   };
+}
+
+/** The retried hellos must belong to one handshake: same client random and server name, one retry, one suite. */
+function checkRetry(first: ClientHello, second: ClientHello, retry: ServerHello, serverHello: ServerHello): void {
+  if (!sameBytes(first.random, second.random)) throw malformed("the client's second ClientHello has another random than its first");
+  if (first.serverName !== second.serverName) throw malformed("the client's second ClientHello names another server than its first");
+  if (serverHello.helloRetry) throw malformed("the server sent a second HelloRetryRequest");
+  if (serverHello.version !== "TLS1.3") throw malformed("the server chose TLS 1.3 in its HelloRetryRequest and another version in its ServerHello");
+  if (serverHello.cipherSuite !== retry.cipherSuite) throw malformed("the server's ServerHello chose another cipher suite than its HelloRetryRequest");
 }

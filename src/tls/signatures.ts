@@ -34,6 +34,12 @@ const SCHEMES: ReadonlyMap<number, Scheme> = new Map<number, Scheme>([
   [0x0808, { hash: null, keyType: "ed448" }],
 ]);
 
+/**
+ * Every scheme checked here, preferred first: what a TLS 1.3 client offers in signature_algorithms (RSA PKCS#1
+ * v1.5 only for the certificates' own signatures, which RFC 8446 §4.2.3 allows; never for CertificateVerify).
+ */
+export const SIGNATURE_SCHEMES: readonly number[] = [0x0403, 0x0503, 0x0603, 0x0807, 0x0808, 0x0804, 0x0805, 0x0806, 0x0809, 0x080a, 0x080b, 0x0401, 0x0501, 0x0601];
+
 const HASH_LENGTH = { sha256: 32, sha384: 48, sha512: 64 } as const;
 
 /** Throws unless `signature` is the certificate key's signature of `data` under `schemeId`. */

@@ -2,7 +2,7 @@
  * Proxy mode's transcript verifier: what a notary runs on the bytes it relayed between a prover and a TLS server,
  * with the keys the prover reveals. Pure: no network, no clock but `expect.now`.
  * Checks: the ClientHello names the expected server; ECDHE + AEAD, a full handshake (no resumption, PSK,
- * HelloRetryRequest, renegotiation); the certificate chain is valid for that name at `now` up to a trust anchor;
+ * renegotiation; a TLS 1.3 HelloRetryRequest is followed into the transcript); the certificate chain is valid for that name at `now` up to a trust anchor;
  * the server's signature binds its key share (TLS 1.2 ServerKeyExchange; TLS 1.3 CertificateVerify and Finished);
  * every server record authenticates under the revealed keys in order, ending at most with close_notify.
  */
@@ -10,14 +10,17 @@ import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";
-import { type RelayedBytes, readHellos } from "./session-start.ts";
+import { type RelayedBytes, type SessionData, type SessionStart, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
-import { verifyTls13 } from "./verify-tls13.ts";
+import { verifyTls12MasterSecret } from "./verify-tls12-master.ts";
+import type { PartlyRevealed } from "./verify-client-epochs.ts";
+import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 
 export type { RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
-export { keysToReveal } from "./keys-to-reveal.ts";
+export type { PartlyRevealed } from "./verify-client-epochs.ts";
+export { keysOfEpochExchange, keysToReveal, tls12MasterSecret } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
 export interface SessionExpectations {
@@ -33,8 +36,13 @@ export interface VerifiedSession {
   serverName: string;
   /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
   recv: Uint8Array;
-  /** The client's application data when client keys were revealed and checked; else null. */
+  /** The client's application data when its traffic secrets were revealed and checked; else null. */
   sent: Uint8Array | null;
+  /**
+   * TLS 1.3 with the client's epochs revealed: its application data with the hidden epochs' bytes zeroed, and
+   * those spans; else null. Only the revealed bytes are known; a hidden span's length counts records' sizes.
+   */
+  sentPartly: PartlyRevealed | null;
   /**
    * Length of the client's application data: exact when sent is known and in TLS 1.2; in TLS 1.3 without client
    * keys, from record sizes (an upper bound: a closing alert counts too).
@@ -60,42 +68,79 @@ function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T,
 /** Host names compared as DNS does: case-blind, a trailing dot ignored. */
 export const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
 
-export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
+/** The hellos, checked to name the expected server, and the chain check for its certificate. */
+function startOf(bytes: RelayedBytes, expect: SessionExpectations) {
   const anchors = parseTrustAnchors(expect.trustAnchorsPem);
   const start = readHellos(bytes);
   const sni = start.clientHello.serverName;
   if (sni === null || !sameName(sni, expect.serverName)) {
     throw new AppError("tls_untrusted", `the ClientHello names ${sni === null ? "no server" : `server ${JSON.stringify(sni)}`}, not ${expect.serverName}`);
   }
-  const { suite } = start;
-  if (keys.version !== suite.version) {
-    throw new AppError("transcript_invalid", `the revealed keys are for ${keys.version}, but the session is ${suite.version}`);
-  }
   const checkChain = (chainDer: Uint8Array[]) => checkCertificateChain(chainDer, expect.serverName, anchors, expect.now);
-  const data = keys.version === "TLS1.3" ? verify13(start, keys, suite, checkChain) : verify12(start, keys, suite, checkChain);
+  return { start, checkChain };
+}
+
+function verified(start: SessionStart, data: SessionData, expect: SessionExpectations): VerifiedSession {
   return {
-    tlsVersion: suite.version,
-    cipherSuite: suite.name,
+    tlsVersion: start.suite.version,
+    cipherSuite: start.suite.name,
     serverName: expect.serverName,
-    ...data,
+    recv: data.recv,
+    sent: data.sent,
+    sentLength: data.sentLength,
+    sentPartly: data.sentPartly,
     connectionTime: Math.floor(expect.now.getTime() / 1000),
   };
 }
 
+export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, expect: SessionExpectations): VerifiedSession {
+  const { start, checkChain } = startOf(bytes, expect);
+  const { suite } = start;
+  if (keys.version !== suite.version) {
+    throw new AppError("transcript_invalid", `the revealed keys are for ${keys.version}, but the session is ${suite.version}`);
+  }
+  const data = keys.version === "TLS1.3" ? verify13(start, keys, suite, checkChain) : verify12(start, keys, suite, checkChain);
+  return verified(start, data, expect);
+}
+
+/**
+ * A TLS 1.2 session with its master secret revealed (hex): every key derived by the verifier, both Finished
+ * messages checked (verify-tls12-master.ts); the request comes out whole in `sent`.
+ */
+export function verifyRelayedTls12Session(bytes: RelayedBytes, masterSecretHex: string, expect: SessionExpectations): VerifiedSession {
+  const { start, checkChain } = startOf(bytes, expect);
+  if (start.suite.version !== "TLS1.2") throw new AppError("transcript_invalid", `a master secret was revealed, but the session is ${start.suite.version}`);
+  return verified(start, verifyTls12MasterSecret(start, revealed(masterSecretHex, "master secret", 48), checkChain), expect);
+}
+
 type ChainCheck = Parameters<typeof verifyTls13>[2];
 
-function verify13(start: ReturnType<typeof readHellos>, keys: Extract<RevealedKeys, { version: "TLS1.3" }>, suite: CipherSuite, checkChain: ChainCheck) {
+type Tls13Keys = Extract<RevealedKeys, { version: "TLS1.3" }>;
+
+/** The client's side of the TLS 1.3 keys: its traffic secrets, its epochs, or nothing. */
+function client13(keys: Tls13Keys, suite: CipherSuite): Tls13Secrets["client"] {
   const length = hashLength(suite.hash);
   const client = bothOrNeither(keys.clientHandshakeTrafficSecret, keys.clientApplicationTrafficSecret, "both client traffic secrets are needed");
+  if (client && keys.clientEpochs) throw new AppError("transcript_invalid", "the revealed client keys are either traffic secrets or epochs, not both");
+  if (client) return { handshake: revealed(client[0], "client handshake traffic secret", length), application: revealed(client[1], "client application traffic secret", length) };
+  if (!keys.clientEpochs) return null;
+  return {
+    epochs: keys.clientEpochs.map((epoch, i) => {
+      const pair = bothOrNeither(epoch.key, epoch.iv, `client epoch ${i}'s key and IV go together`);
+      const what = `client epoch ${i}'s`;
+      return { records: epoch.records, keys: pair && { key: revealed(pair[0], `${what} key`, suite.keyLength), iv: revealed(pair[1], `${what} IV`, suite.ivLength) } };
+    }),
+  };
+}
+
+function verify13(start: ReturnType<typeof readHellos>, keys: Tls13Keys, suite: CipherSuite, checkChain: ChainCheck) {
+  const length = hashLength(suite.hash);
   return verifyTls13(
     start,
     {
       serverHandshake: revealed(keys.serverHandshakeTrafficSecret, "server handshake traffic secret", length),
       serverApplication: revealed(keys.serverApplicationTrafficSecret, "server application traffic secret", length),
-      client: client && {
-        handshake: revealed(client[0], "client handshake traffic secret", length),
-        application: revealed(client[1], "client application traffic secret", length),
-      },
+      client: client13(keys, suite),
     },
     checkChain,
   );

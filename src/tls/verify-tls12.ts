@@ -36,6 +36,19 @@ export interface Tls12Keys {
   client: TrafficKeys | null;
 }
 
+/**
+ * The handshake messages the Finished messages cover (RFC 5246 §7.4.9), as read: after the hellos, the server's
+ * flight through ServerHelloDone, the client's flight before its ChangeCipherSpec, the server's NewSessionTicket,
+ * and each side's opened Finished (null without that side's key).
+ */
+export interface Tls12Handshake {
+  serverFlight: Uint8Array[];
+  clientFlight: Uint8Array[];
+  tickets: Uint8Array[];
+  clientFinished: Uint8Array | null;
+  serverFinished: Uint8Array | null;
+}
+
 /** What a client may send in clear after its ClientHello. */
 const CLIENT_FLIGHT: ReadonlySet<number> = new Set([HandshakeType.certificate, HandshakeType.clientKeyExchange, HandshakeType.certificateVerify]);
 
@@ -43,25 +56,30 @@ const resumed = (): AppError =>
   new AppError("tls_unsupported", "the server resumed a TLS 1.2 session; proxy mode needs a full handshake with the server's certificate");
 
 /** Clear handshake messages up to ChangeCipherSpec (NewSessionTicket, or the client's key exchange), checked by `accept`. */
-function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAssembler, accept: (message: HandshakeMessage) => void): void {
+function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAssembler, accept: (message: HandshakeMessage) => void): Uint8Array[] {
+  const read: Uint8Array[] = [];
   for (;;) {
-    for (let message = assembler.next(); message; message = assembler.next()) accept(message);
+    for (let message = assembler.next(); message; message = assembler.next()) {
+      accept(message);
+      read.push(message.raw);
+    }
     const record = stream.peek();
     if (record?.type === ContentType.changeCipherSpec) {
       if (!assembler.empty) throw malformed(`the ${stream.sender}'s ChangeCipherSpec cuts a handshake message`);
       stream.take();
       checkChangeCipherSpec(record, stream.sender);
-      return;
+      return read;
     }
     takePlainHandshakeRecord(stream, assembler, "ChangeCipherSpec");
   }
 }
 
 /**
- * The protected records after ChangeCipherSpec: Finished (opened when there is a key), then application data,
- * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key).
+ * The protected records after ChangeCipherSpec: Finished (opened when there is a key, and returned), then
+ * application data, each record given to `onData`, and at most a final alert (checked to be close_notify when
+ * there is a key).
  */
-function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): void {
+function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): Uint8Array | null {
   const finishedRecord = stream.take();
   if (!finishedRecord) throw malformed(`the ${stream.sender}'s bytes end before its Finished`);
   if (finishedRecord.type !== ContentType.handshake) throw malformed(`the ${stream.sender}'s first protected record is not its Finished`);
@@ -79,16 +97,17 @@ function readProtected(stream: RecordStream, opener: RecordOpener | null, onData
       throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
     } else throw malformed(`the ${stream.sender} sent a record of type ${record.type} after its Finished`);
   }
+  return finished ?? null;
 }
 
-/** All application data of one side, opened with its key. */
-function openedData(stream: RecordStream, opener: RecordOpener): Uint8Array {
+/** All application data of one side, opened with its key, and its Finished. */
+function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; finished: Uint8Array | null } {
   const chunks: Uint8Array[] = [];
-  readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
-  return concatBytes(...chunks);
+  const finished = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
+  return { data: concatBytes(...chunks), finished };
 }
 
-export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
+export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData & { handshake: Tls12Handshake } {
   const { suite, server, serverAssembler, clientHello, serverHello } = start;
   if (clientHello.sessionId.length > 0 && sameBytes(clientHello.sessionId, serverHello.sessionId)) throw resumed();
   if (serverAssembler.empty && server.peek()?.type === ContentType.changeCipherSpec) throw resumed();
@@ -100,23 +119,29 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   if (keyExchange.type !== HandshakeType.serverKeyExchange) throw new AppError("tls_unsupported", "the server sent no ServerKeyExchange; proxy mode needs ECDHE");
   const { params, scheme, signature } = parseServerKeyExchange(keyExchange.body);
   checkSignature(leafKey, scheme, concatBytes(clientHello.random, serverHello.random, params), signature, "TLS1.2", "ServerKeyExchange");
+  const serverFlight = [first.raw, keyExchange.raw];
   let done = nextPlainMessage(server, serverAssembler, "ServerHelloDone");
-  if (done.type === HandshakeType.certificateRequest) done = nextPlainMessage(server, serverAssembler, "ServerHelloDone");
+  if (done.type === HandshakeType.certificateRequest) {
+    serverFlight.push(done.raw);
+    done = nextPlainMessage(server, serverAssembler, "ServerHelloDone");
+  }
   if (done.type !== HandshakeType.serverHelloDone) throw malformed(`the server sent handshake message type ${done.type} where its ServerHelloDone was due`);
-  readUntilChangeCipherSpec(server, serverAssembler, (message) => {
+  serverFlight.push(done.raw);
+  const tickets = readUntilChangeCipherSpec(server, serverAssembler, (message) => {
     if (message.type !== HandshakeType.newSessionTicket) throw malformed(`the server sent handshake message type ${message.type} before its ChangeCipherSpec`);
   });
   const recv = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
-  readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
+  const clientFlight = readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
     if (!CLIENT_FLIGHT.has(message.type)) {
       throw malformed(`the client sent handshake message type ${message.type} before its ChangeCipherSpec`);
     }
   });
+  const handshake = { serverFlight, clientFlight, tickets, serverFinished: recv.finished };
   if (keys.client) {
     const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
-    return { recv, sent, sentLength: sent.length };
+    return { recv: recv.data, sent: sent.data, sentLength: sent.data.length, sentPartly: null, handshake: { ...handshake, clientFinished: sent.finished } };
   }
   let sentLength = 0;
   readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
-  return { recv, sent: null, sentLength };
+  return { recv: recv.data, sent: null, sentLength, sentPartly: null, handshake: { ...handshake, clientFinished: null } };
 }

@@ -4,15 +4,15 @@
  * the server handshake traffic secret. CertificateVerify signs 64 spaces + "TLS 1.3, server CertificateVerify" + 0 +
  * the transcript hash through Certificate; Finished is HMAC(finished_key, transcript hash through
  * CertificateVerify). Then the application traffic secret protects the answer, NewSessionTicket (inner type 22)
- * and alerts (21); KeyUpdate is refused. The client's side mirrors it with the client secrets when revealed.
+ * and alerts (21); a KeyUpdate moves to the next secret, which the revealed one derives. The client's side mirrors
+ * it with the client secrets when revealed.
  */
 import type { KeyObject } from "node:crypto";
-import { concatBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { concatBytes } from "@noble/hashes/utils.js";
 import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import { TAG_LENGTH } from "./aead.ts";
-import { parseCertificateVerify, parseCertificates } from "./handshake.ts";
-import { type TrafficKeys, digest, finishedVerifyData, trafficKeys } from "./key-schedule.ts";
+import { type TrafficKeys, digest, finishedVerifyData, nextTrafficSecret, trafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
 import {
   ContentType,
@@ -23,18 +23,20 @@ import {
   alertError,
   checkChangeCipherSpec,
   isCloseNotify,
+  isKeyUpdate,
 } from "./records.ts";
 import type { SessionData, SessionStart } from "./session-start.ts";
-import { checkSignature } from "./signatures.ts";
+import type { CipherSuite } from "./suites.ts";
+import { type ClientEpochKeys, readClientEpochs } from "./verify-client-epochs.ts";
+import { checkServerFlight } from "./server-flight.ts";
 import { malformed } from "./wire.ts";
 
 export interface Tls13Secrets {
   serverHandshake: Uint8Array;
   serverApplication: Uint8Array;
-  client: { handshake: Uint8Array; application: Uint8Array } | null;
+  /** The client's traffic secrets (the request revealed whole), its epochs (verify-client-epochs.ts), or nothing. */
+  client: { handshake: Uint8Array; application: Uint8Array } | { epochs: readonly ClientEpochKeys[] } | null;
 }
-
-const SERVER_CONTEXT = utf8ToBytes("TLS 1.3, server CertificateVerify");
 
 /** Reads a protected handshake flight message by message; ChangeCipherSpec records before it (middlebox compatibility) are skipped. */
 function flightReader(stream: RecordStream, opener: RecordOpener, assembler: HandshakeAssembler) {
@@ -60,10 +62,18 @@ function flightReader(stream: RecordStream, opener: RecordOpener, assembler: Han
   };
 }
 
-/** Application data after the handshake: data (23) collected, NewSessionTicket accepted, close_notify last. */
-function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allowTickets: boolean): Uint8Array {
+/**
+ * Application data after the handshake, under a first traffic secret: data (23) collected, NewSessionTicket
+ * accepted when `allowTickets`, a KeyUpdate moves to the next secret (derived from the current one, RFC 8446
+ * §4.6.3; it must end its record), close_notify last.
+ */
+function readApplicationRecords(stream: RecordStream, suite: CipherSuite, firstSecret: Uint8Array, keyName: string, allowTickets: boolean): Uint8Array {
   const chunks: Uint8Array[] = [];
   const postHandshake = new HandshakeAssembler();
+  let secret = firstSecret;
+  let updates = 0;
+  const openerOf = () => new RecordOpener(suite, trafficKeys(suite, secret), updates === 0 ? keyName : `${keyName} after ${updates} key updates`, stream.sender);
+  let opener = openerOf();
   let closed = false;
   for (let record = stream.take(); record; record = stream.take()) {
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
@@ -76,8 +86,12 @@ function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allo
     } else if (type === ContentType.handshake) {
       postHandshake.push(content);
       for (let message = postHandshake.next(); message; message = postHandshake.next()) {
-        if (message.type === HandshakeType.keyUpdate) throw new AppError("tls_unsupported", `the ${stream.sender} sent a KeyUpdate, which proxy mode does not accept`);
-        if (message.type !== HandshakeType.newSessionTicket || !allowTickets) {
+        if (message.type === HandshakeType.keyUpdate) {
+          if (!isKeyUpdate(message) || !postHandshake.empty) throw malformed(`the ${stream.sender}'s KeyUpdate is malformed or does not end its record`);
+          secret = nextTrafficSecret(suite.hash, secret);
+          updates++;
+          opener = openerOf();
+        } else if (message.type !== HandshakeType.newSessionTicket || !allowTickets) {
           throw new AppError("tls_unsupported", `the ${stream.sender} sent post-handshake message type ${message.type}, which proxy mode does not accept`);
         }
       }
@@ -89,45 +103,23 @@ function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allo
 export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
   const { suite, server } = start;
   if (!start.serverAssembler.empty) throw malformed("the server's ServerHello does not end its record");
-  const transcript: Uint8Array[] = [start.clientHelloRaw, start.serverHelloRaw];
-  const hash = () => digest(suite.hash, ...transcript);
+  const transcript: Uint8Array[] = [...start.transcript];
   const serverFlight = new HandshakeAssembler();
   const next = flightReader(
     server,
     new RecordOpener(suite, trafficKeys(suite, secrets.serverHandshake), "the revealed server handshake traffic secret", "server"),
     serverFlight,
   );
-  const expect = (message: HandshakeMessage, type: number, name: string): HandshakeMessage => {
-    if (message.type !== type) throw malformed(`the server sent handshake message type ${message.type} where its ${name} was due`);
-    transcript.push(message.raw);
-    return message;
-  };
-  expect(next("EncryptedExtensions"), HandshakeType.encryptedExtensions, "EncryptedExtensions");
-  let message = next("Certificate");
-  if (message.type === HandshakeType.certificateRequest) {
-    transcript.push(message.raw);
-    message = next("Certificate");
-  }
-  if (message.type === HandshakeType.finished) throw new AppError("tls_unsupported", "the server sent no certificate; proxy mode needs one");
-  const leafKey = checkChain(parseCertificates(expect(message, HandshakeType.certificate, "Certificate").body, "TLS1.3"));
-  const certificateVerify = next("CertificateVerify");
-  const signed = concatBytes(new Uint8Array(64).fill(0x20), SERVER_CONTEXT, Uint8Array.of(0), hash());
-  const { scheme, signature } = parseCertificateVerify(expect(certificateVerify, HandshakeType.certificateVerify, "CertificateVerify").body);
-  checkSignature(leafKey, scheme, signed, signature, "TLS1.3", "CertificateVerify");
-  const finished = next("Finished");
-  const expected = finishedVerifyData(suite.hash, secrets.serverHandshake, hash());
-  if (!sameBytes(expect(finished, HandshakeType.finished, "Finished").body, expected)) {
-    throw new AppError("tls_untrusted", "the server's Finished does not match the handshake transcript");
-  }
+  checkServerFlight(next, transcript, suite, secrets.serverHandshake, checkChain);
   if (!serverFlight.empty) throw malformed("the server's Finished does not end its record");
-  const recv = readApplicationRecords(
-    server,
-    new RecordOpener(suite, trafficKeys(suite, secrets.serverApplication), "the revealed server application traffic secret", "server"),
-    true,
-  );
-  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client) };
+  const recv = readApplicationRecords(server, suite, secrets.serverApplication, "the revealed server application traffic secret", true);
+  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client), sentPartly: null };
+  if ("epochs" in secrets.client) {
+    const sentPartly = readClientEpochs(start.client, suite, secrets.client.epochs);
+    return { recv, sent: null, sentLength: sentPartly.bytes.length, sentPartly };
+  }
   const sent = readClientSide(start, transcript, secrets.client);
-  return { recv, sent, sentLength: sent.length };
+  return { recv, sent, sentLength: sent.length, sentPartly: null };
 }
 
 /** The client's flight (optional Certificate/CertificateVerify, then Finished, checked) and its application data. */
@@ -150,11 +142,7 @@ function readClientSide(start: SessionStart, transcript: Uint8Array[], client: {
     clientTranscript.push(message.raw);
   }
   if (!flight.empty) throw malformed("the client's Finished does not end its record");
-  return readApplicationRecords(
-    start.client,
-    new RecordOpener(suite, trafficKeys(suite, client.application), "the revealed client application traffic secret", "client"),
-    false,
-  );
+  return readApplicationRecords(start.client, suite, client.application, "the revealed client application traffic secret", false);
 }
 
 /**

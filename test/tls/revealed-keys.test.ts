@@ -13,6 +13,10 @@ test.each([
   [{ version: "TLS1.2", serverWriteKey: secret, serverWriteIv: "00".repeat(4), masterSecret: secret }, /unknown key "masterSecret"/],
   [{ version: "TLS1.4", serverWriteKey: secret, serverWriteIv: secret }, /expected version "TLS1\.2" or "TLS1\.3"/],
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret }, /missing key "serverApplicationTrafficSecret"/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 0, key: secret, iv: secret }] }, /clientEpochs\[0\]\.records: expected at least 1 record/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 2, secret }] }, /unknown key "clientEpochs\[0\]\.secret"/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: Array.from({ length: 34 }, () => ({ records: 2 })) }, /clientEpochs: expected at most 33 epochs/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [] }, /clientEpochs: expected at least 1 epoch/],
 ])("%j is refused", (input, message) => {
   let caught: unknown;
   try {

@@ -3,11 +3,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { AppError, type ErrorCode } from "../../src/errors.ts";
+import type { ErrorCode } from "../../src/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { HandshakeType } from "../../src/tls/records.ts";
+import { readHellos } from "../../src/tls/session-start.ts";
 import { OTHER_HOST, TARGET_HOST, makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
 import { verifyIdentities } from "./support/identities.ts";
+import { expectRefusal as expectAppError } from "./support/refusal.ts";
 
 /**
  * What the verifier must refuse, on real sessions: keys that are wrong or from another session, relayed bytes
@@ -35,16 +38,8 @@ const expectations = (over: Partial<SessionExpectations> = {}): SessionExpectati
 
 /** Runs `run`, expecting an AppError of `code` whose message matches `message` and shows no revealed key. */
 function expectRefusal(run: () => unknown, code: ErrorCode, message: RegExp, keys?: RevealedKeys): void {
-  let caught: unknown;
-  try {
-    run();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  const error = caught as AppError;
-  expect({ code: error.code, message: error.message }).toEqual({ code, message: expect.stringMatching(message) });
-  for (const value of Object.values(keys ?? {})) if (value !== keys?.version) expect(error.message).not.toContain(value);
+  const values = Object.values(keys ?? {}).filter((value): value is string => typeof value === "string" && value !== keys?.version);
+  expectAppError(run, code, message, values);
 }
 
 /** The hex with its byte at `index` changed. */
@@ -200,13 +195,43 @@ test("a TLS 1.3 session resumed with a pre-shared key", async () => {
   expectRefusal(() => verifyRelayedSession(resumed.relayed, keys, expectations()), "tls_unsupported", /pre-shared key/);
 });
 
-test("a TLS 1.3 server that asks for another key share (HelloRetryRequest)", async () => {
-  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "x");
+test("a TLS 1.3 server that asks for another key share (HelloRetryRequest): the session verifies, and the first ClientHello is bound", async () => {
+  const t = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", ecdhCurve: "P-384" }, "after a retry\n");
   targets.push(t);
   const exchange = await relayedExchange(t.port, { ca: ids.fixture.caPem });
-  expectRefusal(() => keysToReveal(exchange.keylog, exchange.relayed, false), "tls_unsupported", /HelloRetryRequest/);
-  const keys: RevealedKeys = { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
-  expectRefusal(() => verifyRelayedSession(exchange.relayed, keys, expectations()), "tls_unsupported", /answered with a HelloRetryRequest, which proxy mode does not accept/);
+  // The transcript starts with the message_hash that stands for the first ClientHello only after a retry.
+  expect(readHellos(exchange.relayed).transcript[0]?.[0]).toBe(HandshakeType.messageHash);
+  const keys = keysToReveal(exchange.keylog, exchange.relayed, true);
+  const verified = verifyRelayedSession(exchange.relayed, keys, expectations());
+  expect(new TextDecoder().decode(verified.recv)).toEndWith("after a retry\n");
+  expect(verified.sent).toEqual(exchange.request);
+  // The transcript holds the first ClientHello as its hash only: one byte of it changed (the low byte of its first
+  // cipher suite, after the record and handshake headers, version, random and session id) breaks the signature.
+  const clientToServer = exchange.relayed.clientToServer.slice();
+  const suiteByte = 5 + 4 + 2 + 32 + 1 + (clientToServer[5 + 4 + 2 + 32] ?? 0) + 2 + 1;
+  clientToServer[suiteByte] = (clientToServer[suiteByte] ?? 0) ^ 0x01;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer }, keys, expectations()), "tls_untrusted", /CertificateVerify signature does not verify/);
+  // The two ClientHellos must be one client's: the first one's random changed.
+  const otherRandom = exchange.relayed.clientToServer.slice();
+  otherRandom[5 + 4 + 2] = (otherRandom[5 + 4 + 2] ?? 0) ^ 0x01;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer: otherRandom }, keys, expectations()), "transcript_invalid", /second ClientHello has another random than its first/);
+  // ... and name the same server.
+  const otherName = exchange.relayed.clientToServer.slice();
+  otherName[Buffer.from(otherName).indexOf(TARGET_HOST)] = "u".charCodeAt(0);
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, clientToServer: otherName }, keys, expectations()), "transcript_invalid", /second ClientHello names another server than its first/);
+  // One retry, one suite, one version: the server's bytes changed.
+  const server = exchange.relayed.serverToClient;
+  const retryLength = 5 + (((server[3] ?? 0) << 8) | (server[4] ?? 0));
+  const twoRetries = concatBytes(server.subarray(0, retryLength), server.subarray(0, retryLength), server.subarray(retryLength));
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: twoRetries }, keys, expectations()), "transcript_invalid", /second HelloRetryRequest/);
+  const otherSuite = server.slice();
+  const suiteAt = 5 + 4 + 2 + 32 + 1 + (server[5 + 4 + 2 + 32] ?? 0) + 1;
+  otherSuite[suiteAt] = otherSuite[suiteAt] === 1 ? 2 : 1;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: otherSuite }, keys, expectations()), "transcript_invalid", /ServerHello chose another cipher suite than its HelloRetryRequest/);
+  const otherVersion = server.slice();
+  const versionAt = Buffer.from(otherVersion).indexOf(Buffer.from([0x00, 0x2b, 0x00, 0x02, 0x03, 0x04]), retryLength) + 5;
+  otherVersion[versionAt] = 0x03;
+  expectRefusal(() => verifyRelayedSession({ ...exchange.relayed, serverToClient: otherVersion }, keys, expectations()), "transcript_invalid", /chose TLS 1\.3 in its HelloRetryRequest and another version in its ServerHello/);
 });
 
 describe.each([

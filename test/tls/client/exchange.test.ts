@@ -1,0 +1,266 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createECDH, createHash } from "node:crypto";
+import { type Server, type Socket, createServer as createTcpServer } from "node:net";
+import { createServer, type Server as HttpsServer } from "node:https";
+import { AppError, type ErrorCode } from "../../../src/errors.ts";
+import { type Tls13ClientOptions, isTls12Target } from "../../../src/tls/client/exchange.ts";
+import { Extension } from "../../../src/tls/handshake.ts";
+import { HandshakeType } from "../../../src/tls/records.ts";
+import { readHellos } from "../../../src/tls/session-start.ts";
+import { keysOfEpochExchange, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
+import { type RawServer, type RawServerQuirks, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
+import { type ServerIdentity, TARGET_HOST, makeUntrustedIdentities } from "../../../testkit/tls-fixture.ts";
+import { startTcpProxy } from "../../../testkit/tcp-proxy.ts";
+import { eventually } from "../../../testkit/wait.ts";
+import { verifyIdentities } from "../support/identities.ts";
+import { contains, recordedConnection, recordedExchange, requestWithHiddenCredential } from "./support.ts";
+
+/**
+ * Our TLS 1.3 client against a real TLS stack in this process (Bun's node:https, BoringSSL) and against the raw
+ * test server (testkit/raw-tls13-server.ts) for what real servers do not do on demand. Every successful exchange
+ * is also checked as the notary would check it, on the bytes the connection carried.
+ */
+
+const ids = verifyIdentities();
+const CREDENTIAL = "Bearer sk_live_0123456789abcdef";
+const stops: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  await Promise.all(stops.map((stop) => stop()));
+});
+
+const options = (over: Partial<Tls13ClientOptions> = {}): Tls13ClientOptions => ({
+  serverName: TARGET_HOST,
+  trustAnchorsPem: [ids.fixture.caPem],
+  responseTimeoutMs: 20_000,
+  maxRecvBytes: 4 * 1024 * 1024,
+  ...over,
+});
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** Bun's HTTPS server (TLS 1.3 only), answering with the hash of the Authorization it received: proof it came whole. */
+async function httpsTarget(identity: ServerIdentity, tls: { ecdhCurve?: string; minVersion?: "TLSv1.2" | "TLSv1.3"; maxVersion?: "TLSv1.2" | "TLSv1.3" } = {}) {
+  const server: HttpsServer = createServer({ key: identity.leafKeyPem, cert: identity.chainPem, minVersion: "TLSv1.3", ...tls }, (request, response) => {
+    response.setHeader("content-type", "text/plain");
+    response.end(`authorization sha256=${sha256(request.headers.authorization ?? "")}\n`);
+  });
+  let requests = 0;
+  server.on("request", () => requests++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  stops.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const address = server.address();
+  return { port: typeof address === "object" && address ? address.port : 0, requests: () => requests };
+}
+
+async function rawTarget(quirks: Partial<RawServerQuirks> = {}): Promise<RawServer> {
+  const server = await startRawTls13Server(ids.ecdsa, { answer: () => new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), ...quirks });
+  stops.push(() => server.stop());
+  return server;
+}
+
+async function refusal(run: () => Promise<unknown>): Promise<AppError> {
+  const error = await run().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+async function expectRefused(run: () => Promise<unknown>, code: ErrorCode, message: RegExp): Promise<void> {
+  const error = await refusal(run);
+  expect({ code: error.code, message: error.message }).toEqual({ code, message: expect.stringMatching(message) });
+  expect(error.message).not.toContain(CREDENTIAL);
+}
+
+const notaryExpectations = () => ({ serverName: TARGET_HOST, trustAnchorsPem: [ids.fixture.caPem], now: new Date() });
+
+describe("a GET with a hidden credential, proven", () => {
+  test("the server receives the credential whole; the notary's check shows the request less the credential, which nothing it received holds", async () => {
+    const { port } = await httpsTarget(ids.ecdsa);
+    const request = requestWithHiddenCredential(TARGET_HOST, CREDENTIAL, "/account?user=42");
+    const exchange = await recordedExchange(port, request, options());
+    expect(new TextDecoder().decode(exchange.recv)).toContain(`authorization sha256=${sha256(CREDENTIAL)}`);
+    expect(exchange.clientEpochs.map((epoch) => epoch.revealed)).toEqual([true, false, true]);
+
+    const keys = keysOfEpochExchange(exchange);
+    const verified = verifyRelayedSession(exchange.relayed, keys, notaryExpectations());
+    const head = new TextDecoder().decode(request[0]!.bytes);
+    const credentialAt = { start: head.length, end: head.length + CREDENTIAL.length };
+    expect(verified.sentPartly?.hidden).toEqual([credentialAt]);
+    const expected = new Uint8Array(exchange.sent);
+    expected.fill(0, credentialAt.start, credentialAt.end);
+    expect(verified.sentPartly?.bytes).toEqual(expected);
+    expect(verified.sent).toBeNull();
+    expect(verified.recv).toEqual(exchange.recv);
+    // Nothing the notary holds shows the credential: neither the keys it was given nor what they decrypt.
+    expect(JSON.stringify(keys)).not.toContain(CREDENTIAL);
+    expect(contains(verified.sentPartly!.bytes, CREDENTIAL)).toBe(false);
+    expect(contains(exchange.relayed.clientToServer, CREDENTIAL)).toBe(false);
+  });
+
+  test("a server that prefers P-256 asks for it with a HelloRetryRequest; the client and the notary follow it", async () => {
+    const { port } = await httpsTarget(ids.ecdsa, { ecdhCurve: "P-256" });
+    const exchange = await recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(readHellos(exchange.relayed).transcript[0]?.[0]).toBe(HandshakeType.messageHash);
+    expect(new TextDecoder().decode(exchange.recv)).toContain(sha256(CREDENTIAL));
+    const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+    expect(verified.sentPartly?.hidden).toHaveLength(1);
+  });
+
+  test("a P-256 key share offered first needs no retry", async () => {
+    const { port } = await httpsTarget(ids.ecdsa, { ecdhCurve: "P-256" });
+    const exchange = await recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ keyShares: ["p256"] }));
+    expect(readHellos(exchange.relayed).transcript).toHaveLength(2);
+    verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+  });
+
+  test("an RSA certificate signs with RSA-PSS", async () => {
+    const { port } = await httpsTarget(ids.rsa);
+    const exchange = await recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toContain(sha256(CREDENTIAL));
+    verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+  });
+});
+
+describe("the client refuses what it cannot check, before the request leaves", () => {
+  const untrusted = makeUntrustedIdentities(ids.fixture);
+  test.each([
+    ["a chain from another CA with the trusted root's name", "impostorCa", /does not lead to a trusted anchor/],
+    ["a certificate for another host", "wrongHost", /not valid for target\.tlsproof\.test/],
+    ["an expired certificate", "expired", /is not valid at/],
+    ["a self-signed certificate", "selfSigned", /does not lead to a trusted anchor/],
+  ] as const)("%s", async (_name, which, message) => {
+    const target = await httpsTarget(untrusted[which]);
+    const connection = await recordedConnection(target.port);
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    await expectRefused(() => runTls13Exchange(connection.transport, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "tls_untrusted", message);
+    expect(target.requests()).toBe(0);
+    // Only the hellos left the client.
+    expect(readHellos(connection.relayed()).client.remaining).toBe(0);
+  });
+
+  test("a TLS 1.2 server: refused so that the caller can prove it otherwise", async () => {
+    const { port } = await httpsTarget(ids.ecdsa, { minVersion: "TLSv1.2", maxVersion: "TLSv1.2" });
+    const run = () => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    await expectRefused(run, "tls_unsupported", /refused the TLS 1\.3 handshake with alert 70 \(protocol_version\)/);
+    expect(isTls12Target(await refusal(run))).toBe(true);
+  });
+
+  test("a server that answers with a TLS 1.2 ServerHello", async () => {
+    const server = await rawTarget({ tls12: true });
+    const run = () => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    await expectRefused(run, "tls_unsupported", /^the target chose TLS1\.2 though the client offered TLS 1\.3 only$/);
+    expect(isTls12Target(await refusal(run))).toBe(true);
+  });
+
+  test("a server whose only group the client lacks (P-384)", async () => {
+    const { port } = await httpsTarget(ids.ecdsa, { ecdhCurve: "P-384" });
+    const run = () => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    await expectRefused(run, "tls_unsupported", /alert 40 \(handshake_failure\)/);
+    expect(isTls12Target(await refusal(run))).toBe(false);
+  });
+
+  test.each([
+    ["a CertificateVerify signature that does not verify", { breakSignature: true }, "tls_untrusted", /CertificateVerify signature does not verify/],
+    ["a Finished that does not match the transcript", { breakFinished: true }, "tls_untrusted", /Finished does not match/],
+    ["a HelloRetryRequest for a group already sent", { helloRetryGroup: 0x001d }, "tls_unsupported", /asks for a x25519 key share, which the client already sent/],
+    ["a HelloRetryRequest for a group the client lacks", { helloRetryGroup: 0x0018 }, "tls_unsupported", /group 0x0018, which the client does not support/],
+    ["a second HelloRetryRequest", { group: "p256", secondHelloRetry: true }, "tls_unsupported", /second HelloRetryRequest/],
+    ["an X25519 share of low order (an all-zero shared secret)", { serverKeyShare: new Uint8Array(32) }, "tls_untrusted", /x25519 key share is not a valid public value/],
+    ["an X25519 share of the wrong length", { serverKeyShare: new Uint8Array(31).fill(9) }, "tls_untrusted", /x25519 key share is not a valid public value/],
+    ["a P-256 share off the curve", { group: "p256", serverKeyShare: Uint8Array.of(4, ...new Uint8Array(64).fill(1)) }, "tls_untrusted", /p256 key share is not a valid public value/],
+    ["a compressed P-256 share (TLS 1.3 allows uncompressed points only)", { group: "p256", serverKeyShare: new Uint8Array(createECDH("prime256v1").generateKeys(undefined, "compressed")) }, "tls_untrusted", /p256 key share is not a valid public value/],
+    ["a ServerHello that does not echo the session id", { serverHelloEdit: { sessionId: new Uint8Array(32) } }, "tls_unsupported", /does not echo the client's session id/],
+    ["a ServerHello choosing a suite not offered", { serverHelloEdit: { cipherSuite: 0x1304 } }, "tls_unsupported", /chose cipher suite 0x1304, which the client did not offer/],
+    ["a ServerHello choosing a compression method", { serverHelloEdit: { compression: 1 } }, "tls_unsupported", /chose a compression method/],
+    ["ALPN h2 though http/1.1 was offered", { encryptedExtensions: [[Extension.alpn, new Uint8Array([0, 3, 2, 0x68, 0x32])]] }, "tls_unsupported", /application protocol "h2"/],
+    ["early data accepted though none was offered", { encryptedExtensions: [[Extension.earlyData, new Uint8Array(0)]] }, "tls_unsupported", /pre-shared key or early data/],
+    ["an extension the client never asked for", { encryptedExtensions: [[28, new Uint8Array([0x40, 0x00])]] }, "tls_unsupported", /extension 28, which the client did not ask for/],
+  ] as const)("%s", async (_name, quirks, code, message) => {
+    const server = await rawTarget(quirks as Partial<RawServerQuirks>);
+    await expectRefused(() => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), code, message);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("after the handshake", () => {
+  test.each(["alert", "close"] as const)("a server that answers the client's KeyUpdate with %s: target_key_update_refused, naming MPC mode", async (onClientKeyUpdate) => {
+    const server = await rawTarget({ onClientKeyUpdate });
+    await expectRefused(
+      () => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()),
+      "target_key_update_refused",
+      onClientKeyUpdate === "alert" ? /answered with TLS alert 10 \(unexpected_message\).*MPC mode \(T-PROOF-MODE: mpc\)/ : /closed the connection.*MPC mode/,
+    );
+    expect(server.clientKeyUpdates).toBe(1);
+  });
+
+  test("the same server answers a request that needs no key update", async () => {
+    const server = await rawTarget({ onClientKeyUpdate: "alert" });
+    const request = [{ bytes: new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${TARGET_HOST}\r\n\r\n`), hidden: false }];
+    const exchange = await recordedExchange(server.port, request, options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    expect(exchange.clientEpochs).toHaveLength(1);
+  });
+
+  test("a HelloRetryRequest with a cookie, session tickets, and an answer split over many records", async () => {
+    const body = "x".repeat(50_000);
+    const server = await rawTarget({ group: "p256", cookie: true, tickets: 5, answerRecordSize: 700, answer: () => new TextEncoder().encode(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`) });
+    const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith(body);
+    expect(new TextDecoder().decode(server.requests[0])).toContain(`Authorization: ${CREDENTIAL}\r\n`);
+    const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+    expect(verified.recv).toEqual(exchange.recv);
+  });
+
+  test("a server that asks for a client certificate gets an empty Certificate before the Finished, which it checks", async () => {
+    const server = await rawTarget({ certificateRequest: true });
+    const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+  });
+
+  test("a server's KeyUpdate asking for one: the client answers in a revealed epoch, and the notary follows both sides", async () => {
+    const server = await rawTarget({ keyUpdateBeforeAnswer: "requested" });
+    const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    // Two updates around the hidden credential, then the one the server asked for (read by it after its answer).
+    expect(await eventually(() => server.clientKeyUpdates, (n) => n === 3, 10_000)).toBe(3);
+    expect(exchange.clientEpochs.map((epoch) => epoch.revealed)).toEqual([true, false, true, true]);
+    const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+    expect(verified.recv).toEqual(exchange.recv);
+  });
+
+  test("a byte changed on the way, in the server's handshake flight or in its answer: the record does not authenticate", async () => {
+    const server = await rawTarget({ tickets: 0 });
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: server.port });
+    stops.push(() => proxy.close());
+    // The ServerHello record of an X25519 handshake is 127 bytes, a ChangeCipherSpec 6: byte 140 is in the flight.
+    proxy.changeByteToClient(140);
+    await expectRefused(() => recordedExchange(proxy.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "tls_unsupported", /the target broke the TLS protocol: the server's protected record 0 does not authenticate under the server handshake traffic key/);
+    const clean = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    proxy.changeByteToClient(clean.relayed.serverToClient.length - 30);
+    await expectRefused(() => recordedExchange(proxy.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "target_request_failed", /the target broke the TLS protocol: the server's protected record 0 does not authenticate under the server application traffic key/);
+  });
+
+  test("a server's KeyUpdate that does not end its record: refused by the client and by the notary", async () => {
+    const server = await rawTarget({ keyUpdateBeforeAnswer: "not_requested", ticketAfterKeyUpdate: true });
+    const connection = await recordedConnection(server.port);
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    await expectRefused(() => runTls13Exchange(connection.transport, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "target_request_failed", /the server's KeyUpdate is malformed or does not end its record/);
+    const [secrets] = server.serverSecrets;
+    const keys = { version: "TLS1.3" as const, serverHandshakeTrafficSecret: secrets!.handshake, serverApplicationTrafficSecret: secrets!.application };
+    const verifying = () => verifyRelayedSession(connection.relayed(), keys, notaryExpectations());
+    expect(verifying).toThrow(/the server's KeyUpdate is malformed or does not end its record/);
+  });
+
+  test("a target silent after the handshake: target_timeout", async () => {
+    const accepted: Socket[] = [];
+    const silent: Server = createTcpServer((socket) => void accepted.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    stops.push(() => new Promise<void>((resolve) => (accepted.forEach((socket) => socket.destroy()), silent.close(() => resolve()))));
+    const address = silent.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    await expectRefused(() => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ responseTimeoutMs: 200 })), "target_timeout", /silent for 200 ms/);
+  });
+});

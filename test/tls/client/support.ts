@@ -1,0 +1,30 @@
+import { type RequestPart, type Tls13ClientOptions, type Tls13Exchange, runTls13Exchange } from "../../../src/tls/client/exchange.ts";
+import type { RelayedBytes } from "../../../src/tls/verify-session.ts";
+import { recordedConnection } from "../../../testkit/recorded-connection.ts";
+
+export { recordedConnection } from "../../../testkit/recorded-connection.ts";
+
+const encoder = new TextEncoder();
+
+/** `GET <path>` with Host, then `Authorization: <credential>` with the credential hidden, then the rest revealed. */
+export function requestWithHiddenCredential(host: string, credential: string, path = "/"): RequestPart[] {
+  return [
+    { bytes: encoder.encode(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: `), hidden: false },
+    { bytes: encoder.encode(credential), hidden: true },
+    { bytes: encoder.encode("\r\nAccept: */*\r\nConnection: close\r\n\r\n"), hidden: false },
+  ];
+}
+
+export interface RecordedExchange extends Tls13Exchange {
+  relayed: RelayedBytes;
+}
+
+/** One exchange with the server at `port`, recorded. */
+export async function recordedExchange(port: number, request: RequestPart[], options: Tls13ClientOptions): Promise<RecordedExchange> {
+  const connection = await recordedConnection(port);
+  const exchange = await runTls13Exchange(connection.transport, request, options);
+  return { ...exchange, relayed: connection.relayed() };
+}
+
+/** Whether `needle` occurs in `haystack`. */
+export const contains = (haystack: Uint8Array, needle: string): boolean => Buffer.from(haystack).indexOf(Buffer.from(needle)) >= 0;

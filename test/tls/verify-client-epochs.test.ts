@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer } from "node:https";
+import type { ErrorCode } from "../../src/errors.ts";
+import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
+import { RecordSealer } from "../../src/tls/record-protection.ts";
+import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";
+import { readHellos } from "../../src/tls/session-start.ts";
+import type { RequestPart } from "../../src/tls/client/exchange.ts";
+import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { type RecordedExchange, recordedExchange } from "./client/support.ts";
+import { verifyIdentities } from "./support/identities.ts";
+import { expectRefusal as expectAppError } from "./support/refusal.ts";
+
+/**
+ * The notary's check of a request written in epochs, on a real session (our client, Bun's HTTPS server): what an
+ * honest layout shows, and the forgeries it refuses: keys that do not authenticate the recorded records, layouts
+ * whose epoch boundaries do not match the records.
+ */
+
+const ids = verifyIdentities();
+const encoder = new TextEncoder();
+let stop: () => Promise<void>;
+let port = 0;
+
+beforeAll(async () => {
+  const server = createServer({ key: ids.ecdsa.leafKeyPem, cert: ids.ecdsa.chainPem, minVersion: "TLSv1.3" }, (_request, response) => response.end("fine\n"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  port = typeof address === "object" && address ? address.port : 0;
+  stop = () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+});
+afterAll(() => stop());
+
+const TOKEN = "Bearer tok_abcdefghijklmnop";
+const COOKIE = "session=s3cr3t-cookie-value";
+/** Revealed, hidden, revealed, hidden, revealed: epochs R H R H R. */
+const request = (): RequestPart[] => [
+  { bytes: encoder.encode(`GET /a HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nAuthorization: `), hidden: false },
+  { bytes: encoder.encode(TOKEN), hidden: true },
+  { bytes: encoder.encode("\r\nCookie: "), hidden: false },
+  { bytes: encoder.encode(COOKIE), hidden: true },
+  { bytes: encoder.encode("\r\nConnection: close\r\n\r\n"), hidden: false },
+];
+
+const options = () => ({ serverName: TARGET_HOST, trustAnchorsPem: [ids.fixture.caPem], responseTimeoutMs: 20_000, maxRecvBytes: 1 << 20 });
+const expectations = () => ({ serverName: TARGET_HOST, trustAnchorsPem: [ids.fixture.caPem], now: new Date() });
+type Epochs = NonNullable<Extract<RevealedKeys, { version: "TLS1.3" }>["clientEpochs"]>;
+
+let session: RecordedExchange;
+let keys: Extract<RevealedKeys, { version: "TLS1.3" }>;
+beforeAll(async () => {
+  session = await recordedExchange(port, request(), options());
+  keys = keysOfEpochExchange(session) as typeof keys;
+});
+
+/** The keys with the client epochs replaced. */
+const withEpochs = (change: (epochs: Epochs) => Epochs): RevealedKeys => ({ ...keys, clientEpochs: change(structuredClone(keys.clientEpochs!)) });
+
+function expectRefusal(revealed: RevealedKeys, code: ErrorCode, message: RegExp, relayed = session.relayed): void {
+  expectAppError(() => verifyRelayedSession(relayed, revealed, expectations()), code, message);
+}
+
+const flipHex = (hex: string): string => ((Number.parseInt(hex.slice(0, 2), 16) ^ 1).toString(16).padStart(2, "0")) + hex.slice(2);
+
+test("an honest layout: the request with its two hidden values as spans of their exact lengths", () => {
+  const verified = verifyRelayedSession(session.relayed, keys, expectations());
+  const text = new TextDecoder().decode(session.sent);
+  const tokenAt = text.indexOf(TOKEN);
+  const cookieAt = text.indexOf(COOKIE);
+  expect(verified.sentPartly?.hidden).toEqual([
+    { start: tokenAt, end: tokenAt + TOKEN.length },
+    { start: cookieAt, end: cookieAt + COOKIE.length },
+  ]);
+  expect(new TextDecoder().decode(verified.sentPartly?.bytes)).toBe(text.replace(TOKEN, "\0".repeat(TOKEN.length)).replace(COOKIE, "\0".repeat(COOKIE.length)));
+  expect(verified.sentLength).toBe(session.sent.length);
+});
+
+test("a revealed epoch's key or IV with one byte changed does not authenticate its records", () => {
+  expectRefusal(withEpochs((e) => (e[2]!.key = flipHex(e[2]!.key!), e)), "transcript_invalid", /client epoch 2's revealed key does not authenticate the record the layout starts it at/);
+  expectRefusal(withEpochs((e) => (e[0]!.iv = flipHex(e[0]!.iv!), e)), "transcript_invalid", /client epoch 0's revealed key does not authenticate/);
+});
+
+test("revealed keys swapped between epochs, or taken from another session", async () => {
+  expectRefusal(withEpochs((e) => ([e[0]!.key, e[2]!.key] = [e[2]!.key, e[0]!.key], e)), "transcript_invalid", /client epoch 0's revealed key does not authenticate/);
+  const other = keysOfEpochExchange(await recordedExchange(port, request(), options())) as typeof keys;
+  expectRefusal({ ...keys, clientEpochs: other.clientEpochs }, "transcript_invalid", /client epoch 0's revealed key does not authenticate/);
+});
+
+test("a hidden epoch given keys of its own: none opens its records", () => {
+  expectRefusal(withEpochs((e) => ((e[1] = { ...e[1]!, key: e[0]!.key, iv: e[0]!.iv }), e)), "transcript_invalid", /client epoch 1's revealed key does not authenticate/);
+});
+
+test.each([
+  ["a hidden epoch one record longer", 1, 1, /client epoch 2's revealed key does not authenticate the record the layout starts it at/],
+  ["a hidden epoch one record shorter", 3, -1, /hidden client epoch 3 has 1 records; it needs data and its KeyUpdate/],
+  ["a revealed epoch one record longer", 0, 1, /client epoch 0 holds a KeyUpdate where the layout does not end it/],
+  ["a revealed epoch one record shorter", 2, -1, /client epoch 2's last record holds content of type 23, not its KeyUpdate/],
+] as const)("epoch boundaries that do not match the records: %s", (_name, epoch, delta, message) => {
+  expectRefusal(withEpochs((e) => ((e[epoch]!.records += delta), e)), "transcript_invalid", message);
+});
+
+test("a layout with fewer epochs than the records hold, or more", () => {
+  expectRefusal(withEpochs((e) => e.slice(0, 3)), "transcript_invalid", /client epoch 2 holds a KeyUpdate where the layout does not end it/);
+  expectRefusal(withEpochs((e) => [...e, { records: 1, key: e[4]!.key, iv: e[4]!.iv }]), "transcript_invalid", /client epoch 4's last record holds content of type 21, not its KeyUpdate/);
+});
+
+test("a layout that ends in a hidden epoch is refused: nothing would bound it", () => {
+  expectRefusal(withEpochs((e) => ((e[4] = { records: e[4]!.records }), e)), "transcript_invalid", /the last client epoch is hidden/);
+});
+
+test("a revealed epoch withheld makes the hidden spans around it one span", () => {
+  const verified = verifyRelayedSession(session.relayed, withEpochs((e) => ((e[2] = { records: e[2]!.records }), e)), expectations());
+  const text = new TextDecoder().decode(session.sent);
+  expect(verified.sentPartly?.hidden).toEqual([{ start: text.indexOf(TOKEN), end: text.indexOf(COOKIE) + COOKIE.length }]);
+});
+
+test("a relayed byte of a revealed epoch changed", () => {
+  const clientToServer = session.relayed.clientToServer.slice();
+  // The last record is the client's close_notify in the final revealed epoch.
+  clientToServer[clientToServer.length - 3] = (clientToServer[clientToServer.length - 3] ?? 0) ^ 1;
+  expectRefusal(keys, "transcript_invalid", /client epoch 4's record \d+ does not authenticate under its revealed key/, { ...session.relayed, clientToServer });
+});
+
+test("a revealed epoch ending with a KeyUpdate that asks the server for one (re-sealed under that epoch's own key)", () => {
+  const epoch = session.clientEpochs[0]!;
+  if (!epoch.revealed) throw new Error("epoch 0 is revealed");
+  const offsets: number[] = [];
+  for (let offset = 0, record = recordAt(session.relayed.clientToServer, 0, "client"); record; record = recordAt(session.relayed.clientToServer, offset, "client")) {
+    offsets.push(offset);
+    offset += 5 + record.fragment.length;
+  }
+  const sealer = new RecordSealer(readHellos(session.relayed).suite, epoch.keys);
+  for (let i = 0; i < epoch.records - 1; i++) sealer.seal(ContentType.applicationData, new Uint8Array(1));
+  const forged = sealer.seal(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)));
+  const clientToServer = session.relayed.clientToServer.slice();
+  clientToServer.set(forged, offsets[epoch.firstRecord + epoch.records - 1]!);
+  expectRefusal(keys, "transcript_invalid", /client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record/, { ...session.relayed, clientToServer });
+});
+
+test("epochs with the client's traffic secrets too, or a key without its IV", () => {
+  expectRefusal({ ...keys, clientHandshakeTrafficSecret: "00".repeat(32), clientApplicationTrafficSecret: "00".repeat(32) }, "transcript_invalid", /either traffic secrets or epochs, not both/);
+  expectRefusal(withEpochs((e) => ((e[0] = { records: e[0]!.records, key: e[0]!.key }), e)), "transcript_invalid", /client epoch 0's key and IV go together/);
+});
+
+describe("the request rule on what the check shows: forged requests whose records all authenticate", () => {
+  /** The notary's whole check of a session whose request is `parts`: the epochs, then the request rule. */
+  async function ruleOn(parts: RequestPart[], maxHiddenSpan = 4096): Promise<string | null> {
+    const exchange = await recordedExchange(port, parts, options());
+    const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), expectations());
+    return revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, maxHiddenSpan);
+  }
+  const part = (text: string, hidden = false): RequestPart => ({ bytes: encoder.encode(text), hidden });
+
+  test("the honest request passes", async () => {
+    expect(await ruleOn(request())).toBeNull();
+  });
+
+  test("a hidden span over the Host value, or over the request line's target", async () => {
+    expect(await ruleOn([part("GET /a HTTP/1.1\r\nHost: "), part(TARGET_HOST, true), part("\r\nConnection: close\r\n\r\n")])).toBe("the request's Host header value is hidden");
+    expect(await ruleOn([part("GET /"), part("admin", true), part(` HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\n\r\n`)])).toMatch(/starts before the end of the Host header/);
+  });
+
+  test("a second Host whose value sits where a hidden span is", async () => {
+    const parts = [part(`GET /a HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nHost: `), part("evil.example", true), part("\r\nConnection: close\r\n\r\n")];
+    expect(await ruleOn(parts)).toBe("the request must reveal exactly one Host header (found 2)");
+  });
+
+  test("a hidden span longer than the bound", async () => {
+    expect(await ruleOn(request(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
+  });
+});
