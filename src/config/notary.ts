@@ -14,7 +14,7 @@ import { AppError } from "../errors.ts";
 import { parseOrThrow } from "../schema.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { strictMapping } from "../schema.ts";
-import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
+import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { parseEnv, wholeNumber } from "./env.ts";
 
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";

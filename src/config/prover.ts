@@ -11,7 +11,7 @@ import type { LogFormat } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
-import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
+import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
 import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";

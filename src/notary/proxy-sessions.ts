@@ -8,7 +8,7 @@ import type { ProxyLimits, SessionLimits } from "../config/notary.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProxySessionRequest } from "../protocol/notary.ts";
-import { resolveTarget } from "../prover/exchange/target.ts";
+import { resolveTarget } from "../core/target-policy.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
 import { type Relay, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "./sessions.ts";
