@@ -10,22 +10,25 @@ import type { Logger } from "../log.ts";
 import type { ProxySessionRequest } from "../protocol/notary.ts";
 import { resolveTarget } from "../core/target-policy.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
-import { type Relay, openRelay, tlsBytesFor } from "./relay.ts";
+import { type Relay, type RelayTimeline, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "./sessions.ts";
 
 interface ProxySession {
   id: string;
   serverName: string;
+  port: number;
   relay: Relay;
   socket?: ServerWebSocket<NotarySocketData>;
   taken: boolean;
   timer: Timer;
 }
 
-/** What an attestation gets: the bytes relayed and the name the prover asked the notary to dial. */
+/** What an attestation gets: the name and port the notary dialled, the bytes it relayed and when. */
 export interface RelayedSession {
   serverName: string;
+  port: number;
   bytes: RelayedBytes;
+  timeline: RelayTimeline;
 }
 
 export interface ProxySessionRegistry {
@@ -74,6 +77,7 @@ export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, l
       const session: ProxySession = {
         id,
         serverName: request.serverName,
+        port: request.port,
         relay,
         taken: false,
         // Until the prover's relay socket comes; then the session's whole life.
@@ -113,7 +117,7 @@ export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, l
         await Promise.race([session.relay.ended, Bun.sleep(RELAY_END_GRACE_MS)]);
         const failure = session.relay.failure();
         if (failure) throw new AppError("session_failed", failure);
-        return { serverName: session.serverName, bytes: session.relay.recorded() };
+        return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), timeline: session.relay.timeline() };
       } finally {
         dispose(session);
       }

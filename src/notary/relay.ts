@@ -21,6 +21,16 @@ export interface RelayLimits {
   maxFromTarget: number;
 }
 
+/**
+ * When the relay carried the target's side, by the notary's wall clock (milliseconds since the epoch): its first
+ * byte (the ServerHello), its last byte, and its FIN (the target closed its side). Null until it happened.
+ */
+export interface RelayTimeline {
+  firstByteAt: number | null;
+  lastByteAt: number | null;
+  targetFinAt: number | null;
+}
+
 export interface Relay {
   /** Starts relaying the target's bytes to `peer` (none are read before). */
   attach(peer: RelayPeer): void;
@@ -35,6 +45,7 @@ export interface Relay {
   /** Why the relay failed (a limit passed, the target connection broke), if it did. */
   failure(): string | undefined;
   recorded(): RelayedBytes;
+  timeline(): RelayTimeline;
   close(): void;
 }
 
@@ -63,6 +74,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
   let receivedBytes = 0;
   let failed: string | undefined;
   let peer: RelayPeer | undefined;
+  const timeline: RelayTimeline = { firstByteAt: null, lastByteAt: null, targetFinAt: null };
   let markEnded!: () => void;
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
 
@@ -71,6 +83,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     relay.close();
   };
   tcp.on("error", () => fail("the connection to the target broke"));
+  tcp.on("end", () => (timeline.targetFinAt ??= Date.now()));
   tcp.on("close", () => peer?.close());
 
   const relay: Relay = {
@@ -78,6 +91,8 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
       peer = socket;
       tcp.on("data", (chunk: Buffer) => {
         receivedBytes += chunk.length;
+        timeline.lastByteAt = Date.now();
+        timeline.firstByteAt ??= timeline.lastByteAt;
         if (receivedBytes > limits.maxFromTarget) return fail(`the target sent more than this notary relays (${limits.maxFromTarget} bytes)`);
         const bytes = new Uint8Array(chunk);
         received.push(bytes);
@@ -98,6 +113,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     ended,
     failure: () => failed,
     recorded: () => ({ clientToServer: concat(sent, sentBytes), serverToClient: concat(received, receivedBytes) }),
+    timeline: () => ({ ...timeline }),
     close() {
       tcp.destroy();
       peer?.close();

@@ -10,7 +10,7 @@ import { AppError } from "../errors.ts";
 import type { TlsVersionName } from "./suites.ts";
 import { WireReader, hex16, malformed } from "./wire.ts";
 
-export const Extension = { serverName: 0, preSharedKey: 41, supportedVersions: 43, keyShare: 51 } as const;
+export const Extension = { serverName: 0, alpn: 16, preSharedKey: 41, supportedVersions: 43, keyShare: 51 } as const;
 
 /** ServerHello.random of a HelloRetryRequest: SHA-256("HelloRetryRequest") (RFC 8446 §4.1.3). */
 const HELLO_RETRY_RANDOM = "cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c";
@@ -83,6 +83,26 @@ export function parseServerHello(body: Uint8Array): ServerHello {
     throw new AppError("tls_unsupported", "the server answered with a HelloRetryRequest, which proxy mode does not accept");
   }
   return { version: version === 0x0304 ? "TLS1.3" : "TLS1.2", random, sessionId, cipherSuite, extensions };
+}
+
+/** The extensions of a TLS 1.3 EncryptedExtensions message. */
+export function parseEncryptedExtensions(body: Uint8Array): Map<number, Uint8Array> {
+  const r = new WireReader(body, "EncryptedExtensions");
+  const extensions = readExtensions(r, "EncryptedExtensions");
+  r.end();
+  return extensions;
+}
+
+/** The application protocol the server chose by ALPN (RFC 7301: a list of exactly one name), or null when it chose none. */
+export function selectedProtocol(extensions: Map<number, Uint8Array>): string | null {
+  const alpn = extensions.get(Extension.alpn);
+  if (!alpn) return null;
+  const r = new WireReader(alpn, "application_layer_protocol_negotiation");
+  const list = new WireReader(r.vector(2), "ALPN protocol list");
+  r.end();
+  const name = list.vector(1);
+  list.end();
+  return new TextDecoder("latin1").decode(name);
 }
 
 /** The DER certificates of a Certificate message, leaf first. */

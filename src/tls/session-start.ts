@@ -29,9 +29,13 @@ export interface SessionStart {
   suite: CipherSuite;
 }
 
-/** What a version's verifier gives back: the application data of each side. */
+/** What a version's verifier gives back: the application data of each side, and how the server's side went. */
 export interface SessionData {
   recv: Uint8Array;
+  /** The server's application data ended with its close_notify alert. */
+  serverClosed: boolean;
+  /** The application protocol the server chose by ALPN, or null. */
+  alpn: string | null;
   sent: Uint8Array | null;
   sentLength: number;
 }

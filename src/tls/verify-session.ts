@@ -33,6 +33,10 @@ export interface VerifiedSession {
   serverName: string;
   /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
   recv: Uint8Array;
+  /** The server's records ended with its close_notify alert. */
+  serverClosed: boolean;
+  /** The application protocol the server chose by ALPN (EncryptedExtensions in TLS 1.3, ServerHello in 1.2), or null. */
+  alpn: string | null;
   /** The client's application data when client keys were revealed and checked; else null. */
   sent: Uint8Array | null;
   /**

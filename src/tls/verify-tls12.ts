@@ -11,7 +11,7 @@ import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
 import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
-import { parseCertificates, parseServerKeyExchange } from "./handshake.ts";
+import { parseCertificates, parseServerKeyExchange, selectedProtocol } from "./handshake.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { RecordOpener, plaintextLength12 } from "./record-protection.ts";
 import {
@@ -59,9 +59,10 @@ function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAss
 
 /**
  * The protected records after ChangeCipherSpec: Finished (opened when there is a key), then application data,
- * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key).
+ * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key): true
+ * when it came.
  */
-function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): void {
+function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): boolean {
   const finishedRecord = stream.take();
   if (!finishedRecord) throw malformed(`the ${stream.sender}'s bytes end before its Finished`);
   if (finishedRecord.type !== ContentType.handshake) throw malformed(`the ${stream.sender}'s first protected record is not its Finished`);
@@ -79,13 +80,14 @@ function readProtected(stream: RecordStream, opener: RecordOpener | null, onData
       throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
     } else throw malformed(`the ${stream.sender} sent a record of type ${record.type} after its Finished`);
   }
+  return closed;
 }
 
-/** All application data of one side, opened with its key. */
-function openedData(stream: RecordStream, opener: RecordOpener): Uint8Array {
+/** All application data of one side, opened with its key, and whether it ended with close_notify. */
+function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; closed: boolean } {
   const chunks: Uint8Array[] = [];
-  readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
-  return concatBytes(...chunks);
+  const closed = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
+  return { data: concatBytes(...chunks), closed };
 }
 
 export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
@@ -106,17 +108,18 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   readUntilChangeCipherSpec(server, serverAssembler, (message) => {
     if (message.type !== HandshakeType.newSessionTicket) throw malformed(`the server sent handshake message type ${message.type} before its ChangeCipherSpec`);
   });
-  const recv = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
+  const { data: recv, closed: serverClosed } = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
+  const alpn = selectedProtocol(serverHello.extensions);
   readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
     if (!CLIENT_FLIGHT.has(message.type)) {
       throw malformed(`the client sent handshake message type ${message.type} before its ChangeCipherSpec`);
     }
   });
   if (keys.client) {
-    const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
-    return { recv, sent, sentLength: sent.length };
+    const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client")).data;
+    return { recv, serverClosed, alpn, sent, sentLength: sent.length };
   }
   let sentLength = 0;
   readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
-  return { recv, sent: null, sentLength };
+  return { recv, serverClosed, alpn, sent: null, sentLength };
 }

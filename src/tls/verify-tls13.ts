@@ -11,7 +11,7 @@ import { concatBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import { TAG_LENGTH } from "./aead.ts";
-import { parseCertificateVerify, parseCertificates } from "./handshake.ts";
+import { parseCertificateVerify, parseCertificates, parseEncryptedExtensions, selectedProtocol } from "./handshake.ts";
 import { type TrafficKeys, digest, finishedVerifyData, trafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
 import {
@@ -60,8 +60,8 @@ function flightReader(stream: RecordStream, opener: RecordOpener, assembler: Han
   };
 }
 
-/** Application data after the handshake: data (23) collected, NewSessionTicket accepted, close_notify last. */
-function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allowTickets: boolean): Uint8Array {
+/** Application data after the handshake: data (23) collected, NewSessionTicket accepted, close_notify last (`closed`). */
+function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allowTickets: boolean): { data: Uint8Array; closed: boolean } {
   const chunks: Uint8Array[] = [];
   const postHandshake = new HandshakeAssembler();
   let closed = false;
@@ -83,7 +83,7 @@ function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allo
       }
     } else throw malformed(`the ${stream.sender} sent protected content of type ${type}`);
   }
-  return concatBytes(...chunks);
+  return { data: concatBytes(...chunks), closed };
 }
 
 export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
@@ -102,7 +102,7 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
     transcript.push(message.raw);
     return message;
   };
-  expect(next("EncryptedExtensions"), HandshakeType.encryptedExtensions, "EncryptedExtensions");
+  const alpn = selectedProtocol(parseEncryptedExtensions(expect(next("EncryptedExtensions"), HandshakeType.encryptedExtensions, "EncryptedExtensions").body));
   let message = next("Certificate");
   if (message.type === HandshakeType.certificateRequest) {
     transcript.push(message.raw);
@@ -120,14 +120,14 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
     throw new AppError("tls_untrusted", "the server's Finished does not match the handshake transcript");
   }
   if (!serverFlight.empty) throw malformed("the server's Finished does not end its record");
-  const recv = readApplicationRecords(
+  const { data: recv, closed: serverClosed } = readApplicationRecords(
     server,
     new RecordOpener(suite, trafficKeys(suite, secrets.serverApplication), "the revealed server application traffic secret", "server"),
     true,
   );
-  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client) };
+  if (!secrets.client) return { recv, serverClosed, alpn, sent: null, sentLength: estimatedSentLength(start.client) };
   const sent = readClientSide(start, transcript, secrets.client);
-  return { recv, sent, sentLength: sent.length };
+  return { recv, serverClosed, alpn, sent, sentLength: sent.length };
 }
 
 /** The client's flight (optional Certificate/CertificateVerify, then Finished, checked) and its application data. */
@@ -154,7 +154,7 @@ function readClientSide(start: SessionStart, transcript: Uint8Array[], client: {
     start.client,
     new RecordOpener(suite, trafficKeys(suite, client.application), "the revealed client application traffic secret", "client"),
     false,
-  );
+  ).data;
 }
 
 /**
