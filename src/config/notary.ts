@@ -45,11 +45,15 @@ export interface ProxyLimits {
   maxSentData: number;
   /** Most answer bytes (plaintext, headers included) a proxy session may carry. */
   maxRecvData: number;
+  /** How long after its relay ended a proxy session's attestation may be asked for. */
+  attestationWindowMs: number;
 }
 
 /** Proxy mode's default answer limit: far above MPC's, since the notary only relays and decrypts. */
 export const PROXY_MAX_RECV_DATA = 4 * 1024 * 1024;
 export const PROXY_MAX_SENT_DATA = 1024 * 1024;
+/** Seconds after a relay's end within which its attestation must be asked for (`proxy.attestation_window`). */
+export const PROXY_ATTESTATION_WINDOW_S = 10;
 
 export interface NotaryConfig {
   listen: { host: string; port: number };
@@ -127,6 +131,7 @@ const configSchema = strictMapping(
       resolve: v.optional(v.array(v.string("expected host:port:address"), "expected a list of host:port:address"), []),
       max_sent_data: v.optional(positiveInteger, PROXY_MAX_SENT_DATA),
       max_recv_data: v.optional(positiveInteger, PROXY_MAX_RECV_DATA),
+      attestation_window: v.optional(positiveInteger, PROXY_ATTESTATION_WINDOW_S),
     }),
   },
   "expected a mapping",
@@ -164,6 +169,7 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
           },
           maxSentData: proxy.max_sent_data,
           maxRecvData: proxy.max_recv_data,
+          attestationWindowMs: proxy.attestation_window * 1000,
         }
       : null,
   };

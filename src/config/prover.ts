@@ -14,7 +14,7 @@ import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { flag, list, oneOfAnyCase, parseEnv, wholeNumber } from "./env.ts";
-import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";
+import { NOTARY_CONNECT_TIMEOUT_S, PROXY_ATTESTATION_WINDOW_S, PROXY_MAX_RECV_DATA, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
@@ -275,7 +275,12 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       defaultMode: e.PROVER_PROOF_MODE,
       maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
       maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
-      embedded: { policy: targetPolicy, maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES, maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA },
+      embedded: {
+        policy: targetPolicy,
+        maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
+        maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
+        attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
+      },
     },
     pool,
     store: {

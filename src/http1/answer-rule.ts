@@ -18,10 +18,10 @@ export type ResponseFraming = "content-length" | "chunked" | "close" | "no-body"
 export const RESPONSE_FRAMINGS: readonly ResponseFraming[] = ["content-length", "chunked", "close", "no-body"];
 
 /**
- * How the notary saw the connection end: `closed` (the server's close_notify, or the target's FIN on the relay),
- * `open` (neither), or `unseen` (MPC mode: the notary does not see the connection).
+ * Whether the notary saw the server end the connection of its own accord (its close_notify, or the target's FIN on
+ * the relay, neither provoked by the client), or why it cannot say so.
  */
-export type ConnectionEnd = "closed" | "open" | "unseen";
+export type ConnectionEnd = { closed: true } | { closed: false; why: string };
 
 export interface AnswerContext {
   end: ConnectionEnd;
@@ -72,8 +72,7 @@ export function checkAnswer(view: SeenBytes, context: AnswerContext): ResponseFr
       [end, framed] = [head.bodyStart + framing.length, "content-length"];
       if (end > view.bytes.length) throw new MessageProblem("incomplete", `its body has ${view.bytes.length - head.bodyStart} of the ${framing.length} bytes its Content-Length says`);
     } else {
-      if (context.end === "unseen") throw new MessageProblem("incomplete", "its body ends with the connection, whose end this notary cannot see");
-      if (context.end === "open") throw new MessageProblem("incomplete", "its body ends with the connection, but the server neither sent close_notify nor closed the connection");
+      if (!context.end.closed) throw new MessageProblem("incomplete", `its body ends with the connection, but ${context.end.why}`);
       [end, framed] = [view.bytes.length, "close"];
     }
     if (end < view.bytes.length) throw new MessageProblem("extra", `${view.bytes.length - end} bytes follow its end`);

@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import type { ProxySessionRequest } from "../protocol/notary.ts";
 import { resolveTarget } from "../core/target-policy.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
-import { type Relay, type RelayTimeline, openRelay, tlsBytesFor } from "./relay.ts";
+import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "./sessions.ts";
 
 interface ProxySession {
@@ -28,7 +28,7 @@ export interface RelayedSession {
   serverName: string;
   port: number;
   bytes: RelayedBytes;
-  timeline: RelayTimeline;
+  events: RelayEvent[];
 }
 
 export interface ProxySessionRegistry {
@@ -117,7 +117,7 @@ export function createProxySessions(limits: SessionLimits, proxy: ProxyLimits, l
         await Promise.race([session.relay.ended, Bun.sleep(RELAY_END_GRACE_MS)]);
         const failure = session.relay.failure();
         if (failure) throw new AppError("session_failed", failure);
-        return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), timeline: session.relay.timeline() };
+        return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), events: session.relay.events() };
       } finally {
         dispose(session);
       }

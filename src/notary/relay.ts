@@ -22,14 +22,13 @@ export interface RelayLimits {
 }
 
 /**
- * When the relay carried the target's side, by the notary's wall clock (milliseconds since the epoch): its first
- * byte (the ServerHello), its last byte, and its FIN (the target closed its side). Null until it happened.
+ * What the relay carried, in order, by the notary's wall clock (`at`, milliseconds since the epoch): bytes each way
+ * (`through`: that direction's bytes so far, this chunk's included), the end of the prover's side (the relay then
+ * ends its side towards the target), and the target's FIN. relay-log.ts reads times and the connection's end from it.
  */
-export interface RelayTimeline {
-  firstByteAt: number | null;
-  lastByteAt: number | null;
-  targetFinAt: number | null;
-}
+export type RelayEvent =
+  | { kind: "prover-bytes" | "target-bytes"; through: number; at: number }
+  | { kind: "prover-end" | "target-fin"; at: number };
 
 export interface Relay {
   /** Starts relaying the target's bytes to `peer` (none are read before). */
@@ -45,7 +44,7 @@ export interface Relay {
   /** Why the relay failed (a limit passed, the target connection broke), if it did. */
   failure(): string | undefined;
   recorded(): RelayedBytes;
-  timeline(): RelayTimeline;
+  events(): RelayEvent[];
   close(): void;
 }
 
@@ -74,7 +73,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
   let receivedBytes = 0;
   let failed: string | undefined;
   let peer: RelayPeer | undefined;
-  const timeline: RelayTimeline = { firstByteAt: null, lastByteAt: null, targetFinAt: null };
+  const events: RelayEvent[] = [];
   let markEnded!: () => void;
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
 
@@ -83,7 +82,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     relay.close();
   };
   tcp.on("error", () => fail("the connection to the target broke"));
-  tcp.on("end", () => (timeline.targetFinAt ??= Date.now()));
+  tcp.on("end", () => events.push({ kind: "target-fin", at: Date.now() }));
   tcp.on("close", () => peer?.close());
 
   const relay: Relay = {
@@ -91,8 +90,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
       peer = socket;
       tcp.on("data", (chunk: Buffer) => {
         receivedBytes += chunk.length;
-        timeline.lastByteAt = Date.now();
-        timeline.firstByteAt ??= timeline.lastByteAt;
+        events.push({ kind: "target-bytes", through: receivedBytes, at: Date.now() });
         if (receivedBytes > limits.maxFromTarget) return fail(`the target sent more than this notary relays (${limits.maxFromTarget} bytes)`);
         const bytes = new Uint8Array(chunk);
         received.push(bytes);
@@ -103,17 +101,19 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
       sentBytes += data.length;
       if (sentBytes > limits.maxToTarget) return fail(`the prover sent more than this notary relays (${limits.maxToTarget} bytes)`);
       sent.push(data.slice());
+      events.push({ kind: "prover-bytes", through: sentBytes, at: Date.now() });
       tcp.write(data);
     },
     resume: () => tcp.resume(),
     proverClosed() {
+      events.push({ kind: "prover-end", at: Date.now() });
       tcp.end();
       markEnded();
     },
     ended,
     failure: () => failed,
     recorded: () => ({ clientToServer: concat(sent, sentBytes), serverToClient: concat(received, receivedBytes) }),
-    timeline: () => ({ ...timeline }),
+    events: () => [...events],
     close() {
       tcp.destroy();
       peer?.close();

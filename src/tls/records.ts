@@ -13,6 +13,8 @@ export interface TlsRecord {
   /** The 5-byte header: TLS 1.3's additional data. */
   header: Uint8Array;
   fragment: Uint8Array;
+  /** Where the record starts in its direction's bytes. */
+  offset: number;
 }
 
 /** The largest fragment either version allows (2^14 plus TLS 1.2's 2048 bytes of expansion). */
@@ -34,7 +36,7 @@ export function splitRecords(stream: Uint8Array, direction: string): { records: 
     }
     if (length > MAX_FRAGMENT) throw malformed(`the ${direction} bytes hold an oversized record at byte ${offset}`);
     if (offset + 5 + length > stream.length) break;
-    records.push({ type, header, fragment: stream.subarray(offset + 5, offset + 5 + length) });
+    records.push({ type, header, fragment: stream.subarray(offset + 5, offset + 5 + length), offset });
     offset += 5 + length;
   }
   return { records, partialTail: offset !== stream.length };

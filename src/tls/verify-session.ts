@@ -10,12 +10,12 @@ import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";
-import { type RelayedBytes, readHellos } from "./session-start.ts";
+import { type DataRecords, type RelayedBytes, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
 import { verifyTls13 } from "./verify-tls13.ts";
 
-export type { RelayedBytes } from "./session-start.ts";
+export type { DataRecords, RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
 export { keysToReveal } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
@@ -33,8 +33,10 @@ export interface VerifiedSession {
   serverName: string;
   /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
   recv: Uint8Array;
-  /** The server's records ended with its close_notify alert. */
-  serverClosed: boolean;
+  /** Where the server's first application data and its close_notify lay in the bytes it sent (relayed offsets). */
+  serverRecords: DataRecords;
+  /** Where the client's alert lay (any alert, in TLS 1.2 without its keys); null when unreadable (TLS 1.3 without its keys). */
+  clientRecords: DataRecords | null;
   /** The application protocol the server chose by ALPN (EncryptedExtensions in TLS 1.3, ServerHello in 1.2), or null. */
   alpn: string | null;
   /** The client's application data when client keys were revealed and checked; else null. */

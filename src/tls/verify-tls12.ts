@@ -27,7 +27,7 @@ import {
   nextPlainMessage,
   takePlainHandshakeRecord,
 } from "./records.ts";
-import type { SessionData, SessionStart } from "./session-start.ts";
+import type { DataRecords, SessionData, SessionStart } from "./session-start.ts";
 import { checkSignature } from "./signatures.ts";
 import { malformed } from "./wire.ts";
 
@@ -59,35 +59,39 @@ function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAss
 
 /**
  * The protected records after ChangeCipherSpec: Finished (opened when there is a key), then application data,
- * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key): true
- * when it came.
+ * each record given to `onData`, and at most a final alert (checked to be close_notify when there is a key); where
+ * the data and the alert lay.
  */
-function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): boolean {
+function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): DataRecords {
   const finishedRecord = stream.take();
   if (!finishedRecord) throw malformed(`the ${stream.sender}'s bytes end before its Finished`);
   if (finishedRecord.type !== ContentType.handshake) throw malformed(`the ${stream.sender}'s first protected record is not its Finished`);
   const finished = opener?.open(finishedRecord).content;
   if (finished && (finished.length !== 16 || finished[0] !== HandshakeType.finished)) throw malformed(`the ${stream.sender}'s Finished is malformed`);
+  const records: DataRecords = { dataStart: null, closeNotifyAt: null };
   let closed = false;
   for (let record = stream.take(); record; record = stream.take()) {
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
-    if (record.type === ContentType.applicationData) onData(record);
-    else if (record.type === ContentType.alert) {
+    if (record.type === ContentType.applicationData) {
+      records.dataStart ??= record.offset;
+      onData(record);
+    } else if (record.type === ContentType.alert) {
       const alert = opener?.open(record).content;
       if (alert && !isCloseNotify(alert)) throw alertError(stream.sender, alert);
       closed = true;
+      records.closeNotifyAt = record.offset;
     } else if (record.type === ContentType.handshake) {
       throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
     } else throw malformed(`the ${stream.sender} sent a record of type ${record.type} after its Finished`);
   }
-  return closed;
+  return records;
 }
 
-/** All application data of one side, opened with its key, and whether it ended with close_notify. */
-function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; closed: boolean } {
+/** All application data of one side, opened with its key, and where its records lay. */
+function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; records: DataRecords } {
   const chunks: Uint8Array[] = [];
-  const closed = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
-  return { data: concatBytes(...chunks), closed };
+  const records = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
+  return { data: concatBytes(...chunks), records };
 }
 
 export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
@@ -108,7 +112,7 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   readUntilChangeCipherSpec(server, serverAssembler, (message) => {
     if (message.type !== HandshakeType.newSessionTicket) throw malformed(`the server sent handshake message type ${message.type} before its ChangeCipherSpec`);
   });
-  const { data: recv, closed: serverClosed } = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
+  const { data: recv, records: serverRecords } = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
   const alpn = selectedProtocol(serverHello.extensions);
   readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
     if (!CLIENT_FLIGHT.has(message.type)) {
@@ -116,10 +120,11 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
     }
   });
   if (keys.client) {
-    const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client")).data;
-    return { recv, serverClosed, alpn, sent, sentLength: sent.length };
+    const { data: sent, records: clientRecords } = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
+    return { recv, serverRecords, clientRecords, alpn, sent, sentLength: sent.length };
   }
   let sentLength = 0;
-  readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
-  return { recv, serverClosed, alpn, sent: null, sentLength };
+  // Record types travel in clear: where the client's alert lay is known without its key.
+  const clientRecords = readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
+  return { recv, serverRecords, clientRecords, alpn, sent: null, sentLength };
 }

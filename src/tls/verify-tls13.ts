@@ -24,7 +24,7 @@ import {
   checkChangeCipherSpec,
   isCloseNotify,
 } from "./records.ts";
-import type { SessionData, SessionStart } from "./session-start.ts";
+import type { DataRecords, SessionData, SessionStart } from "./session-start.ts";
 import { checkSignature } from "./signatures.ts";
 import { malformed } from "./wire.ts";
 
@@ -60,19 +60,23 @@ function flightReader(stream: RecordStream, opener: RecordOpener, assembler: Han
   };
 }
 
-/** Application data after the handshake: data (23) collected, NewSessionTicket accepted, close_notify last (`closed`). */
-function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allowTickets: boolean): { data: Uint8Array; closed: boolean } {
+/** Application data after the handshake: data (23) collected, NewSessionTicket accepted, close_notify last. */
+function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allowTickets: boolean): { data: Uint8Array; records: DataRecords } {
   const chunks: Uint8Array[] = [];
   const postHandshake = new HandshakeAssembler();
+  const records: DataRecords = { dataStart: null, closeNotifyAt: null };
   let closed = false;
   for (let record = stream.take(); record; record = stream.take()) {
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
     if (record.type !== ContentType.applicationData) throw malformed(`the ${stream.sender} sent a clear record of type ${record.type} after the handshake`);
     const { type, content } = opener.open(record);
-    if (type === ContentType.applicationData) chunks.push(content);
-    else if (type === ContentType.alert) {
+    if (type === ContentType.applicationData) {
+      records.dataStart ??= record.offset;
+      chunks.push(content);
+    } else if (type === ContentType.alert) {
       if (!isCloseNotify(content)) throw alertError(stream.sender, content);
       closed = true;
+      records.closeNotifyAt = record.offset;
     } else if (type === ContentType.handshake) {
       postHandshake.push(content);
       for (let message = postHandshake.next(); message; message = postHandshake.next()) {
@@ -83,7 +87,7 @@ function readApplicationRecords(stream: RecordStream, opener: RecordOpener, allo
       }
     } else throw malformed(`the ${stream.sender} sent protected content of type ${type}`);
   }
-  return { data: concatBytes(...chunks), closed };
+  return { data: concatBytes(...chunks), records };
 }
 
 export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
@@ -120,18 +124,22 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
     throw new AppError("tls_untrusted", "the server's Finished does not match the handshake transcript");
   }
   if (!serverFlight.empty) throw malformed("the server's Finished does not end its record");
-  const { data: recv, closed: serverClosed } = readApplicationRecords(
+  const { data: recv, records: serverRecords } = readApplicationRecords(
     server,
     new RecordOpener(suite, trafficKeys(suite, secrets.serverApplication), "the revealed server application traffic secret", "server"),
     true,
   );
-  if (!secrets.client) return { recv, serverClosed, alpn, sent: null, sentLength: estimatedSentLength(start.client) };
-  const sent = readClientSide(start, transcript, secrets.client);
-  return { recv, serverClosed, alpn, sent, sentLength: sent.length };
+  if (!secrets.client) return { recv, serverRecords, clientRecords: null, alpn, sent: null, sentLength: estimatedSentLength(start.client) };
+  const { data: sent, records: clientRecords } = readClientSide(start, transcript, secrets.client);
+  return { recv, serverRecords, clientRecords, alpn, sent, sentLength: sent.length };
 }
 
 /** The client's flight (optional Certificate/CertificateVerify, then Finished, checked) and its application data. */
-function readClientSide(start: SessionStart, transcript: Uint8Array[], client: { handshake: Uint8Array; application: Uint8Array }): Uint8Array {
+function readClientSide(
+  start: SessionStart,
+  transcript: Uint8Array[],
+  client: { handshake: Uint8Array; application: Uint8Array },
+): { data: Uint8Array; records: DataRecords } {
   const { suite } = start;
   const keys: TrafficKeys = trafficKeys(suite, client.handshake);
   const flight = new HandshakeAssembler();
@@ -154,7 +162,7 @@ function readClientSide(start: SessionStart, transcript: Uint8Array[], client: {
     start.client,
     new RecordOpener(suite, trafficKeys(suite, client.application), "the revealed client application traffic secret", "client"),
     false,
-  ).data;
+  );
 }
 
 /**

@@ -4,8 +4,9 @@ import { type SeenBytes, allSeen } from "../../src/http1/strict-message.ts";
 import type { ByteRange } from "../../src/core/transcript.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
-const closed: AnswerContext = { end: "closed" };
-const open: AnswerContext = { end: "open" };
+const closed: AnswerContext = { end: { closed: true } };
+const open: AnswerContext = { end: { closed: false, why: "the server did not close" } };
+const unseen: AnswerContext = { end: { closed: false, why: "this notary cannot see the connection" } };
 
 /** What the rule decides on `text`, all of it seen: the framing, or the refusal's code and message. */
 function verdict(text: string, context: AnswerContext = open): string {
@@ -55,8 +56,8 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
   test("a body ended by the connection passes only when the connection's end was seen", () => {
     const byClose = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, part two";
     expect(verdict(byClose, closed)).toBe("close");
-    expect(verdict(byClose, open)).toBe("answer_incomplete: its body ends with the connection, but the server neither sent close_notify nor closed the connection");
-    expect(verdict(byClose, { end: "unseen" })).toBe("answer_incomplete: its body ends with the connection, whose end this notary cannot see");
+    expect(verdict(byClose, open)).toBe("answer_incomplete: its body ends with the connection, but the server did not close");
+    expect(verdict(byClose, unseen)).toBe("answer_incomplete: its body ends with the connection, but this notary cannot see the connection");
   });
 
   test("anything after the answer: a second answer, a pipelined one, trailing bytes", () => {
@@ -69,8 +70,8 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
     const head = `HTTP/1.1 200 OK\r\nContent-Length: ${lengthAnswer.length}\r\n\r\n`;
     // Read as the answer to a GET, the second answer passes for the first one's body.
     expect(verdict(head + lengthAnswer)).toBe("content-length");
-    expect(checkAnswer(allSeen(bytes(head)), { end: "open", requestMethod: "HEAD" })).toBe("no-body");
-    expect(() => checkAnswer(allSeen(bytes(head + lengthAnswer)), { end: "open", requestMethod: "HEAD" })).toThrow(
+    expect(checkAnswer(allSeen(bytes(head)), { ...open, requestMethod: "HEAD" })).toBe("no-body");
+    expect(() => checkAnswer(allSeen(bytes(head + lengthAnswer)), { ...open, requestMethod: "HEAD" })).toThrow(
       `${lengthAnswer.length} bytes follow its end`,
     );
   });
@@ -105,24 +106,24 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
   describe("on what an MPC notary saw", () => {
     test("hidden body bytes and header values are fine; the framing must be seen", () => {
       const secretAt = lengthAnswer.indexOf("bob");
-      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: secretAt, end: secretAt + 3 }]), { end: "unseen" })).toBe("content-length");
+      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: secretAt, end: secretAt + 3 }]), unseen)).toBe("content-length");
       const typeAt = lengthAnswer.indexOf("application/json");
-      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: typeAt, end: typeAt + 16 }]), { end: "unseen" })).toBe("content-length");
+      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: typeAt, end: typeAt + 16 }]), unseen)).toBe("content-length");
       const dataAt = chunkedAnswer.indexOf("bob");
-      expect(checkAnswer(partlySeen(chunkedAnswer, [{ start: dataAt, end: dataAt + 3 }]), { end: "unseen" })).toBe("chunked");
+      expect(checkAnswer(partlySeen(chunkedAnswer, [{ start: dataAt, end: dataAt + 3 }]), unseen)).toBe("chunked");
     });
 
     test("a hidden Content-Length, Content-Encoding, chunk size or status line cannot be checked: refused", () => {
       const lengthAt = lengthAnswer.indexOf(String(JSON_BODY.length));
-      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: lengthAt, end: lengthAt + 2 }]), { end: "unseen" })).toThrow("the content-length field's value is hidden");
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: lengthAt, end: lengthAt + 2 }]), unseen)).toThrow("the content-length field's value is hidden");
       const encoded = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
       const codingAt = encoded.indexOf("gzip");
-      expect(() => checkAnswer(partlySeen(encoded, [{ start: codingAt, end: codingAt + 4 }]), { end: "unseen" })).toThrow("the content-encoding field's value is hidden");
+      expect(() => checkAnswer(partlySeen(encoded, [{ start: codingAt, end: codingAt + 4 }]), unseen)).toThrow("the content-encoding field's value is hidden");
       const sizeAt = chunkedAnswer.indexOf(";ext") - 2;
-      expect(() => checkAnswer(partlySeen(chunkedAnswer, [{ start: sizeAt, end: sizeAt + 2 }]), { end: "unseen" })).toThrow("a chunk-size line is hidden");
-      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: 9, end: 12 }]), { end: "unseen" })).toThrow("its status line is hidden");
+      expect(() => checkAnswer(partlySeen(chunkedAnswer, [{ start: sizeAt, end: sizeAt + 2 }]), unseen)).toThrow("a chunk-size line is hidden");
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: 9, end: 12 }]), unseen)).toThrow("its status line is hidden");
       const nameAt = lengthAnswer.indexOf("Content-Length");
-      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: nameAt, end: nameAt + 3 }]), { end: "unseen" })).toThrow("a field name in the answer's head is hidden");
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: nameAt, end: nameAt + 3 }]), unseen)).toThrow("a field name in the answer's head is hidden");
     });
   });
 });

@@ -75,6 +75,7 @@ proxy:
   allow_private_targets: true
   resolve: ["api.example.com:443:10.0.0.7"]
   max_recv_data: 1048576
+  attestation_window: 3
 `);
     const folder = join(path, "..");
     const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
@@ -95,6 +96,7 @@ proxy:
         },
         maxSentData: 1024 * 1024,
         maxRecvData: 1048576,
+        attestationWindowMs: 3000,
       },
       process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });

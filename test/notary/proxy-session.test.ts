@@ -44,6 +44,7 @@ beforeAll(async () => {
       },
       maxSentData: 4096,
       maxRecvData: 65536,
+      attestationWindowMs: 10_000,
       trustAnchorsPem: trustAnchors(tls.caPem),
     },
     log: createLogger({ level: "error" }),
