@@ -83,8 +83,9 @@ describe("proxy sessions on the notary", () => {
   test("the proof holds the answer the notary decrypted, and the request's length only", async () => {
     const { client, sessionId, exchange, keys } = await relayedExchange();
     const proof = await client.attestProxy(sessionId, attestation(keys));
-    const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem);
+    const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem, { allowHiddenRequest: true });
     expect(verified.body.mode).toBe("proxy");
+    expect(verified.body).toMatchObject({ request: "hidden", serverPort: target.port, responseFraming: "content-length" });
     expect(verified.body.transcript.sent).toEqual({ length: exchange.sent.length, revealed: [] });
     expect(verified.recv.text).toBe(new TextDecoder().decode(exchange.recv));
   });
