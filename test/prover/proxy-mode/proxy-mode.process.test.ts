@@ -65,8 +65,9 @@ async function proveProxy(url: string, headers: Record<string, string> = {}, ini
   return { status: response.status, answer, headers: response.headers, proof: proofData(event!) };
 }
 
+/** `cli verify`, accepting a hidden request (proxy mode without T-PROXY-REVEAL hides it; the report says so). */
 async function verified(proof: ProofData): Promise<VerifiedProofJson> {
-  const result = await verifyWithCli(proof.proofText, prover.notaryPubPath);
+  const result = await verifyWithCli(proof.proofText, prover.notaryPubPath, "--allow-hidden-request", "--mode", "proxy");
   expect(result.stderr).toBe("");
   expect(result.exitCode).toBe(0);
   return JSON.parse(result.stdout) as VerifiedProofJson;
@@ -88,7 +89,9 @@ describe("proxy mode proofs", () => {
     expect(report).toMatchObject({ mode: "proxy", tlsVersion: version, serverName: TARGET_HOST });
     expect(report.recv.text).toContain('"name":"alice"');
     expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
-    // The request is hidden whole: its length only, no byte of it.
+    // The request is hidden whole: its length only, no byte of it; the proof says so, and that its embedded notary signed it.
+    expect(report).toMatchObject({ request: "hidden", serverPort: targets[name]!.port, responseFraming: "content-length" });
+    expect(report.notary.embedded).toBe(true);
     expect(report.sent.revealed).toEqual([]);
     expect(report.sent.length).toBeGreaterThan(0);
     expect(report.redactions.flatMap((r) => r.spans).every((span) => span.direction === "recv")).toBe(true);
