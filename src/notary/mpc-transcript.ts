@@ -2,8 +2,8 @@
  * MPC mode's verified transcript: what the notary's Verifier verified, the bytes the prover revealed to it (the rest
  * stays with the prover and out of the proof), dated by the notary's own observation of the session's socket.
  *
- * Times: `connectionTime` is when the socket last started carrying bytes before the exchange: its attachment, or,
- * for a warm session, the end of its first quiet spell (the wait between setup and request; traffic.ts).
+ * Times: `connectionTime` is when the socket started carrying the exchange: its attachment, or the end of its
+ * longest quiet spell of 2 s or more (a warm session's wait between setup and request; traffic.ts).
  * `responseTime` is when the Verifier finished: the exchange was over by then. The MPC engine's own
  * `connection_info.time` is the session's setup, seconds to minutes earlier for a warm session: not used.
  * The notary sees no TCP connection, hence no port, no ALPN and no close_notify: an answer framed by the

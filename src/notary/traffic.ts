@@ -1,7 +1,7 @@
 /**
  * What an MPC session's socket carried: bytes each way and how long it has been quiet. A setup whose two sides
  * wait on each other (a stall) is quiet in both directions while a slow one is not, so the prover's setup watch
- * reads this through GET /session/{id} (src/engine/session.ts). The end of the first quiet spell also dates the
+ * reads this through GET /session/{id} (src/engine/session.ts). The end of the longest quiet spell also dates the
  * exchange: a warm session's socket is quiet from its setup until its request comes (mpc-transcript.ts).
  */
 import type { SessionTraffic } from "../protocol/notary.ts";
@@ -13,11 +13,11 @@ export interface TrafficCounter {
   lastAt: number;
   /** Longest spell with no byte either way, so far (logged when the session ends). */
   longestQuietMs: number;
-  /** Wall-clock time (ms since the epoch) the socket started carrying bytes: at first, then again after its first quiet spell. */
+  /** Wall-clock time (ms since the epoch) the socket started carrying bytes: at first, or after its longest quiet spell. */
   activeSince: number;
 }
 
-/** A spell this long with no byte either way ends the session's first activity: its setup, when it waited warm. */
+/** The shortest quiet spell that counts as a wait between two activities (a warm session's, between setup and request). */
 export const QUIET_SPELL_MS = 2_000;
 
 export const newTrafficCounter = (): TrafficCounter => ({
@@ -30,8 +30,8 @@ export const newTrafficCounter = (): TrafficCounter => ({
 
 export function countTraffic(counter: TrafficCounter, direction: "fromProver" | "toProver", bytes: number): void {
   const now = performance.now();
-  // Only the first quiet spell moves it: a later one is inside the exchange, which began before it.
-  if (now - counter.lastAt >= QUIET_SPELL_MS && counter.longestQuietMs < QUIET_SPELL_MS) counter.activeSince = Date.now();
+  // A warm session's wait for its request is its longest quiet spell; shorter ones (computing) do not move it.
+  if (now - counter.lastAt >= QUIET_SPELL_MS && now - counter.lastAt > counter.longestQuietMs) counter.activeSince = Date.now();
   counter.longestQuietMs = Math.max(counter.longestQuietMs, now - counter.lastAt);
   counter.lastAt = now;
   if (direction === "fromProver") counter.fromProverBytes += bytes;

@@ -28,7 +28,7 @@ const bridge = startLoopbackBridge();
 const notary = createNotaryClient(notaryUrl);
 const session = await setupProverSession(notary, localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
 // A warm session waits for its request: the notary's socket is quiet meanwhile.
-if (lie === "warm") await Bun.sleep(5_000);
+if (lie === "warm") await Bun.sleep(12_000);
 const requestStartedAt = Date.now();
 let exchange: Awaited<ReturnType<typeof getFromTarget>>;
 try {
