@@ -96,6 +96,22 @@ async function wholeExchange(session: MaliciousSession, request: string): Promis
   await session.relayClosed;
 }
 
+/** A session that asked a held target for /transfers and read the answer's first part. */
+async function firstPart(target: ScriptedTarget): Promise<MaliciousSession> {
+  const session = await open(target.port);
+  session.send(get("/transfers"));
+  await session.readUntil((text) => text.endsWith(TRANSFERS));
+  return session;
+}
+
+/** The held target's whole answer, read to the target's close, and the notary's answer to its attestation. */
+async function wholeAnswer(target: ScriptedTarget): Promise<NotaryAnswer> {
+  const session = await firstPart(target);
+  target.release();
+  await session.relayClosed;
+  return session.attest();
+}
+
 async function verified(proof: unknown, ...flags: string[]): Promise<VerifiedProofJson> {
   const result = await verifyWithCli(JSON.stringify(proof), notary.pubPath, ...flags);
   expect(result.stderr).toBe("");
@@ -127,9 +143,7 @@ describe("a cut-off answer", () => {
     ["cutChacha", "TLS 1.2, ChaCha20-Poly1305"],
   ])("%s (%s): the relay closed after the first part is refused as incomplete; the whole answer is signed", async (name) => {
     const target = scripted[name]!;
-    const cut = await open(target.port);
-    cut.send(get("/transfers"));
-    await cut.readUntil((text) => text.endsWith(TRANSFERS));
+    const cut = await firstPart(target);
     cut.closeRelay();
     expect(refusal(await cut.attest())).toEqual({
       status: 422,
@@ -138,21 +152,14 @@ describe("a cut-off answer", () => {
     });
     target.release();
     // The same target's whole answer is signed: the refusal was the cut's doing.
-    const whole = await open(target.port);
-    whole.send(get("/transfers"));
-    await whole.readUntil((text) => text.endsWith(TRANSFERS));
-    target.release();
-    await whole.relayClosed;
-    const signed = await whole.attest();
+    const signed = await wholeAnswer(target);
     expect(signed.status).toBe(200);
     expect((await verified(signed.body, "--allow-hidden-request")).recv.text).toEndWith(TRANSFERS + TRANSFERS_REST);
   }, 30_000);
 
   test("framed by the connection's end: the server closing once the prover closed the relay is no end of the server's own", async () => {
     const target = scripted.close12!;
-    const cut = await open(target.port);
-    cut.send(get("/transfers"));
-    await cut.readUntil((text) => text.endsWith(TRANSFERS));
+    const cut = await firstPart(target);
     cut.closeRelay();
     // The target sees the relay's end and closes (close_notify, FIN) before its last part; the notary records that.
     await targetClosed;
@@ -171,9 +178,7 @@ describe("a cut-off answer", () => {
     ["close13", false, "the client's records are unreadable (TLS 1.3 with the request hidden)"],
   ])("framed by the connection's end (%s, request revealed: %p): a close the client provoked with its close_notify is refused", async (name, revealRequest, why) => {
     const target = scripted[name]!;
-    const cut = await open(target.port);
-    cut.send(get("/transfers"));
-    await cut.readUntil((text) => text.endsWith(TRANSFERS));
+    const cut = await firstPart(target);
     // The client's close_notify: the server answers with its own and closes, cutting its answer.
     cut.tls.end();
     await cut.relayClosed;
@@ -186,13 +191,7 @@ describe("a cut-off answer", () => {
   }, 30_000);
 
   test.each(["close12", "fin12"])("framed by the connection's end, closed by the server itself (%s: close_notify, or its FIN alone): signed, as framed by close", async (name) => {
-    const target = scripted[name]!;
-    const whole = await open(target.port);
-    whole.send(get("/transfers"));
-    await whole.readUntil((text) => text.endsWith(TRANSFERS));
-    target.release();
-    await whole.relayClosed;
-    const signed = await whole.attest();
+    const signed = await wholeAnswer(scripted[name]!);
     expect(signed.status).toBe(200);
     expect((signed.body as unknown as Proof).body.responseFraming).toBe("close");
   }, 30_000);
