@@ -8,25 +8,44 @@ pragma solidity 0.8.37;
 /// notaries on its owner's allow-list, and serves byte ranges of the verified segments.
 /// Proxy-mode attestations (the notary relayed the connection and saw the response in clear) are signed under
 /// another type name, `ProxyAttestation`: `verify` never accepts them; `verifyProxy` does once the owner allows it.
+/// A proxy-mode attestation whose request the notary never saw (`requestHidden`) proves the server's answer but not
+/// the request it answers (method, URL, Host): refused unless the owner accepts such attestations too.
 contract TlsproofVerifier {
     /// The attested fields, as in the proof body. `revealed` travels beside it (see `verify`).
     struct Attestation {
         bytes16 requestId;
         string serverName;
+        /// The port the notary dialled (proxy mode); 0 in MPC mode, whose notary never dials the server.
+        uint16 serverPort;
+        /// Unix seconds: when the exchange began (proxy mode: the server's ServerHello passed the notary's relay).
         uint64 connectionTime;
+        /// Unix seconds: when it ended (proxy mode: the server's last byte; MPC mode: the notary's Verifier finished).
+        uint64 responseTime;
         uint64 notarizedAt;
         uint32 sentLength;
         uint32 recvLength;
+        bool requestHidden;
         bool testTrustAnchor;
     }
 
+    /// What a range read by `verifiedRange` is evidence of.
+    struct Evidence {
+        string serverName;
+        uint16 serverPort;
+        uint64 connectionTime;
+        uint64 responseTime;
+        uint64 notarizedAt;
+        bool requestHidden;
+        bytes32 attestationDigest;
+    }
+
     bytes32 public constant ATTESTATION_TYPEHASH = keccak256(
-        "Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,"
-        "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)"
+        "Attestation(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,"
+        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)"
     );
     bytes32 public constant PROXY_ATTESTATION_TYPEHASH = keccak256(
-        "ProxyAttestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,"
-        "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)"
+        "ProxyAttestation(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,"
+        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)"
     );
     /// No chainId or verifyingContract: an attestation states a fact, valid on every chain and in every contract.
     bytes32 public constant DOMAIN_SEPARATOR = keccak256(
@@ -45,17 +64,21 @@ contract TlsproofVerifier {
     bool public acceptsTestTrustAnchor;
     /// Proxy-mode attestations rest on the notary's network path to the server: refused unless enabled.
     bool public acceptsProxyMode;
+    /// Attestations whose request the notary never saw may answer any request on that server: refused unless enabled.
+    bool public acceptsHiddenRequest;
 
     event OwnerChanged(address indexed owner);
     event NotaryAllowed(address indexed notary, bool allowed);
     event TestTrustAnchorAccepted(bool accepted);
     event ProxyModeAccepted(bool accepted);
+    event HiddenRequestAccepted(bool accepted);
 
     error NotOwner();
     error MalformedSignature();
     error UnknownNotary(address signer);
     error TestTrustAnchor();
     error ProxyModeRefused();
+    error HiddenRequestRefused();
     error MalformedSegments();
     error RangeNotRevealed(uint8 direction, uint32 start, uint32 end);
 
@@ -89,6 +112,11 @@ contract TlsproofVerifier {
         emit ProxyModeAccepted(accepted);
     }
 
+    function setAcceptsHiddenRequest(bool accepted) external onlyOwner {
+        acceptsHiddenRequest = accepted;
+        emit HiddenRequestAccepted(accepted);
+    }
+
     /// The EIP-712 digest the notary signed for these fields and revealed segments (an MPC-mode attestation).
     function digest(Attestation calldata a, bytes calldata revealed) public pure returns (bytes32) {
         return typedDigest(ATTESTATION_TYPEHASH, a, revealed);
@@ -100,20 +128,10 @@ contract TlsproofVerifier {
     }
 
     function typedDigest(bytes32 typehash, Attestation calldata a, bytes calldata revealed) internal pure returns (bytes32) {
-        bytes32 structHash = keccak256(
-            abi.encode(
-                typehash,
-                a.requestId,
-                keccak256(bytes(a.serverName)),
-                a.connectionTime,
-                a.notarizedAt,
-                a.sentLength,
-                a.recvLength,
-                a.testTrustAnchor,
-                keccak256(revealed)
-            )
-        );
-        return keccak256(abi.encodePacked(hex"1901", DOMAIN_SEPARATOR, structHash));
+        // Two encodings of whole words, joined: one abi.encode of all twelve members is too deep for the stack.
+        bytes memory head = abi.encode(typehash, a.requestId, keccak256(bytes(a.serverName)), a.serverPort, a.connectionTime, a.responseTime);
+        bytes memory tail = abi.encode(a.notarizedAt, a.sentLength, a.recvLength, a.requestHidden, a.testTrustAnchor, keccak256(revealed));
+        return keccak256(abi.encodePacked(hex"1901", DOMAIN_SEPARATOR, keccak256(bytes.concat(head, tail))));
     }
 
     /// Reverts unless an allowed notary signed exactly these fields and segments; returns that notary.
@@ -138,6 +156,7 @@ contract TlsproofVerifier {
 
     function signer(bytes32 signedDigest, Attestation calldata a, bytes calldata signature) internal view returns (address notary) {
         if (a.testTrustAnchor && !acceptsTestTrustAnchor) revert TestTrustAnchor();
+        if (a.requestHidden && !acceptsHiddenRequest) revert HiddenRequestRefused();
         if (signature.length != 65) revert MalformedSignature();
         bytes32 r = bytes32(signature[0:32]);
         bytes32 s = bytes32(signature[32:64]);
@@ -149,9 +168,10 @@ contract TlsproofVerifier {
 
     /// Verifies the attestation, then returns bytes [start, end) of one direction, which must lie inside one
     /// revealed segment (adjacent revealed ranges are always merged into one segment), with what the bytes are
-    /// evidence of: the server the TLS certificate proved, the connection and notarization times, and the
-    /// attestation's digest. A valid attestation of another server, or an old one, verifies all the same: the
-    /// dapp checks `serverName` and the times against what it expects, and uses each `attestationDigest` once.
+    /// evidence of: the server the TLS certificate proved and its port, when the exchange began and ended, when it
+    /// was notarized, whether its request was hidden, and the attestation's digest. A valid attestation of another
+    /// server, or an old one, verifies all the same: the dapp checks `serverName`, the port and the times against
+    /// what it expects, and uses each `attestationDigest` once.
     function verifiedRange(
         Attestation calldata a,
         bytes calldata revealed,
@@ -159,17 +179,10 @@ contract TlsproofVerifier {
         uint8 direction,
         uint32 start,
         uint32 end
-    )
-        external
-        view
-        returns (bytes memory data, string memory serverName, uint64 connectionTime, uint64 notarizedAt, bytes32 attestationDigest)
-    {
-        attestationDigest = digest(a, revealed);
+    ) external view returns (bytes memory data, Evidence memory evidence) {
+        bytes32 attestationDigest = digest(a, revealed);
         signer(attestationDigest, a, signature);
-        data = rangeOf(revealed, direction, start, end);
-        serverName = a.serverName;
-        connectionTime = a.connectionTime;
-        notarizedAt = a.notarizedAt;
+        return (rangeOf(revealed, direction, start, end), evidenceOf(a, attestationDigest));
     }
 
     /// `verifiedRange` for a proxy-mode attestation; reverts unless the owner accepts proxy mode.
@@ -180,18 +193,15 @@ contract TlsproofVerifier {
         uint8 direction,
         uint32 start,
         uint32 end
-    )
-        external
-        view
-        returns (bytes memory data, string memory serverName, uint64 connectionTime, uint64 notarizedAt, bytes32 attestationDigest)
-    {
+    ) external view returns (bytes memory data, Evidence memory evidence) {
         if (!acceptsProxyMode) revert ProxyModeRefused();
-        attestationDigest = proxyDigest(a, revealed);
+        bytes32 attestationDigest = proxyDigest(a, revealed);
         signer(attestationDigest, a, signature);
-        data = rangeOf(revealed, direction, start, end);
-        serverName = a.serverName;
-        connectionTime = a.connectionTime;
-        notarizedAt = a.notarizedAt;
+        return (rangeOf(revealed, direction, start, end), evidenceOf(a, attestationDigest));
+    }
+
+    function evidenceOf(Attestation calldata a, bytes32 attestationDigest) internal pure returns (Evidence memory) {
+        return Evidence(a.serverName, a.serverPort, a.connectionTime, a.responseTime, a.notarizedAt, a.requestHidden, attestationDigest);
     }
 
     /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.

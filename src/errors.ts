@@ -58,6 +58,16 @@ export const errorCodes = {
   // Proxy mode: the relayed TLS bytes are malformed, or the prover's revealed keys do not open them. The
   // prover's submission is well formed but fails the check, as with redaction_unmatched: 422, never retried.
   transcript_invalid: { http: 422, exit: 1 },
+  // What a notary signs is one complete HTTP/1.1 answer (src/http1/answer-rule.ts); the prover's exchange is not: it
+  // ended early, holds more than one answer (or request), is encoded, or cannot be framed one way. 422 likewise.
+  answer_incomplete: { http: 422, exit: 1 },
+  answer_not_single: { http: 422, exit: 1 },
+  answer_encoded: { http: 422, exit: 1 },
+  answer_malformed: { http: 422, exit: 1 },
+  // The server chose an application protocol other than HTTP/1.1 (ALPN h2, …).
+  alpn_refused: { http: 422, exit: 1 },
+  // A proxy session's attestation asked for longer after its relay ended than the notary allows.
+  attestation_late: { http: 422, exit: 1 },
   unknown_request: { http: 404, exit: 1 },
   // The id's outcome was deleted after the store's retention time (PROVER_STORE_RETENTION): gone for good.
   outcome_expired: { http: 410, exit: 1 },

@@ -29,9 +29,9 @@ export async function proveData(proverUrl: string, targetPort: number, timeoutMs
   return { requestId, status: response.status, answer, proof: proofData(event!) };
 }
 
-/** `cli verify --json` on a proof, written next to the notary's public key. */
-export async function verifyWithCli(proofText: string, notaryPubPath: string): Promise<CliResult> {
+/** `cli verify --json` on a proof, written next to the notary's public key, with `flags` (`--allow-hidden-request`, …). */
+export async function verifyWithCli(proofText: string, notaryPubPath: string, ...flags: string[]): Promise<CliResult> {
   const proofPath = join(dirname(notaryPubPath), `proof-${crypto.randomUUID()}.json`);
   writeFileSync(proofPath, proofText);
-  return runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json"]);
+  return runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json", ...flags]);
 }

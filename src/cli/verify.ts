@@ -1,11 +1,13 @@
 /**
  * `cli verify`: checks a proof offline against a pinned notary key, and optionally that it is the proof of
- * the request id and server the caller expects. No network, no wasm: nothing here may import src/engine.
+ * the request id, server and mode the caller expects. A proof whose request is hidden whole is refused unless the
+ * caller accepts one (--allow-hidden-request). No network, no wasm: nothing here may import src/engine.
  * Exit 0 valid, 1 invalid proof or not the expected one, 2 usage or unreadable input.
  */
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { AppError } from "../errors.ts";
+import type { ProofMode } from "../proof/format.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
 import { verifyProof } from "../proof/verify.ts";
@@ -32,6 +34,13 @@ function expectation(value: unknown, flag: string): string | undefined {
   return value.trim();
 }
 
+/** --mode: absent, or mpc or proxy. */
+function expectedMode(value: unknown): ProofMode | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "mpc" && value !== "proxy") throw new AppError("usage", "--mode must be mpc or proxy");
+  return value;
+}
+
 export default defineCommand({
   meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
   args: {
@@ -43,11 +52,22 @@ export default defineCommand({
     proof: { type: "string", required: true, description: "The proof file, or - for stdin" },
     "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
     "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
+    mode: { type: "string", description: "Fail unless the notary took part in this mode: mpc or proxy" },
+    "allow-hidden-request": {
+      type: "boolean",
+      default: false,
+      description: "Accept a proof whose request is hidden (proxy mode): it does not show the method, URL, Host or port the answer answers",
+    },
     json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
   },
   async run({ args }) {
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
-    const expected = { requestId: expectation(args["request-id"], "request-id"), serverName: expectation(args["server-name"], "server-name") };
+    const expected = {
+      requestId: expectation(args["request-id"], "request-id"),
+      serverName: expectation(args["server-name"], "server-name"),
+      mode: expectedMode(args.mode),
+      allowHiddenRequest: args["allow-hidden-request"] === true,
+    };
     const path = requiredPath(args.proof, "proof");
     const text = await readProofText(path);
     const holds = notAProof(text);

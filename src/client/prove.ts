@@ -2,14 +2,19 @@
  * `prove()`: one proven HTTPS exchange through a tlsproof prover. Subscribes to the proof first, then calls
  * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down, no notary in reach) is retried after `Retry-After`
  * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
- * The proof is verified before it is returned: signed by a pinned notary key, of this call's request id and
- * the URL's host, and showing, where it reveals bytes, the very answer the prover relayed. The prover and the
- * plain-HTTP link to it are not trusted to hand over the right proof.
+ * The proof is verified before it is returned: signed by a pinned notary key, of this call's request id, the URL's
+ * host and the mode asked for, showing where it reveals bytes the very answer the prover relayed, and, where it
+ * reveals the request, the method, target and Host this call sent. A proof whose request is hidden whole is refused
+ * unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
+ * right proof.
  */
 import { isErrorCode, retryAfterOf } from "../errors.ts";
+import { isHiddenRequest } from "../proof/check.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
+import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";
 import { answerMismatch } from "./answer-check.ts";
+import { hostOf, requestMismatch } from "./request-check.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type RedactionPattern, redactionHeader } from "./redact.ts";
@@ -53,6 +58,11 @@ export interface ProveOptions {
   mode?: ProofMode;
   /** Proxy mode: the request enters the proof too (the notary sees it); `req:` redactions then apply. */
   revealRequest?: boolean;
+  /**
+   * Accept a proof whose request is hidden whole (proxy mode without `revealRequest`): it proves the server's answer
+   * but not which request it answers (method, URL, Host, port). Default false: such a proof is `proof_mismatch`.
+   */
+  allowHiddenRequest?: boolean;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -141,11 +151,25 @@ async function trustedKeys(options: ProveOptions, signal: AbortSignal, auth: Hea
   return keys;
 }
 
-/** The proof, verified against the trusted keys and bound to this call: its request id, host and answer. */
+/** How prove() accepts a proof whose request is hidden, or avoids making one. */
+const HIDDEN_REQUEST_CHOICE = "pass allowHiddenRequest: true to accept such a proof, or revealRequest: true to prove the request";
+
+/** The proof, verified against the trusted keys and bound to this call: its request id, host, mode, request and answer. */
 function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): VerifiedProof {
-  const verified = verifyProof(proofText, keys, { requestId, serverName: new URL(options.url).hostname });
-  const mismatch = answerMismatch(verified.body.transcript.recv, response);
-  if (mismatch) throw new TlsproofError("proof_mismatch", `the proof does not show the answer received: ${mismatch}`, { requestId, response });
+  const url = new URL(options.url);
+  // A hidden request is judged below, with prove()'s own words.
+  const verified = verifyProof(proofText, keys, { requestId, serverName: url.hostname, mode: options.mode, allowHiddenRequest: true });
+  const { body } = verified;
+  const refuse = (reason: string) => new TlsproofError("proof_mismatch", reason, { requestId, response });
+  if (isHiddenRequest(body)) {
+    if (!options.allowHiddenRequest) throw refuse(`the proof's ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
+  } else {
+    const request = { method: options.method ?? "GET", pathAndQuery: `${url.pathname}${url.search}`, host: hostOf(url) };
+    const sentMismatch = requestMismatch(body.transcript.sent, request);
+    if (sentMismatch) throw refuse(`the proof does not show the request sent: ${sentMismatch}`);
+  }
+  const mismatch = answerMismatch(body.transcript.recv, response);
+  if (mismatch) throw refuse(`the proof does not show the answer received: ${mismatch}`);
   return verified;
 }
 
@@ -191,15 +215,19 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
  * Fetches `url` through the prover and returns the target's answer with its verified proof. Throws
  * TlsproofError: the prover's code (`invalid_redaction`, `target_forbidden`, `target_request_failed` with the
  * target's `response`, …), `config_invalid` without `notaryKeys`, `proof_invalid` (not signed by a trusted
- * key, or altered), `proof_mismatch` (a valid proof of another request or host, or not showing the answer
- * received), or `timeout`, `aborted`, `network_error`, `bad_response`.
+ * key, or altered), `proof_mismatch` (a valid proof of another request, host or mode, one whose request is hidden
+ * without `allowHiddenRequest`, or one not showing the request sent or the answer received), or `timeout`,
+ * `aborted`, `network_error`, `bad_response`.
  */
 export async function prove(options: ProveOptions): Promise<ProveResult> {
   const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
-  // Fails here, before anything is sent, when a redaction cannot be written.
+  // Fails here, before anything is sent, when a redaction cannot be written or the proof asked for could not be accepted.
   if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
+  if (options.mode === "proxy" && !options.revealRequest && !options.allowHiddenRequest) {
+    throw new TlsproofError("config_invalid", `mode proxy without revealRequest makes a proof whose ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
+  }
   const keys = await trustedKeys(options, signal, auth).catch((error: unknown) => {
     throw failure(error, signal);
   });

@@ -14,7 +14,7 @@ import { AppError } from "../errors.ts";
 import { parseOrThrow } from "../schema.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { strictMapping } from "../schema.ts";
-import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
+import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { parseEnv, wholeNumber } from "./env.ts";
 
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
@@ -57,6 +57,8 @@ export interface ProxyLimits {
   connectTimeoutMs: number;
   /** Connections to targets in progress at once: a target that never accepts holds no more places than this. */
   maxPendingConnects: number;
+  /** How long after its relay ended a proxy session's attestation may be asked for. */
+  attestationWindowMs: number;
 }
 
 /** Proxy mode's default answer limit: far above MPC's, since the notary only relays and decrypts. */
@@ -66,6 +68,8 @@ export const PROXY_MAX_SENT_DATA = 1024 * 1024;
 export const PROXY_SESSION_TIMEOUT_S = 60;
 export const PROXY_IDLE_TIMEOUT_S = 10;
 export const PROXY_CONNECT_TIMEOUT_S = 5;
+/** Seconds after a relay's end within which its attestation must be asked for (`proxy.attestation_window`). */
+export const PROXY_ATTESTATION_WINDOW_S = 10;
 
 export interface NotaryConfig {
   listen: { host: string; port: number };
@@ -148,6 +152,7 @@ const configSchema = strictMapping(
       connect_timeout: v.optional(positiveInteger, PROXY_CONNECT_TIMEOUT_S),
       max_pending_connects: v.optional(positiveInteger),
       open: v.optional(flag, false),
+      attestation_window: v.optional(positiveInteger, PROXY_ATTESTATION_WINDOW_S),
     }),
   },
   "expected a mapping",
@@ -203,6 +208,7 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
           idleTimeoutMs: proxy.idle_timeout * 1000,
           connectTimeoutMs: proxy.connect_timeout * 1000,
           maxPendingConnects: proxy.max_pending_connects ?? pendingConnectsFor(top.concurrency),
+          attestationWindowMs: proxy.attestation_window * 1000,
         }
       : null,
   };

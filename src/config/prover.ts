@@ -11,10 +11,10 @@ import type { LogFormat, LogLevel } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
-import { type TargetPolicy, parseResolveList } from "../prover/exchange/target.ts";
+import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { duration, flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
-import { NOTARY_CONNECT_TIMEOUT_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
+import { NOTARY_CONNECT_TIMEOUT_S, PROXY_ATTESTATION_WINDOW_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
@@ -317,6 +317,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
         connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
         // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
         maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
+        attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
       },
     },
     pool,

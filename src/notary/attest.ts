@@ -1,9 +1,21 @@
-import type { VerifierOutput } from "tlsn-wasm";
+/**
+ * The one proof-body builder, for both modes: from a verified transcript (verified-transcript.ts) and what the prover
+ * declared, the body a notary signs. Every rule holds whatever the mode verified:
+ * - the server chose HTTP/1.1 or no application protocol (ALPN);
+ * - a request the notary saw is one request, revealed with its request line and one Host naming the server
+ *   (check.ts, requestHostProblem); a request it never saw is hidden whole, and the proof says so;
+ * - the answer is one complete HTTP/1.1 answer (src/http1/answer-rule.ts), checked on what the notary saw;
+ * - the declared redactions keep the proof rules a verifier applies (check.ts, proofBodyProblem).
+ * Only bytes the notary saw enter the proof.
+ */
 import { AppError } from "../errors.ts";
+import { checkAnswer, checkSingleRequest } from "../http1/answer-rule.ts";
 import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
-import type { ByteRange } from "../core/transcript.ts";
+import type { ByteRange, Direction } from "../core/transcript.ts";
+import { subtractRanges } from "../core/ranges.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
+import { type SeenDirection, type VerifiedTranscript, seenBytes } from "./verified-transcript.ts";
 
 export interface AttestationContext {
   publicKeyPem: string;
@@ -14,50 +26,75 @@ export interface AttestationContext {
   embedded: boolean;
 }
 
-/** A transcript direction revealing `authed` of `bytes` (`length` long), ranges merged as the format wants. */
-export function transcriptDirection(bytes: number[] | Uint8Array, authed: readonly ByteRange[], length: number): TranscriptDirection {
-  const sorted = [...authed].sort((a, b) => a.start - b.start);
+/** A transcript direction revealing `ranges` of `bytes` (`length` long), ranges merged as the format wants. */
+export function transcriptDirection(bytes: Uint8Array, ranges: readonly ByteRange[], length: number): TranscriptDirection {
+  const sorted = [...ranges].sort((a, b) => a.start - b.start);
   const revealed: RevealedRange[] = [];
   for (const range of sorted) {
     const last = revealed.at(-1);
-    // The engine may report touching ranges separately; the format wants them merged.
+    // Touching ranges are reported separately at times; the format wants them merged.
     if (last && range.start <= last.end) {
       if (range.end > last.end) last.end = range.end;
     } else revealed.push({ start: range.start, end: range.end, data: "" });
   }
-  for (const range of revealed) range.data = Buffer.from(bytes.slice(range.start, range.end)).toString("base64");
+  for (const range of revealed) range.data = Buffer.from(bytes.subarray(range.start, range.end)).toString("base64");
   return { length, revealed };
 }
 
+const declaredSpans = (declared: AttestationRequest, direction: Direction): ByteRange[] =>
+  declared.redactions.flatMap((entry) => entry.spans.filter((span) => span.direction === direction));
+
+/** What the proof shows of a direction: what the notary saw, less what the prover declared hidden when the notary hides it. */
+function shownDirection(direction: SeenDirection, hidden: ByteRange[], hiddenBy: VerifiedTranscript["hiddenBy"]): TranscriptDirection {
+  if (!direction.bytes) return { length: direction.length, revealed: [] };
+  return transcriptDirection(direction.bytes, hiddenBy === "notary" ? subtractRanges(direction.seen, hidden) : direction.seen, direction.length);
+}
+
 /**
- * Builds the body the notary signs from what its Verifier verified, plus what the prover declared.
- * Only verified bytes enter the proof; a redaction list that breaks the proof rules of src/proof/check.ts
- * (a declared hidden span that was in fact revealed, a span beyond the transcript, "matched" without spans)
- * is refused, so the notary never signs what a verifier rejects. So is a request that hides its Host or request
- * line, or names another host than the one verified (check.ts, requestHostProblem).
+ * The request's method when the notary saw the request: it must show, as the proof reveals it, that it asked the
+ * verified server (not hidden, not another host), and be one request. Undefined when the request is hidden whole,
+ * which only a proxy-mode notary allows (it dialled the server itself).
  */
-export function buildProofBody(output: VerifierOutput, declared: AttestationRequest, context: AttestationContext): ProofBody {
-  if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
-  if (!output.transcript) throw new AppError("session_failed", "the prover revealed no transcript");
-  const { sent, recv } = output.connection_info.transcript_length;
-  const transcript = {
-    sent: transcriptDirection(output.transcript.sent, output.transcript.sent_authed, sent),
-    recv: transcriptDirection(output.transcript.recv, output.transcript.recv_authed, recv),
+function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirection, declared: AttestationRequest): string | undefined {
+  if (transcript.sent.seen.length > 0) {
+    const hostProblem = requestHostProblem(proven, transcript.serverName);
+    if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
+    return checkSingleRequest(seenBytes(transcript.sent));
+  }
+  if (transcript.mode !== "proxy") throw new AppError("invalid_body", "request refused: the prover revealed no byte of its request");
+  if (declaredSpans(declared, "sent").length > 0) {
+    throw new AppError("invalid_body", "declared redactions refused: the request is hidden whole, so no span may name it");
+  }
+  return undefined;
+}
+
+export function buildProofBody(transcript: VerifiedTranscript, declared: AttestationRequest, context: AttestationContext): ProofBody {
+  const { alpn } = transcript;
+  if (alpn !== undefined && alpn !== null && alpn !== "http/1.1") {
+    throw new AppError("alpn_refused", `the server chose the application protocol ${JSON.stringify(alpn.slice(0, 32))} by ALPN; a notary signs HTTP/1.1 answers only`);
+  }
+  const proven = {
+    sent: shownDirection(transcript.sent, declaredSpans(declared, "sent"), transcript.hiddenBy),
+    recv: shownDirection(transcript.recv, declaredSpans(declared, "recv"), transcript.hiddenBy),
   };
   // The rules `cli verify` applies: a body breaking one is never signed.
-  const problem = proofBodyProblem({ transcript, redactions: declared.redactions });
+  const problem = proofBodyProblem({ transcript: proven, redactions: declared.redactions });
   if (problem) throw new AppError("invalid_body", `declared redactions refused: ${problem}`);
-  // The revealed request must name the server the certificate proved: not hidden, not another host.
-  const hostProblem = requestHostProblem(transcript.sent, output.server_name);
-  if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
+  const method = requestMethod(transcript, proven.sent, declared);
+  const responseFraming = checkAnswer(seenBytes(transcript.recv), { end: transcript.connectionEnd, requestMethod: method });
   return {
     requestId: declared.requestId,
     notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm, embedded: context.embedded },
-    serverName: output.server_name,
-    connectionTime: output.connection_info.time,
-    tlsVersion: output.connection_info.version === "V1_3" ? "TLS1.3" : "TLS1.2",
+    mode: transcript.mode,
+    serverName: transcript.serverName,
+    ...(transcript.serverPort === undefined ? {} : { serverPort: transcript.serverPort }),
+    connectionTime: transcript.connectionTime,
+    responseTime: transcript.responseTime,
+    responseFraming,
+    request: method === undefined ? "hidden" : "revealed",
+    tlsVersion: transcript.tlsVersion,
     notarizedAt: Date.now(),
-    transcript,
+    transcript: proven,
     redactions: declared.redactions,
     testTrustAnchor: context.testTrustAnchor,
     notaryVersion: context.notaryVersion,

@@ -1,32 +1,18 @@
 /** The notary's proxy-mode routes (src/protocol/notary.ts lists them); the relay WebSocket is in sockets.ts. */
 import { Elysia } from "elysia";
 import type { ProxyLimits } from "../config/notary.ts";
-import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
-import type { Logger } from "../log.ts";
-import type { NotaryMetrics } from "../metrics/notary.ts";
-import { withEvmAttestation } from "../proof/evm-attestation.ts";
-import type { NotaryKey } from "../proof/keys.ts";
-import { signProof } from "../proof/sign.ts";
 import { ProxyAttestationRequest, ProxySessionRequest, type SessionCreated } from "../protocol/notary.ts";
-import { verifyRelayedSession } from "../tls/verify-session.ts";
-import type { AttestationContext } from "./attest.ts";
-import { buildProxyProofBody } from "./proxy-attest.ts";
+import { type AttestationDeps, attest } from "./attestation.ts";
 import type { ProxySessionRegistry } from "./proxy-sessions.ts";
+import { type ProxyVerification, proxyTranscript } from "./proxy-transcript.ts";
 
 /** Proxy mode as a notary offers it: its limits and policy, and the roots a target's chain must lead to. */
-export interface ProxyModeOptions extends ProxyLimits {
-  /** Node's root certificates, plus the test CA when TLSN_TEST_TRUST_ANCHOR is set: the same set as MPC mode. */
-  trustAnchorsPem: readonly string[];
-}
+export interface ProxyModeOptions extends ProxyLimits, ProxyVerification {}
 
-export interface ProxyRouteDeps {
+export interface ProxyRouteDeps extends AttestationDeps {
   sessions: ProxySessionRegistry;
   proxy: ProxyModeOptions;
-  key: NotaryKey;
-  context: AttestationContext;
-  metrics: NotaryMetrics;
-  log: Logger;
 }
 
 export function proxyRoutes(deps: ProxyRouteDeps) {
@@ -43,25 +29,13 @@ export function proxyRoutes(deps: ProxyRouteDeps) {
       sessions.release(params.id);
       return new Response(null, { status: 204 });
     })
-    .post("/proxy-session/:id/attestation", async ({ body, params }) => {
-      try {
-        const request = parseInput(ProxyAttestationRequest, body, "invalid_body", "proxy attestation request");
-        const relayed = await sessions.takeRelayed(params.id);
-        const proof = deps.metrics.timeSigning(() => {
-          const verified = verifyRelayedSession(relayed.bytes, request.keys, {
-            serverName: relayed.serverName,
-            trustAnchorsPem: deps.proxy.trustAnchorsPem,
-            now: new Date(),
-          });
-          const proofBody = buildProxyProofBody(verified, request, deps.context);
-          return signProof(withEvmAttestation(proofBody, deps.key), deps.key);
-        });
-        deps.metrics.attestation("signed");
-        log.info("proxy proof signed", { sessionId: params.id, requestId: request.requestId });
-        return proof;
-      } catch (error) {
-        deps.metrics.attestation(error instanceof AppError ? error.code : "internal");
-        throw error;
-      }
+    .post("/proxy-session/:id/attestation", ({ body, params }) => {
+      const askedAt = Date.now();
+      return attest(
+        deps,
+        params.id,
+        () => parseInput(ProxyAttestationRequest, body, "invalid_body", "proxy attestation request"),
+        async ({ keys }) => proxyTranscript(await sessions.takeRelayed(params.id), keys, deps.proxy, askedAt),
+      );
     });
 }

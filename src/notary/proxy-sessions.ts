@@ -10,16 +10,17 @@ import type { ProxyLimits, SessionLimits } from "../config/notary.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../protocol/notary.ts";
-import { resolveTarget } from "../prover/exchange/target.ts";
+import { resolveTarget } from "../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../tls/first-flight.ts";
 import type { RelayedBytes } from "../tls/verify-session.ts";
 import { type ProxyRefusal, proxyPlaces } from "./proxy-places.ts";
-import { type Relay, openRelay, tlsBytesFor } from "./relay.ts";
+import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "./sessions.ts";
 
 interface ProxySession {
   id: string;
   serverName: string;
+  port: number;
   relay: Relay;
   socket?: ServerWebSocket<NotarySocketData>;
   taken: boolean;
@@ -31,10 +32,12 @@ interface ProxySession {
   opening?: OpeningGate;
 }
 
-/** What an attestation gets: the bytes relayed and the name the prover asked the notary to dial. */
+/** What an attestation gets: the name and port the notary dialled, the bytes it relayed and when. */
 export interface RelayedSession {
   serverName: string;
+  port: number;
   bytes: RelayedBytes;
+  events: RelayEvent[];
 }
 
 export interface ProxySessionRegistry {
@@ -85,11 +88,12 @@ function closeRelaySocket(socket: ServerWebSocket<NotarySocketData> | undefined,
 type SessionEnd = (session: ProxySession, reason: ProxyRefusal, error: AppError) => void;
 
 /** A session for its relay, its clocks started: its whole life, and the idle time from now. */
-function startSession(serverName: string, relay: Relay, proxy: ProxyLimits, end: SessionEnd): ProxySession {
+function startSession({ serverName, port }: ProxySessionRequest, relay: Relay, proxy: ProxyLimits, end: SessionEnd): ProxySession {
   const seconds = (ms: number) => `${ms / 1000} s`;
   const session: ProxySession = {
     id: crypto.randomUUID(),
     serverName,
+    port,
     relay,
     taken: false,
     timer: setTimeout(
@@ -168,7 +172,7 @@ export function createProxySessions(
       try {
         const target = await resolveTarget(request, proxy.policy);
         const relay = await places.connecting(() => openRelay(target.address, target.port, proxy.connectTimeoutMs, relayLimits));
-        const session = startSession(request.serverName, relay, proxy, end);
+        const session = startSession(request, relay, proxy, end);
         sessions.set(session.id, session);
         return session.id;
       } finally {
@@ -210,7 +214,7 @@ export function createProxySessions(
         await Promise.race([session.relay.ended, Bun.sleep(RELAY_END_GRACE_MS)]);
         const failure = session.relay.failure();
         if (failure) throw new AppError("session_failed", failure);
-        return { serverName: session.serverName, bytes: session.relay.recorded() };
+        return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), events: session.relay.events() };
       } finally {
         dispose(session);
       }

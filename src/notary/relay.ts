@@ -22,6 +22,15 @@ export interface RelayLimits {
   maxFromTarget: number;
 }
 
+/**
+ * What the relay carried, in order, by the notary's wall clock (`at`, milliseconds since the epoch): bytes each way
+ * (`through`: that direction's bytes so far, this chunk's included), the end of the prover's side (the relay then
+ * ends its side towards the target), and the target's FIN. relay-log.ts reads times and the connection's end from it.
+ */
+export type RelayEvent =
+  | { kind: "prover-bytes" | "target-bytes"; through: number; at: number }
+  | { kind: "prover-end" | "target-fin"; at: number };
+
 export interface Relay {
   /** Starts relaying the target's bytes to `peer` (none are read before). */
   attach(peer: RelayPeer): void;
@@ -36,6 +45,7 @@ export interface Relay {
   /** Why the relay failed (a limit passed, the target connection broke), if it did. */
   failure(): string | undefined;
   recorded(): RelayedBytes;
+  events(): RelayEvent[];
   close(): void;
 }
 
@@ -54,6 +64,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
   let receivedBytes = 0;
   let failed: string | undefined;
   let peer: RelayPeer | undefined;
+  const events: RelayEvent[] = [];
   let markEnded!: () => void;
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
 
@@ -62,6 +73,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     relay.close();
   };
   tcp.on("error", () => fail("the connection to the target broke"));
+  tcp.on("end", () => events.push({ kind: "target-fin", at: Date.now() }));
   tcp.on("close", () => peer?.close());
 
   const relay: Relay = {
@@ -69,6 +81,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
       peer = socket;
       tcp.on("data", (chunk: Buffer) => {
         receivedBytes += chunk.length;
+        events.push({ kind: "target-bytes", through: receivedBytes, at: Date.now() });
         if (receivedBytes > limits.maxFromTarget) return fail(`the target sent more than this notary relays (${limits.maxFromTarget} bytes)`);
         const bytes = new Uint8Array(chunk);
         received.push(bytes);
@@ -79,16 +92,19 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
       sentBytes += data.length;
       if (sentBytes > limits.maxToTarget) return fail(`the prover sent more than this notary relays (${limits.maxToTarget} bytes)`);
       sent.push(data.slice());
+      events.push({ kind: "prover-bytes", through: sentBytes, at: Date.now() });
       tcp.write(data);
     },
     resume: () => tcp.resume(),
     proverClosed() {
+      events.push({ kind: "prover-end", at: Date.now() });
       tcp.end();
       markEnded();
     },
     ended,
     failure: () => failed,
     recorded: () => ({ clientToServer: concat(sent, sentBytes), serverToClient: concat(received, receivedBytes) }),
+    events: () => [...events],
     close() {
       tcp.destroy();
       peer?.close();

@@ -2,21 +2,13 @@
 import { Elysia } from "elysia";
 import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
-import type { Logger } from "../log.ts";
-import type { NotaryMetrics } from "../metrics/notary.ts";
-import { withEvmAttestation } from "../proof/evm-attestation.ts";
-import type { NotaryKey } from "../proof/keys.ts";
-import { signProof } from "../proof/sign.ts";
 import { AttestationRequest, type SessionCreated, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
-import { type AttestationContext, buildProofBody } from "./attest.ts";
+import { type AttestationDeps, attest } from "./attestation.ts";
+import { mpcTranscript } from "./mpc-transcript.ts";
 import type { SessionRegistry } from "./sessions.ts";
 
-export interface SessionRouteDeps {
+export interface SessionRouteDeps extends AttestationDeps {
   sessions: SessionRegistry;
-  key: NotaryKey;
-  context: AttestationContext;
-  metrics: NotaryMetrics;
-  log: Logger;
 }
 
 export function sessionRoutes(deps: SessionRouteDeps) {
@@ -40,21 +32,12 @@ export function sessionRoutes(deps: SessionRouteDeps) {
       sessions.release(params.id);
       return new Response(null, { status: 204 });
     })
-    .post("/session/:id/attestation", async ({ body, params }) => {
-      try {
-        const declared = parseInput(AttestationRequest, body, "invalid_body", "attestation request");
-        const output = await sessions.takeVerified(params.id);
-        const proof = metrics.timeSigning(() => {
-          const proofBody = buildProofBody(output, declared, deps.context);
-          // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
-          return signProof(withEvmAttestation(proofBody, deps.key), deps.key);
-        });
-        metrics.attestation("signed");
-        log.info("proof signed", { sessionId: params.id, requestId: declared.requestId });
-        return proof;
-      } catch (error) {
-        metrics.attestation(error instanceof AppError ? error.code : "internal");
-        throw error;
-      }
-    });
+    .post("/session/:id/attestation", ({ body, params }) =>
+      attest(
+        deps,
+        params.id,
+        () => parseInput(AttestationRequest, body, "invalid_body", "attestation request"),
+        async () => mpcTranscript(await sessions.takeVerified(params.id)),
+      ),
+    );
 }

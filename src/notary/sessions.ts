@@ -17,6 +17,15 @@ export interface NotarySocketData {
 
 type SessionState = "waiting" | "running" | "verified" | "failed";
 
+/** A verified MPC session: what its Verifier output, and when the notary saw its exchange (ms since the epoch). */
+export interface VerifiedMpcSession {
+  output: VerifierOutput;
+  /** When the socket last started carrying bytes before the exchange: its attachment, or the end of its warm wait. */
+  activeSince: number;
+  /** When the Verifier finished: the exchange was over and revealed by then. */
+  verifiedAt: number;
+}
+
 interface NotarySession {
   id: string;
   sizes: SessionSizes;
@@ -34,8 +43,8 @@ interface NotarySession {
   budget: number;
   /** Set once the prover's socket is attached. */
   traffic?: TrafficCounter;
-  verified: Promise<VerifierOutput>;
-  settle: { resolve: (o: VerifierOutput) => void; reject: (e: AppError) => void };
+  verified: Promise<VerifiedMpcSession>;
+  settle: { resolve: (o: VerifiedMpcSession) => void; reject: (e: AppError) => void };
 }
 
 export interface SessionRegistry {
@@ -50,7 +59,7 @@ export interface SessionRegistry {
    * Takes the session for its one attestation (a second call is refused with `session_taken`), then waits
    * for its verification; the session is gone afterwards.
    */
-  takeVerified(id: string): Promise<VerifierOutput>;
+  takeVerified(id: string): Promise<VerifiedMpcSession>;
   /** Ends a session now (the prover made no proof); unknown ids are ignored. */
   release(id: string): void;
   has(id: string): boolean;
@@ -83,7 +92,7 @@ function checkRoom(limits: SessionLimits, sizes: SessionSizes, active: number): 
 /** A waiting session, ended by `end` when it times out or its prover does not connect in time. */
 function waitingSession(sizes: SessionSizes, limits: SessionLimits, end: (session: NotarySession, reason: string) => void): NotarySession {
   let settle!: NotarySession["settle"];
-  const verified = new Promise<VerifierOutput>((resolve, reject) => (settle = { resolve, reject }));
+  const verified = new Promise<VerifiedMpcSession>((resolve, reject) => (settle = { resolve, reject }));
   verified.catch(() => {}); // observed by takeVerified when the prover asks
   const session: NotarySession = {
     id: crypto.randomUUID(),
@@ -222,14 +231,14 @@ export class MpcSessions implements SessionRegistry {
 
   private verified(session: NotarySession, output: VerifierOutput): void {
     session.state = "verified";
-    session.settle.resolve(output);
+    session.settle.resolve({ output, activeSince: session.traffic?.activeSince ?? Date.now(), verifiedAt: Date.now() });
     session.peer?.close();
     this.log.info("session verified", { sessionId: session.id, ...(session.traffic ? trafficFields(session.traffic) : {}) });
   }
 
   // The attestation.
 
-  async takeVerified(id: string): Promise<VerifierOutput> {
+  async takeVerified(id: string): Promise<VerifiedMpcSession> {
     const session = this.sessions.get(id);
     if (!session) {
       this.log.warn("attestation asked for an unknown or finished session", { sessionId: id });

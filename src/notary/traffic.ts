@@ -1,7 +1,8 @@
 /**
  * What an MPC session's socket carried: bytes each way and how long it has been quiet. A setup whose two sides
  * wait on each other (a stall) is quiet in both directions while a slow one is not, so the prover's setup watch
- * reads this through GET /session/{id} (src/engine/session.ts).
+ * reads this through GET /session/{id} (src/engine/session.ts). The end of the longest quiet spell also dates the
+ * exchange: a warm session's socket is quiet from its setup until its request comes (mpc-transcript.ts).
  */
 import type { SessionTraffic } from "../protocol/notary.ts";
 
@@ -12,12 +13,25 @@ export interface TrafficCounter {
   lastAt: number;
   /** Longest spell with no byte either way, so far (logged when the session ends). */
   longestQuietMs: number;
+  /** Wall-clock time (ms since the epoch) the socket started carrying bytes: at first, or after its longest quiet spell. */
+  activeSince: number;
 }
 
-export const newTrafficCounter = (): TrafficCounter => ({ fromProverBytes: 0, toProverBytes: 0, lastAt: performance.now(), longestQuietMs: 0 });
+/** The shortest quiet spell that counts as a wait between two activities (a warm session's, between setup and request). */
+export const QUIET_SPELL_MS = 2_000;
+
+export const newTrafficCounter = (): TrafficCounter => ({
+  fromProverBytes: 0,
+  toProverBytes: 0,
+  lastAt: performance.now(),
+  longestQuietMs: 0,
+  activeSince: Date.now(),
+});
 
 export function countTraffic(counter: TrafficCounter, direction: "fromProver" | "toProver", bytes: number): void {
   const now = performance.now();
+  // A warm session's wait for its request is its longest quiet spell; shorter ones (computing) do not move it.
+  if (now - counter.lastAt >= QUIET_SPELL_MS && now - counter.lastAt > counter.longestQuietMs) counter.activeSince = Date.now();
   counter.longestQuietMs = Math.max(counter.longestQuietMs, now - counter.lastAt);
   counter.lastAt = now;
   if (direction === "fromProver") counter.fromProverBytes += bytes;

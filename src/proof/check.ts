@@ -93,6 +93,34 @@ export function proofBodyProblem(body: Pick<ProofBody, "transcript" | "redaction
   return entriesProblem(body) ?? directionProblem("sent", body.transcript.sent) ?? directionProblem("recv", body.transcript.recv) ?? redactionsProblem(body);
 }
 
+/** The fields a notary that checks the answer (answer-rule.ts) writes, all of them or (an older proof) none. */
+const CHECKED_FIELDS = ["responseTime", "responseFraming", "request"] as const;
+
+/** True when the notary checked the answer and recorded the exchange's times: a proof's `request` says so. */
+export const isCheckedBody = (body: Pick<ProofBody, "request">): boolean => body.request !== undefined;
+
+/**
+ * Whether the notary never saw the request, so the proof shows none of it. An older proof says nothing: a
+ * proxy-mode one with no sent byte revealed hid it.
+ */
+export const isHiddenRequest = (body: Pick<ProofBody, "request" | "mode" | "transcript">): boolean =>
+  body.request === "hidden" || (body.request === undefined && body.mode === "proxy" && body.transcript.sent.revealed.length === 0);
+
+/** Why the fields of a checked answer do not hold together, or null. */
+export function checkedFieldsProblem(body: ProofBody): string | null {
+  const present = CHECKED_FIELDS.filter((field) => body[field] !== undefined);
+  if (present.length > 0 && present.length < CHECKED_FIELDS.length) {
+    return `body: ${CHECKED_FIELDS.join(", ")} come together; this proof has only ${present.join(", ")}`;
+  }
+  if (body.serverPort !== undefined && body.mode !== "proxy") return "body.serverPort: only a proxy-mode notary dials the server";
+  if (!isCheckedBody(body)) return null;
+  if (body.mode === "proxy" && body.serverPort === undefined) return "body.serverPort: a proxy-mode proof names the port its notary dialled";
+  if (body.responseTime! < body.connectionTime) return `body.responseTime ${body.responseTime} is before body.connectionTime ${body.connectionTime}`;
+  if (body.request === "hidden" && body.transcript.sent.revealed.length > 0) return 'body.request is "hidden" but sent bytes are revealed';
+  if (body.request === "hidden" && body.mode !== "proxy") return 'body.request: only a proxy-mode notary can leave the request unseen';
+  return null;
+}
+
 /**
  * A direction's bytes as the revealed ranges show them: hidden bytes are zero (never a line break, a space or
  * a colon, so HTTP structure is read from revealed bytes only), and `isShown` tells whether a range is wholly

@@ -6,8 +6,14 @@
  *
  *   domain  EIP712Domain(string name,string version) = { name: "tlsproof", version: "1" }
  *           (no chainId, no verifyingContract: it attests a fact, valid on every chain and in every contract)
- *   struct  Attestation(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,
- *                       uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)
+ *   struct  Attestation(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,
+ *                       uint64 responseTime,uint64 notarizedAt,uint32 sentLength,uint32 recvLength,
+ *                       bool requestHidden,bool testTrustAnchor,bytes revealed)
+ *
+ * `serverPort` is 0 in MPC mode (its notary never dials the server); `requestHidden` is true for a proxy-mode proof
+ * whose request the notary never saw. Proofs made before these members (no `request` in their body) were signed
+ * over the older struct without `serverPort`, `responseTime` and `requestHidden`: `cli verify` still checks them
+ * (LEGACY_*), the contract no longer accepts them.
  *
  * Proxy-mode proofs are signed as `ProxyAttestation(...)`, the same members under another type name: its type
  * hash differs, so a contract that checks `Attestation` only (every MPC attestation, unchanged) never accepts a
@@ -29,14 +35,19 @@ import { base64ToBytes } from "../bytes.ts";
 import type { EvmSignature, ProofBody, ProofMode } from "./format.ts";
 import type { Direction } from "../core/transcript.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
+import { isCheckedBody } from "./check.ts";
 
 export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;
 export const DOMAIN_TYPE = "EIP712Domain(string name,string version)";
 const ATTESTATION_MEMBERS =
-  "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
-  "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
+  "(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,uint64 notarizedAt," +
+  "uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)";
 export const ATTESTATION_TYPE = `Attestation${ATTESTATION_MEMBERS}`;
 export const PROXY_ATTESTATION_TYPE = `ProxyAttestation${ATTESTATION_MEMBERS}`;
+/** The struct of proofs made before the exchange's end, its port and a hidden request were attested. */
+const LEGACY_ATTESTATION_MEMBERS =
+  "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
+  "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
 /** The EIP-712 primary type of each proof mode. */
 export const ATTESTATION_TYPE_NAME: Record<ProofMode, "Attestation" | "ProxyAttestation"> = { mpc: "Attestation", proxy: "ProxyAttestation" };
 
@@ -47,10 +58,17 @@ export const DIRECTION_CODE: Record<Direction, number> = { sent: 0, recv: 1 };
 /** The EIP-712 struct as a contract receives it, and the mode that names its type. */
 export interface EvmAttestation {
   mode: ProofMode;
+  /** Signed over the older struct (a proof made before `request` was attested): off-chain checks only. */
+  legacy: boolean;
   requestId: Uint8Array;
   serverName: string;
+  /** 0 when no port is attested (MPC mode, older proofs). */
+  serverPort: number;
   connectionTime: number;
+  /** 0 in older proofs. */
+  responseTime: number;
   notarizedAt: number;
+  requestHidden: boolean;
   sentLength: number;
   recvLength: number;
   testTrustAnchor: boolean;
@@ -86,10 +104,14 @@ export function evmAttestationOf(body: ProofBody): EvmAttestation {
   if (!requestId) throw new TypeError(`EVM attestation: request id ${JSON.stringify(body.requestId)} is not a UUID`);
   return {
     mode: body.mode ?? "mpc",
+    legacy: !isCheckedBody(body),
     requestId,
     serverName: body.serverName,
+    serverPort: body.serverPort ?? 0,
     connectionTime: body.connectionTime,
+    responseTime: body.responseTime ?? 0,
     notarizedAt: body.notarizedAt,
+    requestHidden: body.request === "hidden",
     sentLength: body.transcript.sent.length,
     recvLength: body.transcript.recv.length,
     testTrustAnchor: body.testTrustAnchor,
@@ -110,22 +132,33 @@ export const DOMAIN_SEPARATOR = keccak_256(
   concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
 );
 const TYPEHASH: Record<ProofMode, Uint8Array> = { mpc: keccakOfText(ATTESTATION_TYPE), proxy: keccakOfText(PROXY_ATTESTATION_TYPE) };
+const LEGACY_TYPEHASH: Record<ProofMode, Uint8Array> = {
+  mpc: keccakOfText(`Attestation${LEGACY_ATTESTATION_MEMBERS}`),
+  proxy: keccakOfText(`ProxyAttestation${LEGACY_ATTESTATION_MEMBERS}`),
+};
+
+/** The struct's encoded members after its type hash, in the order of its type (the legacy one lacks three). */
+function encodedMembers(a: EvmAttestation): Uint8Array[] {
+  const sizes = [word(a.sentLength), word(a.recvLength)];
+  const tail = [word(a.testTrustAnchor), keccak_256(a.revealed)];
+  if (a.legacy) return [word(a.requestId), keccakOfText(a.serverName), word(a.connectionTime), word(a.notarizedAt), ...sizes, ...tail];
+  return [
+    word(a.requestId),
+    keccakOfText(a.serverName),
+    word(a.serverPort),
+    word(a.connectionTime),
+    word(a.responseTime),
+    word(a.notarizedAt),
+    ...sizes,
+    word(a.requestHidden),
+    ...tail,
+  ];
+}
 
 /** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
 export function attestationDigest(attestation: EvmAttestation): Uint8Array {
-  const structHash = keccak_256(
-    concatBytes(
-      TYPEHASH[attestation.mode],
-      word(attestation.requestId),
-      keccakOfText(attestation.serverName),
-      word(attestation.connectionTime),
-      word(attestation.notarizedAt),
-      word(attestation.sentLength),
-      word(attestation.recvLength),
-      word(attestation.testTrustAnchor),
-      keccak_256(attestation.revealed),
-    ),
-  );
+  const typehash = (attestation.legacy ? LEGACY_TYPEHASH : TYPEHASH)[attestation.mode];
+  const structHash = keccak_256(concatBytes(typehash, ...encodedMembers(attestation)));
   return keccak_256(concatBytes(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash));
 }
 

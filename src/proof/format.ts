@@ -8,12 +8,21 @@
  */
 
 import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
+import type { ResponseFraming } from "../http1/answer-rule.ts";
+
+export type { ResponseFraming } from "../http1/answer-rule.ts";
 
 export const PROOF_VERSION = "tlsproof/1";
 
 /** How the notary took part: "mpc" (MPC-TLS, it saw nothing in clear) or "proxy" (it relayed the connection). */
 export type ProofMode = "mpc" | "proxy";
 export type SignatureAlgorithm = "secp256k1" | "secp256r1";
+/**
+ * Whether the notary saw the request: "revealed" (its request line and Host are in the proof, checked), or "hidden"
+ * (proxy mode without the request revealed: the notary saw its length only, so the proof says nothing of the method,
+ * URL, Host or port the answer answers).
+ */
+export type RequestVisibility = "revealed" | "hidden";
 
 /** One revealed range of a transcript direction and its bytes (base64). */
 export interface RevealedRange extends ByteRange {
@@ -56,8 +65,24 @@ export interface ProofBody {
   mode?: ProofMode;
   /** Server name proven by the TLS certificate chain (the notary checked the chain). */
   serverName: string;
-  /** TLS connection time, seconds since the Unix epoch, as the MPC session recorded it. */
+  /** The TCP port the notary dialled (proxy mode); absent in MPC proofs (the notary never dials) and older proofs. */
+  serverPort?: number;
+  /**
+   * Seconds since the Unix epoch. Proxy mode: when the notary's relay carried the server's first byte (its
+   * ServerHello); the certificate chain was checked at this time. MPC mode: when the notary's Verifier began the
+   * exchange's online phase (docs/proof-format.md, "Times"). Older proofs: the MPC session's setup, or the attestation.
+   */
   connectionTime: number;
+  /**
+   * Seconds since the Unix epoch: proxy mode, when the relay carried the server's last byte; MPC mode, when the
+   * notary's Verifier finished. Absent in older proofs; with `request` and `responseFraming`, the fields of a proof
+   * whose answer the notary checked to be one complete HTTP/1.1 answer.
+   */
+  responseTime?: number;
+  /** How the answer's body was framed, as the notary checked it (src/http1/answer-rule.ts); absent in older proofs. */
+  responseFraming?: ResponseFraming;
+  /** Whether the notary saw the request; absent in older proofs (a proxy-mode one with no sent byte revealed hid it). */
+  request?: RequestVisibility;
   tlsVersion: "TLS1.2" | "TLS1.3";
   /** When the notary signed, milliseconds since the Unix epoch. */
   notarizedAt: number;

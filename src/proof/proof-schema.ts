@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { RedactionSpanSchema } from "../core/transcript.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import { RESPONSE_FRAMINGS } from "../http1/answer-rule.ts";
 import { PROOF_VERSION, type Proof } from "./format.ts";
 
 /** A transcript direction longer than this is refused before any text is built from it. */
@@ -32,7 +33,11 @@ export const proofSchema = strict({
     notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]), embedded: v.optional(flag) }),
     mode: v.optional(oneOf(["mpc", "proxy"])),
     serverName: nonEmptyText,
+    serverPort: v.optional(v.pipe(nonNegativeInteger(), v.minValue(1, "expected a port (1-65535)"), v.maxValue(65535, "expected a port (1-65535)"))),
     connectionTime: nonNegativeInteger(),
+    responseTime: v.optional(nonNegativeInteger()),
+    responseFraming: v.optional(oneOf([...RESPONSE_FRAMINGS])),
+    request: v.optional(oneOf(["revealed", "hidden"])),
     tlsVersion: oneOf(["TLS1.2", "TLS1.3"]),
     notarizedAt: nonNegativeInteger(),
     transcript: strict({ sent: transcriptDirectionSchema, recv: transcriptDirectionSchema }),

@@ -1,12 +1,13 @@
 /**
  * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
  */
-import type { DeclaredRedaction, ProofBody, ProofMode, SignatureAlgorithm } from "./format.ts";
+import type { DeclaredRedaction, ProofBody, ProofMode, RequestVisibility, ResponseFraming, SignatureAlgorithm } from "./format.ts";
+import { isCheckedBody, isHiddenRequest } from "./check.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
-import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
+import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
 export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
 
@@ -32,7 +33,15 @@ export interface VerifiedProofJson {
   valid: true;
   requestId: string;
   serverName: string;
+  /** The port the notary dialled; null in MPC mode (no notary dials) and in older proofs. */
+  serverPort: number | null;
   connectionTime: { unix: number; iso: string };
+  /** When the exchange ended as the notary saw it; null in older proofs. */
+  responseTime: { unix: number; iso: string } | null;
+  /** How the answer was framed, as the notary checked it; null in older proofs, whose answer nobody checked. */
+  responseFraming: ResponseFraming | null;
+  /** Whether the proof shows the request ("hidden": it does not show which request the answer answers). */
+  request: RequestVisibility;
   tlsVersion: ProofBody["tlsVersion"];
   /** How the notary took part; proofs made before proxy mode say nothing and are MPC proofs. */
   mode: ProofMode;
@@ -85,7 +94,11 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     valid: true,
     requestId: body.requestId,
     serverName: body.serverName,
+    serverPort: body.serverPort ?? null,
     connectionTime: { unix: body.connectionTime, iso: isoOfMs(body.connectionTime * 1000) },
+    responseTime: body.responseTime === undefined ? null : { unix: body.responseTime, iso: isoOfMs(body.responseTime * 1000) },
+    responseFraming: body.responseFraming ?? null,
+    request: isHiddenRequest(body) ? "hidden" : "revealed",
     tlsVersion: body.tlsVersion,
     mode: body.mode ?? "mpc",
     notarizedAt: { unixMs: body.notarizedAt, iso: isoOfMs(body.notarizedAt) },
@@ -163,6 +176,25 @@ function evmLine({ evm, notaryKey }: VerifiedProof): string {
     : `EVM attestation: none (a ${notaryKey.algorithm} notary key cannot make one; EVM attestations need secp256k1)`;
 }
 
+/** The port, as the proof states it or why it does not. */
+export function portText(body: Pick<ProofBody, "serverPort" | "mode" | "request">): string {
+  if (body.serverPort !== undefined) return `port ${body.serverPort}, dialled by the notary`;
+  return isCheckedBody(body) ? "port not attested (an MPC notary never dials the server)" : "port not stated (an older proof)";
+}
+
+/** The answer's check, as the proof states it. */
+export function answerText(body: Pick<ProofBody, "responseFraming">): string {
+  const framing = body.responseFraming;
+  if (framing === undefined) return "not checked (a proof from before notaries checked answers)";
+  const how = { "content-length": "its Content-Length", chunked: "chunked encoding, through its last chunk", close: "the server closing the connection", "no-body": "having no body" }[framing];
+  return `one complete HTTP/1.1 answer, framed by ${how} (${framing}), checked by the notary`;
+}
+
+/** Whether the proof shows the request, and what a hidden one leaves unproven. */
+export function requestText(body: Pick<ProofBody, "request" | "mode" | "transcript">): string {
+  return isHiddenRequest(body) ? `HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}` : "revealed: its request line and Host show what was asked";
+}
+
 const MODE_TEXT: Record<ProofMode, string> = {
   mpc: "mpc (MPC-TLS: the notary saw nothing in clear)",
   proxy: "proxy (the notary relayed the connection and saw the response in clear; the request only if revealed)",
@@ -179,8 +211,11 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
   const lines = [
     ...warning,
     `Proof valid: signed by notary key ${proof.notaryFingerprint} (${proof.notaryKey.algorithm}, tlsproof ${body.notaryVersion})`,
-    `Server:       ${body.serverName}`,
+    `Server:       ${body.serverName} (${portText(body)})`,
     `Connected at: ${isoOfMs(body.connectionTime * 1000)} (unix ${body.connectionTime})`,
+    `Answered by:  ${body.responseTime === undefined ? "not stated (an older proof)" : `${isoOfMs(body.responseTime * 1000)} (unix ${body.responseTime})`}`,
+    `Answer:       ${answerText(body)}`,
+    `Request:      ${requestText(body)}`,
     `TLS version:  ${body.tlsVersion}`,
     `Proof mode:   ${MODE_TEXT[body.mode ?? "mpc"]}`,
     `Request id:   ${body.requestId}`,

@@ -1,7 +1,8 @@
 /**
  * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys, canonical numbers)
  * → version → schema → notary key → signature → transcript and redaction consistency (check.ts, the rules the
- * notary applies before signing, its cap on entries first) → what the caller expects (request id, server name).
+ * notary applies before signing, its cap on entries first) → what the caller expects (request id, server name,
+ * mode, and a request hidden whole only when the caller accepts one).
  * The signature comes before any rule on ranges and spans, and every step is linear in the proof's size (but
  * a binary search per declared span): a file nobody signed costs its parse and one signature check, however
  * many spans it lists. Every failure is
@@ -11,10 +12,10 @@
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { describeIssue } from "../schema.ts";
-import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
+import type { ProofBody, ProofMode, RevealedRange, TranscriptDirection } from "./format.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
-import { decodeBase64, proofBodyProblem, requestHostProblem } from "./check.ts";
+import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem } from "./check.ts";
 import { jsonTextProblem } from "./json-text.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
@@ -35,15 +36,28 @@ export interface TranscriptView {
   text: string;
 }
 
-/** What a proof must be about, beyond being signed by a pinned key. Both compare case-blind. */
+/** What a proof must be about, beyond being signed by a pinned key. The names compare case-blind. */
 export interface ProofExpectations {
   /** The request id the client sent (a proof of another request is someone else's). */
   requestId?: string;
   /** The host the client asked for: the server name the TLS certificate must have proven. */
   serverName?: string;
+  /** How the notary must have taken part (a proof that says nothing is an MPC proof). */
+  mode?: ProofMode;
+  /**
+   * Accept a proof whose request is hidden whole (proxy mode without the request revealed): it shows the server's
+   * answer, not the request it answers. Off by default: such a proof is `proof_mismatch`.
+   */
+  allowHiddenRequest?: boolean;
 }
 
 export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
+/** What a proof whose request is hidden does not prove. */
+export const HIDDEN_REQUEST_LIMIT =
+  "its request is hidden: it does not show the method, URL, Host or port the request named, so the answer may answer any request the prover chose to send to that server";
+/** What a proof from before notaries checked answers and dated them by the exchange does not prove. */
+export const UNCHECKED_ANSWER_WARNING =
+  "WARNING: a proof from before notaries checked answers: the answer may be cut short or followed by another, and its connection time may be the session's setup or the attestation";
 
 export interface VerifiedProof {
   body: ProofBody;
@@ -82,6 +96,10 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations): stri
   const differs = (actual: string, wanted: string | undefined) => wanted !== undefined && actual.toLowerCase() !== wanted.toLowerCase();
   if (differs(body.requestId, expected.requestId)) return `the proof is of request id ${body.requestId}, expected ${expected.requestId}`;
   if (differs(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
+  if (differs(body.mode ?? "mpc", expected.mode)) return `the proof is of mode ${body.mode ?? "mpc"}, expected ${expected.mode}`;
+  if (isHiddenRequest(body) && !expected.allowHiddenRequest) {
+    return `the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`;
+  }
   return null;
 }
 
@@ -139,16 +157,17 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
 }
 
 /**
- * What a reader must know of a genuine proof: a test trust anchor, and a request that does not show it asked the
- * verified server. Notaries refuse to sign such a request now (src/notary/attest.ts); a proof signed before they
- * did still verifies, with this warning. A proxy-mode proof that hides its request whole is exempt: its notary
- * connected to the server itself.
+ * What a reader must know of a genuine proof: a test trust anchor; a request hidden whole (accepted on purpose), and
+ * what that leaves unproven; a request that does not show it asked the verified server (notaries refuse to sign
+ * one now, src/notary/attest.ts; a proof signed before they did still verifies); an answer nobody checked (a proof
+ * from before notaries did).
  */
 function proofWarnings(body: ProofBody): string[] {
   const warnings = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
-  const requestShown = body.mode !== "proxy" || body.transcript.sent.revealed.length > 0;
-  const hostProblem = requestShown ? requestHostProblem(body.transcript.sent, body.serverName) : null;
+  const hostProblem = isHiddenRequest(body) ? null : requestHostProblem(body.transcript.sent, body.serverName);
+  if (isHiddenRequest(body)) warnings.push(`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`);
   if (hostProblem) warnings.push(`WARNING: the request does not show that it asked ${body.serverName}: ${hostProblem}`);
+  if (!isCheckedBody(body)) warnings.push(UNCHECKED_ANSWER_WARNING);
   return warnings;
 }
 
@@ -194,7 +213,7 @@ export function verifyProof(
   }
   if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
-  const problem = proofBodyProblem(body);
+  const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body);
   if (problem) fail(problem);
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);

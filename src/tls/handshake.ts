@@ -132,6 +132,26 @@ export function parseServerHello(body: Uint8Array): ServerHello {
   return { version: version === 0x0304 ? "TLS1.3" : "TLS1.2", random, sessionId, cipherSuite, compression, extensions, helloRetry };
 }
 
+/** The extensions of a TLS 1.3 EncryptedExtensions message. */
+export function parseEncryptedExtensions(body: Uint8Array): Map<number, Uint8Array> {
+  const r = new WireReader(body, "EncryptedExtensions");
+  const extensions = readExtensions(r, "EncryptedExtensions");
+  r.end();
+  return extensions;
+}
+
+/** The application protocol the server chose by ALPN (RFC 7301: a list of exactly one name), or null when it chose none. */
+export function selectedProtocol(extensions: Map<number, Uint8Array>): string | null {
+  const alpn = extensions.get(Extension.alpn);
+  if (!alpn) return null;
+  const r = new WireReader(alpn, "application_layer_protocol_negotiation");
+  const list = new WireReader(r.vector(2), "ALPN protocol list");
+  r.end();
+  const name = list.vector(1);
+  list.end();
+  return new TextDecoder("latin1").decode(name);
+}
+
 /** The DER certificates of a Certificate message, leaf first. */
 export function parseCertificates(body: Uint8Array, version: TlsVersionName): Uint8Array[] {
   const r = new WireReader(body, "Certificate");

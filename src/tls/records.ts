@@ -13,6 +13,8 @@ export interface TlsRecord {
   /** The 5-byte header: TLS 1.3's additional data. */
   header: Uint8Array;
   fragment: Uint8Array;
+  /** Where the record starts in its direction's bytes. */
+  offset: number;
 }
 
 /** The largest fragment either version allows (2^14 plus TLS 1.2's 2048 bytes of expansion). */
@@ -31,7 +33,7 @@ export function recordAt(stream: Uint8Array, offset: number, direction: string):
   }
   if (length > MAX_FRAGMENT) throw malformed(`the ${direction} bytes hold an oversized record at byte ${offset}`);
   const end = offset + RECORD_HEADER_LENGTH + length;
-  return end > stream.length ? null : { type, header, fragment: stream.subarray(offset + RECORD_HEADER_LENGTH, end) };
+  return end > stream.length ? null : { type, header, fragment: stream.subarray(offset + RECORD_HEADER_LENGTH, end), offset };
 }
 
 /**

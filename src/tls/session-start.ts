@@ -45,9 +45,24 @@ export interface SessionStart {
   suite: CipherSuite;
 }
 
-/** What a version's verifier gives back: the application data of each side. */
+/**
+ * Where, in one side's relayed bytes, its first record of application data starts, and its close_notify record (null
+ * when it sent none): what the notary needs to tell a close the server chose from one the client provoked.
+ */
+export interface DataRecords {
+  dataStart: number | null;
+  /** Its close_notify record; any alert record when the side's records were not opened (TLS 1.2 without its key). */
+  closeNotifyAt: number | null;
+}
+
+/** What a version's verifier gives back: the application data of each side, and where the server's lay. */
 export interface SessionData {
   recv: Uint8Array;
+  serverRecords: DataRecords;
+  /** The same of the client's side; null when its records cannot be read (TLS 1.3 without the client's keys). */
+  clientRecords: DataRecords | null;
+  /** The application protocol the server chose by ALPN, or null. */
+  alpn: string | null;
   sent: Uint8Array | null;
   sentLength: number;
   /** TLS 1.3 with the client's epochs revealed: the request less its hidden spans; else null. */

@@ -10,14 +10,14 @@ import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";
-import { type RelayedBytes, type SessionData, type SessionStart, readHellos } from "./session-start.ts";
+import { type DataRecords, type RelayedBytes, type SessionData, type SessionStart, readHellos } from "./session-start.ts";
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
 import { verifyTls12MasterSecret } from "./verify-tls12-master.ts";
 import type { PartlyRevealed } from "./verify-client-epochs.ts";
 import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 
-export type { RelayedBytes } from "./session-start.ts";
+export type { DataRecords, RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
 export type { PartlyRevealed } from "./verify-client-epochs.ts";
 export { keysOfEpochExchange, keysToReveal, tls12MasterSecret } from "./keys-to-reveal.ts";
@@ -36,7 +36,13 @@ export interface VerifiedSession {
   serverName: string;
   /** Every application-data byte the server sent, decrypted and authenticated, in order (the HTTP answer). */
   recv: Uint8Array;
-  /** The client's application data when its traffic secrets were revealed and checked; else null. */
+  /** Where the server's first application data and its close_notify lay in the bytes it sent (relayed offsets). */
+  serverRecords: DataRecords;
+  /** Where the client's alert lay (any alert, in TLS 1.2 without its keys); null when unreadable (TLS 1.3 without its keys). */
+  clientRecords: DataRecords | null;
+  /** The application protocol the server chose by ALPN (EncryptedExtensions in TLS 1.3, ServerHello in 1.2), or null. */
+  alpn: string | null;
+  /** The client's application data when client keys were revealed and checked; else null. */
   sent: Uint8Array | null;
   /**
    * TLS 1.3 with the client's epochs revealed: its application data with the hidden epochs' bytes zeroed, and
@@ -86,6 +92,9 @@ function verified(start: SessionStart, data: SessionData, expect: SessionExpecta
     cipherSuite: start.suite.name,
     serverName: expect.serverName,
     recv: data.recv,
+    serverRecords: data.serverRecords,
+    clientRecords: data.clientRecords,
+    alpn: data.alpn,
     sent: data.sent,
     sentLength: data.sentLength,
     sentPartly: data.sentPartly,

@@ -11,7 +11,7 @@ import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
 import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
-import { parseCertificates, parseServerKeyExchange } from "./handshake.ts";
+import { parseCertificates, parseServerKeyExchange, selectedProtocol } from "./handshake.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { RecordOpener, plaintextLength12 } from "./record-protection.ts";
 import {
@@ -27,7 +27,7 @@ import {
   nextPlainMessage,
   takePlainHandshakeRecord,
 } from "./records.ts";
-import type { SessionData, SessionStart } from "./session-start.ts";
+import type { DataRecords, SessionData, SessionStart } from "./session-start.ts";
 import { checkSignature } from "./signatures.ts";
 import { malformed } from "./wire.ts";
 
@@ -77,34 +77,42 @@ function readUntilChangeCipherSpec(stream: RecordStream, assembler: HandshakeAss
 /**
  * The protected records after ChangeCipherSpec: Finished (opened when there is a key, and returned), then
  * application data, each record given to `onData`, and at most a final alert (checked to be close_notify when
- * there is a key).
+ * there is a key); where the data and the alert lay.
  */
-function readProtected(stream: RecordStream, opener: RecordOpener | null, onData: (record: TlsRecord) => void): Uint8Array | null {
+function readProtected(
+  stream: RecordStream,
+  opener: RecordOpener | null,
+  onData: (record: TlsRecord) => void,
+): { finished: Uint8Array | null; records: DataRecords } {
   const finishedRecord = stream.take();
   if (!finishedRecord) throw malformed(`the ${stream.sender}'s bytes end before its Finished`);
   if (finishedRecord.type !== ContentType.handshake) throw malformed(`the ${stream.sender}'s first protected record is not its Finished`);
   const finished = opener?.open(finishedRecord).content;
   if (finished && (finished.length !== 16 || finished[0] !== HandshakeType.finished)) throw malformed(`the ${stream.sender}'s Finished is malformed`);
+  const records: DataRecords = { dataStart: null, closeNotifyAt: null };
   let closed = false;
   for (let record = stream.take(); record; record = stream.take()) {
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
-    if (record.type === ContentType.applicationData) onData(record);
-    else if (record.type === ContentType.alert) {
+    if (record.type === ContentType.applicationData) {
+      records.dataStart ??= record.offset;
+      onData(record);
+    } else if (record.type === ContentType.alert) {
       const alert = opener?.open(record).content;
       if (alert && !isCloseNotify(alert)) throw alertError(stream.sender, alert);
       closed = true;
+      records.closeNotifyAt = record.offset;
     } else if (record.type === ContentType.handshake) {
       throw new AppError("tls_unsupported", `the ${stream.sender} started a renegotiation, which proxy mode does not accept`);
     } else throw malformed(`the ${stream.sender} sent a record of type ${record.type} after its Finished`);
   }
-  return finished ?? null;
+  return { finished: finished ?? null, records };
 }
 
-/** All application data of one side, opened with its key, and its Finished. */
-function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; finished: Uint8Array | null } {
+/** All application data of one side, opened with its key, its Finished, and where its records lay. */
+function openedData(stream: RecordStream, opener: RecordOpener): { data: Uint8Array; finished: Uint8Array | null; records: DataRecords } {
   const chunks: Uint8Array[] = [];
-  const finished = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
-  return { data: concatBytes(...chunks), finished };
+  const { finished, records } = readProtected(stream, opener, (record) => chunks.push(opener.open(record).content));
+  return { data: concatBytes(...chunks), finished, records };
 }
 
 export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData & { handshake: Tls12Handshake } {
@@ -131,6 +139,7 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
     if (message.type !== HandshakeType.newSessionTicket) throw malformed(`the server sent handshake message type ${message.type} before its ChangeCipherSpec`);
   });
   const recv = openedData(server, new RecordOpener(suite, keys.server, "the revealed server write key", "server"));
+  const alpn = selectedProtocol(serverHello.extensions);
   const clientFlight = readUntilChangeCipherSpec(start.client, start.clientAssembler, (message) => {
     if (!CLIENT_FLIGHT.has(message.type)) {
       throw malformed(`the client sent handshake message type ${message.type} before its ChangeCipherSpec`);
@@ -139,9 +148,19 @@ export function verifyTls12(start: SessionStart, keys: Tls12Keys, checkChain: (c
   const handshake = { serverFlight, clientFlight, tickets, serverFinished: recv.finished };
   if (keys.client) {
     const sent = openedData(start.client, new RecordOpener(suite, keys.client, "the revealed client write key", "client"));
-    return { recv: recv.data, sent: sent.data, sentLength: sent.data.length, sentPartly: null, handshake: { ...handshake, clientFinished: sent.finished } };
+    return {
+      recv: recv.data,
+      serverRecords: recv.records,
+      clientRecords: sent.records,
+      alpn,
+      sent: sent.data,
+      sentLength: sent.data.length,
+      sentPartly: null,
+      handshake: { ...handshake, clientFinished: sent.finished },
+    };
   }
   let sentLength = 0;
-  readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
-  return { recv: recv.data, sent: null, sentLength, sentPartly: null, handshake: { ...handshake, clientFinished: null } };
+  // Record types travel in clear: where the client's alert lay is known without its key.
+  const { records: clientRecords } = readProtected(start.client, null, (record) => (sentLength += plaintextLength12(suite, record.fragment.length)));
+  return { recv: recv.data, serverRecords: recv.records, clientRecords, alpn, sent: null, sentLength, sentPartly: null, handshake: { ...handshake, clientFinished: null } };
 }

@@ -12,6 +12,7 @@ import { concatBytes } from "@noble/hashes/utils.js";
 import { sameBytes } from "../bytes.ts";
 import { AppError } from "../errors.ts";
 import { TAG_LENGTH } from "./aead.ts";
+import { parseEncryptedExtensions, selectedProtocol } from "./handshake.ts";
 import { type TrafficKeys, digest, finishedVerifyData, nextTrafficSecret, trafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
 import {
@@ -25,7 +26,7 @@ import {
   isCloseNotify,
   isKeyUpdate,
 } from "./records.ts";
-import type { SessionData, SessionStart } from "./session-start.ts";
+import type { DataRecords, SessionData, SessionStart } from "./session-start.ts";
 import type { CipherSuite } from "./suites.ts";
 import { type ClientEpochKeys, readClientEpochs } from "./verify-client-epochs.ts";
 import { checkServerFlight } from "./server-flight.ts";
@@ -65,11 +66,18 @@ function flightReader(stream: RecordStream, opener: RecordOpener, assembler: Han
 /**
  * Application data after the handshake, under a first traffic secret: data (23) collected, NewSessionTicket
  * accepted when `allowTickets`, a KeyUpdate moves to the next secret (derived from the current one, RFC 8446
- * §4.6.3; it must end its record), close_notify last.
+ * §4.6.3; it must end its record), close_notify last; where the data and the close_notify lay.
  */
-function readApplicationRecords(stream: RecordStream, suite: CipherSuite, firstSecret: Uint8Array, keyName: string, allowTickets: boolean): Uint8Array {
+function readApplicationRecords(
+  stream: RecordStream,
+  suite: CipherSuite,
+  firstSecret: Uint8Array,
+  keyName: string,
+  allowTickets: boolean,
+): { data: Uint8Array; records: DataRecords } {
   const chunks: Uint8Array[] = [];
   const postHandshake = new HandshakeAssembler();
+  const records: DataRecords = { dataStart: null, closeNotifyAt: null };
   let secret = firstSecret;
   let updates = 0;
   const openerOf = () => new RecordOpener(suite, trafficKeys(suite, secret), updates === 0 ? keyName : `${keyName} after ${updates} key updates`, stream.sender);
@@ -79,10 +87,13 @@ function readApplicationRecords(stream: RecordStream, suite: CipherSuite, firstS
     if (closed) throw malformed(`the ${stream.sender} sent records after its close_notify alert`);
     if (record.type !== ContentType.applicationData) throw malformed(`the ${stream.sender} sent a clear record of type ${record.type} after the handshake`);
     const { type, content } = opener.open(record);
-    if (type === ContentType.applicationData) chunks.push(content);
-    else if (type === ContentType.alert) {
+    if (type === ContentType.applicationData) {
+      records.dataStart ??= record.offset;
+      chunks.push(content);
+    } else if (type === ContentType.alert) {
       if (!isCloseNotify(content)) throw alertError(stream.sender, content);
       closed = true;
+      records.closeNotifyAt = record.offset;
     } else if (type === ContentType.handshake) {
       postHandshake.push(content);
       for (let message = postHandshake.next(); message; message = postHandshake.next()) {
@@ -97,7 +108,7 @@ function readApplicationRecords(stream: RecordStream, suite: CipherSuite, firstS
       }
     } else throw malformed(`the ${stream.sender} sent protected content of type ${type}`);
   }
-  return concatBytes(...chunks);
+  return { data: concatBytes(...chunks), records };
 }
 
 export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkChain: (chainDer: Uint8Array[]) => KeyObject): SessionData {
@@ -110,20 +121,27 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
     new RecordOpener(suite, trafficKeys(suite, secrets.serverHandshake), "the revealed server handshake traffic secret", "server"),
     serverFlight,
   );
-  checkServerFlight(next, transcript, suite, secrets.serverHandshake, checkChain);
+  const flight = checkServerFlight(next, transcript, suite, secrets.serverHandshake, checkChain);
+  const alpn = selectedProtocol(parseEncryptedExtensions(flight.encryptedExtensions.body));
   if (!serverFlight.empty) throw malformed("the server's Finished does not end its record");
-  const recv = readApplicationRecords(server, suite, secrets.serverApplication, "the revealed server application traffic secret", true);
-  if (!secrets.client) return { recv, sent: null, sentLength: estimatedSentLength(start.client), sentPartly: null };
+  const { data: recv, records: serverRecords } = readApplicationRecords(server, suite, secrets.serverApplication, "the revealed server application traffic secret", true);
+  const serverSide = { recv, serverRecords, alpn };
+  if (!secrets.client) return { ...serverSide, clientRecords: null, sent: null, sentLength: estimatedSentLength(start.client), sentPartly: null };
   if ("epochs" in secrets.client) {
+    // Hidden epochs' records are unreadable, so where the client closed is not known: a close-framed answer is refused.
     const sentPartly = readClientEpochs(start.client, suite, secrets.client.epochs);
-    return { recv, sent: null, sentLength: sentPartly.bytes.length, sentPartly };
+    return { ...serverSide, clientRecords: null, sent: null, sentLength: sentPartly.bytes.length, sentPartly };
   }
-  const sent = readClientSide(start, transcript, secrets.client);
-  return { recv, sent, sentLength: sent.length, sentPartly: null };
+  const { data: sent, records: clientRecords } = readClientSide(start, transcript, secrets.client);
+  return { ...serverSide, clientRecords, sent, sentLength: sent.length, sentPartly: null };
 }
 
 /** The client's flight (optional Certificate/CertificateVerify, then Finished, checked) and its application data. */
-function readClientSide(start: SessionStart, transcript: Uint8Array[], client: { handshake: Uint8Array; application: Uint8Array }): Uint8Array {
+function readClientSide(
+  start: SessionStart,
+  transcript: Uint8Array[],
+  client: { handshake: Uint8Array; application: Uint8Array },
+): { data: Uint8Array; records: DataRecords } {
   const { suite } = start;
   const keys: TrafficKeys = trafficKeys(suite, client.handshake);
   const flight = new HandshakeAssembler();

@@ -4,7 +4,16 @@
  * it is only ever set as text, never parsed as HTML, and its bidirectional-text controls are shown as escapes.
  */
 import { AppError } from "../errors.ts";
-import { DECLARED_BY, TEST_TRUST_ANCHOR_WARNING, type VerifiedProofJson, escapeBidiControls, notaryKindText, verifiedProofJson } from "../proof/render.ts";
+import {
+  DECLARED_BY,
+  TEST_TRUST_ANCHOR_WARNING,
+  type VerifiedProofJson,
+  answerText,
+  escapeBidiControls,
+  notaryKindText,
+  portText,
+  verifiedProofJson,
+} from "../proof/render.ts";
 import { HIDDEN_BYTE_MARKER, type ProofExpectations, verifyProof } from "../proof/verify.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -13,6 +22,7 @@ const proofInput = byId<HTMLTextAreaElement>("proof");
 const keyInput = byId<HTMLTextAreaElement>("key");
 const requestIdInput = byId<HTMLInputElement>("request-id");
 const serverNameInput = byId<HTMLInputElement>("server-name");
+const allowHiddenInput = byId<HTMLInputElement>("allow-hidden-request");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
 
@@ -77,7 +87,7 @@ function redactionTable(json: VerifiedProofJson): HTMLElement {
 function expectations(): ProofExpectations {
   const requestId = requestIdInput.value.trim();
   const serverName = serverNameInput.value.trim();
-  return { ...(requestId ? { requestId } : {}), ...(serverName ? { serverName } : {}) };
+  return { ...(requestId ? { requestId } : {}), ...(serverName ? { serverName } : {}), allowHiddenRequest: allowHiddenInput.checked };
 }
 
 /** Says which of the reader's expectations the proof met, or that none was given and what that leaves open. */
@@ -86,6 +96,14 @@ function bindingText(expected: ProofExpectations): string {
   if (met.length === 0) return "No request id or host given: this shows the proof is genuine, not that it is about your request.";
   return `Its ${met.join(" and ")} are the ones you gave.`;
 }
+
+/** The body fields the report's texts read, from the report's JSON. */
+const bodyFacts = (json: VerifiedProofJson) => ({
+  serverPort: json.serverPort ?? undefined,
+  responseFraming: json.responseFraming ?? undefined,
+  request: json.responseFraming === null ? undefined : json.request,
+  mode: json.mode,
+});
 
 function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
   status.className = "valid";
@@ -98,8 +116,11 @@ function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
   parts.push(...json.warnings.map((warning) => element("p", warning, "warning")));
   parts.push(
     facts([
-      ["Server name", json.serverName],
+      ["Server name", `${json.serverName} (${portText(bodyFacts(json))})`],
       ["Connected at", `${json.connectionTime.iso} (unix ${json.connectionTime.unix})`],
+      ["Answered by", json.responseTime ? `${json.responseTime.iso} (unix ${json.responseTime.unix})` : "not stated (an older proof)"],
+      ["Answer", answerText(bodyFacts(json))],
+      ["Request", json.request === "hidden" ? "HIDDEN: not shown (see the warning)" : "revealed: its request line and Host show what was asked"],
       ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
       ["TLS version", json.tlsVersion],
       ["Proof mode", json.mode === "proxy" ? "proxy: the notary relayed the connection and saw the response in clear" : "mpc: the notary saw nothing in clear"],
@@ -166,7 +187,8 @@ async function useProverKey(): Promise<void> {
 const query = new URLSearchParams(location.search);
 requestIdInput.value = query.get("requestId") ?? "";
 serverNameInput.value = query.get("serverName") ?? "";
-for (const input of [proofInput, keyInput, requestIdInput, serverNameInput]) input.addEventListener("input", verifyInputs);
+allowHiddenInput.checked = query.get("allowHiddenRequest") === "1";
+for (const input of [proofInput, keyInput, requestIdInput, serverNameInput, allowHiddenInput]) input.addEventListener("input", verifyInputs);
 byId<HTMLInputElement>("proof-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], proofInput));
 byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], keyInput));
 byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());

@@ -3,8 +3,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/verify.ts";
-import { REPO, runCommandModule, SECRET_API_KEY, SECRET_TOKEN, signedSample, tempDir } from "../proof/fixtures.ts";
+import { HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING } from "../../src/proof/verify.ts";
+import {
+  hiddenRequestBody,
+  legacySampleBody,
+  REPO,
+  runCommandModule,
+  SECRET_API_KEY,
+  SECRET_TOKEN,
+  signedSample,
+  tempDir,
+} from "../proof/fixtures.ts";
 
 const VERIFY = "src/cli/verify.ts";
 const dir = tempDir();
@@ -170,6 +179,55 @@ describe("cli verify", () => {
     const { exitCode, stderr } = await runCommandModule("src/cli/notary.ts", ["keygen", "--out", join(dir, "keys"), "--frce"]);
     expect(exitCode).toBe(2);
     expectOneErrorLine(stderr, "error: unknown option --frce");
+  });
+
+  test("the report says how the answer was checked, when the exchange ended, and that the request is revealed", async () => {
+    const human = await verify("--notary-pub-key", pubPath, "--proof", proofPath);
+    expect(human.stdout).toContain("Server:       api.example.com (port not attested (an MPC notary never dials the server))");
+    expect(human.stdout).toContain("Answered by:  2024-05-31T16:08:38.000Z (unix 1717171718)");
+    expect(human.stdout).toContain("Answer:       one complete HTTP/1.1 answer, framed by its Content-Length (content-length), checked by the notary");
+    expect(human.stdout).toContain("Request:      revealed: its request line and Host show what was asked");
+    const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--json")).stdout);
+    expect(json).toMatchObject({ serverPort: null, responseTime: { unix: 1717171718 }, responseFraming: "content-length", request: "revealed" });
+  });
+
+  test("--mode: exit 0 when the proof is of that mode, exit 1 naming the mismatch, exit 2 for another word", async () => {
+    expect((await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--mode", "mpc")).exitCode).toBe(0);
+    const other = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--mode", "proxy");
+    expect(other.exitCode).toBe(1);
+    expect(other.stdout).toBe("");
+    expectOneErrorLine(other.stderr, "error: the proof is of mode mpc, expected proxy");
+    const unknown = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--mode", "fast");
+    expect(unknown.exitCode).toBe(2);
+    expectOneErrorLine(unknown.stderr, "error: --mode must be mpc or proxy");
+  });
+
+  test("a proof whose request is hidden: exit 1 saying what it does not prove, unless --allow-hidden-request", async () => {
+    const hiddenPath = join(dir, "hidden-request.json");
+    writeFileSync(hiddenPath, JSON.stringify(signProof(hiddenRequestBody(key), key)));
+    const refused = await verify("--notary-pub-key", pubPath, "--proof", hiddenPath);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stdout).toBe("");
+    expectOneErrorLine(refused.stderr, `error: the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`);
+    const accepted = await verify("--notary-pub-key", pubPath, "--proof", hiddenPath, "--allow-hidden-request", "--mode", "proxy");
+    expect(accepted.exitCode).toBe(0);
+    expect(accepted.stdout.split("\n")[0]).toBe(`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`);
+    expect(accepted.stdout).toContain(`Request:      HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}`);
+    expect(accepted.stdout).toContain("Server:       api.example.com (port 443, dialled by the notary)");
+    const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", hiddenPath, "--allow-hidden-request", "--json")).stdout);
+    expect(json).toMatchObject({ request: "hidden", serverPort: 443, mode: "proxy" });
+  });
+
+  test("an older proof without the answer's check is still valid, and says what it lacks", async () => {
+    const olderPath = join(dir, "older.json");
+    writeFileSync(olderPath, JSON.stringify(signProof(legacySampleBody(key), key)));
+    const human = await verify("--notary-pub-key", pubPath, "--proof", olderPath);
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toContain("Answer:       not checked (a proof from before notaries checked answers)");
+    expect(human.stdout).toContain("Answered by:  not stated (an older proof)");
+    expect(human.stdout).toContain(UNCHECKED_ANSWER_WARNING);
+    const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", olderPath, "--json")).stdout);
+    expect(json).toMatchObject({ responseTime: null, responseFraming: null, serverPort: null, request: "revealed", mode: "mpc" });
   });
 
   test("a test trust anchor proof: the warning in the report and in --json's warnings", async () => {

@@ -14,7 +14,7 @@ import {
 } from "../../src/proof/evm-attestation.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
-import { sampleBody } from "../proof/fixtures.ts";
+import { hiddenRequestBody, legacySampleBody, sampleBody } from "../proof/fixtures.ts";
 import { type Account, Chain } from "../../testkit/evm/chain.ts";
 import { attestationArgs, VerifierContract } from "../../testkit/evm/verifier.ts";
 
@@ -30,10 +30,13 @@ function viemDigest(attestation: EvmAttestation): Hex {
       [typeName]: [
         { name: "requestId", type: "bytes16" },
         { name: "serverName", type: "string" },
+        { name: "serverPort", type: "uint16" },
         { name: "connectionTime", type: "uint64" },
+        { name: "responseTime", type: "uint64" },
         { name: "notarizedAt", type: "uint64" },
         { name: "sentLength", type: "uint32" },
         { name: "recvLength", type: "uint32" },
+        { name: "requestHidden", type: "bool" },
         { name: "testTrustAnchor", type: "bool" },
         { name: "revealed", type: "bytes" },
       ],
@@ -67,16 +70,20 @@ const bodyArb = fc
     requestId: fc.uuid(),
     serverName: fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }),
     connectionTime: fc.integer({ min: 0, max: 2 ** 40 }),
+    responseTime: fc.integer({ min: 0, max: 2 ** 40 }),
+    serverPort: fc.integer({ min: 1, max: 65535 }),
     notarizedAt: fc.maxSafeNat(),
     testTrustAnchor: fc.boolean(),
-    mode: fc.constantFrom(undefined, "mpc" as const, "proxy" as const),
+    mode: fc.constantFrom("mpc" as const, "proxy" as const),
+    requestHidden: fc.boolean(),
     sent: directionArb,
     recv: directionArb,
   })
-  .map(({ sent, recv, mode, ...fields }): ProofBody => ({
+  .map(({ sent, recv, mode, serverPort, requestHidden, ...fields }): ProofBody => ({
     ...sampleBody(generateKey("secp256k1")),
     ...fields,
-    ...(mode === undefined ? {} : { mode }),
+    mode,
+    ...(mode === "proxy" ? { serverPort, request: requestHidden ? "hidden" : "revealed" } : {}),
     transcript: { sent, recv },
   }));
 
@@ -114,6 +121,10 @@ describe("EVM attestation digest", () => {
       { ...body, requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f02" },
       { ...body, serverName: `${body.serverName}.` },
       { ...body, connectionTime: body.connectionTime + 1 },
+      { ...body, responseTime: body.responseTime! + 1 },
+      { ...body, mode: "proxy", serverPort: 443 },
+      { ...body, mode: "proxy", serverPort: 444 },
+      { ...body, mode: "proxy", serverPort: 443, request: "hidden" },
       { ...body, notarizedAt: body.notarizedAt + 1 },
       { ...body, testTrustAnchor: !body.testTrustAnchor },
       // A proxy-mode proof of the same data is another attestation type.
@@ -126,6 +137,44 @@ describe("EVM attestation digest", () => {
     ];
     const digests = variants.map((variant) => hex(attestationDigest(evmAttestationOf(variant))));
     expect(new Set([base, ...digests]).size).toBe(variants.length + 1);
+  });
+
+  test("a proof made before the exchange's times were attested keeps its older struct, which the contract no longer takes", () => {
+    const key = generateKey("secp256k1");
+    const legacy = evmAttestationOf(legacySampleBody(key));
+    expect(legacy.legacy).toBe(true);
+    const current = evmAttestationOf(sampleBody(key));
+    expect(hex(attestationDigest(legacy))).not.toBe(hex(attestationDigest(current)));
+    // The older struct's digest, as a wallet would have built it for such a proof.
+    const { tuple: _tuple, revealed } = attestationArgs(current);
+    const older = hashTypedData({
+      domain: EVM_DOMAIN,
+      types: {
+        Attestation: [
+          { name: "requestId", type: "bytes16" },
+          { name: "serverName", type: "string" },
+          { name: "connectionTime", type: "uint64" },
+          { name: "notarizedAt", type: "uint64" },
+          { name: "sentLength", type: "uint32" },
+          { name: "recvLength", type: "uint32" },
+          { name: "testTrustAnchor", type: "bool" },
+          { name: "revealed", type: "bytes" },
+        ],
+      },
+      primaryType: "Attestation",
+      message: {
+        requestId: hex(legacy.requestId),
+        serverName: legacy.serverName,
+        connectionTime: BigInt(legacy.connectionTime),
+        notarizedAt: BigInt(legacy.notarizedAt),
+        sentLength: legacy.sentLength,
+        recvLength: legacy.recvLength,
+        testTrustAnchor: legacy.testTrustAnchor,
+        revealed,
+      },
+    });
+    expect(hex(attestationDigest(legacy))).toBe(older);
+    expect(() => attestationArgs(legacy)).toThrow("current struct only");
   });
 
   test("a request id that is not a UUID has no EVM attestation", () => {
@@ -201,6 +250,26 @@ describe("EVM attestation digest", () => {
       await verifier.setAcceptsProxyMode(false);
     });
 
+    test("refuses an attestation whose request was hidden unless the owner accepts those too, whatever else it accepts", async () => {
+      const hiddenBody = withEvmAttestation(hiddenRequestBody(notaryKey), notaryKey);
+      const hidden = evmAttestationOf(hiddenBody);
+      const hiddenSignature = hiddenBody.evm!.signature as Hex;
+      expect(hidden).toMatchObject({ mode: "proxy", requestHidden: true, serverPort: 443 });
+      await verifier.setAcceptsProxyMode(true);
+      expect(await verifier.verify(hidden, hiddenSignature, "proxy")).toEqual({ ok: false, error: "HiddenRequestRefused" });
+      const recv = hiddenBody.transcript.recv.revealed[0]!;
+      expect(await verifier.verifiedRangeWithContext(hidden, hiddenSignature, "recv", recv.start, recv.start + 8)).toEqual({ ok: false, error: "HiddenRequestRefused" });
+      // The flag is signed: the same attestation claiming a revealed request recovers another signer.
+      expect(await verifier.verify({ ...hidden, requestHidden: false }, hiddenSignature, "proxy")).toEqual({ ok: false, error: "UnknownNotary" });
+      await verifier.setAcceptsHiddenRequest(true);
+      const accepted = await verifier.verify(hidden, hiddenSignature, "proxy");
+      expect(accepted.ok && accepted.value.toLowerCase()).toBe(body.evm!.address);
+      const read = await verifier.verifiedRangeWithContext(hidden, hiddenSignature, "recv", recv.start, recv.start + 8);
+      expect(read.ok && read.value).toMatchObject({ requestHidden: true, serverPort: 443 });
+      await verifier.setAcceptsHiddenRequest(false);
+      await verifier.setAcceptsProxyMode(false);
+    });
+
     test("serves revealed ranges only, from the right direction", async () => {
       const recv = body.transcript.recv;
       const response = Buffer.concat(recv.revealed.map((range) => Buffer.from(range.data, "base64"))).toString();
@@ -215,15 +284,19 @@ describe("EVM attestation digest", () => {
       expect(await verifier.verifiedRange(attestation, signature, "sent", recv.length - 4, recv.length)).toEqual({ ok: false, error: "RangeNotRevealed" });
     });
 
-    test("a range comes with what it is evidence of: the attested server name, times and digest", async () => {
+    test("a range comes with what it is evidence of: the attested server name, port, times and digest", async () => {
       const inFirstRange = body.transcript.recv.revealed[0]!;
       const read = await verifier.verifiedRangeWithContext(attestation, signature, "recv", inFirstRange.start, inFirstRange.start + 8);
       expect(read.ok).toBe(true);
       if (!read.ok) return;
       expect(Buffer.from(read.value.data).toString()).toBe("HTTP/1.1");
       expect(read.value.serverName).toBe(body.serverName);
+      // An MPC notary never dials the server: no port is attested.
+      expect(read.value.serverPort).toBe(0);
       expect(read.value.connectionTime).toBe(BigInt(body.connectionTime));
+      expect(read.value.responseTime).toBe(BigInt(body.responseTime!));
       expect(read.value.notarizedAt).toBe(BigInt(body.notarizedAt));
+      expect(read.value.requestHidden).toBe(false);
       // The digest a dapp records to use each attestation once: the one the notary signed.
       expect(read.value.attestationDigest).toBe(`0x${Buffer.from(attestationDigest(attestation)).toString("hex")}`);
     });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { tlsFixture } from "../../testkit/env.ts";
 import { BUN } from "../../testkit/prover.ts";
+import { type ScriptedTarget, startScriptedTarget } from "../../testkit/scripted-target.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { eventually } from "../../testkit/wait.ts";
 import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "./support.ts";
@@ -14,26 +15,45 @@ import { type RunningNotary, notaryConfig, notarySessions, startNotary } from ".
  */
 let notary: RunningNotary;
 let target: Server<undefined>;
+/** A target whose answer stops mid-body: its head says 42 bytes, 20 come, then its TCP connection ends. */
+let cutting: ScriptedTarget;
+const CUT_BODY = '{"transfers":[{"to":"bob","amount":5000}]}';
 
 beforeAll(async () => {
   notary = await startNotary(notaryConfig("host: 127.0.0.1\nport: 0\nnotarization:\n  max_sent_data: 1024\n  max_recv_data: 2048\n"));
   target = startTarget(tlsFixture());
+  cutting = await startScriptedTarget(tlsFixture(), { version: "TLSv1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, ({ socket }) => {
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${CUT_BODY.length}\r\n\r\n${CUT_BODY.slice(0, 20)}`, () => socket.destroy());
+  });
 }, 90_000);
 
 afterAll(() => {
   notary?.process.kill("SIGKILL");
   target?.stop(true);
+  cutting?.stop();
 });
 
+interface LieOutcome {
+  signed?: boolean;
+  code?: string;
+  message?: string;
+  /** The engine's own failure of the exchange. */
+  engine?: string;
+  connectionTime?: number;
+  responseTime?: number;
+  requestStartedAt?: number;
+}
+
 /** Runs dishonest-prover.ts with this lie: the notary's answer to its attestation request. */
-async function lieToNotary(lie: "hidden-secret" | "hidden-host"): Promise<{ signed?: boolean; code?: string; message?: string }> {
-  const liar = Bun.spawn([BUN, join(import.meta.dir, "dishonest-prover.ts"), notary.url, String(target.port), tlsFixture().caPath, lie], {
+async function lieToNotary(lie: "hidden-secret" | "hidden-host" | "cut" | "warm"): Promise<LieOutcome> {
+  const port = lie === "cut" ? cutting.port : target.port!;
+  const liar = Bun.spawn([BUN, join(import.meta.dir, "dishonest-prover.ts"), notary.url, String(port), tlsFixture().caPath, lie], {
     stdout: "pipe",
     stderr: "pipe",
   });
   const [stdout, stderr, exitCode] = await Promise.all([new Response(liar.stdout).text(), new Response(liar.stderr).text(), liar.exited]);
   expect({ exitCode, stderr: exitCode === 0 ? "" : stderr }).toEqual({ exitCode: 0, stderr: "" });
-  return JSON.parse(stdout.trim().split("\n").at(-1)!) as { signed?: boolean; code?: string; message?: string };
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as LieOutcome;
 }
 
 test("a declared hidden span that was in fact revealed is refused, and nothing is signed", async () => {
@@ -52,4 +72,21 @@ test("a request whose Host is hidden is refused: a reader could not tell which s
   expect(outcome.message).toContain("request refused: the request's Host header value is hidden");
   expect(notary.log()).not.toContain("proof signed");
   expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
+}, 240_000);
+
+test("a transcript ended before its answer did gets no proof: the engine fails the exchange, or the notary refuses it", async () => {
+  const outcome = await lieToNotary("cut");
+  console.log(`MPC cut-off answer: ${JSON.stringify(outcome)}`);
+  expect(outcome.signed).toBeUndefined();
+  if (outcome.engine === undefined) expect(outcome.code).toBe("answer_incomplete");
+  expect(notary.log()).not.toContain("proof signed");
+}, 240_000);
+
+test("a warm session's proof is dated by its exchange, not by its setup", async () => {
+  const outcome = await lieToNotary("warm");
+  console.log(`MPC warm session: ${JSON.stringify({ ...outcome, recv: undefined })}; notary: ${/session verified.*/.exec(notary.log())?.[0]}`);
+  expect(outcome.signed).toBe(true);
+  // The session waited 12 s between its setup and its request; the proof's time is the request's, as the notary saw it.
+  expect(outcome.connectionTime!).toBeGreaterThanOrEqual(Math.floor(outcome.requestStartedAt! / 1000));
+  expect(outcome.responseTime!).toBeGreaterThanOrEqual(outcome.connectionTime!);
 }, 240_000);

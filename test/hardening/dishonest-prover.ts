@@ -2,9 +2,12 @@
  * A prover that lies to the notary, run as its own process by dishonest-prover.e2e.test.ts (the engine is one wasm
  * instance per process): a real MPC session through the real engine, every byte revealed, then an attestation
  * request declaring the response's secret value hidden. Or (`hidden-host`) every byte revealed but the request's
- * Host value, so that readers could not tell which server the request was for. Prints `{"code","message"}` of the
- * notary's refusal, or `{"signed":true}` if the notary signed.
- * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host]
+ * Host value, so that readers could not tell which server the request was for. Or (`cut`) GET /cut from a target
+ * that stops mid-answer, every byte the engine read revealed: what the notary says of a transcript ended early. Or
+ * (`warm`) an honest proof of /data asked for seconds after its setup, as a warm pool's session is: the notary's
+ * dating. Prints `{"code","message"}` of the notary's refusal, `{"engine": message}` when the engine itself failed the
+ * exchange, or `{"signed":true, ...}` with the proof's times and when the request started if the notary signed.
+ * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host|cut|warm]
  */
 import { readFileSync } from "node:fs";
 import { startLoopbackBridge } from "../../src/engine/bridge.ts";
@@ -24,9 +27,20 @@ await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8")
 const bridge = startLoopbackBridge();
 const notary = createNotaryClient(notaryUrl);
 const session = await setupProverSession(notary, localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
-const exchange = await getFromTarget(session, bridge, Number(targetPort));
-let redactions: AttestationRequest["redactions"];
-if (lie === "hidden-host") {
+// A warm session waits for its request: the notary's socket is quiet meanwhile.
+if (lie === "warm") await Bun.sleep(12_000);
+const requestStartedAt = Date.now();
+let exchange: Awaited<ReturnType<typeof getFromTarget>>;
+try {
+  exchange = await getFromTarget(session, bridge, Number(targetPort), lie === "cut" ? "/cut" : "/data");
+} catch (error) {
+  console.log(JSON.stringify({ engine: toAppError(error, "session_failed").message, cause: String((error as Error).cause ?? "") }));
+  process.exit(0);
+}
+let redactions: AttestationRequest["redactions"] = [];
+if (lie === "cut" || lie === "warm") {
+  await revealAll(session, exchange);
+} else if (lie === "hidden-host") {
   const start = Buffer.from(exchange.sent).indexOf(TARGET_HOST);
   if (start < 0) throw new Error("the request lacks the host");
   const end = start + TARGET_HOST.length;
@@ -39,8 +53,9 @@ if (lie === "hidden-host") {
   redactions = [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }];
 }
 try {
-  await notary.attest(session.notarySessionId, { requestId: crypto.randomUUID(), redactions }, "mpc");
-  console.log(JSON.stringify({ signed: true }));
+  const proof = await notary.attest(session.notarySessionId, { requestId: crypto.randomUUID(), redactions }, "mpc");
+  const { connectionTime, responseTime, responseFraming } = proof.body;
+  console.log(JSON.stringify({ signed: true, connectionTime, responseTime, responseFraming, requestStartedAt, recv: Buffer.from(exchange.recv).toString("latin1") }));
 } catch (error) {
   const failure = toAppError(error);
   console.log(JSON.stringify({ code: failure.code, message: failure.message }));

@@ -78,6 +78,7 @@ proxy:
   session_timeout: 20
   idle_timeout: 4
   connect_timeout: 2
+  attestation_window: 3
 `);
     const folder = join(path, "..");
     const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
@@ -103,6 +104,7 @@ proxy:
         connectTimeoutMs: 2_000,
         // Half the places, rounded up.
         maxPendingConnects: 2,
+        attestationWindowMs: 3000,
       },
       process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });

@@ -67,7 +67,7 @@ describe("notaries and proxy mode", () => {
       const response = await proxyCall(both, requestId);
       expect(response.status).toBe(200);
       const [event] = await stream.events;
-      const verified = await verifyWithCli(proofData(event!).proofText, relaying.pubPath);
+      const verified = await verifyWithCli(proofData(event!).proofText, relaying.pubPath, "--allow-hidden-request");
       expect(verified.exitCode).toBe(0);
       expect((JSON.parse(verified.stdout) as VerifiedProofJson).mode).toBe("proxy");
     }

@@ -50,6 +50,7 @@ beforeAll(async () => {
       idleTimeoutMs: 10_000,
       connectTimeoutMs: 5_000,
       maxPendingConnects: 4,
+      attestationWindowMs: 10_000,
       trustAnchorsPem: trustAnchors(tls.caPem),
     },
     log: createLogger({ level: "error" }),
@@ -89,8 +90,9 @@ describe("proxy sessions on the notary", () => {
   test("the proof holds the answer the notary decrypted, and the request's length only", async () => {
     const { client, sessionId, exchange, keys } = await relayedExchange();
     const proof = await client.attestProxy(sessionId, attestation(keys));
-    const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem);
+    const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem, { allowHiddenRequest: true });
     expect(verified.body.mode).toBe("proxy");
+    expect(verified.body).toMatchObject({ request: "hidden", serverPort: target.port, responseFraming: "content-length" });
     expect(verified.body.transcript.sent).toEqual({ length: exchange.sent.length, revealed: [] });
     expect(verified.recv.text).toBe(new TextDecoder().decode(exchange.recv));
   });

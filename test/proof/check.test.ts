@@ -4,6 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { VerifierOutput } from "tlsn-wasm";
+import { mpcTranscript } from "../../src/notary/mpc-transcript.ts";
+import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { AppError } from "../../src/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";
 import { MAX_PROOF_ENTRIES } from "../../src/proof/check.ts";
@@ -20,9 +22,13 @@ const token = spanOf(RESPONSE, SECRET_TOKEN);
 
 /**
  * What the notary's Verifier reports when the prover hid the API key and the token (or, given, other request
- * bytes of another request text).
+ * bytes of another request text), as the MPC session's verified transcript.
  */
-function verifierOutput(request = REQUEST, hiddenSent: { start: number; end: number }[] = [apiKey]): VerifierOutput {
+function verifierOutput(request = REQUEST, hiddenSent: { start: number; end: number }[] = [apiKey]): VerifiedTranscript {
+  return mpcTranscript({ output: engineOutput(request, hiddenSent), activeSince: 1_717_171_717_000, verifiedAt: 1_717_171_719_000 });
+}
+
+function engineOutput(request: string, hiddenSent: { start: number; end: number }[]): VerifierOutput {
   const direction = (text: string, hidden: { start: number; end: number }[]) => {
     const bytes = [...Buffer.from(text)];
     const authed = complementRanges(bytes.length, hidden);

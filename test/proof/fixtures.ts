@@ -42,8 +42,12 @@ export function sampleBody(key: NotaryKey): ProofBody {
   return {
     requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01",
     notary: { publicKey: key.publicKeyPem, algorithm: key.algorithm },
+    mode: "mpc",
     serverName: "api.example.com",
     connectionTime: 1_717_171_717,
+    responseTime: 1_717_171_718,
+    responseFraming: "content-length",
+    request: "revealed",
     tlsVersion: "TLS1.2",
     notarizedAt: 1_717_171_720_123,
     transcript: { sent: directionHiding(REQUEST, [apiKey]), recv: directionHiding(RESPONSE, [token]) },
@@ -54,6 +58,26 @@ export function sampleBody(key: NotaryKey): ProofBody {
     ],
     testTrustAnchor: false,
     notaryVersion: "0.1.0",
+  };
+}
+
+/** The sample as a notary signed it before answers were checked: no mode, times of the exchange or request visibility. */
+export function legacySampleBody(key: NotaryKey): ProofBody {
+  const { mode: _mode, responseTime: _responseTime, responseFraming: _framing, request: _request, ...legacy } = sampleBody(key);
+  return legacy;
+}
+
+/** The sample as a proxy-mode notary signs it when the request stays hidden: the request's length only. */
+export function hiddenRequestBody(key: NotaryKey): ProofBody {
+  const body = sampleBody(key);
+  const token = spanOf(RESPONSE, SECRET_TOKEN);
+  return {
+    ...body,
+    mode: "proxy",
+    serverPort: 443,
+    request: "hidden",
+    transcript: { sent: { length: body.transcript.sent.length, revealed: [] }, recv: body.transcript.recv },
+    redactions: [{ pattern: "json:token", spans: [{ direction: "recv", ...token }], matched: true }],
   };
 }
 

@@ -110,8 +110,8 @@ describe("JSON for scripts", () => {
       warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "mode", "notarizedAt", "notary", "recv", "redactions", "requestId", "sent",
-      "serverName", "testTrustAnchor", "tlsVersion", "valid", "warnings",
+      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
+      "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });
 

@@ -3,8 +3,19 @@ import { AppError } from "../../src/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { HIDDEN_BYTE_MARKER, TEST_TRUST_ANCHOR_WARNING, verifyProof } from "../../src/proof/verify.ts";
-import { directionHiding, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample, spanOf } from "./fixtures.ts";
+import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING, verifyProof } from "../../src/proof/verify.ts";
+import {
+  directionHiding,
+  hiddenRequestBody,
+  legacySampleBody,
+  REQUEST,
+  RESPONSE,
+  SECRET_API_KEY,
+  SECRET_TOKEN,
+  sampleBody,
+  signedSample,
+  spanOf,
+} from "./fixtures.ts";
 
 const { key, proof } = signedSample();
 const clone = <T>(value: T): T => structuredClone(value);
@@ -279,14 +290,70 @@ describe("a request that does not show the server it asked (signed before notari
     ]);
   });
 
-  test("a proxy-mode proof whose request is hidden whole has none: its notary connected to the server itself", () => {
-    const hiddenWhole = signedWith((body) => {
-      body.mode = "proxy";
-      body.transcript.sent = { length: body.transcript.sent.length, revealed: [] };
-      body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
-    });
-    expect(verifyProof(hiddenWhole, key.publicKeyPem).warnings).toEqual([]);
-    expect(verifyProof(signedWith((body) => ((body.mode = "proxy"), hidingHost(body))), key.publicKeyPem).warnings).toHaveLength(1);
+  test("a proxy-mode proof whose request is hidden whole, accepted on purpose, is warned about as such, not as a bad Host", () => {
+    const hiddenWhole = signProof(hiddenRequestBody(key), key);
+    expect(verifyProof(hiddenWhole, key.publicKeyPem, { allowHiddenRequest: true }).warnings).toEqual([`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`]);
+    const proxyHidingHost = signedWith((body) => ((body.mode = "proxy"), (body.serverPort = 443), hidingHost(body)));
+    expect(verifyProof(proxyHidingHost, key.publicKeyPem).warnings).toHaveLength(1);
+  });
+});
+
+describe("expectations: the mode, and a request hidden whole only when the caller accepts one", () => {
+  const mismatch = (input: unknown, expected: Parameters<typeof verifyProof>[2]): AppError => {
+    try {
+      verifyProof(input, key.publicKeyPem, expected);
+    } catch (error) {
+      expect(error).toBeInstanceOf(AppError);
+      return error as AppError;
+    }
+    throw new Error("expected a mismatch");
+  };
+  const hidden = signProof(hiddenRequestBody(key), key);
+
+  test("another mode is proof_mismatch; a proof that states none is an MPC proof", () => {
+    expect(verifyProof(proof, key.publicKeyPem, { mode: "mpc" }).body.mode).toBe("mpc");
+    expect(mismatch(proof, { mode: "proxy" })).toMatchObject({ code: "proof_mismatch", message: "the proof is of mode mpc, expected proxy" });
+    const older = signProof(legacySampleBody(key), key);
+    expect(verifyProof(older, key.publicKeyPem, { mode: "mpc" }).body.mode).toBeUndefined();
+    expect(mismatch(hidden, { mode: "mpc", allowHiddenRequest: true }).message).toBe("the proof is of mode proxy, expected mpc");
+  });
+
+  test("a hidden request is proof_mismatch saying what the proof does not prove; accepted when asked for", () => {
+    const refused = mismatch(hidden, {});
+    expect(refused.code).toBe("proof_mismatch");
+    expect(refused.message).toBe(`the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`);
+    expect(refused.message).toContain("method, URL, Host or port");
+    expect(verifyProof(hidden, key.publicKeyPem, { allowHiddenRequest: true, mode: "proxy" }).body.request).toBe("hidden");
+  });
+
+  test("an older proxy-mode proof revealing no request byte hid it too: the same opt-in", () => {
+    const older = legacySampleBody(key);
+    const hiddenOlder = signProof({ ...older, mode: "proxy", transcript: { ...older.transcript, sent: { length: 80, revealed: [] } }, redactions: [] }, key);
+    expect(mismatch(hiddenOlder, {}).code).toBe("proof_mismatch");
+    const verified = verifyProof(hiddenOlder, key.publicKeyPem, { allowHiddenRequest: true });
+    expect(verified.warnings).toEqual([`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`, UNCHECKED_ANSWER_WARNING]);
+  });
+});
+
+describe("the fields of a checked answer", () => {
+  test("an older proof lacks them all: valid, with a warning that its answer was not checked", () => {
+    const verified = verifyProof(signProof(legacySampleBody(key), key), key.publicKeyPem);
+    expect(verified.warnings).toEqual([UNCHECKED_ANSWER_WARNING]);
+  });
+
+  test.each<[string, (body: ProofBody) => void, string]>([
+    ["only some of them", (b) => delete b.responseFraming, "invalid proof: body: responseTime, responseFraming, request come together; this proof has only responseTime, request"],
+    ["a port in an MPC proof", (b) => void (b.serverPort = 443), "invalid proof: body.serverPort: only a proxy-mode notary dials the server"],
+    ["no port in a proxy proof", (b) => void (b.mode = "proxy"), "invalid proof: body.serverPort: a proxy-mode proof names the port its notary dialled"],
+    ["an answer ended before it began", (b) => void (b.responseTime = b.connectionTime - 1), "invalid proof: body.responseTime 1717171716 is before body.connectionTime 1717171717"],
+    ["a hidden request in an MPC proof", (b) => {
+      b.request = "hidden";
+      b.transcript.sent = { length: b.transcript.sent.length, revealed: [] };
+      b.redactions = b.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
+    }, "invalid proof: body.request: only a proxy-mode notary can leave the request unseen"],
+    ["a hidden request with revealed bytes", (b) => ((b.mode = "proxy"), (b.serverPort = 443), (b.request = "hidden")), 'invalid proof: body.request is "hidden" but sent bytes are revealed'],
+  ])("%s is refused, even when signed", (_, edit, reason) => {
+    expect(rejection(signedWith(edit))).toBe(reason);
   });
 });
 

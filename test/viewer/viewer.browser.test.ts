@@ -8,7 +8,8 @@ import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
 import { launchChromium } from "../../testkit/chromium.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { directionHiding, sampleBody } from "../proof/fixtures.ts";
+import { directionHiding, hiddenRequestBody, sampleBody } from "../proof/fixtures.ts";
+import { HIDDEN_REQUEST_LIMIT } from "../../src/proof/verify.ts";
 import { TMP_ROOT, scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { SECRET_VALUE, startTarget } from "../../testkit/target.ts";
@@ -141,6 +142,21 @@ describe("the proof viewer", () => {
     const report = (await page.textContent("#report")) ?? "";
     expect(report).toContain('{"to":"\\u202eevil"}');
     expect(report).not.toContain("\u202e");
+  });
+
+  test("a proof whose request is hidden is refused, saying what it does not prove, until the reader accepts such proofs", async () => {
+    const key = generateKey("secp256k1");
+    const hidden = JSON.stringify(signProof(hiddenRequestBody(key), key));
+    await page.goto(`${prover.url}/viewer`);
+    await show(hidden, key.publicKeyPem);
+    await page.waitForSelector("#status.invalid");
+    expect(await page.textContent("#status")).toContain(`Not the proof you asked for: the proof's ${HIDDEN_REQUEST_LIMIT}`);
+    await page.check("#allow-hidden-request");
+    await page.waitForSelector("#status.valid");
+    const report = (await page.textContent("#report")) ?? "";
+    expect(report).toContain(`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`);
+    expect(report).toMatch(/Request\s*HIDDEN/);
+    expect(report).toContain("port 443, dialled by the notary");
   });
 
   test("the page saved as a file works offline, with no prover behind it", async () => {

@@ -13,25 +13,32 @@ const hex = (bytes: Uint8Array): Hex => `0x${bytesToHex(bytes)}`;
 /** A call's answer, or the name of the custom error it reverted with. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** What `verifiedRange` answers. */
+/** What `verifiedRange` answers: the bytes, and what they are evidence of. */
 export interface VerifiedRange {
   data: Uint8Array;
   serverName: string;
+  serverPort: number;
   connectionTime: bigint;
+  responseTime: bigint;
   notarizedAt: bigint;
+  requestHidden: boolean;
   attestationDigest: Hex;
 }
 
-/** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready. */
+/** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready (the contract takes the current struct only). */
 export function attestationArgs(attestation: EvmAttestation) {
+  if (attestation.legacy) throw new Error("the contract takes attestations of the current struct only");
   return {
     tuple: {
       requestId: hex(attestation.requestId),
       serverName: attestation.serverName,
+      serverPort: attestation.serverPort,
       connectionTime: BigInt(attestation.connectionTime),
+      responseTime: BigInt(attestation.responseTime),
       notarizedAt: BigInt(attestation.notarizedAt),
       sentLength: attestation.sentLength,
       recvLength: attestation.recvLength,
+      requestHidden: attestation.requestHidden,
       testTrustAnchor: attestation.testTrustAnchor,
     },
     revealed: hex(attestation.revealed),
@@ -85,13 +92,17 @@ export class VerifierContract {
     return outcome.ok ? { ...outcome, value: outcome.value.data } : outcome;
   }
 
-  /** `verifiedRange`'s whole answer: the bytes, the attested server name and times, the attestation's digest. */
+  /**
+   * `verifiedRange`'s whole answer (`verifiedProxyRange`'s for a proxy-mode attestation): the bytes, the attested
+   * server name, port and times, whether the request was hidden, the attestation's digest.
+   */
   async verifiedRangeWithContext(attestation: EvmAttestation, signature: Hex, direction: Direction, start: number, end: number): Promise<Outcome<VerifiedRange>> {
     const { tuple, revealed } = attestationArgs(attestation);
-    const outcome = await this.read<[Hex, string, bigint, bigint, Hex]>("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[direction], start, end]);
+    const functionName = attestation.mode === "proxy" ? "verifiedProxyRange" : "verifiedRange";
+    const outcome = await this.read<[Hex, Omit<VerifiedRange, "data">]>(functionName, [tuple, revealed, signature, DIRECTION_CODE[direction], start, end]);
     if (!outcome.ok) return outcome;
-    const [data, serverName, connectionTime, notarizedAt, attestationDigest] = outcome.value;
-    return { ok: true, value: { data: new Uint8Array(Buffer.from(data.slice(2), "hex")), serverName, connectionTime, notarizedAt, attestationDigest } };
+    const [data, evidence] = outcome.value;
+    return { ok: true, value: { data: new Uint8Array(Buffer.from(data.slice(2), "hex")), ...evidence } };
   }
 
   /**
@@ -115,5 +126,9 @@ export class VerifierContract {
 
   async setAcceptsProxyMode(accepted: boolean): Promise<void> {
     await this.write("setAcceptsProxyMode", [accepted]);
+  }
+
+  async setAcceptsHiddenRequest(accepted: boolean): Promise<void> {
+    await this.write("setAcceptsHiddenRequest", [accepted]);
   }
 }

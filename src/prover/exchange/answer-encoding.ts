@@ -1,29 +1,16 @@
 /**
- * The target is asked for `accept-encoding: identity`. An answer encoded anyway (a content coding, or a
- * transfer coding other than chunked) cannot be redacted: a secret compressed into its body matches no
- * pattern and no echo, and revealing the body would reveal it. Such an answer is refused: no proof is made.
+ * The target is asked for `accept-encoding: identity`. An answer encoded anyway (src/http1/codings.ts) cannot be
+ * redacted, so it is refused: no proof is made. The notary applies the same rule to what it signs.
  */
 import { AppError } from "../../errors.ts";
-import { listValues, parseHttpMessage } from "../../http1/message.ts";
-
-/** A coding's name is the target's text: named in the error only when it looks like a coding's name. */
-const codingName = /^[a-z0-9!#$%&'*+.^_`|~-]{1,32}$/;
-
-/** The codings the answer's fields declare besides identity and chunked (lower-cased, each once). */
-export function answerCodings(recv: Uint8Array): string[] {
-  const message = parseHttpMessage(recv);
-  const content = listValues(recv, message.headers, "content-encoding");
-  const transfer = listValues(recv, message.headers, "transfer-encoding").filter((coding) => coding !== "chunked");
-  return [...new Set([...content, ...transfer])].filter((coding) => coding !== "" && coding !== "identity");
-}
+import { answerCodings, codingsText } from "../../http1/codings.ts";
 
 /** Throws `target_encoding_refused` when the answer is encoded. */
 export function refuseEncodedAnswer(recv: Uint8Array): void {
   const codings = answerCodings(recv);
   if (codings.length === 0) return;
-  const named = codings.map((coding) => (codingName.test(coding) ? coding : "an unnamed coding")).join(", ");
   throw new AppError(
     "target_encoding_refused",
-    `the target answered encoded (${named}) although identity was asked; an encoded answer cannot be redacted, so no proof is made`,
+    `the target answered encoded (${codingsText(codings)}) although identity was asked; an encoded answer cannot be redacted, so no proof is made`,
   );
 }

@@ -21,7 +21,8 @@ import { refuseEncodedAnswer } from "../exchange/answer-encoding.ts";
 import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.ts";
 import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
-import { type Target, type TargetPolicy, resolveTarget } from "../exchange/target.ts";
+import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
+import type { Target } from "../exchange/target.ts";
 import type { TurnGate } from "../pool/turn-gate.ts";
 
 export interface SessionDeps {

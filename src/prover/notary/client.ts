@@ -38,11 +38,23 @@ export interface NotaryClient extends NotarySessions {
   releaseProxy(sessionId: string): Promise<void>;
 }
 
-/**
- * Notary error codes a prover passes on unchanged: they are about the client's request or its target, not the
- * notary (a proxy-mode notary refusing the target's chain says tls_untrusted, as the prover's own check would).
- */
-const PASSED_ON: readonly ErrorCode[] = ["target_forbidden", "target_unresolvable", "target_unreachable", "target_timeout", "tls_untrusted", "proxy_mode_unavailable"];
+/** Notary error codes a prover passes on unchanged: they are about the client's request or its target, not the notary. */
+const PASSED_ON: readonly ErrorCode[] = [
+  "target_forbidden",
+  "target_unresolvable",
+  "target_unreachable",
+  "target_timeout",
+  // A proxy-mode notary refusing the target's chain says what the prover's own check would.
+  "tls_untrusted",
+  "proxy_mode_unavailable",
+  // The notary's verdict on the exchange itself: the answer is not one complete HTTP/1.1 answer to one request.
+  "answer_incomplete",
+  "answer_not_single",
+  "answer_encoded",
+  "answer_malformed",
+  "alpn_refused",
+  "attestation_late",
+];
 
 /**
  * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
@@ -65,7 +77,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
     if (response.ok) return body;
     const reply = v.safeParse(ErrorReply, body);
     const reason = reply.success ? reply.output.error.message : `HTTP ${response.status}`;
-    // Refusals about the target or the mode are the client's to read as the notary worded them.
+    // Refusals about the target, the mode or the exchange are the client's to read as the notary worded them.
     const code = reply.success ? reply.output.error.code : "";
     if (isErrorCode(code) && PASSED_ON.includes(code)) throw new AppError(code, reason);
     if (response.status === 503) throw new AppError("over_capacity", `the notary is busy: ${reason}`);

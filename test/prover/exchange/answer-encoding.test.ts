@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/errors.ts";
-import { answerCodings, refuseEncodedAnswer } from "../../../src/prover/exchange/answer-encoding.ts";
+import { answerCodings } from "../../../src/http1/codings.ts";
+import { refuseEncodedAnswer } from "../../../src/prover/exchange/answer-encoding.ts";
 
 const answer = (headers: string) => new TextEncoder().encode(`HTTP/1.1 200 OK\r\n${headers}\r\nbody`);
 

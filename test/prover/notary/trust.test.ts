@@ -65,7 +65,7 @@ describe("without pinned keys: the key announced at first contact", () => {
   });
 
   test("a proof of another mode is refused", async () => {
-    notary.state.answer = signed(notary.state.announced, { mode: "proxy" });
+    notary.state.answer = signed(notary.state.announced, { mode: "proxy", serverPort: 443 });
     const error = await refusal(client.attest("s1", request, "mpc"));
     expect(error.code).toBe("notary_untrusted");
     expect(error.message).toContain('mode "proxy"');

@@ -11,6 +11,7 @@ import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import type { PromMetrics } from "prom2javascript";
 import { eventually } from "../../../testkit/wait.ts";
 import { type TcpProxy, startTcpProxy } from "../../../testkit/tcp-proxy.ts";
+import { type ScriptedTarget, startScriptedTarget } from "../../../testkit/scripted-target.ts";
 
 /**
  * Proxy mode end to end, through `cli prover start` with its embedded notary (which offers proxy mode under
@@ -23,6 +24,8 @@ const targets: Record<string, VersionedTarget> = {};
 let forger: TcpProxy;
 /** PROVER_RESOLVE for every target and the forger's hop. */
 let resolveAll: string;
+/** A TLS 1.3 target whose answer has no Content-Length: it ends when the server closes the connection. */
+let closing: ScriptedTarget;
 
 // Every target presents the TARGET_HOST certificate, on its own port.
 const urlOf = (name: string, path: string) => `https://${TARGET_HOST}:${targets[name]!.port}${path}`;
@@ -36,7 +39,10 @@ beforeAll(async () => {
   targets.rsa13 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.3");
   targets.rsa12 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256");
   forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
-  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
+  closing = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket }) => {
+    socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"price":42}');
+  });
+  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port, closing.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
   prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolveAll });
 }, 120_000);
 
@@ -44,6 +50,7 @@ afterAll(async () => {
   await prover?.stop();
   for (const target of Object.values(targets)) target.stop();
   await forger?.close();
+  closing?.stop();
 });
 
 interface ProxyProof {
@@ -67,8 +74,19 @@ async function proveProxy(url: string, headers: Record<string, string> = {}, ini
   return { status: response.status, answer, headers: response.headers, proof: proofData(event!) };
 }
 
+/** `cli verify`, accepting a hidden request (proxy mode without T-PROXY-REVEAL hides it; the report says so). */
+/** /proxy in proxy mode, then the proof stream's error event (or its proof). */
+async function proveProxyOutcome(url: string): Promise<{ status: number; answer: string; error?: { code: string; message: string } }> {
+  const requestId = crypto.randomUUID();
+  const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+  const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+  const answer = await response.text();
+  const [event] = await stream.events;
+  return { status: response.status, answer, error: event!.event === "error" ? errorData(event!) : undefined };
+}
+
 async function verified(proof: ProofData): Promise<VerifiedProofJson> {
-  const result = await verifyWithCli(proof.proofText, prover.notaryPubPath);
+  const result = await verifyWithCli(proof.proofText, prover.notaryPubPath, "--allow-hidden-request", "--mode", "proxy");
   expect(result.stderr).toBe("");
   expect(result.exitCode).toBe(0);
   return JSON.parse(result.stdout) as VerifiedProofJson;
@@ -90,7 +108,9 @@ describe("proxy mode proofs", () => {
     expect(report).toMatchObject({ mode: "proxy", tlsVersion: version, serverName: TARGET_HOST });
     expect(report.recv.text).toContain('"name":"alice"');
     expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
-    // The request is hidden whole: its length only, no byte of it.
+    // The request is hidden whole: its length only, no byte of it; the proof says so, and that its embedded notary signed it.
+    expect(report).toMatchObject({ request: "hidden", serverPort: targets[name]!.port, responseFraming: "content-length" });
+    expect(report.notary.embedded).toBe(true);
     expect(report.sent.revealed).toEqual([]);
     expect(report.sent.length).toBeGreaterThan(0);
     expect(report.redactions.flatMap((r) => r.spans).every((span) => span.direction === "recv")).toBe(true);
@@ -177,6 +197,20 @@ describe("proxy mode answers", () => {
     // The slot is given back just after the proof is stored and delivered.
     const running = async () => sample(await scrapeMetrics(prover.url), "tlsproof_proxy_mode_sessions");
     expect(await eventually(running, (n) => n === 0, 10_000)).toBe(0);
+  }, 60_000);
+});
+
+describe("an answer framed by the connection's end, over TLS 1.3", () => {
+  test("with the request hidden: the client gets it, the proof stream says answer_incomplete and why; revealed, it is proven", async () => {
+    const url = `https://${TARGET_HOST}:${closing.port}/`;
+    const hidden = await proveProxyOutcome(url);
+    expect(hidden.status).toBe(200);
+    expect(hidden.answer).toBe('{"price":42}');
+    expect(hidden.error).toMatchObject({ code: "answer_incomplete" });
+    expect(hidden.error!.message).toContain("the client's records are unreadable (TLS 1.3 with the request hidden)");
+    const revealed = await proveProxy(url, { "T-PROXY-REVEAL": "request" });
+    expect(revealed.status).toBe(200);
+    expect((await verified(revealed.proof!)).responseFraming).toBe("close");
   }, 60_000);
 });
 

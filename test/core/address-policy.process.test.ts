@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createLogger } from "../../../src/log.ts";
-import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
-import { generateKey } from "../../../src/proof/keys.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
-import { isPublicAddress } from "../../../src/prover/exchange/address-policy.ts";
-import { type TargetPolicy, hostAllowed, parseResolveList, parseTargetUrl, resolveTarget } from "../../../src/prover/exchange/target.ts";
-import { localVerifiers } from "../../../src/engine/verifier.ts";
+import { createLogger } from "../../src/log.ts";
+import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
+import { generateKey } from "../../src/proof/keys.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
+import { isPublicAddress } from "../../src/core/address-policy.ts";
+import { type TargetPolicy, hostAllowed, parseResolveList, resolveTarget } from "../../src/core/target-policy.ts";
+import { parseTargetUrl } from "../../src/prover/exchange/target.ts";
+import { localVerifiers } from "../../src/engine/verifier.ts";
 
 const strict: TargetPolicy = { allowPrivateTargets: false, resolve: new Map(), allowedHosts: [], allowedPorts: [] };
 

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 
 /**
- * Which addresses a prover may dial. Targets must be public: private, loopback, link-local, multicast,
+ * Which addresses a prover or a notary may dial. Targets must be public: private, loopback, link-local, multicast,
  * unspecified, shared, documentation, relay and cloud-metadata ranges are refused, in IPv4 and IPv6.
  * IPv6 forms that carry an IPv4 address (mapped, translated, compatible, Teredo) are refused whole: a public
  * IPv4 target is dialled by its IPv4 address. NAT64 and 6to4 are judged by the IPv4 address they carry.

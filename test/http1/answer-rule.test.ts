@@ -1,0 +1,153 @@
+import { describe, expect, test } from "bun:test";
+import { type AnswerContext, checkAnswer, checkSingleRequest } from "../../src/http1/answer-rule.ts";
+import { type SeenBytes, allSeen } from "../../src/http1/strict-message.ts";
+import type { ByteRange } from "../../src/core/transcript.ts";
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const closed: AnswerContext = { end: { closed: true } };
+const open: AnswerContext = { end: { closed: false, why: "the server did not close" } };
+const unseen: AnswerContext = { end: { closed: false, why: "this notary cannot see the connection" } };
+
+/** What the rule decides on `text`, all of it seen: the framing, or the refusal's code and message. */
+function verdict(text: string, context: AnswerContext = open): string {
+  try {
+    return checkAnswer(allSeen(bytes(text)), context);
+  } catch (error) {
+    const { code, message } = error as { code: string; message: string };
+    return `${code}: ${message.replace("the answer is not one complete HTTP/1.1 answer: ", "")}`;
+  }
+}
+
+/** `text` as an MPC notary sees it: the bytes of `hidden` are 0 and unseen. */
+function partlySeen(text: string, hidden: ByteRange[]): SeenBytes {
+  const view = bytes(text);
+  for (const range of hidden) view.fill(0, range.start, range.end);
+  return { bytes: view, isSeen: (range) => !hidden.some((h) => h.start < range.end && range.start < h.end) };
+}
+
+const JSON_BODY = '{"transfers":[{"to":"bob","amount":5}]}';
+const lengthAnswer = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${JSON_BODY.length}\r\n\r\n${JSON_BODY}`;
+const [firstChunk, secondChunk] = [JSON_BODY.slice(0, 19), JSON_BODY.slice(19)];
+const chunkedAnswer =
+  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+  `13\r\n${firstChunk}\r\n${secondChunk.length.toString(16)};ext=1\r\n${secondChunk}\r\n0\r\nX-Trailer: t\r\n\r\n`;
+
+describe("the answer rule: one complete HTTP/1.1 answer", () => {
+  test("a Content-Length body exactly that long, a chunked body through its trailers, a 204 and a 304 pass", () => {
+    expect(verdict(lengthAnswer)).toBe("content-length");
+    expect(verdict(chunkedAnswer)).toBe("chunked");
+    expect(verdict("HTTP/1.1 204 No Content\r\n\r\n")).toBe("no-body");
+    expect(verdict("HTTP/1.1 304 Not Modified\r\nContent-Length: 120\r\n\r\n")).toBe("no-body");
+    expect(verdict("HTTP/1.0 200\r\nContent-Length: 0\r\n\r\n")).toBe("content-length");
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 2\r\n\r\nok")).toBe("content-length");
+  });
+
+  test("a body cut short is incomplete: Content-Length, chunk data, the last chunk, the trailers, the head", () => {
+    const cut = lengthAnswer.slice(0, lengthAnswer.indexOf("5}"));
+    expect(verdict(cut)).toBe(`answer_incomplete: its body has ${cut.length - lengthAnswer.indexOf("{")} of the ${JSON_BODY.length} bytes its Content-Length says`);
+    expect(verdict(chunkedAnswer.slice(0, chunkedAnswer.indexOf("bob")))).toBe("answer_incomplete: a chunk is cut short");
+    expect(verdict(chunkedAnswer.slice(0, chunkedAnswer.indexOf("0\r\n")))).toBe("answer_incomplete: the chunked body ends before its last chunk");
+    expect(verdict(chunkedAnswer.slice(0, -2))).toBe("answer_incomplete: the chunked body's trailers does not end (no empty line)");
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n")).toBe("answer_incomplete: the answer's head does not end (no empty line)");
+    expect(verdict("HTTP/1.1 200 O")).toBe("answer_incomplete: the answer's start line does not end");
+    expect(verdict("")).toBe("answer_incomplete: there is no answer");
+  });
+
+  test("a body ended by the connection passes only when the connection's end was seen", () => {
+    const byClose = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, part two";
+    expect(verdict(byClose, closed)).toBe("close");
+    expect(verdict(byClose, open)).toBe("answer_incomplete: its body ends with the connection, but the server did not close");
+    expect(verdict(byClose, unseen)).toBe("answer_incomplete: its body ends with the connection, but this notary cannot see the connection");
+  });
+
+  test("anything after the answer: a second answer, a pipelined one, trailing bytes", () => {
+    expect(verdict(lengthAnswer + lengthAnswer)).toBe(`answer_not_single: ${lengthAnswer.length} bytes follow its end`);
+    expect(verdict(`${chunkedAnswer}x`)).toBe("answer_not_single: 1 bytes follow its end");
+    expect(verdict("HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", closed)).toBe("answer_not_single: 19 bytes follow its end");
+  });
+
+  test("an answer to HEAD has no body: what follows its head is another answer (the HEAD-then-GET desync)", () => {
+    const head = `HTTP/1.1 200 OK\r\nContent-Length: ${lengthAnswer.length}\r\n\r\n`;
+    // Read as the answer to a GET, the second answer passes for the first one's body.
+    expect(verdict(head + lengthAnswer)).toBe("content-length");
+    expect(checkAnswer(allSeen(bytes(head)), { ...open, requestMethod: "HEAD" })).toBe("no-body");
+    expect(() => checkAnswer(allSeen(bytes(head + lengthAnswer)), { ...open, requestMethod: "HEAD" })).toThrow(
+      `${lengthAnswer.length} bytes follow its end`,
+    );
+  });
+
+  test("interim and protocol-switching answers are refused", () => {
+    expect(verdict(`HTTP/1.1 100 Continue\r\n\r\n${lengthAnswer}`)).toBe("answer_not_single: it is an interim answer (status 100): what follows is another answer");
+    expect(verdict("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x00", closed)).toBe(
+      "answer_not_single: it is an interim answer (status 101): what follows is another answer, or not HTTP/1.1 at all",
+    );
+  });
+
+  test("an encoded answer is refused, by content coding or by transfer coding", () => {
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc")).toBe("answer_encoded: it is encoded (gzip), so it cannot be redacted");
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")).toBe("answer_encoded: the body has a transfer coding other than chunked");
+  });
+
+  test("what cannot be framed one way is malformed", () => {
+    expect(verdict("\x00\x00\x12\x04\x00\x00\x00\x00\x00\r\n\r\n")).toBe("answer_malformed: its first line is not an HTTP/1.1 status line");
+    expect(verdict("HTTP/2 200\r\n\r\n")).toBe("answer_malformed: its first line is not an HTTP/1.1 status line");
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd")).toBe("answer_malformed: the Content-Length is not one decimal number");
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")).toBe(
+      "answer_malformed: the head has both Transfer-Encoding and Content-Length",
+    );
+    expect(verdict("HTTP/1.1 200 OK\nContent-Length: 0\n\n")).toBe("answer_malformed: the answer's start line ends with a bare LF, not CRLF");
+    expect(verdict("HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 0\r\n\r\n")).toBe(
+      "answer_malformed: the answer's head continues a field on a new line (obsolete line folding)",
+    );
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")).toBe("answer_malformed: a chunk-size line is not a hexadecimal size");
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY0\r\n\r\n")).toBe("answer_malformed: a chunk's data is not followed by CRLF");
+  });
+
+  describe("on what an MPC notary saw", () => {
+    test("hidden body bytes and header values are fine; the framing must be seen", () => {
+      const secretAt = lengthAnswer.indexOf("bob");
+      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: secretAt, end: secretAt + 3 }]), unseen)).toBe("content-length");
+      const typeAt = lengthAnswer.indexOf("application/json");
+      expect(checkAnswer(partlySeen(lengthAnswer, [{ start: typeAt, end: typeAt + 16 }]), unseen)).toBe("content-length");
+      const dataAt = chunkedAnswer.indexOf("bob");
+      expect(checkAnswer(partlySeen(chunkedAnswer, [{ start: dataAt, end: dataAt + 3 }]), unseen)).toBe("chunked");
+    });
+
+    test("a hidden Content-Length, Content-Encoding, chunk size or status line cannot be checked: refused", () => {
+      const lengthAt = lengthAnswer.indexOf(String(JSON_BODY.length));
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: lengthAt, end: lengthAt + 2 }]), unseen)).toThrow("the content-length field's value is hidden");
+      const encoded = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
+      const codingAt = encoded.indexOf("gzip");
+      expect(() => checkAnswer(partlySeen(encoded, [{ start: codingAt, end: codingAt + 4 }]), unseen)).toThrow("the content-encoding field's value is hidden");
+      const sizeAt = chunkedAnswer.indexOf(";ext") - 2;
+      expect(() => checkAnswer(partlySeen(chunkedAnswer, [{ start: sizeAt, end: sizeAt + 2 }]), unseen)).toThrow("a chunk-size line is hidden");
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: 9, end: 12 }]), unseen)).toThrow("its status line is hidden");
+      const nameAt = lengthAnswer.indexOf("Content-Length");
+      expect(() => checkAnswer(partlySeen(lengthAnswer, [{ start: nameAt, end: nameAt + 3 }]), unseen)).toThrow("a field name in the answer's head is hidden");
+    });
+  });
+});
+
+describe("the request rule: one request", () => {
+  const get = "GET /data HTTP/1.1\r\nHost: target.test\r\nConnection: close\r\n\r\n";
+  const post = 'POST /api HTTP/1.1\r\nHost: target.test\r\nContent-Length: 7\r\n\r\n{"a":1}';
+
+  test("one request passes and its method is read", () => {
+    expect(checkSingleRequest(allSeen(bytes(get)))).toBe("GET");
+    expect(checkSingleRequest(allSeen(bytes(post)))).toBe("POST");
+    expect(checkSingleRequest(allSeen(bytes("PUT /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n")))).toBe("PUT");
+  });
+
+  test("a second, pipelined request is refused as answer_not_single", () => {
+    for (const pipelined of [get + get, `HEAD /data HTTP/1.1\r\nHost: target.test\r\n\r\n${get}`, `${post}${get}`]) {
+      expect(() => checkSingleRequest(allSeen(bytes(pipelined)))).toThrow(expect.objectContaining({ code: "answer_not_single" }));
+    }
+  });
+
+  test("a hidden path is fine; a hidden method, a cut body or a malformed line is refused", () => {
+    expect(checkSingleRequest(partlySeen(get, [{ start: 5, end: 9 }]))).toBe("GET");
+    expect(() => checkSingleRequest(partlySeen(get, [{ start: 0, end: 2 }]))).toThrow("request refused: its method is hidden");
+    expect(() => checkSingleRequest(allSeen(bytes(post.slice(0, -2))))).toThrow("request refused: its body is shorter than its Content-Length says");
+    expect(() => checkSingleRequest(allSeen(bytes("GET /\r\n\r\n")))).toThrow(expect.objectContaining({ code: "invalid_body" }));
+  });
+});
