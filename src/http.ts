@@ -9,9 +9,10 @@ export const parseInput = <S extends v.GenericSchema>(schema: S, input: unknown,
   parseOrThrow(schema, input, code, { where: what });
 
 /**
- * Route families answer errors in their own body shape, declared where each family is mounted
- * (src/prover/route-access.ts): the message store keeps the Log Store reference's `{"error": "<message>"}`
- * (`log-store`); everything else answers `{"error": {"code", "message", …}}` (`coded`).
+ * Route families answer errors in their own body shape, declared by each route group (src/http/route.ts) and
+ * found by path in the prover's access table (src/prover/route-access.ts): the message store keeps the Log Store
+ * reference's `{"error": "<message>"}` (`log-store`); everything else answers `{"error": {"code", "message", …}}`
+ * (`coded`).
  */
 export type ErrorShape = "coded" | "log-store";
 

@@ -1,301 +1,68 @@
 /**
- * The prover's OpenAPI 3.1 document. Every route the app answers must have an entry in `operations`: the
- * document is built from the app's own route list, and a route without one is listed as `x-undescribed`
- * (the document stays valid and served; test/openapi fails until the route is described here). Parameters and
- * bodies come from the valibot schemas the routes validate with, except /proxy's headers, which proxy.ts
- * reads one by one and are described here.
+ * An app's OpenAPI 3.1 document, built from the routes it answers (as its router lists them) and what each
+ * declares (src/http/route.ts): its operation comes from its declaration (operation.ts), its `security` from its
+ * access. A route nobody declared is listed as `x-undescribed` (the document stays valid and served;
+ * test/openapi fails until the route is declared).
  */
-import { ErrorReply, NotaryInfo } from "../protocol/notary.ts";
-import { SessionSizes } from "../core/session-sizes.ts";
-import { proofSchema } from "../proof/proof-schema.ts";
-import { RequestIdParam } from "../prover/delivery/routes.ts";
-import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";
-import { contentEntrySchema } from "../store/publish.ts";
-import { rawMessageSchema } from "../store/message.ts";
-import { partitionSchema, querySchema } from "../store/query.ts";
-import { type DeclaredRoute, alwaysNeedsKey } from "../prover/route-access.ts";
+import type * as v from "valibot";
+import type { ErrorCode } from "../errors.ts";
+import { type DescribedRoute, alwaysNeedsKey, pathParameters } from "../http/route.ts";
 import { VERSION } from "../version.ts";
-import { type JsonSchema, entrySchema, jsonSchemaOf } from "./json-schema.ts";
+import { schemaConverter } from "./json-schema.ts";
+import { type Operation, errorBodies, operationOf } from "./operation.ts";
 
-/** A route as Elysia lists it, with the access it was mounted with. */
-export type AppRoute = DeclaredRoute;
-
-type Operation = Record<string, unknown>;
-
-/** The methods `ALL /proxy` can prove (the engine's). */
-const PROXY_METHODS = ["get", "post", "put", "delete"] as const;
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonSchema) => ({ "application/json": { schema } });
-const text = (description: string, type = "text/plain") => ({ description, content: { [type]: { schema: { type: "string" } } } });
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((status) => [String(status), { description: "an error with its code", content: json(ref("Error")) }]));
-/** The message store's errors keep the Log Store's `{"error": "<message>"}`. */
-const storeErrors = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((status) => [
-      String(status),
-      { description: "an error", content: json({ type: "object", properties: { error: { type: "string" } }, required: ["error"] }) },
-    ]),
-  );
-/** Every notary a prover uses, in configuration order (src/prover/notary/notary-pool.ts, NotaryStatus). */
-const notaryList = {
-  type: "array",
-  items: {
-    type: "object",
-    properties: {
-      publicKey: { type: ["string", "null"], description: "SPKI PEM; null until the notary answered once" },
-      signatureAlgorithm: { type: ["string", "null"] },
-      ethereumAddress: { type: ["string", "null"] },
-      healthy: { type: "boolean" },
-    },
-    required: ["publicKey", "signatureAlgorithm", "ethereumAddress", "healthy"],
-  },
-};
-
-const header = (name: string, description: string, schema: JsonSchema, required = false) => ({ in: "header", name, description, required, schema });
-const proxyHeaders = [
-  header("T-PROXY-URL", "the target: an https:// URL, may carry a query", { type: "string", format: "uri", pattern: "^https://" }, true),
-  header("T-REQUEST-ID", "a UUID, single use for ever", { type: "string", format: "uuid" }, true),
-  header("T-REDACTED", "what to hide: comma-separated patterns (docs/redaction.md)", { type: "string" }),
-  header("T-REDACTED-UNMATCHED", "allow: prove even when a pattern matched nothing", { enum: ["allow", "refuse"], default: "refuse" }),
-  header("T-PROVE-FAILED-REQ", "prove answers with status ≥ 400 too", { enum: ["true", "false"], default: "false" }),
-  header("T-PROOF-MODE", "mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; README, Proxy mode); default PROVER_PROOF_MODE", { enum: ["mpc", "proxy"] }),
-  header("T-PROXY-REVEAL", "proxy mode: request puts the request in the proof too", { enum: ["request"] }),
-  header("T-MAX-SENT-DATA", "bytes the request needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
-  header("T-MAX-RECV-DATA", "bytes the response needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
-];
-
-const proxyOperation = (method: string): Operation => ({
-  summary: `${method.toUpperCase()} the target through an MPC-TLS session (or in proxy mode) and prove the exchange`,
-  operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
-  parameters: proxyHeaders,
-  ...(method === "get" || method === "delete" ? {} : { requestBody: { description: "a JSON body, sent on to the target", content: json({}) } }),
-  responses: {
-    default: {
-      description:
-        "the target's answer: its status, headers and body; T-PROOF-ID names the request id when a proof follows, " +
-        "T-SESSION-CLASS the session's size class, T-SESSION-RETRIED the class a GET was repeated in after overflowing",
-      headers: {
-        "T-PROOF-ID": { schema: { type: "string", format: "uuid" } },
-        "T-SESSION-CLASS": { schema: { type: "string", pattern: "^[0-9]+/[0-9]+$" } },
-        "T-SESSION-RETRIED": { schema: { type: "string", pattern: "^[0-9]+/[0-9]+$" } },
-      },
-    },
-    ...errors(400, 401, 403, 413, 500, 502, 503, 504),
-  },
-});
-
-const storePath = [
-  { in: "path", name: "id", required: true, description: "stream id", schema: { type: "string" } },
-  { in: "path", name: "partition", required: true, schema: { ...jsonSchemaOf(partitionSchema), type: "string", pattern: "^[0-9]+$" } },
-];
-
-function storeQueryParameters(): unknown[] {
-  return Object.keys(querySchema.entries).map((name) => ({ in: "query", name, required: false, schema: entrySchema(querySchema, name) }));
+/** What a document says of its API beside its routes. */
+export interface ApiDescription {
+  title: string;
+  description: string;
+  /** Which keys the `apiKey` security scheme stands for. */
+  keyDescription: string;
+  /** What the API key check answers a call behind a key without one, or with one it refuses. */
+  keyRefusals: readonly ErrorCode[];
+  /** Schemas named as components; a route schema that uses one refers to it. */
+  schemas: Readonly<Record<string, v.GenericSchema>>;
 }
 
-/** One entry per route, keyed `METHOD path` as the app lists it. */
-function operations(): Record<string, Record<string, Operation>> {
-  return {
-    "GET /healthcheck": { get: { summary: "liveness", operationId: "healthcheck", responses: { 200: text("Ok") } } },
-    "GET /info": {
-      get: {
-        summary: "version, node address, notary, session sizes, test trust anchor",
-        operationId: "info",
-        responses: {
-          200: {
-            description: "about this prover",
-            content: json({
-              type: "object",
-              properties: {
-                version: { type: "string" },
-                nodeAddress: { type: "string" },
-                notary: { anyOf: [{ type: "null" }, { allOf: [jsonSchemaOf(NotaryInfo), { type: "object", properties: { embedded: { type: "boolean" } } }] }] },
-                notaries: notaryList,
-                sessionSizes: jsonSchemaOf(SessionSizes),
-                testTrustAnchor: { type: "boolean" },
-              },
-            }),
-          },
-        },
-      },
-    },
-    "GET /notaryinfo": {
-      get: {
-        summary: "the notary's version and public key, as Verity's prover answers it",
-        operationId: "notaryInfo",
-        responses: {
-          200: {
-            description: "the notary",
-            content: json({
-              type: "object",
-              properties: {
-                version: { type: "string" },
-                publicKey: { type: "string", description: "SPKI PEM" },
-                ethereumAddress: { type: ["string", "null"] },
-                gitCommitHash: { type: "string" },
-                gitCommitTimestamp: { type: "string" },
-                notaries: notaryList,
-              },
-              required: ["version", "publicKey", "gitCommitHash", "gitCommitTimestamp", "notaries"],
-            }),
-          },
-          ...errors(500),
-        },
-      },
-    },
-    "GET /proof/:requestId": {
-      get: {
-        summary: "the proof of a request id, as one Server-Sent Event",
-        description:
-          "One event, then the stream ends. A proof: an unnamed event whose data is `<notary public key PEM>|<proof JSON>` " +
-          "(the Proof schema). No proof will come: `event: error` whose data is the ProofStreamError schema.",
-        operationId: "proofStream",
-        parameters: [{ in: "path", name: "requestId", required: true, schema: entrySchema(RequestIdParam, "requestId") }],
-        responses: {
-          200: { description: "the event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
-          204: { description: "a reconnecting EventSource (Last-Event-ID: the request id): nothing more will come" },
-          ...errors(400, 401, 403, 503),
-        },
-      },
-    },
-    "ALL /proxy": Object.fromEntries(PROXY_METHODS.map((method) => [method, proxyOperation(method)])),
-    "GET /pool": {
-      get: {
-        summary: "the warm pool's state, the embedded notary's sessions and memory",
-        operationId: "pool",
-        responses: { 200: { description: "pool state (docs/api.md, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
-      },
-    },
-    "GET /pools": {
-      get: {
-        summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
-        operationId: "pools",
-        responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
-      },
-    },
-    "GET /prepare": {
-      get: {
-        summary: "keep N sessions warm for a host and size class (Verity's T-PREPARE shape); 0 stops",
-        operationId: "prepare",
-        parameters: [
-          header("T-PREPARE", "how many sessions to keep warm; 0 stops keeping them", entrySchema(PrepareHeaders, "t-prepare"), true),
-          header("T-PROXY-URL", "a target URL: its host gets the sessions, its path the learned class", { type: "string", format: "uri", pattern: "^https://" }, true),
-          header("T-SESSION-CLASS", "a size class as sent/recv bytes (one of /pool's classes)", { type: "string", pattern: "^[0-9]+/[0-9]+$" }),
-          header("T-MAX-SENT-DATA", "bytes requests need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
-          header("T-MAX-RECV-DATA", "bytes answers need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
-        ],
-        responses: {
-          200: {
-            description: "what is now kept",
-            content: json({ type: "object", properties: { host: { type: "string" }, class: { type: "string" }, count: { type: "integer" } }, required: ["host", "class", "count"] }),
-          },
-          ...errors(400, 401, 403, 502),
-        },
-      },
-    },
-    "DELETE /pool/:host": {
-      delete: {
-        summary: "stop keeping sessions warm for a host; its ready sessions close",
-        operationId: "dropPoolHost",
-        parameters: [{ in: "path", name: "host", required: true, schema: entrySchema(HostParam, "host") }],
-        responses: {
-          200: { description: "sessions closed", content: json({ type: "object", properties: { host: { type: "string" }, closed: { type: "integer" } }, required: ["host", "closed"] }) },
-          ...errors(400, 401, 403),
-        },
-      },
-    },
-    "GET /metrics": {
-      get: {
-        summary: "Prometheus metrics, text format",
-        operationId: "metrics",
-        responses: { 200: text("Prometheus text exposition format 0.0.4"), ...errors(401, 403) },
-      },
-    },
-    "GET /viewer": {
-      get: { summary: "the proof viewer: one self-contained HTML page", operationId: "viewer", responses: { 200: text("the page", "text/html") } },
-    },
-    "GET /openapi.json": {
-      get: { summary: "this document", operationId: "openapi", responses: { 200: { description: "OpenAPI 3.1", content: json({ type: "object" }) } } },
-    },
-    "GET /stores/:id/data/partitions/:partition/:queryType": {
-      get: {
-        summary: "messages of a stream partition (Log Store / Streamr semantics); the proofs stream holds every proof",
-        description: "With API keys on, reading the proofs stream needs a key (unless PROVER_PUBLIC_PROOFS=1); other streams are open.",
-        operationId: "storeQuery",
-        parameters: [
-          ...storePath,
-          { in: "path", name: "queryType", required: true, schema: { enum: ["last", "from", "range"] } },
-          ...storeQueryParameters(),
-        ],
-        responses: {
-          200: {
-            description: "messages with pagination metadata; with Accept: text/event-stream one data event per message and a final metadata event",
-            content: { ...json({ type: "object" }), "text/event-stream": { schema: { type: "string" } } },
-          },
-          ...storeErrors(400, 401, 403, 500, 503),
-        },
-      },
-    },
-    "POST /stores/:id/data/partitions/:partition": {
-      post: {
-        summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
-        operationId: "storePublish",
-        parameters: storePath,
-        requestBody: {
-          required: true,
-          content: json({ anyOf: [ref("PublishEntry"), { type: "array", items: ref("PublishEntry"), maxItems: 100 }] }),
-        },
-        responses: { 200: { description: "one result per entry", content: json({ type: "object" }) }, ...storeErrors(400, 401, 403, 500) },
-      },
-    },
-  };
-}
+/** The methods a route of any method (`ALL`) is described for: those a proof can be made of. */
+const ANY_METHOD = ["get", "post", "put", "delete"] as const;
 
 /** `/a/:b` → `/a/{b}`. */
 const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
 
-/** A route `operations` has no entry for: listed, and marked so that the test names it. */
-const undescribed = (method: string): Record<string, Operation> =>
-  Object.fromEntries(
-    (method === "ALL" ? PROXY_METHODS : [method.toLowerCase()]).map((m) => [
-      m,
-      { summary: "not described yet: add it to operations() in src/openapi/document.ts", "x-undescribed": true, responses: { default: { description: "see README.md" } } },
-    ]),
-  );
+/** A route nobody declared: listed, its path parameters as plain strings, and marked so that the test names it. */
+function undescribed({ method, path }: DescribedRoute): Record<string, Operation> {
+  const parameters = pathParameters(path).map((name) => ({ in: "path", name, required: true, schema: { type: "string" } }));
+  const operation = {
+    summary: "not described yet: declare it (src/http/route.ts)",
+    "x-undescribed": true,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses: { default: { description: "see README.md" } },
+  };
+  return Object.fromEntries((method === "ALL" ? ANY_METHOD : [method.toLowerCase()]).map((m) => [m, { ...operation }]));
+}
 
 /** The document for these routes. */
-export function openApiDocument(routes: readonly AppRoute[]): Record<string, unknown> {
-  const described = operations();
+export function openApiDocument(routes: readonly DescribedRoute[], api: ApiDescription): Record<string, unknown> {
+  const context = { schemas: schemaConverter({ ...api.schemas, ...errorBodies }), keyRefusals: api.keyRefusals };
   const paths: Record<string, Record<string, Operation>> = {};
-  for (const { method, path, access } of routes) {
-    const operation = described[`${method} ${path}`] ?? undescribed(method);
-    // Security comes from the access the route was mounted with, as the API key check reads it.
-    if (alwaysNeedsKey(access, method)) for (const entry of Object.values(operation)) entry.security = [{ apiKey: [] }];
-    // Path parameters must be declared: an undescribed route gets them as plain strings.
-    if (!described[`${method} ${path}`]) {
-      const parameters = [...path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({ in: "path", name, required: true, schema: { type: "string" } }));
-      for (const entry of Object.values(operation)) if (parameters.length > 0) entry.parameters = parameters;
-    }
-    paths[openApiPath(path)] = { ...paths[openApiPath(path)], ...operation };
+  for (const route of routes) {
+    const { declaration, operations, access, method } = route;
+    const described: Record<string, Operation> = declaration
+      ? { [method.toLowerCase()]: operationOf(declaration, route.errorShape ?? "coded", context) }
+      : operations
+        ? structuredClone(operations as Record<string, Operation>)
+        : undescribed(route);
+    // Security comes from the access the route declares, as the API key check reads it.
+    if (alwaysNeedsKey(access, method)) for (const operation of Object.values(described)) operation.security = [{ apiKey: [] }];
+    paths[openApiPath(route.path)] = { ...paths[openApiPath(route.path)], ...described };
   }
   return {
     openapi: "3.1.0",
-    info: { title: "tlsproof prover", version: VERSION, description: "A proving proxy over MPC-TLS. README.md and docs/api.md have the full contract." },
+    info: { title: api.title, version: VERSION, description: api.description },
     paths,
     components: {
-      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "PROVER_API_KEYS, when set" } },
-      schemas: {
-        Error: jsonSchemaOf(ErrorReply),
-        Proof: jsonSchemaOf(proofSchema),
-        ProofStreamError: {
-          type: "object",
-          properties: { requestId: { type: "string" }, code: { type: "string" }, message: { type: "string" } },
-          required: ["requestId", "code", "message"],
-        },
-        PublishEntry: { anyOf: [jsonSchemaOf(contentEntrySchema), jsonSchemaOf(rawMessageSchema)], description: "a content entry, or a v32 RawMessage" },
-      },
+      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: api.keyDescription } },
+      schemas: context.schemas.components(),
     },
   };
 }

@@ -3,7 +3,8 @@ import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../api-key.ts";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
-import { type RouteAccess, type RouteAccessTable, alwaysNeedsKey } from "./route-access.ts";
+import { type RouteAccess, alwaysNeedsKey } from "../http/route.ts";
+import type { RouteAccessTable } from "./route-access.ts";
 
 /** Who may read proofs from the message store. */
 export interface ProofReadAccess {

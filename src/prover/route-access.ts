@@ -1,31 +1,12 @@
 /**
- * Who may call each route group, and the body shape of its errors, declared where the group is mounted
- * (src/app/prover.ts). The API key check (auth.ts), the error hook (src/http.ts) and the OpenAPI document's
- * `security` read these declarations; no other list of guarded paths or store paths exists.
+ * Who may call each route, and the body shape of its errors: each route declares its access (src/http/route.ts),
+ * each group its error shape, and the prover mounts its groups here (src/app/prover.ts). The API key check
+ * (auth.ts), the error hook (src/http.ts) and the OpenAPI document read this table; no other list of guarded
+ * paths or store paths exists.
  */
 import type { AnyElysia } from "elysia";
 import type { ErrorShape } from "../http.ts";
-
-export type RouteAccess =
-  /** Anyone. */
-  | "open"
-  /** A full API key (PROVER_API_KEYS). */
-  | "key"
-  /** A full key, or a scoped one (PROVER_API_KEYS_SCOPED), which reads only its own requests' proofs. */
-  | "key-or-scoped"
-  /** The message store: publishing needs a full key; reading the proofs stream too, unless PROVER_PUBLIC_PROOFS=1. */
-  | "store";
-
-/** A route as Elysia lists it, with the access of the group it was mounted in (none: not declared). */
-export interface DeclaredRoute {
-  method: string;
-  path: string;
-  access?: RouteAccess;
-}
-
-/** True when every call of this method under `access` needs an API key (the store's reads depend on the stream). */
-export const alwaysNeedsKey = (access: RouteAccess | undefined, method: string): boolean =>
-  access === "key" || access === "key-or-scoped" || (access === "store" && method.toUpperCase() === "POST");
+import { type DescribedRoute, type RouteAccess, type RouteGroup, describeRoutes, groupRoutes } from "../http/route.ts";
 
 /**
  * A route's territory: its path up to its first parameter. A request path in it falls under the route's access
@@ -48,15 +29,26 @@ function territoryOf(path: string, access: RouteAccess, errors: ErrorShape): Ter
 /** The route groups of an app, each mounted with its access. */
 export class RouteAccessTable {
   private readonly territories: Territory[] = [];
-  private readonly declared = new Map<string, RouteAccess>();
+  private readonly known: DescribedRoute[] = [];
 
-  /** Mounts `group` on `app`, declaring that every route it holds is called with `access` and answers errors in `errors`. */
-  mount(app: AnyElysia, group: AnyElysia, access: RouteAccess, errors: ErrorShape = "coded"): void {
+  /** Mounts a group on `app`: each route under the access it declares, its errors in the group's shape. */
+  mount(app: AnyElysia, group: RouteGroup): void {
     app.use(group);
-    for (const { method, path } of group.routes) {
-      this.territories.push(territoryOf(path, access, errors));
-      this.declared.set(`${method} ${path}`, access);
-    }
+    for (const route of groupRoutes(group)) this.add(route);
+  }
+
+  /**
+   * Mounts a plugin whose routes are not declared (`/proxy`, until its headers are one schema): every route it
+   * holds is called with `access`, and `operations` describe it in the document.
+   */
+  mountUndeclared(app: AnyElysia, plugin: AnyElysia, access: RouteAccess, operations: Readonly<Record<string, unknown>>): void {
+    app.use(plugin);
+    for (const { method, path } of plugin.routes) this.add({ method, path, access, errorShape: "coded", operations });
+  }
+
+  private add(route: DescribedRoute): void {
+    this.territories.push(territoryOf(route.path, route.access ?? "open", route.errorShape ?? "coded"));
+    this.known.push(route);
   }
 
   /** The access a request path falls under: the exact route, else the longest territory it is in; open otherwise. */
@@ -78,8 +70,8 @@ export class RouteAccessTable {
     return best;
   }
 
-  /** These routes with the access each was declared with. */
-  describe(routes: readonly { method: string; path: string }[]): DeclaredRoute[] {
-    return routes.map(({ method, path }) => ({ method, path, access: this.declared.get(`${method} ${path}`) }));
+  /** These routes with what was declared of each (nothing for a route mounted some other way). */
+  describe(routes: readonly { method: string; path: string }[]): DescribedRoute[] {
+    return describeRoutes(routes, this.known);
   }
 }

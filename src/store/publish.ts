@@ -9,7 +9,7 @@
  */
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import { parseOrThrow } from "../schema.ts";
+import { describeIssue } from "../schema.ts";
 import {
   createSignedMessage,
   isContentReadable,
@@ -45,26 +45,46 @@ export const contentEntrySchema = v.strictObject({
 export type ContentEntry = v.InferOutput<typeof contentEntrySchema>;
 export type PublishEntry = ContentEntry | RawMessage;
 
+/** One entry of a publish: a content entry the node signs, or a signed v32 RawMessage. */
+export const publishEntrySchema = v.pipe(v.union([contentEntrySchema, rawMessageSchema]), v.description("a content entry, or a v32 RawMessage"));
+
 /** A body is one entry or an array of entries; a RawMessage is itself an array that starts with 32. */
 const isSingleRawMessage = (body: unknown): boolean => Array.isArray(body) && body[0] === 32;
 
-export function parsePublishBody(body: unknown): PublishEntry[] {
+/** The entries of a publish body, or why it is refused (a whole message, as the store words its errors). */
+function readEntries(body: unknown): PublishEntry[] | string {
   const items = Array.isArray(body) && !isSingleRawMessage(body) ? body : [body];
-  if (items.length === 0) throw new AppError("invalid_body", "no entries to publish");
-  if (items.length > MAX_ENTRIES_PER_PUBLISH) throw new AppError("invalid_body", `at most ${MAX_ENTRIES_PER_PUBLISH} entries per request`);
-  return items.map((item, index) => {
-    const entry: PublishEntry = Array.isArray(item)
-      ? parseOrThrow(rawMessageSchema, item, "invalid_body", { where: `entry ${index}` })
-      : parseOrThrow(contentEntrySchema, item, "invalid_body", { where: `entry ${index}` });
-    checkClock(Array.isArray(entry) ? entry[1][2] : entry.timestamp, index);
-    return entry;
-  });
+  if (items.length === 0) return "no entries to publish";
+  if (items.length > MAX_ENTRIES_PER_PUBLISH) return `at most ${MAX_ENTRIES_PER_PUBLISH} entries per request`;
+  const entries: PublishEntry[] = [];
+  for (const [index, item] of items.entries()) {
+    const read = v.safeParse(Array.isArray(item) ? rawMessageSchema : contentEntrySchema, item);
+    if (!read.success) return describeIssue(read.issues[0], { where: `entry ${index}` });
+    const entry = read.output;
+    const timestamp = Array.isArray(entry) ? entry[1][2] : entry.timestamp;
+    if (timestamp !== undefined && Math.abs(timestamp - Date.now()) > MAX_CLOCK_SKEW_MS) {
+      return `entry ${index}: timestamp ${timestamp} is more than ${MAX_CLOCK_SKEW_MS / 60_000} minutes from the node's clock`;
+    }
+    entries.push(entry);
+  }
+  return entries;
 }
 
-function checkClock(timestamp: number | undefined, index: number): void {
-  if (timestamp === undefined || Math.abs(timestamp - Date.now()) <= MAX_CLOCK_SKEW_MS) return;
-  throw new AppError("invalid_body", `entry ${index}: timestamp ${timestamp} is more than ${MAX_CLOCK_SKEW_MS / 60_000} minutes from the node's clock`);
-}
+/**
+ * The body of a publish: one entry or an array of at most MAX_ENTRIES_PER_PUBLISH, each within the node's clock
+ * skew. Which schema an entry is read with depends on its form, which JSON Schema cannot follow:
+ * `publishBodyShape` is what the document shows.
+ */
+export const publishBodySchema = v.pipe(
+  v.unknown(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const read = readEntries(dataset.value);
+    if (typeof read !== "string") return read;
+    addIssue({ message: read });
+    return NEVER;
+  }),
+);
+export const publishBodyShape = v.union([publishEntrySchema, v.pipe(v.array(publishEntrySchema), v.minLength(1), v.maxLength(MAX_ENTRIES_PER_PUBLISH))]);
 
 export interface PublishResult {
   id: MessageId;

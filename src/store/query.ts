@@ -46,6 +46,8 @@ export const partitionSchema = v.pipe(
   v.maxValue(MAX_PARTITION, (issue) => `Path parameter "partition" must be at most ${MAX_PARTITION}: ${issue.input}`),
 );
 
+export const queryTypeSchema = v.picklist(QUERY_TYPES, (issue) => `Unknown query type: ${String(issue.input)} (expected one of ${QUERY_TYPES.join(", ")})`);
+
 export const querySchema = v.object({
   count: queryNumber("count"),
   fromTimestamp: queryNumber("fromTimestamp"),
@@ -66,26 +68,11 @@ export const querySchema = v.object({
 /** The schemas here word every message in full (the reference's texts). */
 const parseQueryPart = <S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> => parseOrThrow(schema, input, "invalid_query", { messageOnly: true });
 
-export const parsePartition = (text: string): number => parseQueryPart(partitionSchema, text);
-
-/** A parameter given twice arrives as an array; that is malformed, not "take one of them". */
-function singleValues(query: Record<string, string | string[] | undefined>): Record<string, string | undefined> {
-  const single: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) throw new AppError("invalid_query", `Query parameter "${name}" given more than once`);
-    single[name] = value;
-  }
-  return single;
-}
-
-export function parseStoreQuery(queryType: string, rawQuery: Record<string, string | string[] | undefined>): StoreQuery {
-  if (!(QUERY_TYPES as readonly string[]).includes(queryType)) {
-    throw new AppError("invalid_query", `Unknown query type: ${queryType} (expected one of ${QUERY_TYPES.join(", ")})`);
-  }
-  const q = parseQueryPart(querySchema, singleValues(rawQuery));
+/** The query of a type from its parameters as `querySchema` read them: what one type needs of them, checked. */
+export function storeQueryOf(queryType: QueryType, q: v.InferOutput<typeof querySchema>): StoreQuery {
   const common: Common = { format: q.format, verifyNetworkResponses: q.verifyNetworkResponses === "true", requestId: q.requestId };
   if (q.msgChainId !== undefined && q.publisherId === undefined) throw new AppError("invalid_query", 'Invalid combination of "publisherId" and "msgChainId"');
-  switch (queryType as QueryType) {
+  switch (queryType) {
     case "last":
       return { ...common, type: "last", count: q.count ?? 1 };
     case "from": {
@@ -108,3 +95,7 @@ export function parseStoreQuery(queryType: string, rawQuery: Record<string, stri
     }
   }
 }
+
+/** A query as a client names it (the store route reads the same schemas from the request it declares). */
+export const parseStoreQuery = (queryType: string, parameters: Record<string, string | undefined>): StoreQuery =>
+  storeQueryOf(parseQueryPart(queryTypeSchema, queryType), parseQueryPart(querySchema, parameters));

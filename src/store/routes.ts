@@ -11,15 +11,16 @@
  * POST /stores/:id/data/partitions/:partition   body: one entry or an array of at most 100 (see publish.ts);
  *   the proofs stream is refused (403): only the prover writes it.
  *   200 {"messages":[{"id":{streamId,streamPartition,timestamp,sequenceNumber,publisherId,msgChainId},"duplicate":bool}…]}
- * Errors: {"error":"<message>"} (shaped by src/http.ts for every /stores/ path), 400 for bad input, 503 with
+ * Errors: {"error":"<message>"} (the group's error shape: src/http.ts shapes every /stores/ path so), 400 for bad input, 503 with
  * Retry-After beyond `maxStreams` SSE answers at once, 500 {"error":"Failed to fetch data!"} when storage fails.
  */
-import { Elysia } from "elysia";
+import * as v from "valibot";
 import { AppError } from "../errors.ts";
+import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
 import type { MessageText } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
-import { parsePublishBody, publishEntries } from "./publish.ts";
-import { parsePartition, parseStoreQuery, type Format } from "./query.ts";
+import { publishBodySchema, publishBodyShape, publishEntries } from "./publish.ts";
+import { type Format, partitionSchema, querySchema, queryTypeSchema, storeQueryOf } from "./query.ts";
 import { planScan, readFirst, scanPages, type ScanPlan } from "./read.ts";
 import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata, type SignedQuery } from "./response-signature.ts";
 import type { MessageStore, StoredRow } from "./store.ts";
@@ -41,7 +42,46 @@ interface Deps {
   maxStreams: number;
 }
 
-export function storeRoutes({ store, nodeKey, proofStream, maxStreams }: Deps) {
+/** Path and query parameters word their refusals in full, with the reference's texts (query.ts). */
+const inFull = { code: "invalid_query", wording: { messageOnly: true } } as const;
+const streamId = v.pipe(v.string(), v.description("stream id"));
+
+export const storeQueryRoute = declareRoute({
+  method: "GET",
+  path: "/stores/:id/data/partitions/:partition/:queryType",
+  operationId: "storeQuery",
+  summary: "messages of a stream partition (Log Store / Streamr semantics); the proofs stream holds every proof",
+  description: "With API keys on, reading the proofs stream needs a key (unless PROVER_PUBLIC_PROOFS=1); other streams are open.",
+  access: "store",
+  params: { schema: v.object({ id: streamId, partition: partitionSchema, queryType: queryTypeSchema }), ...inFull },
+  query: { schema: querySchema, ...inFull },
+  responses: {
+    200: {
+      description: "messages with pagination metadata (raw format: one RawMessage per line, then the metadata); with Accept: text/event-stream one data event per message and a final metadata event",
+      content: { "application/json": v.looseObject({}), "application/x-ndjson": v.string(), "text/event-stream": v.string() },
+    },
+  },
+  errors: ["over_capacity", "storage_failed"],
+});
+
+export const storePublishRoute = declareRoute({
+  method: "POST",
+  path: "/stores/:id/data/partitions/:partition",
+  operationId: "storePublish",
+  summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
+  access: "store",
+  params: { schema: v.object({ id: streamId, partition: partitionSchema }), ...inFull },
+  body: { schema: publishBodySchema, shape: publishBodyShape, code: "invalid_body", wording: { messageOnly: true }, notJson: "Body is not valid JSON" },
+  responses: {
+    200: {
+      description: "one result per entry",
+      content: { "application/json": v.object({ messages: v.array(v.object({ id: v.looseObject({}), duplicate: v.boolean() })) }) },
+    },
+  },
+  errors: ["forbidden", "storage_failed"],
+});
+
+export function storeRoutes({ store, nodeKey, proofStream, maxStreams }: Deps): RouteGroup {
   let streaming = 0;
   const takeStream = (): (() => void) => {
     if (streaming >= maxStreams) throw new AppError("over_capacity", `the store is streaming its maximum of ${maxStreams} answers`);
@@ -52,33 +92,27 @@ export function storeRoutes({ store, nodeKey, proofStream, maxStreams }: Deps) {
       done = true;
     };
   };
-  return new Elysia({ name: "store" })
-    .get("/stores/:id/data/partitions/:partition/:queryType", async ({ params, request }) => {
-      const partition = parsePartition(params.partition);
-      const query = parseStoreQuery(params.queryType, searchParamsOf(request.url));
-      const release = acceptsEventStream(request.headers.get("accept")) ? takeStream() : undefined;
-      try {
-        const plan = await orFail(planScan(store, params.id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
-        const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
-        const signed = requestId === undefined ? undefined : { requestId, query: { streamId: params.id, partition, query } };
-        const answer = { store, nodeKey, plan, format: query.format, signed };
-        return release ? eventStreamResponse(answer, release) : await pageResponse(answer);
-      } catch (error) {
-        release?.();
-        throw error;
-      }
-    })
-    .post(
-      "/stores/:id/data/partitions/:partition",
-      async ({ params, request }) => {
-        const partition = parsePartition(params.partition);
-        if (params.id === proofStream) throw new AppError("forbidden", `Stream ${proofStream} is written only by the prover`);
-        const entries = parsePublishBody(parseJson(await request.text()));
-        const results = await orFail(publishEntries(store, nodeKey, params.id, partition, entries), STORE_FAILED);
-        return Response.json({ messages: results });
-      },
-      { parse: "none" },
-    );
+  const query = bindRoute(storeQueryRoute, async ({ params: { id, partition, queryType }, query: parameters, request }) => {
+    const query = storeQueryOf(queryType, parameters);
+    const release = acceptsEventStream(request.headers.get("accept")) ? takeStream() : undefined;
+    try {
+      const plan = await orFail(planScan(store, id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
+      const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
+      const signed = requestId === undefined ? undefined : { requestId, query: { streamId: id, partition, query } };
+      const answer = { store, nodeKey, plan, format: query.format, signed };
+      return release ? eventStreamResponse(answer, release) : await pageResponse(answer);
+    } catch (error) {
+      release?.();
+      throw error;
+    }
+  });
+  const publish = bindRoute(storePublishRoute, async ({ params: { id, partition }, body }) => {
+    // Refused before the body is read: nobody but the prover writes proofs, whatever they send.
+    if (id === proofStream) throw new AppError("forbidden", `Stream ${proofStream} is written only by the prover`);
+    const results = await orFail(publishEntries(store, nodeKey, id, partition, await body()), STORE_FAILED);
+    return Response.json({ messages: results });
+  });
+  return routeGroup("store", [query, publish], "log-store");
 }
 
 /** Storage failures become one fixed 500 message; input errors (AppError) pass through untouched. */
@@ -90,23 +124,6 @@ async function orFail<T>(work: Promise<T>, message: string): Promise<T> {
     console.error(`store: ${message}`, error);
     throw new AppError("storage_failed", message);
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppError("invalid_body", "Body is not valid JSON");
-  }
-}
-
-function searchParamsOf(url: string): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
-  for (const [name, value] of new URL(url).searchParams) {
-    const seen = query[name];
-    query[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
-  }
-  return query;
 }
 
 /** True when the Accept header lists text/event-stream (any parameters, any case, not refused with q=0). */

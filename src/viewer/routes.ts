@@ -1,4 +1,5 @@
-import { Elysia } from "elysia";
+import * as v from "valibot";
+import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
 import type { Logger } from "../log.ts";
 import { errorText } from "../errors.ts";
 
@@ -13,13 +14,24 @@ function viewerHtml(): Promise<string> {
   return page;
 }
 
+export const viewerRoute = declareRoute({
+  method: "GET",
+  path: "/viewer",
+  operationId: "viewer",
+  summary: "the proof viewer: one self-contained HTML page",
+  access: "open",
+  responses: { 200: { description: "the page", content: { "text/html": v.string() } } },
+  errors: ["internal"],
+});
+
 /** `GET /viewer`: the proof viewer, one self-contained HTML page. */
-export function viewerRoutes(log: Logger) {
+export function viewerRoutes(log: Logger): RouteGroup {
   // Built while the server starts, so the first visitor does not wait for it; a failed build is logged now
   // and answered as an internal error on every visit.
   viewerHtml().catch((error: unknown) => log.error("the viewer page cannot be built", { error: errorText(error) }));
-  return new Elysia({ name: "viewer" }).get(
-    "/viewer",
+  const viewer = bindRoute(
+    viewerRoute,
     async () => new Response(await viewerHtml(), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
   );
+  return routeGroup("viewer", [viewer]);
 }

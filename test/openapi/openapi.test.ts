@@ -1,23 +1,33 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { createLogger } from "../../src/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
-import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
+import { proverApi } from "../../src/openapi/prover-api.ts";
 import { scratchDir } from "../../testkit/env.ts";
 
-/** GET /openapi.json of the real composed prover server, checked by an OpenAPI validator and against the app's routes. */
-type Paths = Record<string, Record<string, { security?: unknown[] }>>;
+/**
+ * GET /openapi.json of the real composed prover server, checked by an OpenAPI validator, against the
+ * routes each app answers, and against what its routes really refuse.
+ */
+type Operation = { security?: unknown[]; parameters?: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { description: string; content?: unknown }> };
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
+const API_KEY = "openapi-key";
 let server: ProverServer;
-let document: { openapi: string; paths: Paths };
+let document: Document;
+
+const documentOf = async (base: string): Promise<Document> => {
+  const response = await fetch(`${base}/openapi.json`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as Document;
+};
 
 beforeAll(async () => {
-  const config = loadProverConfig({ PROVER_PORT: "0", PROVER_DATA_DIR: scratchDir("openapi"), PROVER_POOL_SIZE: "0", PROVER_API_KEYS: "openapi-key" });
+  const config = loadProverConfig({ PROVER_PORT: "0", PROVER_DATA_DIR: scratchDir("openapi"), PROVER_POOL_SIZE: "0", PROVER_API_KEYS: API_KEY });
   server = await startProverServer(config, createLogger({ level: "error" }));
-  const response = await fetch(`${server.url}/openapi.json`);
-  expect(response.status).toBe(200);
-  document = (await response.json()) as typeof document;
+  document = await documentOf(server.url);
 }, 120_000);
 
 afterAll(async () => {
@@ -28,40 +38,64 @@ afterAll(async () => {
 const methodsOf = (method: string): string[] => (method === "ALL" ? ["get", "post", "put", "delete"] : [method.toLowerCase()]);
 const documentPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
 
-describe("GET /openapi.json", () => {
+async function expectValid(checked: Document) {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(checked));
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
+  expect(validator.version).toBe("3.1");
+  expect(checked.openapi).toBe("3.1.0");
+}
+
+const undescribedOf = (checked: Document) =>
+  Object.entries(checked.paths).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([, operation]) => (operation as Record<string, unknown>)["x-undescribed"] === true)
+      .map(([method]) => `${method} ${path}`),
+  );
+
+/** Calls every documented operation without a key: each is answered by a route, and 401 exactly where the document says a key is needed. */
+async function expectAnsweredAndGuarded(base: string, checked: Document) {
+  const sample: Record<string, string> = { requestId: crypto.randomUUID(), id: "openapi-stream", partition: "0", queryType: "last", host: "a.test" };
+  for (const [path, operations] of Object.entries(checked.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const url = `${base}${path.replace(/\{(\w+)\}/g, (_, name: string) => sample[name] ?? name)}`;
+      const response = await fetch(url, { method: method.toUpperCase() });
+      const body = await response.text();
+      expect(`${method} ${path}: ${body}`).not.toContain("no such route");
+      expect(`${method} ${path}: ${response.status === 401}`).toBe(`${method} ${path}: ${operation.security !== undefined}`);
+    }
+  }
+}
+
+describe("the prover's GET /openapi.json", () => {
   test("is a valid OpenAPI 3.1 document", async () => {
-    const validator = new Validator();
-    const result = await validator.validate(structuredClone(document));
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe("3.1");
-    expect(document.openapi).toBe("3.1.0");
+    await expectValid(document);
   });
 
   test("describes every route the server answers: none is listed as undescribed", () => {
-    const undescribed = Object.entries(document.paths).flatMap(([path, operations]) =>
-      Object.entries(operations)
-        .filter(([, operation]) => (operation as Record<string, unknown>)["x-undescribed"] === true)
-        .map(([method]) => `${method} ${path}`),
-    );
-    expect(undescribed).toEqual([]);
+    expect(undescribedOf(document)).toEqual([]);
   });
 
-  test("a route added without a description is listed as undescribed, and the document stays valid", async () => {
-    const withNew = openApiDocument([...server.routes(), { method: "GET", path: "/new/:thing" }]) as { paths: Paths };
+  test("a route added without a declaration is listed as undescribed, and the document stays valid", async () => {
+    const withNew = openApiDocument([...server.routes(), { method: "GET", path: "/new/:thing" }], proverApi) as Document;
     expect((withNew.paths["/new/{thing}"]?.get as Record<string, unknown>)["x-undescribed"]).toBe(true);
     expect((await new Validator().validate(structuredClone(withNew))).valid).toBe(true);
   });
 
-  test("an operation's security is the access its route was mounted with", () => {
-    const withNew = openApiDocument([
-      { method: "GET", path: "/new/:thing", access: "key" },
-      { method: "GET", path: "/open/:thing", access: "open" },
-    ]) as { paths: Paths };
+  test("an operation's security is the access its route declares", () => {
+    const withNew = openApiDocument(
+      [
+        { method: "GET", path: "/new/:thing", access: "key" },
+        { method: "GET", path: "/open/:thing", access: "open" },
+      ],
+      proverApi,
+    ) as Document;
     expect(withNew.paths["/new/{thing}"]?.get?.security).toEqual([{ apiKey: [] }]);
     expect(withNew.paths["/open/{thing}"]?.get?.security).toBeUndefined();
-    // Every route the server answers was mounted with a declared access.
+    // Every route the server answers declares its access; every one but /proxy is declared whole.
     expect(server.routes().filter((route) => route.access === undefined)).toEqual([]);
+    expect(server.routes().filter((route) => route.declaration === undefined).map(({ method, path }) => `${method} ${path}`)).toEqual(["ALL /proxy"]);
   });
 
   test("lists every route the server answers, and nothing else", () => {
@@ -73,16 +107,50 @@ describe("GET /openapi.json", () => {
   });
 
   test("every documented operation is a route the server answers, and those behind API keys say so", async () => {
-    const sample: Record<string, string> = { requestId: crypto.randomUUID(), id: "openapi-stream", partition: "0", queryType: "last" };
-    for (const [path, operations] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        const url = `${server.url}${path.replace(/\{(\w+)\}/g, (_, name: string) => sample[name] ?? name)}`;
-        const response = await fetch(url, { method: method.toUpperCase() });
-        const body = await response.text();
-        expect(`${method} ${path}: ${body}`).not.toContain("no such route");
-        // Routes the API keys guard answer 401 without one; the document must mark them.
-        expect(`${method} ${path}: ${response.status === 401}`).toBe(`${method} ${path}: ${operation.security !== undefined}`);
-      }
-    }
+    await expectAnsweredAndGuarded(server.url, document);
+  });
+});
+
+describe("a route's declared schemas validate what it is sent, and its document lists the refusal", () => {
+  const auth = { authorization: `Bearer ${API_KEY}` };
+  const storeQuery = "/stores/{id}/data/partitions/{partition}/{queryType}";
+  /** [operation, request, status, the product's code (coded errors) or message (the store's `{"error"}`)] */
+  const cases: [string, string, RequestInit, number, { code: string } | { error: string; code: string }][] = [
+    ["get /proof/{requestId}", "/proof/not-a-uuid", {}, 400, { code: "invalid_request_id" }],
+    ["delete /pool/{host}", "/pool/not_a_host", { method: "DELETE" }, 400, { code: "invalid_query" }],
+    ["get /prepare", "/prepare", { headers: { "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
+    ["get /prepare", "/prepare", { headers: { "T-PREPARE": "two", "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
+    [`get ${storeQuery}`, "/stores/s/data/partitions/x/last", {}, 400, { error: 'Path parameter "partition" not a number: x', code: "invalid_query" }],
+    [`get ${storeQuery}`, "/stores/s/data/partitions/0/newest", {}, 400, { error: "Unknown query type: newest (expected one of last, from, range)", code: "invalid_query" }],
+    [`get ${storeQuery}`, "/stores/s/data/partitions/0/last?count=ten", {}, 400, { error: 'Query parameter "count" not a number: ten', code: "invalid_query" }],
+    [`get ${storeQuery}`, "/stores/s/data/partitions/0/last?count=1&count=2", {}, 400, { error: 'Query parameter "count" given more than once', code: "invalid_query" }],
+    [
+      "post /stores/{id}/data/partitions/{partition}",
+      "/stores/s/data/partitions/0",
+      { method: "POST", body: JSON.stringify({ content: 1, extra: true }) },
+      400,
+      { error: 'entry 0: unknown key "extra"', code: "invalid_body" },
+    ],
+  ];
+  for (const [operation, url, init, status, expected] of cases) {
+    test(`${operation}: ${url} ${init.headers ? JSON.stringify(init.headers) : (init.body ?? "")}`, async () => {
+      const response = await fetch(`${server.url}${url}`, { ...init, headers: { ...auth, ...init.headers } });
+      const body = (await response.json()) as { error: string | { code: string } };
+      expect(response.status).toBe(status);
+      if ("error" in expected) expect(body).toEqual({ error: expected.error });
+      else expect(body.error).toMatchObject({ code: expected.code });
+      const [method, path] = operation.split(" ") as [string, string];
+      const documented = document.paths[path]?.[method]?.responses[String(status)];
+      expect(documented?.description).toContain(expected.code);
+      const errorBody = "error" in expected ? "StoreError" : "Error";
+      expect(documented?.content).toEqual({ "application/json": { schema: { $ref: `#/components/schemas/${errorBody}` } } });
+    });
+  }
+
+  test("a parameter is documented with its schema: the request id a UUID, T-PREPARE required, the store's format one of its values", () => {
+    const parameter = (method: string, path: string, name: string) => document.paths[path]?.[method]?.parameters?.find((p) => p.name === name);
+    expect(parameter("get", "/proof/{requestId}", "requestId")?.schema).toMatchObject({ type: "string", format: "uuid" });
+    expect(parameter("get", "/prepare", "t-prepare")).toMatchObject({ required: true, schema: { type: "string", pattern: "^\\d{1,3}$" } });
+    expect(parameter("get", storeQuery, "format")).toMatchObject({ required: false, schema: { enum: ["object", "raw"] } });
   });
 });

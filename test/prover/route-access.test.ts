@@ -1,15 +1,28 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { RouteAccessTable, alwaysNeedsKey } from "../../src/prover/route-access.ts";
+import * as v from "valibot";
+import type { ErrorShape } from "../../src/http.ts";
+import { type RouteAccess, type RouteMethod, alwaysNeedsKey, bindRoute, declareRoute, pathParameters, routeGroup } from "../../src/http/route.ts";
+import { RouteAccessTable } from "../../src/prover/route-access.ts";
+
+/** A group of routes declared with `access`, answering nothing of interest. */
+function group(access: RouteAccess, routes: [RouteMethod, string][], errors: ErrorShape = "coded") {
+  const declared = routes.map(([method, path]) => {
+    const params = { schema: v.object(Object.fromEntries(pathParameters(path).map((name) => [name, v.string()]))), code: "invalid_query" } as const;
+    const declaration = declareRoute({ method, path, operationId: path, summary: path, access, params, responses: { 200: { description: "" } } });
+    return bindRoute(declaration, () => new Response(""));
+  });
+  return routeGroup(`test ${routes[0]![1]}`, declared, errors);
+}
 
 /** The access table the prover mounts its route groups through: what a request path falls under. */
 function table(): RouteAccessTable {
   const app = new Elysia();
   const access = new RouteAccessTable();
-  access.mount(app, new Elysia().get("/pool", () => "").delete("/pool/:host", () => ""), "key");
-  access.mount(app, new Elysia().get("/proof/:requestId", () => ""), "key-or-scoped");
-  access.mount(app, new Elysia().get("/stores/:id/data/partitions/:partition/:queryType", () => ""), "store", "log-store");
-  access.mount(app, new Elysia().get("/pool-status", () => ""), "open");
+  access.mount(app, group("key", [["GET", "/pool"], ["DELETE", "/pool/:host"]]));
+  access.mount(app, group("key-or-scoped", [["GET", "/proof/:requestId"]]));
+  access.mount(app, group("store", [["GET", "/stores/:id/data/partitions/:partition/:queryType"]], "log-store"));
+  access.mount(app, group("open", [["GET", "/pool-status"]]));
   return access;
 }
 
@@ -43,12 +56,20 @@ describe("RouteAccessTable", () => {
     expect(access.accessOf("/")).toBe("open");
   });
 
-  test("routes are described with the access they were mounted with; an undeclared one with none", () => {
+  test("routes are described with the access they declare; one mounted some other way with none", () => {
     const access = table();
-    expect(access.describe([{ method: "DELETE", path: "/pool/:host" }, { method: "GET", path: "/elsewhere" }])).toEqual([
-      { method: "DELETE", path: "/pool/:host", access: "key" },
-      { method: "GET", path: "/elsewhere", access: undefined },
-    ]);
+    const [pool, elsewhere] = access.describe([{ method: "DELETE", path: "/pool/:host" }, { method: "GET", path: "/elsewhere" }]);
+    expect(pool).toMatchObject({ method: "DELETE", path: "/pool/:host", access: "key", errorShape: "coded", declaration: { operationId: "/pool/:host" } });
+    expect(elsewhere).toEqual({ method: "GET", path: "/elsewhere" });
+  });
+
+  test("a route mounted undeclared (`/proxy`) takes the access it is mounted with, and its hand-written operations", () => {
+    const app = new Elysia();
+    const access = new RouteAccessTable();
+    const operations = { get: { summary: "by hand" } };
+    access.mountUndeclared(app, new Elysia().all("/proxy", () => ""), "key-or-scoped", operations);
+    expect(access.accessOf("/proxy")).toBe("key-or-scoped");
+    expect(access.describe(app.routes)).toEqual([{ method: "ALL", path: "/proxy", access: "key-or-scoped", errorShape: "coded", operations }]);
   });
 
   test("the store needs a key to publish; its reads depend on the stream, so they are not always keyed", () => {

@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
-import { parsePartition, parseStoreQuery } from "../../src/store/query.ts";
-import { acceptsEventStream } from "../../src/store/routes.ts";
+import { validateRequest } from "../../src/http/route.ts";
+import { parseStoreQuery } from "../../src/store/query.ts";
+import { acceptsEventStream, storeQueryRoute } from "../../src/store/routes.ts";
+
+/** A `last` query as the store's route reads it from a request, by its declaration. */
+const routeInput = (partition: string, search = "") =>
+  validateRequest(storeQueryRoute, new Request(`http://localhost/stores/s/data/partitions/${partition}/last${search}`), { id: "s", partition, queryType: "last" });
 
 const rejects = (fn: () => unknown, message: string) => {
   let caught: unknown;
@@ -54,15 +59,15 @@ describe("query parameters", () => {
     // Folded to lower case, as every request id is (src/schema.ts).
     expect(parseStoreQuery("last", { requestId: "3F1C9A52-8D4E-4B7A-9C1E-2A6B5D8E7F01" })).toMatchObject({ requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01" });
     rejects(() => parseStoreQuery("first", {}), "Unknown query type: first (expected one of last, from, range)");
-    rejects(() => parseStoreQuery("last", { count: ["1", "2"] }), 'Query parameter "count" given more than once');
+    rejects(() => routeInput("0", "?count=1&count=2"), 'Query parameter "count" given more than once');
   });
 
   test("partition is a non-negative integer", () => {
-    expect(parsePartition("0")).toBe(0);
-    expect(parsePartition("42")).toBe(42);
-    rejects(() => parsePartition("x"), 'Path parameter "partition" not a number: x');
-    rejects(() => parsePartition("1.5"), 'Path parameter "partition" not a number: 1.5');
-    rejects(() => parsePartition("-1"), 'Path parameter "partition" must not be negative: -1');
+    expect(routeInput("0").params.partition).toBe(0);
+    expect(routeInput("42").params.partition).toBe(42);
+    rejects(() => routeInput("x"), 'Path parameter "partition" not a number: x');
+    rejects(() => routeInput("1.5"), 'Path parameter "partition" not a number: 1.5');
+    rejects(() => routeInput("-1"), 'Path parameter "partition" must not be negative: -1');
   });
 });
 

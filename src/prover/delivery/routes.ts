@@ -1,7 +1,6 @@
-import { Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError } from "../../errors.ts";
-import { parseInput } from "../../http.ts";
+import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
@@ -16,7 +15,30 @@ export interface SseLimits {
   heartbeatMs: number;
 }
 
-export const RequestIdParam = v.object({ requestId: requestIdSchema("the request id must be a UUID") });
+/** The data of a proof stream's `event: error`: no proof will come for the request id. */
+export const ProofStreamError = v.object({ requestId: v.string(), code: v.string(), message: v.string() });
+
+export const proofStreamRoute = declareRoute({
+  method: "GET",
+  path: "/proof/:requestId",
+  operationId: "proofStream",
+  summary: "the proof of a request id, as one Server-Sent Event",
+  description:
+    "One event, then the stream ends. A proof: an unnamed event whose data is `<notary public key PEM>|<proof JSON>` " +
+    "(the Proof schema). No proof will come: `event: error` whose data is the ProofStreamError schema.",
+  access: "key-or-scoped",
+  params: { schema: v.object({ requestId: requestIdSchema("the request id must be a UUID") }), code: "invalid_request_id", wording: { where: "path parameter" } },
+  headers: {
+    schema: v.object({ "last-event-id": v.optional(v.pipe(v.string(), v.description("sent by a reconnecting EventSource: the request id of the event it had"))) }),
+    code: "invalid_header",
+  },
+  responses: {
+    200: { description: "the event stream", content: { "text/event-stream": v.string() } },
+    204: { description: "a reconnecting EventSource (Last-Event-ID: the request id): nothing more will come" },
+  },
+  errors: ["over_capacity"],
+});
+
 const encoder = new TextEncoder();
 
 /** One SSE field per line: a value with line breaks becomes several `data:` lines, joined again by the reader. */
@@ -34,7 +56,7 @@ export function outcomeEvent(requestId: string, outcome: ProofOutcome): string {
   if (outcome.event === "proof") {
     return `id: ${requestId}\n${dataLines(`${outcome.proof.body.notary.publicKey}|${JSON.stringify(outcome.proof)}`)}\n`;
   }
-  const data = JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message });
+  const data = JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message } satisfies v.InferOutput<typeof ProofStreamError>);
   return `id: ${requestId}\nevent: error\n${dataLines(data)}\n`;
 }
 
@@ -128,12 +150,11 @@ function limitedTo(delivery: ProofDelivery, requestId: string, digest: string, w
 }
 
 /** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
-export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit, readers: ProofReaders) {
+export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit, readers: ProofReaders): RouteGroup {
   const clients = clientCounts(limits.perClient);
-  return new Elysia({ name: "proof-sse" }).get("/proof/:requestId", async ({ params, request }) => {
-    const { requestId } = parseInput(RequestIdParam, params, "invalid_request_id", "path parameter");
+  const stream = bindRoute(proofStreamRoute, async ({ params: { requestId }, headers, request }) => {
     // An EventSource reconnecting after the stream's one event: nothing more will come.
-    if (request.headers.get("last-event-id") === requestId) return new Response(null, { status: 204 });
+    if (headers["last-event-id"] === requestId) return new Response(null, { status: 204 });
     if (delivery.subscribers(requestId) >= limits.perRequest || delivery.totalSubscribers() >= limits.total) {
       throw new AppError("over_capacity", "too many proof subscribers");
     }
@@ -148,4 +169,5 @@ export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: Id
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
   });
+  return routeGroup("proof-sse", [stream]);
 }

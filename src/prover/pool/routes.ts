@@ -1,9 +1,8 @@
-import { Elysia } from "elysia";
 import * as v from "valibot";
 import type { EngineHosts } from "../../engine/host/engine-hosts.ts";
 import { enginesText } from "../../engine/host/placement.ts";
 import { AppError } from "../../errors.ts";
-import { parseInput } from "../../http.ts";
+import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
 import type { WarmPool } from "./pool.ts";
@@ -24,12 +23,84 @@ export interface PoolRouteDeps {
   notarySessions(): number | null;
 }
 
-/** `T-PREPARE: N` (0 stops keeping any) and an optional `T-SESSION-CLASS: sent/recv` naming one of the classes. */
-export const PrepareHeaders = v.object({
-  "t-prepare": v.pipe(v.string("T-PREPARE is required"), v.trim(), v.regex(/^\d{1,3}$/, "must be a whole number of sessions"), v.transform(Number)),
-  "t-session-class": v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+\/\d+$/, "must name a class as sent/recv bytes"))),
+const sessionClass = v.pipe(v.string(), v.description("a size class as sent/recv bytes (one of /pool's classes)"), v.trim(), v.regex(/^\d+\/\d+$/, "must name a class as sent/recv bytes"));
+/** Read further as /proxy reads them (src/prover/exchange/target.ts, requested-sizes.ts). */
+const proxyHeader = (description: string) => v.pipe(v.string(), v.description(description));
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** What the pool keeps warm for one (host, class). */
+const poolEntry = v.object({ host: v.string(), class: v.string(), learned: v.boolean(), pinned: v.boolean(), share: count, ready: count, warming: count });
+
+export const poolRoute = declareRoute({
+  method: "GET",
+  path: "/pool",
+  operationId: "pool",
+  summary: "the warm pool's state, the embedded notary's sessions and memory",
+  access: "key",
+  responses: {
+    200: {
+      description: "pool state (docs/api.md, Other endpoints)",
+      content: { "application/json": v.looseObject({ ready: count, inUse: count, warming: count, hosts: v.array(poolEntry), notarySessions: v.nullable(count) }) },
+    },
+  },
 });
-export const HostParam = v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]{1,253}$/, "must be a host name")) });
+
+export const poolsRoute = declareRoute({
+  method: "GET",
+  path: "/pools",
+  operationId: "pools",
+  summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
+  access: "key",
+  responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: { "application/json": v.object({ pools: v.array(poolEntry) }) } } },
+});
+
+/**
+ * `T-PREPARE: N` (0 stops keeping any), the target's URL and an optional `T-SESSION-CLASS: sent/recv` naming one
+ * of the classes, or the sizes to pick one by.
+ */
+export const prepareRoute = declareRoute({
+  method: "GET",
+  path: "/prepare",
+  operationId: "prepare",
+  summary: "keep N sessions warm for a host and size class (Verity's T-PREPARE shape); 0 stops",
+  access: "key",
+  headers: {
+    schema: v.object({
+      "t-prepare": v.pipe(
+        v.string("T-PREPARE is required"),
+        v.description("how many sessions to keep warm; 0 stops keeping them"),
+        v.trim(),
+        v.regex(/^\d{1,3}$/, "must be a whole number of sessions"),
+        v.transform(Number),
+      ),
+      "t-session-class": v.optional(sessionClass),
+      "t-proxy-url": proxyHeader("a target URL: its host gets the sessions, its path the learned class"),
+      "t-max-sent-data": v.optional(proxyHeader("bytes requests need; picks the class")),
+      "t-max-recv-data": v.optional(proxyHeader("bytes answers need; picks the class")),
+    }),
+    code: "invalid_header",
+    wording: { where: "header" },
+  },
+  responses: {
+    200: {
+      description: "what is now kept",
+      content: { "application/json": v.object({ host: v.string(), class: v.string(), count }) },
+    },
+  },
+  errors: ["session_too_large", "target_forbidden", "target_unresolvable"],
+});
+
+export const dropPoolHostRoute = declareRoute({
+  method: "DELETE",
+  path: "/pool/:host",
+  operationId: "dropPoolHost",
+  summary: "stop keeping sessions warm for a host; its ready sessions close",
+  access: "key",
+  params: { schema: v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]{1,253}$/, "must be a host name")) }), code: "invalid_query", wording: { where: "path" } },
+  responses: {
+    200: { description: "sessions closed", content: { "application/json": v.object({ host: v.string(), closed: count }) } },
+  },
+});
 
 /**
  * The warm pool at run time. `GET /pool` (and `GET /pools`, its entries only): what is kept warm per
@@ -38,17 +109,11 @@ export const HostParam = v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.
  * names, else the one `T-MAX-*-DATA` or the endpoint's learned answer size needs, else the default class.
  * `DELETE /pool/{host}`: stop keeping sessions for a host and close its ready ones.
  */
-export function poolRoutes(deps: PoolRouteDeps) {
+export function poolRoutes(deps: PoolRouteDeps): RouteGroup {
   const { pool } = deps;
 
-  async function prepare(headers: Headers) {
-    const asked = parseInput(
-      PrepareHeaders,
-      { "t-prepare": headers.get("t-prepare") ?? undefined, "t-session-class": headers.get("t-session-class") ?? undefined },
-      "invalid_header",
-      "header",
-    );
-    const target = parseTargetUrl(headers.get("t-proxy-url"));
+  async function prepare(asked: v.InferOutput<typeof prepareRoute.headers.schema>, headers: Headers) {
+    const target = parseTargetUrl(asked["t-proxy-url"]);
     // The same host policy as /proxy: no sessions are set up for a target /proxy would refuse.
     await resolveTarget(target, deps.policy);
     const sizes = asked["t-session-class"] ? namedClass(asked["t-session-class"]) : classFor(headers, target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`, target.pathAndQuery);
@@ -77,19 +142,17 @@ export function poolRoutes(deps: PoolRouteDeps) {
     }).class;
   }
 
-  return new Elysia({ name: "pool" })
-    .get("/pool", () => ({
+  return routeGroup("pool", [
+    bindRoute(poolRoute, () => ({
       ...pool.status(),
       exchanges: deps.exchanges.status(),
       notarySessions: deps.notarySessions(),
       // This process's own memory, and all its engines' (provers and an embedded notary's Verifiers live in the hosts).
       memory: { rssBytes: process.memoryUsage.rss(), engineBytes: deps.hosts.engineBytes() },
       engineHosts: { replaced: { ...deps.hosts.replaced }, hosts: deps.hosts.status() },
-    }))
-    .get("/pools", () => ({ pools: pool.status().hosts }))
-    .get("/prepare", ({ request }) => prepare(request.headers))
-    .delete("/pool/:host", ({ params }) => {
-      const { host } = parseInput(HostParam, params, "invalid_query", "path");
-      return { host, closed: pool.drop(host) };
-    });
+    })),
+    bindRoute(poolsRoute, () => ({ pools: pool.status().hosts })),
+    bindRoute(prepareRoute, ({ headers, request }) => prepare(headers, request.headers)),
+    bindRoute(dropPoolHostRoute, ({ params: { host } }) => ({ host, closed: pool.drop(host) })),
+  ]);
 }
