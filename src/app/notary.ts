@@ -1,15 +1,17 @@
 import { Elysia } from "elysia";
+import * as v from "valibot";
 import type { SessionLimits } from "../config/notary.ts";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import type { EngineVerifiers } from "../engine/verifier.ts";
-import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
+import { healthcheck } from "../http/health.ts";
+import { type RouteGroup, bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup } from "../http/route.ts";
 import { idleLimit } from "../idle-limit.ts";
 import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
-import { ATTESTATION_WAIT_MS, type NotaryInfo } from "../protocol/notary.ts";
+import { ATTESTATION_WAIT_MS, NotaryInfo } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
 import type { AttestationContext } from "../notary/attest.ts";
@@ -17,11 +19,14 @@ import { IDLE_TIMEOUT_S, PROXY_ATTESTATION_MAX_BYTES, maxJsonBodyBytes } from ".
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type ProxyModeOptions, proxyRoutes } from "../notary/proxy-routes.ts";
+import { type ProxyModeOptions, proxyModeRefusal, proxyRoutes } from "../notary/proxy-routes.ts";
 import { createProxySessions } from "../notary/proxy-sessions.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
 import { MpcSessions, type NotarySocketData } from "../notary/sessions.ts";
 import { type NotarySockets, socketHandlers, socketUpgrade } from "../notary/sockets.ts";
+import type { ApiDescription } from "../openapi/document.ts";
+import { openApiRoutes } from "../openapi/routes.ts";
+import { proofSchema } from "../proof/proof-schema.ts";
 
 export interface NotaryServerOptions {
   host: string;
@@ -66,6 +71,41 @@ function notaryInfo(options: NotaryServerOptions) {
   } satisfies NotaryInfo & Record<string, unknown>;
 }
 
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+const notaryInfoRoute = declareRoute({
+  method: "GET",
+  path: "/info",
+  operationId: "info",
+  summary: "the notary: its version, key, limits, whether it offers proxy mode, and its open sessions",
+  access: "open",
+  responses: {
+    200: {
+      description: "about this notary",
+      content: {
+        "application/json": v.object({
+          ...NotaryInfo.entries,
+          gitCommitHash: v.nullable(v.string()),
+          proofVersion: v.string(),
+          maxSentData: count,
+          maxRecvData: count,
+          // activeSessions lets operators (and tests) see that finished or failed sessions were released.
+          activeSessions: count,
+          activeProxySessions: count,
+        }),
+      },
+    },
+  },
+});
+
+const notaryApi: ApiDescription = {
+  title: "tlsproof notary",
+  description: "The other party of every proof: it verifies what it saw and signs what was revealed. docs/notary.md has the full contract.",
+  keyDescription: "a key of the notary's whitelist (its YAML `whitelist`), or an embedded notary's own key, when set",
+  keyRefusals: ["unauthorized"],
+  schemas: { Proof: proofSchema },
+};
+
 function attestationContext(options: NotaryServerOptions): AttestationContext {
   return {
     publicKeyPem: options.key.publicKeyPem,
@@ -84,24 +124,22 @@ interface NotaryParts extends NotarySockets {
   metrics: NotaryMetrics;
 }
 
-/** The HTTP routes: info, health and metrics, then the MPC session routes, then proxy mode's (or its refusal). */
+/** The HTTP routes: info, health and metrics, then the MPC session routes, then proxy mode's (or its refusal), then the document. */
 function notaryRoutes(options: NotaryServerOptions, { sessions, proxySessions, metrics }: NotaryParts) {
   const { log } = options;
   const info = notaryInfo(options);
   const context = attestationContext(options);
-  const app = new Elysia()
-    .use(errorHandling(log))
-    // activeSessions lets operators (and tests) see that finished or failed sessions were released.
-    .get("/info", () => ({ ...info, activeSessions: sessions.active(), activeProxySessions: proxySessions?.active() ?? 0 }))
-    .get("/healthcheck", () => new Response("Ok"))
-    .use(metricsRoutes(metrics.registry))
-    .use(sessionRoutes({ sessions, key: options.key, context, metrics, log }));
-  if (proxySessions && options.proxy) {
-    return app.use(proxyRoutes({ sessions: proxySessions, proxy: options.proxy, key: options.key, context, metrics, log }));
-  }
-  return app.post("/proxy-session", () => {
-    throw new AppError("proxy_mode_unavailable", "this notary does not offer proxy mode (its YAML config needs proxy: { enabled: true })");
-  });
+  const status = bindRoute(notaryInfoRoute, () => ({ ...info, activeSessions: sessions.active(), activeProxySessions: proxySessions?.active() ?? 0 }));
+  const groups: RouteGroup[] = [
+    routeGroup("notary-status", [healthcheck, status]),
+    metricsRoutes(metrics.registry),
+    sessionRoutes({ sessions, key: options.key, context, metrics, log }),
+    proxySessions && options.proxy ? proxyRoutes({ sessions: proxySessions, proxy: options.proxy, key: options.key, context, metrics, log }) : proxyModeRefusal(),
+  ];
+  const app = new Elysia().use(errorHandling(log));
+  groups.push(openApiRoutes(() => describeRoutes(app.routes, groups.flatMap(groupRoutes)), notaryApi));
+  for (const group of groups) app.use(group);
+  return app;
 }
 
 /** The listening server: sockets first, then the refusals made before any body is read, then the routes. */

@@ -5,7 +5,7 @@
  * turns what it throws into a parse error), and the other hooks run once the body is read.
  */
 import { apiKeyMatcher } from "../api-key.ts";
-import { AppError } from "../errors.ts";
+import { AppError, type ErrorCode } from "../errors.ts";
 import { whitelistChecker } from "./whitelist.ts";
 
 /**
@@ -21,6 +21,9 @@ export interface AdmissionOptions {
   /** True once the notary stops: it opens no new session. */
   stopping(): boolean;
 }
+
+/** What a POST may be refused with before its body is read, whatever its route: for the routes' declarations. */
+export const BODY_REFUSALS = ["invalid_header", "payload_too_large"] as const satisfies readonly ErrorCode[];
 
 /** API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>` (TLSNotary clients send it bare). */
 const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";

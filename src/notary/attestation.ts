@@ -28,11 +28,11 @@ export interface AttestationDeps {
 export async function attest<Declared extends AttestationRequest>(
   deps: AttestationDeps,
   sessionId: string,
-  parse: () => Declared,
+  parse: () => Promise<Declared>,
   verify: (declared: Declared) => Promise<VerifiedTranscript>,
 ): Promise<Proof> {
   try {
-    const declared = parse();
+    const declared = await parse();
     const transcript = await verify(declared);
     // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
     const proof = deps.metrics.timeSigning(() => signProof(withEvmAttestation(buildProofBody(transcript, declared, deps.context), deps.key), deps.key));

@@ -1,22 +1,30 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
 import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
+import { localVerifiers } from "../../src/engine/verifier.ts";
 import { createLogger } from "../../src/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { proverApi } from "../../src/openapi/prover-api.ts";
+import { generateKey } from "../../src/proof/keys.ts";
 import { scratchDir } from "../../testkit/env.ts";
 
 /**
- * GET /openapi.json of the real composed prover server, checked by an OpenAPI validator, against the
+ * GET /openapi.json of the real composed prover and notary servers, checked by an OpenAPI validator, against the
  * routes each app answers, and against what its routes really refuse.
  */
 type Operation = { security?: unknown[]; parameters?: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { description: string; content?: unknown }> };
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
 const API_KEY = "openapi-key";
+const NOTARY_KEY = "openapi-notary-key";
 let server: ProverServer;
+let notary: NotaryServer;
 let document: Document;
+let notaryDocument: Document;
 
 const documentOf = async (base: string): Promise<Document> => {
   const response = await fetch(`${base}/openapi.json`);
@@ -28,9 +36,24 @@ beforeAll(async () => {
   const config = loadProverConfig({ PROVER_PORT: "0", PROVER_DATA_DIR: scratchDir("openapi"), PROVER_POOL_SIZE: "0", PROVER_API_KEYS: API_KEY });
   server = await startProverServer(config, createLogger({ level: "error" }));
   document = await documentOf(server.url);
+  // A standalone notary as `cli notary start` runs one, with a whitelist and without proxy mode.
+  const whitelistPath = join(scratchDir("openapi-notary"), "whitelist.csv");
+  writeFileSync(whitelistPath, `"Name","ApiKey","CreatedAt"\n"openapi","${NOTARY_KEY}","2024-01-01"\n`);
+  notary = startNotaryServer({
+    host: "127.0.0.1",
+    port: 0,
+    sessions: { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
+    verifiers: localVerifiers,
+    key: generateKey("secp256k1"),
+    auth: { whitelistPath },
+    testTrustAnchor: false,
+    log: createLogger({ level: "error" }),
+  });
+  notaryDocument = await documentOf(notary.url);
 }, 120_000);
 
 afterAll(async () => {
+  await notary?.stop(0);
   await server?.stop();
 }, 120_000);
 
@@ -152,5 +175,39 @@ describe("a route's declared schemas validate what it is sent, and its document 
     expect(parameter("get", "/proof/{requestId}", "requestId")?.schema).toMatchObject({ type: "string", format: "uuid" });
     expect(parameter("get", "/prepare", "t-prepare")).toMatchObject({ required: true, schema: { type: "string", pattern: "^\\d{1,3}$" } });
     expect(parameter("get", storeQuery, "format")).toMatchObject({ required: false, schema: { enum: ["object", "raw"] } });
+  });
+});
+
+describe("the notary's GET /openapi.json", () => {
+  test("is a valid OpenAPI 3.1 document that describes every route the notary answers", async () => {
+    await expectValid(notaryDocument);
+    expect(undescribedOf(notaryDocument)).toEqual([]);
+    // Without proxy mode, POST /proxy-session is its refusal, so that a prover learns why.
+    expect(Object.keys(notaryDocument.paths).sort()).toEqual(
+      ["/healthcheck", "/info", "/metrics", "/openapi.json", "/proxy-session", "/session", "/session/{id}", "/session/{id}/attestation"].sort(),
+    );
+  });
+
+  test("every documented operation is a route the notary answers, and those behind its whitelist say so", async () => {
+    await expectAnsweredAndGuarded(notary.url, notaryDocument);
+  });
+
+  test("with proxy mode (the prover's embedded notary, behind its own key), its proxy-mode routes are described too", async () => {
+    const embedded = await documentOf(server.notary!.url);
+    await expectValid(embedded);
+    expect(undescribedOf(embedded)).toEqual([]);
+    expect(Object.keys(embedded.paths)).toContain("/proxy-session/{id}/attestation");
+    await expectAnsweredAndGuarded(server.notary!.url, embedded);
+  });
+
+  test("a session request its schema refuses is invalid_body, as the document lists", async () => {
+    const response = await fetch(`${notary.url}/session`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${NOTARY_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ maxSentData: "lots", maxRecvData: 2048 }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "invalid_body", message: expect.stringContaining("session request: maxSentData") });
+    expect(notaryDocument.paths["/session"]?.post?.responses["400"]?.description).toContain("invalid_body");
   });
 });
