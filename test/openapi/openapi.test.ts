@@ -174,7 +174,7 @@ describe("a route's declared schemas validate what it is sent, and its document 
     const parameter = (method: string, path: string, name: string) => document.paths[path]?.[method]?.parameters?.find((p) => p.name === name);
     expect(parameter("get", "/proof/{requestId}", "requestId")?.schema).toMatchObject({ type: "string", format: "uuid" });
     expect(parameter("get", "/prepare", "t-prepare")).toMatchObject({ required: true, schema: { type: "string", pattern: "^\\d{1,3}$" } });
-    expect(parameter("get", storeQuery, "format")).toMatchObject({ required: false, schema: { enum: ["object", "raw"] } });
+    expect(parameter("get", storeQuery, "format")).toMatchObject({ required: false, schema: { type: "string", enum: ["object", "raw"] } });
   });
 });
 

@@ -166,6 +166,14 @@ for (const backend of backends) {
       expect((await getJson<ObjectAnswer>(DEFAULT_PROOF_STREAM, "0/last?count=10")).body.messages).toEqual([]);
     });
 
+    test("a write to the proofs stream is refused before its body is read: 403 whatever it carries", async () => {
+      for (const body of ["{nope", JSON.stringify({ content: 1, timestamp: Number.MAX_SAFE_INTEGER }), JSON.stringify([])]) {
+        const response = await fetch(url(DEFAULT_PROOF_STREAM, "0"), { method: "POST", body });
+        expect(response.status).toBe(403);
+        expect(await response.json()).toEqual({ error: "Stream proofs is written only by the prover" });
+      }
+    });
+
     describe("queries over 5003 messages", () => {
       const stream = "bulk";
       beforeAll(async () => {

@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { AppError } from "../../src/errors.ts";
+import { errorHandling } from "../../src/http.ts";
+import { bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup, validateRequest } from "../../src/http/route.ts";
+import { createLogger } from "../../src/log.ts";
+
+/** A route with every part declared, each refused with its own code. */
+const thing = declareRoute({
+  method: "POST",
+  path: "/things/:id",
+  operationId: "thing",
+  summary: "a thing",
+  access: "key",
+  params: { schema: v.object({ id: v.pipe(v.string(), v.regex(/^\d+$/, "must be digits"), v.transform(Number)) }), code: "not_found" },
+  query: { schema: v.object({ mode: v.optional(v.picklist(["a", "b"]), "a") }), code: "invalid_query" },
+  headers: { schema: v.object({ "t-size": v.pipe(v.string(), v.regex(/^\d+$/)) }), code: "invalid_header", wording: { where: "header" } },
+  body: { schema: v.strictObject({ name: v.string() }), code: "invalid_body", wording: { where: "thing" }, notJson: "not JSON at all" },
+  responses: { 200: { description: "the thing", content: { "application/json": v.object({ id: v.number(), name: v.string() }) } } },
+});
+
+const request = (url: string, init: RequestInit = {}) => new Request(`http://localhost${url}`, { method: "POST", ...init });
+const refusal = (work: () => unknown): { code: string; message: string } => {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof AppError) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error("not refused");
+};
+
+describe("declareRoute", () => {
+  test("refuses a declaration whose params schema and path name different parameters", () => {
+    const declared = (path: string, params?: v.ObjectEntries) =>
+      declareRoute({ method: "GET", path, operationId: "x", summary: "x", access: "open", responses: {}, ...(params ? { params: { schema: v.object(params), code: "not_found" } } : {}) });
+    expect(() => declared("/a/:b")).toThrow("path parameters [b] but params schema []");
+    expect(() => declared("/a/:b", { c: v.string() })).toThrow("path parameters [b] but params schema [c]");
+    expect(() => declared("/a", { b: v.string() })).toThrow("path parameters [] but params schema [b]");
+    expect(declared("/a/:b", { b: v.string() }).path).toBe("/a/:b");
+  });
+});
+
+describe("validateRequest", () => {
+  test("parses each part with its schema: the handler gets the outputs", async () => {
+    const input = validateRequest(thing, request("/things/7?mode=b", { headers: { "T-Size": "3" }, body: '{"name":"n"}' }), { id: "7" });
+    expect(input.params).toEqual({ id: 7 });
+    expect(input.query).toEqual({ mode: "b" });
+    // Header names are matched whatever their case; only the declared ones are read.
+    expect(input.headers).toEqual({ "t-size": "3" });
+    expect(await input.body()).toEqual({ name: "n" });
+  });
+
+  test("refuses the first part its schema refuses, in order, with that part's code and wording", () => {
+    const bad = request("/things/x?mode=c", { body: "{}" });
+    expect(refusal(() => validateRequest(thing, bad, { id: "x" }))).toEqual({ code: "not_found", message: "id: must be digits" });
+    expect(refusal(() => validateRequest(thing, bad, { id: "1" })).code).toBe("invalid_query");
+    expect(refusal(() => validateRequest(thing, request("/things/1"), { id: "1" }))).toEqual({ code: "invalid_header", message: 'header: missing key "t-size"' });
+    expect(refusal(() => validateRequest(thing, request("/things/1?mode=a&mode=b"), { id: "1" }))).toEqual({
+      code: "invalid_query",
+      message: 'Query parameter "mode" given more than once',
+    });
+  });
+
+  test("the body is read only when the handler asks, and refused with its part's code", async () => {
+    const headers = { "t-size": "1" };
+    const unread = request("/things/1", { headers, body: "{nope" });
+    validateRequest(thing, unread, { id: "1" });
+    expect(unread.bodyUsed).toBe(false);
+    await expect(validateRequest(thing, request("/things/1", { headers, body: "{nope" }), { id: "1" }).body()).rejects.toMatchObject({ code: "invalid_body", message: "not JSON at all" });
+    await expect(validateRequest(thing, request("/things/1", { headers, body: '{"name":1}' }), { id: "1" }).body()).rejects.toMatchObject({
+      code: "invalid_body",
+      message: "thing: name: Invalid type: Expected string but received 1",
+    });
+  });
+});
+
+describe("routeGroup", () => {
+  const group = routeGroup("things", [bindRoute(thing, async ({ params, body }) => ({ id: params.id, ...(await body()) }))]);
+  const app = new Elysia().use(errorHandling(createLogger({ level: "error" }))).use(group);
+
+  test("is an Elysia plugin whose routes answer through their declarations", async () => {
+    const ok = await app.handle(request("/things/5", { headers: { "t-size": "1" }, body: '{"name":"five"}' }));
+    expect(await ok.json()).toEqual({ id: 5, name: "five" });
+    const refused = await app.handle(request("/things/five", { headers: { "t-size": "1" }, body: "{}" }));
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ error: { code: "not_found", message: "id: must be digits" } });
+  });
+
+  test("describes the app's routes with what each declares; a route of another plugin, bare", () => {
+    const described = describeRoutes([...app.routes, { method: "GET", path: "/other" }], groupRoutes(group));
+    expect(described).toEqual([
+      { method: "POST", path: "/things/:id", access: "key", errorShape: "coded", declaration: thing },
+      { method: "GET", path: "/other" },
+    ]);
+  });
+});
