@@ -39,6 +39,8 @@ export interface RequestPart<S extends v.GenericSchema = v.GenericSchema> {
 export interface BodyPart<S extends v.GenericSchema = v.GenericSchema> extends RequestPart<S> {
   /** The message for a body that is not JSON at all. */
   readonly notJson?: string;
+  /** An empty body is no body: the handler gets undefined (a `/proxy` GET); otherwise it is not JSON. */
+  readonly optional?: boolean;
   /**
    * What the document shows of a schema that checks in code what JSON Schema cannot say (a raw transform): a
    * plain schema of the same shape. Without it the document shows `schema`.
@@ -46,13 +48,15 @@ export interface BodyPart<S extends v.GenericSchema = v.GenericSchema> extends R
   readonly shape?: v.GenericSchema;
 }
 
-/** An answer of a route that succeeded: what it is, and its body's schema per media type (text: `v.string()`). */
+/** An answer of a route that succeeded: what it is, its body's schema per media type (text: `v.string()`), its headers. */
 export interface Answer {
   readonly description: string;
   readonly content?: Readonly<Record<string, v.GenericSchema>>;
+  readonly headers?: Readonly<Record<string, v.GenericSchema>>;
 }
 
-export type RouteMethod = "GET" | "POST" | "PUT" | "DELETE";
+/** `ALL`: any method, the handler decides (`/proxy` refuses those the engine cannot send); documented as GET, POST, PUT, DELETE. */
+export type RouteMethod = "GET" | "POST" | "PUT" | "DELETE" | "ALL";
 
 export interface RouteDeclaration {
   readonly method: RouteMethod;
@@ -67,8 +71,8 @@ export interface RouteDeclaration {
   /** Header names in lower case; only the headers named here are read. */
   readonly headers?: RequestPart<EntriesSchema>;
   readonly body?: BodyPart;
-  /** What it answers when it succeeds, by status. */
-  readonly responses: Readonly<Partial<Record<200 | 204, Answer>>>;
+  /** What it answers when it succeeds, by status; `default`: a status it passes on (`/proxy`: the target's). */
+  readonly responses: Readonly<Partial<Record<200 | 204 | "default", Answer>>>;
   /**
    * The codes its handler may answer with. Its parts' codes are added, and `unauthorized` and `forbidden` for a
    * route behind a key; the document lists them by status.
@@ -132,9 +136,11 @@ const parsePart = (part: RequestPart | undefined, input: unknown): unknown =>
 
 async function readBody(part: BodyPart | undefined, request: Request): Promise<unknown> {
   if (part === undefined) return undefined;
+  const text = await request.text();
+  if (part.optional && text === "") return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(await request.text());
+    value = JSON.parse(text);
   } catch {
     throw new AppError(part.code, part.notJson ?? "the request body is not valid JSON");
   }

@@ -9,7 +9,7 @@ import type { ErrorCode } from "../errors.ts";
 import { type DescribedRoute, alwaysNeedsKey, pathParameters } from "../http/route.ts";
 import { VERSION } from "../version.ts";
 import { schemaConverter } from "./json-schema.ts";
-import { type Operation, errorBodies, operationOf } from "./operation.ts";
+import { ANY_METHOD, type Operation, errorBodies, operationsOf } from "./operation.ts";
 
 /** What a document says of its API beside its routes. */
 export interface ApiDescription {
@@ -22,9 +22,6 @@ export interface ApiDescription {
   /** Schemas named as components; a route schema that uses one refers to it. */
   schemas: Readonly<Record<string, v.GenericSchema>>;
 }
-
-/** The methods a route of any method (`ALL`) is described for: those a proof can be made of. */
-const ANY_METHOD = ["get", "post", "put", "delete"] as const;
 
 /** `/a/:b` → `/a/{b}`. */
 const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
@@ -48,7 +45,7 @@ export function openApiDocument(routes: readonly DescribedRoute[], api: ApiDescr
   for (const route of routes) {
     const { declaration, operations, access, method } = route;
     const described: Record<string, Operation> = declaration
-      ? { [method.toLowerCase()]: operationOf(declaration, route.errorShape ?? "coded", context) }
+      ? operationsOf(declaration, route.errorShape ?? "coded", context)
       : operations
         ? structuredClone(operations as Record<string, Operation>)
         : undescribed(route);

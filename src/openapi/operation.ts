@@ -26,9 +26,9 @@ function parameters(place: "path" | "query" | "header", part: RequestPart<Entrie
   });
 }
 
-function answer({ description, content }: Answer, schemas: SchemaConverter): JsonSchema {
-  if (content === undefined) return { description };
-  return { description, content: Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema: schemas.of(schema) }])) };
+function answer({ description, content, headers }: Answer, schemas: SchemaConverter): JsonSchema {
+  const schemasOf = (entries: Readonly<Record<string, v.GenericSchema>>) => Object.fromEntries(Object.entries(entries).map(([name, schema]) => [name, { schema: schemas.of(schema) }]));
+  return { description, ...(content === undefined ? {} : { content: schemasOf(content) }), ...(headers === undefined ? {} : { headers: schemasOf(headers) }) };
 }
 
 /** Every code a route may answer with: its parts', the API key check's (`keyRefusals`) behind a key, its handler's. */
@@ -61,7 +61,7 @@ export interface OperationContext {
 
 export function operationOf(route: RouteDeclaration, shape: ErrorShape, { schemas, keyRefusals }: OperationContext): Operation {
   const parameterList = [...parameters("path", route.params, schemas), ...parameters("query", route.query, schemas), ...parameters("header", route.headers, schemas)];
-  const body = route.body && { required: true, content: { "application/json": { schema: schemas.of(route.body.shape ?? route.body.schema, "input") } } };
+  const body = route.body && { required: !route.body.optional, content: { "application/json": { schema: schemas.of(route.body.shape ?? route.body.schema, "input") } } };
   const answers = Object.fromEntries(Object.entries(route.responses).map(([status, declared]) => [status, answer(declared, schemas)]));
   return {
     operationId: route.operationId,
@@ -71,4 +71,20 @@ export function operationOf(route: RouteDeclaration, shape: ErrorShape, { schema
     ...(body ? { requestBody: body } : {}),
     responses: { ...answers, ...errorResponses(errorCodesOf(route, keyRefusals), shape) },
   };
+}
+
+/** The methods a route of any method (`ALL`) is documented for: those a proof can be made of. */
+export const ANY_METHOD = ["get", "post", "put", "delete"] as const;
+
+/** A declared route's operations by lower-case method: one, or one per method for `ALL` (a body only where one is sent). */
+export function operationsOf(route: RouteDeclaration, shape: ErrorShape, context: OperationContext): Record<string, Operation> {
+  const operation = operationOf(route, shape, context);
+  if (route.method !== "ALL") return { [route.method.toLowerCase()]: operation };
+  const { requestBody, ...withoutBody } = operation;
+  return Object.fromEntries(
+    ANY_METHOD.map((method) => [
+      method,
+      { ...withoutBody, operationId: `${route.operationId}${method[0]!.toUpperCase()}${method.slice(1)}`, ...(requestBody !== undefined && (method === "post" || method === "put") ? { requestBody } : {}) },
+    ]),
+  );
 }

@@ -76,6 +76,31 @@ describe("validateRequest", () => {
   });
 });
 
+describe("an optional body", () => {
+  const optional = declareRoute({
+    method: "ALL",
+    path: "/any",
+    operationId: "any",
+    summary: "any",
+    access: "open",
+    body: { schema: v.optional(v.object({ n: v.number() })), code: "invalid_body", optional: true },
+    responses: { default: { description: "whatever" } },
+  });
+
+  test("is undefined when the request carries none; a body it does carry is still validated", async () => {
+    expect(await validateRequest(optional, request("/any", { method: "GET" }), {}).body()).toBeUndefined();
+    expect(await validateRequest(optional, request("/any", { body: '{"n":1}' }), {}).body()).toEqual({ n: 1 });
+    await expect(validateRequest(optional, request("/any", { body: "{" }), {}).body()).rejects.toMatchObject({ code: "invalid_body" });
+    // Without `optional`, an empty body is not JSON.
+    await expect(validateRequest(thing, request("/things/1", { headers: { "t-size": "1" } }), { id: "1" }).body()).rejects.toMatchObject({ message: "not JSON at all" });
+  });
+
+  test("a route of any method answers every method", async () => {
+    const app = new Elysia().use(routeGroup("any", [bindRoute(optional, async ({ request, body }) => Response.json({ method: request.method, body: (await body()) ?? null }))]));
+    for (const method of ["GET", "PATCH", "DELETE"]) expect(await (await app.handle(request("/any", { method }))).json()).toEqual({ method, body: null });
+  });
+});
+
 describe("routeGroup", () => {
   const group = routeGroup("things", [bindRoute(thing, async ({ params, body }) => ({ id: params.id, ...(await body()) }))]);
   const app = new Elysia().use(errorHandling(createLogger({ level: "error" }))).use(group);

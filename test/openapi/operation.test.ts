@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { declareRoute } from "../../src/http/route.ts";
 import { schemaConverter } from "../../src/openapi/json-schema.ts";
-import { errorBodies, operationOf } from "../../src/openapi/operation.ts";
+import { errorBodies, operationOf, operationsOf } from "../../src/openapi/operation.ts";
 
 /** A declared route's OpenAPI operation, built from the same declaration its requests are validated with. */
 const Named = v.object({ name: v.string() });
@@ -64,5 +64,30 @@ describe("operationOf", () => {
     const store = operationOf({ ...thing, access: "open" }, "log-store", context(["unauthorized", "forbidden"])) as { responses: Record<string, { content?: unknown }> };
     expect(store.responses["400"]?.content).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/StoreError" } } });
     expect(Object.keys(store.responses)).toEqual(["200", "400", "404", "503"]);
+  });
+});
+
+describe("operationsOf", () => {
+  /** A route as `/proxy` is: any method, an optional body, the target's status passed on with headers of its own. */
+  const passOn = declareRoute({
+    method: "ALL",
+    path: "/pass",
+    operationId: "pass",
+    summary: "pass it on",
+    access: "open",
+    body: { schema: v.unknown(), code: "invalid_body", optional: true },
+    responses: { default: { description: "the target's answer", headers: { "T-PROOF-ID": v.pipe(v.string(), v.uuid()) } } },
+  });
+
+  test("a route of one method is one operation; one of any method (`ALL`) one per method a proof can be made of, a body only where one is sent", () => {
+    expect(Object.keys(operationsOf(thing, "coded", context([])))).toEqual(["post"]);
+    const any = operationsOf(passOn, "coded", context([]));
+    expect(Object.keys(any)).toEqual(["get", "post", "put", "delete"]);
+    expect(Object.values(any).map((operation) => operation.operationId)).toEqual(["passGet", "passPost", "passPut", "passDelete"]);
+    expect(Object.entries(any).filter(([, operation]) => "requestBody" in operation).map(([method]) => method)).toEqual(["post", "put"]);
+    expect(any.post).toMatchObject({
+      requestBody: { required: false },
+      responses: { default: { description: "the target's answer", headers: { "T-PROOF-ID": { schema: { type: "string", format: "uuid" } } } } },
+    });
   });
 });
