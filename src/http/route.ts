@@ -6,10 +6,10 @@
  * (src/openapi/operation.ts). Elysia still serves: a group of routes bound to their handlers is one plugin.
  */
 import { type AnyElysia, Elysia } from "elysia";
-import type * as v from "valibot";
+import * as v from "valibot";
 import { AppError, type ErrorCode } from "../errors.ts";
 import type { ErrorShape } from "../http.ts";
-import { type IssueWording, parseOrThrow } from "../schema.ts";
+import { type IssueWording, describeIssue, parseOrThrow } from "../schema.ts";
 
 export type RouteAccess =
   /** Anyone. */
@@ -32,6 +32,8 @@ export type EntriesSchema = v.GenericSchema & { readonly entries: v.ObjectEntrie
 export interface RequestPart<S extends v.GenericSchema = v.GenericSchema> {
   readonly schema: S;
   readonly code: ErrorCode;
+  /** The code for a refused entry where it is not `code` (`/proxy`: T-REQUEST-ID is `invalid_request_id`). */
+  readonly entryCodes?: Readonly<Record<string, ErrorCode>>;
   /** How a refusal is worded (src/schema.ts); by default `<path>: <message>`. */
   readonly wording?: IssueWording;
 }
@@ -131,8 +133,15 @@ function queryOf(url: string, part: RequestPart): Record<string, string> {
 const headersOf = (headers: Headers, part: RequestPart<EntriesSchema>): Record<string, string | undefined> =>
   Object.fromEntries(Object.keys(part.schema.entries).map((name) => [name, headers.get(name) ?? undefined]));
 
-const parsePart = (part: RequestPart | undefined, input: unknown): unknown =>
-  part === undefined ? undefined : parseOrThrow(part.schema, input, part.code, part.wording);
+function parsePart(part: RequestPart | undefined, input: unknown): unknown {
+  if (part === undefined) return undefined;
+  const parsed = v.safeParse(part.schema, input);
+  if (parsed.success) return parsed.output;
+  const [issue] = parsed.issues;
+  const entry = issue.path?.[0]?.key;
+  const code = (typeof entry === "string" && part.entryCodes?.[entry]) || part.code;
+  throw new AppError(code, describeIssue(issue, part.wording));
+}
 
 async function readBody(part: BodyPart | undefined, request: Request): Promise<unknown> {
   if (part === undefined) return undefined;

@@ -33,7 +33,7 @@ function answer({ description, content, headers }: Answer, schemas: SchemaConver
 
 /** Every code a route may answer with: its parts', the API key check's (`keyRefusals`) behind a key, its handler's. */
 export function errorCodesOf(route: RouteDeclaration, keyRefusals: readonly ErrorCode[]): ErrorCode[] {
-  const parts = [route.params, route.query, route.headers, route.body].flatMap((part) => (part ? [part.code] : []));
+  const parts = [route.params, route.query, route.headers, route.body].flatMap((part) => (part ? [part.code, ...Object.values(part.entryCodes ?? {})] : []));
   return [...new Set([...parts, ...(route.access === "open" ? [] : keyRefusals), ...(route.errors ?? [])])];
 }
 

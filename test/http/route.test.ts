@@ -5,6 +5,7 @@ import { AppError } from "../../src/errors.ts";
 import { errorHandling } from "../../src/http.ts";
 import { bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup, validateRequest } from "../../src/http/route.ts";
 import { createLogger } from "../../src/log.ts";
+import { errorCodesOf } from "../../src/openapi/operation.ts";
 
 /** A route with every part declared, each refused with its own code. */
 const thing = declareRoute({
@@ -61,6 +62,27 @@ describe("validateRequest", () => {
       code: "invalid_query",
       message: 'Query parameter "mode" given more than once',
     });
+  });
+
+  test("a refused entry answers its own code where its part names one, and the document lists it", () => {
+    const route = declareRoute({
+      method: "GET",
+      path: "/p",
+      operationId: "p",
+      summary: "p",
+      access: "open",
+      headers: {
+        schema: v.object({ "t-id": v.pipe(v.string(), v.uuid("T-ID must be a UUID")), "t-n": v.pipe(v.string(), v.regex(/^\d+$/, "T-N must be a number")) }),
+        code: "invalid_header",
+        entryCodes: { "t-id": "invalid_request_id" },
+        wording: { messageOnly: true },
+      },
+      responses: {},
+    });
+    const sent = (headers: Record<string, string>) => refusal(() => validateRequest(route, request("/p", { method: "GET", headers }), {}));
+    expect(sent({ "t-id": "x", "t-n": "1" })).toEqual({ code: "invalid_request_id", message: "T-ID must be a UUID" });
+    expect(sent({ "t-id": crypto.randomUUID(), "t-n": "x" })).toEqual({ code: "invalid_header", message: "T-N must be a number" });
+    expect(errorCodesOf(route, [])).toEqual(["invalid_header", "invalid_request_id"]);
   });
 
   test("the body is read only when the handler asks, and refused with its part's code", async () => {
