@@ -7,6 +7,9 @@ import { bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup, valid
 import { createLogger } from "../../src/log.ts";
 import { errorCodesOf } from "../../src/openapi/operation.ts";
 
+/** What a test route's declaration needs beside what it is about. */
+const named = { operationId: "x", summary: "x", access: "open", responses: {} } as const;
+
 /** A route with every part declared, each refused with its own code. */
 const thing = declareRoute({
   method: "POST",
@@ -35,7 +38,7 @@ const refusal = (work: () => unknown): { code: string; message: string } => {
 describe("declareRoute", () => {
   test("refuses a declaration whose params schema and path name different parameters", () => {
     const declared = (path: string, params?: v.ObjectEntries) =>
-      declareRoute({ method: "GET", path, operationId: "x", summary: "x", access: "open", responses: {}, ...(params ? { params: { schema: v.object(params), code: "not_found" } } : {}) });
+      declareRoute({ ...named, method: "GET", path, ...(params ? { params: { schema: v.object(params), code: "not_found" } } : {}) });
     expect(() => declared("/a/:b")).toThrow("path parameters [b] but params schema []");
     expect(() => declared("/a/:b", { c: v.string() })).toThrow("path parameters [b] but params schema [c]");
     expect(() => declared("/a", { b: v.string() })).toThrow("path parameters [] but params schema [b]");
@@ -66,18 +69,15 @@ describe("validateRequest", () => {
 
   test("a refused entry answers its own code where its part names one, and the document lists it", () => {
     const route = declareRoute({
+      ...named,
       method: "GET",
       path: "/p",
-      operationId: "p",
-      summary: "p",
-      access: "open",
       headers: {
         schema: v.object({ "t-id": v.pipe(v.string(), v.uuid("T-ID must be a UUID")), "t-n": v.pipe(v.string(), v.regex(/^\d+$/, "T-N must be a number")) }),
         code: "invalid_header",
         entryCodes: { "t-id": "invalid_request_id" },
         wording: { messageOnly: true },
       },
-      responses: {},
     });
     const sent = (headers: Record<string, string>) => refusal(() => validateRequest(route, request("/p", { method: "GET", headers }), {}));
     expect(sent({ "t-id": "x", "t-n": "1" })).toEqual({ code: "invalid_request_id", message: "T-ID must be a UUID" });
@@ -99,15 +99,7 @@ describe("validateRequest", () => {
 });
 
 describe("an optional body", () => {
-  const optional = declareRoute({
-    method: "ALL",
-    path: "/any",
-    operationId: "any",
-    summary: "any",
-    access: "open",
-    body: { schema: v.optional(v.object({ n: v.number() })), code: "invalid_body", optional: true },
-    responses: { default: { description: "whatever" } },
-  });
+  const optional = declareRoute({ ...named, method: "ALL", path: "/any", body: { schema: v.optional(v.object({ n: v.number() })), code: "invalid_body", optional: true } });
 
   test("is undefined when the request carries none; a body it does carry is still validated", async () => {
     expect(await validateRequest(optional, request("/any", { method: "GET" }), {}).body()).toBeUndefined();

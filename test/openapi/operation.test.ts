@@ -69,15 +69,9 @@ describe("operationOf", () => {
 
 describe("operationsOf", () => {
   /** A route as `/proxy` is: any method, an optional body, the target's status passed on with headers of its own. */
-  const passOn = declareRoute({
-    method: "ALL",
-    path: "/pass",
-    operationId: "pass",
-    summary: "pass it on",
-    access: "open",
-    body: { schema: v.unknown(), code: "invalid_body", optional: true },
-    responses: { default: { description: "the target's answer", headers: { "T-PROOF-ID": v.pipe(v.string(), v.uuid()) } } },
-  });
+  const answer = { description: "the target's answer", headers: { "T-PROOF-ID": v.pipe(v.string(), v.uuid()) } };
+  const body = { schema: v.unknown(), code: "invalid_body", optional: true } as const;
+  const passOn = declareRoute({ method: "ALL", path: "/pass", operationId: "pass", summary: "pass it on", access: "open", body, responses: { default: answer } });
 
   test("a route of one method is one operation; one of any method (`ALL`) one per method a proof can be made of, a body only where one is sent", () => {
     expect(Object.keys(operationsOf(thing, "coded", context([])))).toEqual(["post"]);
