@@ -11,7 +11,7 @@ import { backends, reopen, type OpenedStore } from "./backends.ts";
 const SESSION_DIED = { code: "session_failed", message: "the prover restarted during the session" } as const;
 
 for (const backend of backends) {
-  describe.skipIf(backend.skipReason !== undefined)(`ProofRecords on ${backend.name}`, () => {
+  describe(`ProofRecords on ${backend.name}`, () => {
     let opened: OpenedStore;
     let nodeKey: NodeKey;
     let records: ProofRecords;
@@ -132,7 +132,7 @@ for (const backend of backends) {
 }
 
 const postgres = backends.find((b) => b.name === "postgres");
-describe.skipIf(postgres?.skipReason !== undefined)("ProofRecords shared by two store handles on one PostgreSQL database", () => {
+describe("ProofRecords shared by two store handles on one PostgreSQL database", () => {
   let opened: OpenedStore;
   beforeEach(async () => {
     opened = await postgres!.open();
