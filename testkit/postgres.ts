@@ -175,20 +175,24 @@ function stopServerNow(pid: number, folder: string): void {
   rmSync(folder, { recursive: true, force: true });
 }
 
-/** Folders of runs that were killed (their process is gone): their server, if it still runs, is stopped. */
+/** Stops the server of a folder whose run was killed, if it still runs, and removes the folder. */
+function removeAbandonedCluster(folder: string): void {
+  const serverFile = join(folder, "data", "postmaster.pid");
+  const server = existsSync(serverFile) ? Number(readFileSync(serverFile, "utf8").split("\n")[0]) : 0;
+  if (server > 0 && isRunning(server) && readFileSync(`/proc/${server}/cmdline`, "utf8").includes(folder)) stopServerNow(server, folder);
+  rmSync(folder, { recursive: true, force: true });
+}
+
+/** The folders of runs that were killed (their process is gone). */
 function removeAbandonedClusters(): void {
   for (const name of readdirSync(tmpdir())) {
     const owner = Number(new RegExp(`^${FOLDER_PREFIX}(\\d+)-`).exec(name)?.[1]);
     if (!owner || isRunning(owner)) continue;
-    const folder = join(tmpdir(), name);
     try {
-      const server = Number(readFileSync(join(folder, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-      const serves = server > 0 && isRunning(server) && readFileSync(`/proc/${server}/cmdline`, "utf8").includes(folder);
-      if (serves) stopServerNow(server, folder);
+      removeAbandonedCluster(join(tmpdir(), name));
     } catch {
-      // no server file: initdb never finished, or the server was never started
+      // another user's: not ours to remove
     }
-    rmSync(folder, { recursive: true, force: true });
   }
 }
 
