@@ -105,8 +105,11 @@ function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
   ];
 }
 
-/** Starts the servers, abuses them for `seconds`, then checks that they recovered and still prove; stops them. */
-export async function runSoak(seconds: number, progress: (line: string) => void = () => {}): Promise<SoakReport> {
+/**
+ * Starts the servers, abuses them for `seconds`, then checks that they recovered and still prove; stops them.
+ * With `keepLogsIn`, the servers' logs are written there.
+ */
+export async function runSoak(seconds: number, progress: (line: string) => void = () => {}, keepLogsIn?: string): Promise<SoakReport> {
   const servers = await startSoakServers();
   try {
     progress(`prover ${servers.prover.url}, notary ${servers.notary.url}; filling the store stream`);
@@ -139,15 +142,15 @@ export async function runSoak(seconds: number, progress: (line: string) => void 
     return { ...partial, bounds, ok: bounds.every((b) => b.ok) };
   } finally {
     await servers.stop();
-    progress(`logs kept: ${keepLogs(servers).join(", ")}`);
+    if (keepLogsIn) progress(`logs kept: ${keepLogs(servers, keepLogsIn).join(", ")}`);
   }
 }
 
 /** Writes the notary's and the prover's logs to files: why each session ended is told there, not in the figures. */
-function keepLogs(servers: SoakServers): string[] {
+function keepLogs(servers: SoakServers, folder: string): string[] {
   const stamp = Date.now();
   return [["notary", servers.notary.log()], ["prover", servers.prover.log()]].map(([role, text]) => {
-    const path = join(tmpdir(), `soak-${role}-${stamp}.log`);
+    const path = join(folder, `soak-${role}-${stamp}.log`);
     writeFileSync(path, text!);
     return path;
   });
@@ -160,7 +163,7 @@ if (import.meta.main) {
     console.error("--seconds must be a whole number of at least 10");
     process.exit(2);
   }
-  const report = await runSoak(seconds, (line) => console.error(line));
+  const report = await runSoak(seconds, (line) => console.error(line), tmpdir());
   console.log(`soak: ${seconds} s of abuse, then one proof`);
   console.log(formatBounds(report.bounds));
   console.log(`prover descriptors at baseline: ${report.proverFdsAtBaseline}`);

@@ -1,5 +1,12 @@
-/** Preloaded by `bun test` (bunfig.toml): once every test file has run, the folders the tests made are removed. */
+/**
+ * Preloaded by `bun test` (bunfig.toml): once every test file has run, the run's own PostgreSQL cluster is stopped
+ * and the folders the tests made are removed.
+ */
 import { afterAll } from "bun:test";
 import { removeMadeFolders } from "./env.ts";
+import { stopTestPostgres } from "./postgres.ts";
 
-afterAll(removeMadeFolders);
+afterAll(async () => {
+  await stopTestPostgres();
+  removeMadeFolders();
+});

@@ -2,13 +2,13 @@ import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 
 /** Figures of running processes, from /proc. A prover's figures include its engine hosts (child processes). */
 
-/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+/** Whether a process with this pid still exists (signal 0 checks without sending anything), another user's too. */
 export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -44,3 +44,11 @@ export async function waitUntil<T>(
 export async function afterPendingWork(turns = 5): Promise<void> {
   for (let turn = 0; turn < turns; turn++) await new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
+
+/**
+ * Resolves once every timer due within `ms` from now has run: its own timer is due after them, and timers run in
+ * the order they are due, however late a loaded machine runs them. For asserting that a timer did not act.
+ */
+export function afterTimersDue(ms: number): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms + 1));
+}

@@ -27,7 +27,7 @@ export interface NotarySessions {
   sessionState?(sessionId: string): Promise<SessionCheck>;
 }
 
-/** How often a setup asks its notary about its session. */
+/** How often a setup asks its notary about its session, unless told (SetupOptions.checkMs). */
 const SESSION_CHECK_MS = 2_000;
 
 /** A prover whose MPC setup with the notary is done: it can make one request. */
@@ -52,6 +52,8 @@ export interface SetupOptions {
    * as SetupFailed (setup-watch.ts). Without it, only a session the notary ended is.
    */
   stallMs?: number;
+  /** How often the setup asks its notary about its session (2 s unless told: tests ask faster). */
+  checkMs?: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function setupProverSession(
   provers: EngineProvers,
   serverName: string,
   sizes: SessionSizes,
-  { signal, background, stallMs = Infinity }: SetupOptions = {},
+  { signal, background, stallMs = Infinity, checkMs = SESSION_CHECK_MS }: SetupOptions = {},
 ): Promise<ProverSession> {
   const engine = provers.create(serverName, sizes, background);
   const created = notary.createSession(sizes);
@@ -83,7 +85,7 @@ export async function setupProverSession(
     ? watchSetup(setupCall, {
         check: () => sessionState(notarySessionId),
         runningMs: () => engine.runningMs?.() ?? performance.now(),
-        checkMs: SESSION_CHECK_MS,
+        checkMs,
         quietLimitMs: stallMs,
         describeStall: engine.notarySocketStats && (async () => socketStatsText(await engine.notarySocketStats!())),
       })

@@ -4,9 +4,9 @@ import { AppError } from "../../src/errors.ts";
 import { defaultHostCount } from "../../src/engine/host/placement.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { generateKey } from "../../src/proof/keys.ts";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../../testkit/env.ts";
 
 function failure(env: Record<string, string>): AppError {
   try {
@@ -167,7 +167,7 @@ describe("prover configuration", () => {
   });
 
   test("PROVER_NOTARY_KEYS: PEM files whose keys remote notaries' proofs must be signed with", () => {
-    const dir = mkdtempSync(join(tmpdir(), "tlsproof-keys-"));
+    const dir = tempDir("keys");
     const [a, b] = [generateKey("secp256k1"), generateKey("secp256r1")];
     writeFileSync(join(dir, "a.pub"), a.publicKeyPem);
     writeFileSync(join(dir, "b.pub"), b.publicKeyPem);

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { decodePublicKeysPem } from "../../src/proof/keys.ts";
 import { type RunningNotary, freePort, notarySessions, startNotary } from "../hardening/support.ts";
-import { PG_URL, postgresSkipReason } from "../store/backends.ts";
+import { PG_URL } from "../store/backends.ts";
 import { scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { cpuSeconds, peakRssBytes, treeTotal } from "../../testkit/process.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
@@ -30,7 +30,6 @@ import { DEPLOY, type Nginx, endTree, nginxMissing, readEnvFile, startNginx } fr
 
 if (nginxMissing && process.env.CI === "true") throw new Error(`${nginxMissing} (CI=true: the cluster test must run)`);
 if (nginxMissing) console.warn(`SKIPPING the cluster test: ${nginxMissing}`);
-const skipReason = nginxMissing ?? postgresSkipReason;
 
 const PROOFS = Number(process.env.CLUSTER_PROOFS ?? 2);
 const DATABASE = `test_cluster_${process.pid}`;
@@ -53,7 +52,7 @@ function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-describe.skipIf(skipReason !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
+describe.skipIf(nginxMissing !== undefined)("deploy/: nginx, two provers on PostgreSQL, two notaries", () => {
   let target: Server<undefined>;
   let admin: SQL;
   let databaseUrl: string;

@@ -1,32 +1,15 @@
 /**
- * The backends every shared store test runs against. PostgreSQL comes from PROVER_TEST_PG_URL; each test run uses
- * its own table names (pid + random) and drops them afterwards. Without a reachable PostgreSQL its tests are
- * skipped with the reason printed, except in CI (CI=true), where that is a failure.
+ * The backends every shared store test runs against. PostgreSQL is the run's (testkit/postgres.ts: the server
+ * PROVER_TEST_PG_URL names, or a cluster the tests start themselves); each test run uses its own table names
+ * (pid + random) and drops them afterwards.
  */
 import { SQL } from "bun";
 import { rmSync } from "node:fs";
 import { openStore, type MessageStore, type Store } from "../../src/store/index.ts";
 import { tempDir as sharedTempDir } from "../../testkit/env.ts";
+import { testPostgresUrl } from "../../testkit/postgres.ts";
 
-export const PG_URL = process.env.PROVER_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-async function postgresProblem(): Promise<string | undefined> {
-  const sql = new SQL(PG_URL, { connectionTimeout: 3, max: 1 });
-  try {
-    await sql`SELECT 1`;
-    return undefined;
-  } catch (error) {
-    return `PostgreSQL at ${PG_URL} unreachable: ${(error as Error).message}`;
-  } finally {
-    await sql.close();
-  }
-}
-
-export const postgresSkipReason = await postgresProblem();
-if (postgresSkipReason) {
-  if (process.env.CI === "true") throw new Error(`${postgresSkipReason} (CI=true: PostgreSQL tests must run)`);
-  console.warn(`SKIPPING PostgreSQL store tests: ${postgresSkipReason}`);
-}
+export const PG_URL = await testPostgresUrl();
 
 const runId = `t${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 let tables = 0;
@@ -43,7 +26,6 @@ export interface OpenedStore {
 
 export interface Backend {
   name: "sqlite" | "postgres";
-  skipReason: string | undefined;
   open(): Promise<OpenedStore>;
 }
 
@@ -87,6 +69,6 @@ export async function dropTable(table: string): Promise<void> {
 }
 
 export const backends: Backend[] = [
-  { name: "sqlite", skipReason: undefined, open: () => open(undefined) },
-  { name: "postgres", skipReason: postgresSkipReason, open: () => open(PG_URL) },
+  { name: "sqlite", open: () => open(undefined) },
+  { name: "postgres", open: () => open(PG_URL) },
 ];

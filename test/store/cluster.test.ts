@@ -20,7 +20,7 @@ test("a SQLite store has no cluster: its single prover settles its own ids at st
   }
 });
 
-describe.skipIf(postgres.skipReason !== undefined)("provers sharing a PostgreSQL store", () => {
+describe("provers sharing a PostgreSQL store", () => {
   let opened: OpenedStore;
   let other: Store;
   let a: { records: ProofRecords; cluster: ClusterStore };

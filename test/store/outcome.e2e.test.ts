@@ -14,7 +14,7 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { eventually } from "../../testkit/wait.ts";
 import { waitForLog } from "../hardening/support.ts";
-import { PG_URL, postgresSkipReason } from "./backends.ts";
+import { PG_URL } from "./backends.ts";
 
 const MPC_MS = 300_000;
 const DATABASE = `test_outcome_${process.pid}`;
@@ -22,7 +22,7 @@ const DATABASE = `test_outcome_${process.pid}`;
 const INSTANCE_TIMEOUT_S = "3";
 const STOPPED = { code: "session_failed", message: "the prover running this session stopped" };
 
-describe.skipIf(postgresSkipReason !== undefined)("two provers on PostgreSQL, one of them behind a link the test can stall or cut", () => {
+describe("two provers on PostgreSQL, one of them behind a link the test can stall or cut", () => {
   let target: Server<undefined>;
   let admin: SQL;
   let db: SQL;

@@ -33,7 +33,7 @@ const refs = (rows: { timestamp: number; sequenceNumber: number; publisherId: st
   rows.map((r) => `${r.timestamp}.${r.sequenceNumber}.${r.publisherId}.${r.msgChainId}`);
 
 for (const backend of backends) {
-  describe.skipIf(backend.skipReason !== undefined)(`MessageStore on ${backend.name}`, () => {
+  describe(`MessageStore on ${backend.name}`, () => {
     let opened: OpenedStore;
     let store: MessageStore;
     beforeEach(async () => {

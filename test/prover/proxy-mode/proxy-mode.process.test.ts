@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { prove, redact, verifyProof } from "../../../src/client/index.ts";
 import type { VerifiedProofJson } from "../../../src/proof/render.ts";
+import { HIDDEN_BYTE_MARKER } from "../../../src/proof/verify.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { verifyWithCli } from "../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
@@ -168,6 +169,11 @@ describe("proxy mode answers", () => {
     expect(JSON.parse(proved.answer).secret).toBe(SECRET_VALUE);
     const report = await verified(proved.proof!);
     expect(report.recv.text.toLowerCase()).toContain("transfer-encoding: chunked");
+    // The secret really was split across two chunks: each piece hidden, the chunk framing between them visible.
+    const hidden = (value: string) => HIDDEN_BYTE_MARKER.repeat(Buffer.byteLength(value));
+    const [firstPiece, secondPiece] = [SECRET_VALUE.slice(0, 4), SECRET_VALUE.slice(4)];
+    expect(report.recv.text).toMatch(new RegExp(`"secret":${hidden(`"${firstPiece}`)}\\r\\n[0-9a-fA-F]+\\r\\n${hidden(`${secondPiece}"`)},"items"`));
+    expect(report.redactions.find((redaction) => redaction.pattern === "res:body:secret")?.spans).toHaveLength(2);
     expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
     expect(proved.proof!.proofText).not.toContain(SECRET_VALUE.slice(4));
   }, 60_000);

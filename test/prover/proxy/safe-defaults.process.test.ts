@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request as httpRequest } from "node:http";
 import { readFileSync } from "node:fs";
-import { PG_URL, postgresSkipReason } from "../../store/backends.ts";
+import { PG_URL } from "../../store/backends.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
 import { errorData, openStream } from "../../../testkit/sse.ts";
 import { eventually } from "../../../testkit/wait.ts";
@@ -76,7 +76,7 @@ describe("without API keys", () => {
   });
 });
 
-describe.skipIf(Boolean(postgresSkipReason))("with API keys and a database", () => {
+describe("with API keys and a database", () => {
   const secrets = {
     PROVER_API_KEYS: "full-key-7f3a,other-key-91c2",
     PROVER_NOTARY_API_KEY: "notary-key-5d1e",
