@@ -17,7 +17,7 @@ import { type VersionedTarget, startVersionedTarget } from "../../testkit/target
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type UnacceptingListener, startUnacceptingListener } from "../../testkit/unaccepting-listener.ts";
 import { eventually } from "../../testkit/wait.ts";
-import { type RunningNotary, freePort, notaryConfig, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, freePort, notaryConfig, startNotary } from "../../testkit/notary.ts";
 
 /**
  * A standalone `cli notary start` in proxy mode, driven over its real routes by a prover of the test's making (raw

@@ -9,7 +9,7 @@ import { createLogger } from "../../../src/log.ts";
 import { createNotaryClient } from "../../../src/prover/notary/client.ts";
 import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
 import { runCli, SOURCE_CLI } from "../../../testkit/prover.ts";
-import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "../../hardening/support.ts";
+import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "../../../testkit/notary.ts";
 import { dirname, join } from "node:path";
 import { readFileSync } from "node:fs";
 
