@@ -5,7 +5,7 @@ import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../engine/
 import { AppError, errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
-import type { SessionTraffic } from "../protocol/notary.ts";
+import type { SessionTraffic } from "../core/session-traffic.ts";
 import { mpcBudgetBytes } from "./limits.ts";
 import { type TrafficCounter, countTraffic, newTrafficCounter, trafficFields, trafficNow } from "./traffic.ts";
 

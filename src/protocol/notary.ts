@@ -25,6 +25,7 @@ import type { DeclaredRedaction } from "../proof/format.ts";
 import { RedactionSpanSchema } from "../core/transcript.ts";
 import type { RevealedKeys } from "../tls/verify-session.ts";
 import { requestIdSchema } from "../core/request-id.ts";
+import { SessionTraffic } from "../core/session-traffic.ts";
 
 /** `clientType` is what TLSNotary's clients send ("Websocket"); it is accepted and ignored. */
 export const SessionRequest = v.strictObject({ clientType: v.optional(v.string()), ...SessionSizes.entries });
@@ -32,17 +33,6 @@ export type SessionRequest = v.InferOutput<typeof SessionRequest>;
 
 export const SessionCreated = v.object({ sessionId: v.string() });
 export type SessionCreated = v.InferOutput<typeof SessionCreated>;
-
-/**
- * What a running session's MPC socket carried so far: bytes each way and milliseconds since the last one. A
- * notary before this field existed leaves it out.
- */
-export const SessionTraffic = v.object({
-  fromProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  toProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  quietMs: v.pipe(v.number(), v.integer(), v.minValue(0)),
-});
-export type SessionTraffic = v.InferOutput<typeof SessionTraffic>;
 
 export const SessionRunning = v.object({ sessionId: v.string(), state: v.literal("running"), traffic: v.optional(SessionTraffic) });
 export type SessionRunning = v.InferOutput<typeof SessionRunning>;

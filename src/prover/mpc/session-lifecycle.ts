@@ -4,9 +4,9 @@
  * will come. Every way out ends the session once (`SessionRun.discard`) and settles the id once, through
  * `ProofDelivery`. HTTP is the caller's business (proxy.ts).
  */
-import type { HttpResponse } from "tlsn-wasm";
 import type { LoopbackBridge } from "../../engine/bridge.ts";
-import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, revealTranscript } from "../../engine/session.ts";
+import type { AnswerHead, ExchangeRequest } from "../../core/exchange.ts";
+import { type EngineExchange, type ProverSession, closeProverSession, revealTranscript } from "../../engine/session.ts";
 import { AppError, errorText, toAppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
@@ -22,7 +22,7 @@ import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.t
 import { type SessionRun, startRun, within } from "./session-run.ts";
 import { type Sizing, runSizedExchange } from "./sized-exchange.ts";
 import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
-import type { Target } from "../exchange/target.ts";
+import type { Target } from "../../core/target.ts";
 import type { TurnGate } from "../pool/turn-gate.ts";
 
 export interface SessionDeps {
@@ -52,7 +52,7 @@ export interface ProofRequest {
   /** The session size the exchange needs, and whether a too-small guess is repeated. */
   sizing: Sizing;
   /** What the engine sends; the caller has chosen the headers. */
-  exchange: EngineRequest;
+  exchange: ExchangeRequest;
   patterns: readonly RedactionPattern[];
   /** A proof may list patterns that matched nothing (`T-REDACTED-UNMATCHED: allow`). */
   allowUnmatched: boolean;
@@ -65,7 +65,7 @@ export interface ProofRequest {
 }
 
 export interface SessionAnswer {
-  response: HttpResponse;
+  response: AnswerHead;
   /** The raw response bytes of the exchange. */
   recv: Uint8Array;
   /** A proof is being made for this id. */

@@ -1,5 +1,6 @@
 import type { LoopbackBridge } from "../../engine/bridge.ts";
-import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
+import type { ExchangeRequest } from "../../core/exchange.ts";
+import { type EngineExchange, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
@@ -60,7 +61,7 @@ export async function runSizedExchange(
   deps: SizedExchangeDeps,
   run: SessionRun,
   target: { serverName: string; address: string; port: number },
-  request: EngineRequest,
+  request: ExchangeRequest,
   sizing: Sizing,
   log: Logger,
 ): Promise<SizedExchange> {

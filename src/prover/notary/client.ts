@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
-import type { NotarySessions, SessionCheck } from "../../engine/session.ts";
+import type { NotarySessions } from "../../engine/session.ts";
+import type { SessionCheck } from "../../core/session-traffic.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import type { PublicKey } from "../../proof/keys.ts";
 import {

@@ -4,8 +4,7 @@
  * the keys are revealed and the notary signs what it decrypted. No MPC session, no engine. Every way out
  * settles the id once, through ProofDelivery; HTTP is the caller's business (proxy.ts).
  */
-import type { HttpResponse } from "tlsn-wasm";
-import type { EngineRequest } from "../../engine/prover.ts";
+import type { AnswerHead, ExchangeRequest } from "../../core/exchange.ts";
 import { AppError, errorText, toAppError } from "../../errors.ts";
 import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
 import { serializeRequest } from "../../http1/request.ts";
@@ -19,7 +18,7 @@ import type { NotaryClient } from "../notary/client.ts";
 import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.ts";
 import { type ProofChoices, planProof } from "../mpc/session-lifecycle.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
-import type { Target } from "../exchange/target.ts";
+import type { Target } from "../../core/target.ts";
 import { declaredForHiddenRequest } from "./hidden-request.ts";
 import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
 import { type TlsExchange, runTlsExchange } from "./tls-exchange.ts";
@@ -42,7 +41,7 @@ export interface ProxyModeDeps {
 export interface ProxyProofRequest extends ProofChoices {
   requestId: string;
   target: Target;
-  exchange: EngineRequest;
+  exchange: ExchangeRequest;
   /** `T-PROXY-REVEAL: request`: the client keys are revealed too and the request enters the proof. */
   revealRequest: boolean;
   /** Most answer bytes (T-MAX-RECV-DATA, else PROVER_PROXY_MAX_RECV_DATA), reserved until the proof is made. */
@@ -54,7 +53,7 @@ export interface ProxyProofRequest extends ProofChoices {
 }
 
 export interface ProxyAnswer {
-  response: HttpResponse;
+  response: AnswerHead;
   recv: Uint8Array;
   proofFollows: boolean;
 }
@@ -62,16 +61,17 @@ export interface ProxyAnswer {
 const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})/;
 
 /** The status and headers of the answer, as the MPC engine reports them. */
-function responseHead(recv: Uint8Array): HttpResponse {
+function responseHead(recv: Uint8Array): AnswerHead {
   const message = parseHttpMessage(recv);
   const latin1 = new TextDecoder("latin1");
+  const text = new TextDecoder();
   const status = STATUS_LINE.exec(latin1.decode(recv.subarray(message.startLine.start, message.startLine.end)))?.[1];
   if (!status) throw new AppError("target_request_failed", "the target's answer is not an HTTP/1.1 response");
   // The connection may end early (the target, or a notary's relay limit): a cut answer is no answer.
   if (!messageComplete(recv)) throw new AppError("target_request_failed", "the connection ended before the target's answer did");
-  const headers = message.headers.map(({ name, value }): [string, number[]] => [
+  const headers = message.headers.map(({ name, value }): [string, string] => [
     latin1.decode(recv.subarray(name.start, name.end)),
-    [...recv.subarray(value.start, value.end)],
+    text.decode(recv.subarray(value.start, value.end)),
   ]);
   return { status: Number(status), headers };
 }

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Method } from "tlsn-wasm";
+import type { ExchangeMethod, ExchangeRequest } from "../../core/exchange.ts";
 import * as v from "valibot";
 import { AppError, httpStatusOf, toAppError } from "../../errors.ts";
 import { bodyBytes } from "../../http1/message.ts";
@@ -8,7 +8,7 @@ import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
 import { type SessionAnswer, type SessionDeps, runProofSession } from "../mpc/session-lifecycle.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
-import { type Target, parseTargetUrl } from "../exchange/target.ts";
+import { type Target, parseTargetUrl } from "../../core/target.ts";
 import type { RedactionPattern } from "../../redaction/patterns.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import { callerKeyDigest } from "../auth.ts";
@@ -90,9 +90,8 @@ function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): [str
 /** The target's answer as an HTTP response: its status, its headers (less those of the connection), the de-chunked body. */
 function answerResponse(answer: Pick<SessionAnswer, "response" | "recv" | "proofFollows">, requestId: string, extra: [string, string][]): Response {
   const headers = new Headers();
-  const decoder = new TextDecoder();
   for (const [name, value] of answer.response.headers) {
-    if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, decoder.decode(Uint8Array.from(value)));
+    if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, value);
   }
   if (answer.proofFollows) headers.set("t-proof-id", requestId);
   for (const [name, value] of extra) headers.set(name, value);
@@ -122,7 +121,7 @@ interface ProxyCall {
   patterns: RedactionPattern[];
   allowUnmatched: boolean;
   proveFailed: boolean;
-  exchange: { method: Method; pathAndQuery: string; headers: [string, string][]; body: unknown };
+  exchange: ExchangeRequest;
   /** The sizes an MPC call announced (T-MAX-*); proxy mode has no session to size. */
   announced: Partial<SessionSizes>;
   requestedBy?: string;
@@ -143,7 +142,7 @@ async function readProxyCall(request: Request, deps: ProxyDeps): Promise<ProxyCa
   if (mode === "proxy" && !revealRequest) refuseRequestPatterns(patterns);
   const host = target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`;
   const body = await readJsonBody(request, deps.maxBodyBytes);
-  const exchange = { method: method as Method, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
+  const exchange = { method: method as ExchangeMethod, pathAndQuery: target.pathAndQuery, headers: forwardedHeaders(request, host, deps), body };
   const announced = mode === "mpc" ? requestedSizes(headers, deps.sessions.limits) : {};
   const requestedBy = callerKeyDigest(request, deps.authorizationIsOurs);
   return { requestId, target, host, method, mode, revealRequest, patterns, allowUnmatched, proveFailed, exchange, announced, requestedBy };
