@@ -99,6 +99,6 @@ export interface ProofBody {
 export interface Proof {
   version: typeof PROOF_VERSION;
   body: ProofBody;
-  /** Signature over canonicalEncoding(body): 64-byte compact r||s (low-s), hex. */
+  /** Signature over canonicalEncoding(version, body): 64-byte compact r||s (low-s), hex. */
   signature: string;
 }

@@ -205,13 +205,14 @@ export function verifyProof(
   const parsed = v.safeParse(schema, value);
   if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
+  const proofVersion: string = parsed.output.version;
 
   const notaryKey = proofKey(body);
   if (!pinned.some((key) => samePublicKey(notaryKey, key))) {
     const expected = pinned.map(publicKeyFingerprint).join(" or ");
     fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${expected})`);
   }
-  if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
+  if (!signatureMatches(proofVersion, body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
   const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body);
   if (problem) fail(problem);

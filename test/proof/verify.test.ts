@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
-import { signProof } from "../../src/proof/sign.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { canonicalEncoding } from "../../src/proof/canonical.ts";
+import { signProof, signatureMatches } from "../../src/proof/sign.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING, verifyProof } from "../../src/proof/verify.ts";
 import {
   directionHiding,
@@ -130,6 +133,19 @@ describe("tampering is rejected", () => {
   test("a proof by another notary key is rejected as foreign", () => {
     const other = signedSample();
     expect(rejection(other.proof)).toMatch(/^invalid proof: signed by a different notary key \(sha256:[0-9a-f]{64}, expected sha256:[0-9a-f]{64}\)$/);
+  });
+
+  test("a body signed as another version is a signature mismatch: the version is part of the signed bytes", () => {
+    const body = sampleBody(key);
+    const asVersion2 = bytesToHex(
+      curveOf(key.algorithm).sign(sha256(canonicalEncoding("tlsproof/2", body)), key.privateKey, { prehash: false, lowS: true, format: "compact" }),
+    );
+    const publicKey = decodePublicKeyPem(key.publicKeyPem);
+    expect(signatureMatches("tlsproof/2", body, asVersion2, publicKey)).toBe(true);
+    expect(signatureMatches("tlsproof/1", body, asVersion2, publicKey)).toBe(false);
+    expect(rejection({ version: "tlsproof/1", body, signature: asVersion2 })).toBe(SIGNATURE_MISMATCH);
+    // The same body signed as the version its proof names verifies.
+    expect(verifyProof(signProof(body, key), key.publicKeyPem).body).toEqual(body);
   });
 
   test("a proof naming the pinned key but signed by another key is a signature mismatch", () => {
