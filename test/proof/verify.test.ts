@@ -359,14 +359,14 @@ describe("the fields of a checked answer", () => {
 
   test.each<[string, (body: ProofBody) => void, string]>([
     ["only some of them", (b) => delete b.responseFraming, "invalid proof: body: responseTime, responseFraming, request come together; this proof has only responseTime, request"],
-    ["a port in an MPC proof", (b) => void (b.serverPort = 443), "invalid proof: body.serverPort: only a proxy-mode notary dials the server"],
-    ["no port in a proxy proof", (b) => void (b.mode = "proxy"), "invalid proof: body.serverPort: a proxy-mode proof names the port its notary dialled"],
+    ["a port in an MPC proof", (b) => void (b.serverPort = 443), "invalid proof: body.serverPort: a notary in mpc mode never dials the server"],
+    ["no port in a proxy proof", (b) => void (b.mode = "proxy"), "invalid proof: body.serverPort: a proof of proxy mode names the port its notary dialled"],
     ["an answer ended before it began", (b) => void (b.responseTime = b.connectionTime - 1), "invalid proof: body.responseTime 1717171716 is before body.connectionTime 1717171717"],
     ["a hidden request in an MPC proof", (b) => {
       b.request = "hidden";
       b.transcript.sent = { length: b.transcript.sent.length, revealed: [] };
       b.redactions = b.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
-    }, "invalid proof: body.request: only a proxy-mode notary can leave the request unseen"],
+    }, "invalid proof: body.request: a notary in mpc mode never leaves the request unseen"],
     ["a hidden request with revealed bytes", (b) => ((b.mode = "proxy"), (b.serverPort = 443), (b.request = "hidden")), 'invalid proof: body.request is "hidden" but sent bytes are revealed'],
   ])("%s is refused, even when signed", (_, edit, reason) => {
     expect(rejection(signedWith(edit))).toBe(reason);
