@@ -18,9 +18,9 @@ import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { type ProxyModeOptions, proxyRoutes } from "../notary/proxy-routes.ts";
-import { createProxySessions } from "../notary/proxy-sessions.ts";
+import { createProxySessions } from "../notary/proxy-mode/sessions.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
-import { MpcSessions, type NotarySocketData } from "../notary/sessions.ts";
+import { MpcSessions, type NotarySocketData } from "../notary/mpc/sessions.ts";
 import { type NotarySockets, socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 
 export interface NotaryServerOptions {

@@ -4,8 +4,8 @@ import type { ProxyLimits } from "../config/notary.ts";
 import { parseInput } from "../http.ts";
 import { ProxyAttestationRequest, ProxySessionRequest, type SessionCreated } from "../protocol/notary.ts";
 import { type AttestationDeps, attest } from "./attestation.ts";
-import type { ProxySessionRegistry } from "./proxy-sessions.ts";
-import { type ProxyVerification, proxyTranscript } from "./proxy-transcript.ts";
+import type { ProxySessionRegistry } from "./proxy-mode/sessions.ts";
+import { type ProxyVerification, proxyTranscript } from "./proxy-mode/transcript.ts";
 
 /** Proxy mode as a notary offers it: its limits and policy, and the roots a target's chain must lead to. */
 export interface ProxyModeOptions extends ProxyLimits, ProxyVerification {}

@@ -4,8 +4,8 @@ import { AppError } from "../errors.ts";
 import { parseInput } from "../http.ts";
 import { AttestationRequest, type SessionCreated, SessionRequest, type SessionRunning } from "../protocol/notary.ts";
 import { type AttestationDeps, attest } from "./attestation.ts";
-import { mpcTranscript } from "./mpc-transcript.ts";
-import type { SessionRegistry } from "./sessions.ts";
+import { mpcTranscript } from "./mpc/transcript.ts";
+import type { SessionRegistry } from "./mpc/sessions.ts";
 
 export interface SessionRouteDeps extends AttestationDeps {
   sessions: SessionRegistry;

@@ -3,8 +3,8 @@ import type { Server, WebSocketHandler } from "bun";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
 import { MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES } from "./limits.ts";
-import type { ProxySessionRegistry } from "./proxy-sessions.ts";
-import type { NotarySocketData, SessionRegistry } from "./sessions.ts";
+import type { ProxySessionRegistry } from "./proxy-mode/sessions.ts";
+import type { NotarySocketData, SessionRegistry } from "./mpc/sessions.ts";
 
 export interface NotarySockets {
   sessions: SessionRegistry;

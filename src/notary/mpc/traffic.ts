@@ -4,7 +4,7 @@
  * reads this through GET /session/{id} (src/engine/session.ts). The end of the longest quiet spell also dates the
  * exchange: a warm session's socket is quiet from its setup until its request comes (mpc-transcript.ts).
  */
-import type { SessionTraffic } from "../core/session-traffic.ts";
+import type { SessionTraffic } from "../../core/session-traffic.ts";
 
 export interface TrafficCounter {
   fromProverBytes: number;

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
-import type { LoopbackBridge } from "../../src/engine/bridge.ts";
-import type { EngineVerifiers, VerifierOutput } from "../../src/engine/verifier.ts";
-import type { LogFields, Logger } from "../../src/log.ts";
-import { MpcSessions, type NotarySocketData } from "../../src/notary/sessions.ts";
-import { afterPendingWork } from "../../testkit/wait.ts";
+import type { LoopbackBridge } from "../../../src/engine/bridge.ts";
+import type { EngineVerifiers, VerifierOutput } from "../../../src/engine/verifier.ts";
+import type { LogFields, Logger } from "../../../src/log.ts";
+import { MpcSessions, type NotarySocketData } from "../../../src/notary/mpc/sessions.ts";
+import { afterPendingWork } from "../../../testkit/wait.ts";
 
 const LIMITS = { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 30_000 };
 

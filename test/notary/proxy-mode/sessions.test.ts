@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { trustAnchors } from "../../src/engine/trust-anchor.ts";
-import { localVerifiers } from "../../src/engine/verifier.ts";
-import { serializeRequest } from "../../src/http1/request.ts";
-import { createLogger } from "../../src/log.ts";
-import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
-import { generateKey } from "../../src/proof/keys.ts";
-import { verifyProof } from "../../src/proof/verify.ts";
-import type { ProxyAttestationRequest } from "../../src/protocol/notary.ts";
-import { createNotaryClient } from "../../src/prover/notary/client.ts";
-import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
-import { runTlsExchange } from "../../src/prover/proxy-mode/tls-exchange.ts";
-import { keysToReveal } from "../../src/tls/verify-session.ts";
-import { tlsFixture } from "../../testkit/env.ts";
-import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
-import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { trustAnchors } from "../../../src/engine/trust-anchor.ts";
+import { localVerifiers } from "../../../src/engine/verifier.ts";
+import { serializeRequest } from "../../../src/http1/request.ts";
+import { createLogger } from "../../../src/log.ts";
+import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
+import { generateKey } from "../../../src/proof/keys.ts";
+import { verifyProof } from "../../../src/proof/verify.ts";
+import type { ProxyAttestationRequest } from "../../../src/protocol/notary.ts";
+import { createNotaryClient } from "../../../src/prover/notary/client.ts";
+import { openRelaySocket } from "../../../src/prover/proxy-mode/relay-socket.ts";
+import { runTlsExchange } from "../../../src/prover/proxy-mode/tls-exchange.ts";
+import { keysToReveal } from "../../../src/tls/verify-session.ts";
+import { tlsFixture } from "../../../testkit/env.ts";
+import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 
 /**
  * The notary's side of proxy mode, driven over its real HTTP and WebSocket routes by the prover's own relay and
