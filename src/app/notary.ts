@@ -2,26 +2,28 @@ import { Elysia } from "elysia";
 import type { SessionLimits } from "../config/notary.ts";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import type { EngineVerifiers } from "../engine/verifier.ts";
-import { AppError } from "../errors.ts";
 import { errorHandling, errorResponse } from "../http.ts";
 import { idleLimit } from "../idle-limit.ts";
 import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
-import { ATTESTATION_WAIT_MS, type NotaryInfo } from "../protocol/notary.ts";
+import { BUILT_IN_MODES } from "../proof/modes.ts";
+import { ATTESTATION_WAIT_MS, type NotaryInfo, modeRoutes } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
 import type { AttestationContext } from "../notary/attest.ts";
-import { IDLE_TIMEOUT_S, PROXY_ATTESTATION_MAX_BYTES, maxJsonBodyBytes } from "../notary/limits.ts";
+import { IDLE_TIMEOUT_S } from "../notary/limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type ProxyModeOptions, proxyRoutes } from "../notary/proxy-routes.ts";
+import { type NotaryMode, NotaryModes, type NotarySocketData, registeredNotaryModes } from "../notary/modes.ts";
+import { mpcNotaryMode } from "../notary/mpc/mode.ts";
+import { MpcSessions } from "../notary/mpc/sessions.ts";
+import { type ProxyModeOptions, proxyNotaryMode } from "../notary/proxy-mode/mode.ts";
 import { createProxySessions } from "../notary/proxy-mode/sessions.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
-import { MpcSessions, type NotarySocketData } from "../notary/mpc/sessions.ts";
-import { type NotarySockets, socketHandlers, socketUpgrade } from "../notary/sockets.ts";
+import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 
 export interface NotaryServerOptions {
   host: string;
@@ -50,7 +52,7 @@ export interface NotaryServer {
 }
 
 /** What GET /info says of this notary; the live counts are added per request. */
-function notaryInfo(options: NotaryServerOptions) {
+function notaryInfo(options: NotaryServerOptions, modes: NotaryModes) {
   return {
     version: VERSION,
     gitCommitHash: GIT_COMMIT ?? null,
@@ -62,7 +64,8 @@ function notaryInfo(options: NotaryServerOptions) {
     maxSentData: options.sessions.maxSentData,
     maxRecvData: options.sessions.maxRecvData,
     testTrustAnchor: options.testTrustAnchor,
-    proxyMode: Boolean(options.proxy),
+    proxyMode: modes.get("proxy") !== undefined,
+    modes: modes.names(),
   } satisfies NotaryInfo & Record<string, unknown>;
 }
 
@@ -76,36 +79,43 @@ function attestationContext(options: NotaryServerOptions): AttestationContext {
   };
 }
 
-/** The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it. */
-const bodyLimitOf = (options: NotaryServerOptions) =>
-  Math.max(maxJsonBodyBytes(options.sessions), options.proxy ? PROXY_ATTESTATION_MAX_BYTES : 0);
-
-interface NotaryParts extends NotarySockets {
-  metrics: NotaryMetrics;
+/**
+ * The modes this notary offers: MPC always, proxy mode when its options are given, then every mode registered
+ * (src/notary/modes.ts). Each gets its metrics' refusal counter and its own limits.
+ */
+function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, metrics: NotaryMetrics): NotaryModes {
+  const modes: NotaryMode[] = [mpcNotaryMode(mpcSessions, options.sessions)];
+  if (options.proxy) {
+    const proxySessions = createProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
+    modes.push(proxyNotaryMode(proxySessions, options.proxy));
+  }
+  modes.push(...registeredNotaryModes({ log: options.log, testTrustAnchor: options.testTrustAnchor }));
+  return new NotaryModes(modes);
 }
 
-/** The HTTP routes: info, health and metrics, then the MPC session routes, then proxy mode's (or its refusal). */
-function notaryRoutes(options: NotaryServerOptions, { sessions, proxySessions, metrics }: NotaryParts) {
+/** Every mode's session path, offered or not: a built-in mode this notary does not offer still answers, with its refusal. */
+const sessionPaths = (modes: NotaryModes): string[] =>
+  [...new Set([...Object.keys(BUILT_IN_MODES), ...modes.names()])].map((mode) => modeRoutes(mode).session);
+
+/** The HTTP routes: info, health and metrics, then the session routes of every mode. */
+function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics: NotaryMetrics) {
   const { log } = options;
-  const info = notaryInfo(options);
+  const info = notaryInfo(options, modes);
   const context = attestationContext(options);
-  const app = new Elysia()
-    .use(errorHandling(log))
-    // activeSessions lets operators (and tests) see that finished or failed sessions were released.
-    .get("/info", () => ({ ...info, activeSessions: sessions.active(), activeProxySessions: proxySessions?.active() ?? 0 }))
-    .get("/healthcheck", () => new Response("Ok"))
-    .use(metricsRoutes(metrics.registry))
-    .use(sessionRoutes({ sessions, key: options.key, context, metrics, log }));
-  if (proxySessions && options.proxy) {
-    return app.use(proxyRoutes({ sessions: proxySessions, proxy: options.proxy, key: options.key, context, metrics, log }));
-  }
-  return app.post("/proxy-session", () => {
-    throw new AppError("proxy_mode_unavailable", "this notary does not offer proxy mode (its YAML config needs proxy: { enabled: true })");
-  });
+  const active = (mode: string) => modes.get(mode)?.active() ?? 0;
+  return (
+    new Elysia()
+      .use(errorHandling(log))
+      // The open sessions let operators (and tests) see that finished or failed sessions were released.
+      .get("/info", () => ({ ...info, activeSessions: active("mpc"), activeProxySessions: active("proxy"), activeByMode: Object.fromEntries(modes.names().map((mode) => [mode, active(mode)])) }))
+      .get("/healthcheck", () => new Response("Ok"))
+      .use(metricsRoutes(metrics.registry))
+      .use(sessionRoutes(modes, { key: options.key, context, metrics, log }))
+  );
 }
 
 /** The listening server: sockets first, then the refusals made before any body is read, then the routes. */
-function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
+function serveNotary(options: NotaryServerOptions, modes: NotaryModes, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
   const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
   const server = Bun.serve<NotarySocketData>({
     hostname: options.host,
@@ -113,7 +123,7 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
     idleTimeout: IDLE_TIMEOUT_S,
     ...(options.tls ? { tls: options.tls } : {}),
     fetch(request, srv) {
-      const upgraded = socketUpgrade(parts, request, srv);
+      const upgraded = socketUpgrade(modes, request, srv);
       if (upgraded !== null) return upgraded;
       const { pathname } = new URL(request.url);
       const refused = refusal(request, pathname);
@@ -126,7 +136,7 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
       }
       return app.handle(request);
     },
-    websocket: socketHandlers(parts),
+    websocket: socketHandlers(modes),
   });
   return server;
 }
@@ -135,11 +145,12 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const bridge = startLoopbackBridge();
   const sessions = new MpcSessions(options.sessions, bridge, options.verifiers, options.log);
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
-  const proxySessions = options.proxy ? createProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason)) : undefined;
-  const parts: NotaryParts = { sessions, proxySessions, metrics };
+  const modes = offeredModes(options, sessions, metrics);
   let stopping = false;
-  const refusal = notaryAdmission({ auth: options.auth, bodyLimit: bodyLimitOf(options), stopping: () => stopping });
-  const server = serveNotary(options, parts, notaryRoutes(options, parts), refusal);
+  // The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it.
+  const bodyLimit = Math.max(...modes.all().map((mode) => mode.maxBodyBytes));
+  const refusal = notaryAdmission({ auth: options.auth, sessionPaths: sessionPaths(modes), bodyLimit, stopping: () => stopping });
+  const server = serveNotary(options, modes, notaryRoutes(options, modes, metrics), refusal);
 
   const scheme = options.tls ? "https" : "http";
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
@@ -151,9 +162,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;
-      while (sessions.active() > 0 && Date.now() < deadline) await Bun.sleep(100);
-      sessions.closeAll("the notary shut down");
-      proxySessions?.closeAll();
+      while (modes.active() > 0 && Date.now() < deadline) await Bun.sleep(100);
+      for (const mode of modes.all()) mode.closeAll("the notary shut down");
       server.stop(true);
       bridge.stop();
     },

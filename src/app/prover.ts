@@ -34,8 +34,12 @@ import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
 import { startRetention } from "../store/retention.ts";
 import { proxyRoutes } from "../prover/proxy/routes.ts";
+import { mpcProvingMode } from "../prover/mpc/mode.ts";
 import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
-import { discardSession } from "../prover/mpc/session-run.ts";
+import { discardSession, mpcNotarySessions } from "../prover/mpc/notary-sessions.ts";
+import { proxyProvingMode } from "../prover/proxy-mode/mode.ts";
+import { proofLifecycle } from "../prover/proving/lifecycle.ts";
+import { ProvingModes } from "../prover/proving/registry.ts";
 import { idleLimit } from "../idle-limit.ts";
 import { proofRoutes } from "../prover/delivery/routes.ts";
 import { createTurnGate } from "../prover/pool/turn-gate.ts";
@@ -117,6 +121,8 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey, pinnedKeys)),
     { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
   );
+  // MPC sessions as the engine and the warm pool ask the notaries for them.
+  const mpcNotary = mpcNotarySessions(notary);
   // Its sources are read at scrape time, once everything below exists.
   const metrics = new ProverMetrics({
     pool: () => pool.status(),
@@ -136,12 +142,12 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     ...config.pool,
     limits: sizes,
     setup: (serverName, sessionSizes, signal, background) =>
-      metrics.timeSetup(sessionSizes, () => setupProverSession(notary, hosts, serverName, sessionSizes, { signal, background, stallMs: config.engine.setupStallMs }), background),
+      metrics.timeSetup(sessionSizes, () => setupProverSession(mpcNotary, hosts, serverName, sessionSizes, { signal, background, stallMs: config.engine.setupStallMs }), background),
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
-    discard: (session) => discardSession(notary, session),
+    discard: (session) => discardSession(mpcNotary, session),
     // Asked afresh: the health checks' last result still says up for a notary killed a moment ago.
     notaryReachable: () => notary.answersNow(),
-    isAlive: (session) => notary.isRunning(session.notarySessionId),
+    isAlive: (session) => mpcNotary.isRunning(session.notarySessionId),
     besideSetup: (session) => hosts.besideSetup(session.engine),
     refillsYield: () => hosts.refillsYield,
     hasRoom: (sessionSizes) => hosts.fitsBeside([sessionSizes, sizes]),
@@ -206,30 +212,51 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   access.mount(app, status, "open");
   access.mount(app, notaryInfoRoutes(notary), "open");
   access.mount(app, proofRoutes(delivery, config.sse, idle, { clientOf: proofClient, ownProofsOnly: ownProofsOnly(config.auth) }), "key-or-scoped");
+  const { policy, connectTimeoutMs, responseTimeoutMs } = config.proxy;
+  const modes = new ProvingModes(
+    [
+      mpcProvingMode({
+        notary,
+        mpcNotary,
+        bridge,
+        sessions: pool,
+        slots,
+        policy,
+        connectTimeoutMs,
+        responseTimeoutMs,
+        sessionTimeoutMs: config.proxy.sessionTimeoutMs,
+        endpointSizes,
+        exchanges,
+        engineSuite: engineSuiteCheck(),
+        repeatTooLarge: config.pool.repeatTooLarge,
+      }),
+      proxyProvingMode({
+        notary,
+        policy,
+        proxySlots,
+        answerBytes,
+        maxRecvData: config.proxyMode.maxRecvData,
+        trustAnchorsPem,
+        connectTimeoutMs,
+        responseTimeoutMs,
+        sessionTimeoutMs: config.proxyMode.embedded.sessionTimeoutMs,
+      }),
+    ],
+    { notary, policy, trustAnchorsPem, connectTimeoutMs, responseTimeoutMs, log },
+  );
+  const lifecycle = proofLifecycle({ notary, delivery, shutdown: graceOver.signal, timeProxy: (call) => metrics.proxyTimer(call), log });
   access.mount(
     app,
     proxyRoutes({
-      notary,
-      bridge,
+      modes,
+      lifecycle,
       delivery,
-      sessions: pool,
-      ...config.proxy,
-      slots,
-      shutdown: graceOver.signal,
+      defaultMode: config.proxyMode.defaultMode,
+      maxBodyBytes: config.proxy.maxBodyBytes,
       // With API keys on, Authorization carries the prover's key: it must never reach the target.
       authorizationIsOurs: keysAreOn,
       idleLimit: idle,
-      timeProxy: (call) => metrics.proxyTimer(call),
-      repeatTooLarge: config.pool.repeatTooLarge,
-      defaultMode: config.proxyMode.defaultMode,
-      proxySlots,
-      answerBytes,
-      trustAnchorsPem,
-      proxyMaxRecvData: config.proxyMode.maxRecvData,
-      endpointSizes,
-      exchanges,
-      engineSuite: engineSuiteCheck(),
-      log,
+      identifyingHeaders: config.proxy.identifyingHeaders,
     }),
     "key-or-scoped",
   );
@@ -275,12 +302,11 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
     async stop(graceMs = 0) {
       stopping = true;
       const idle = server.stop(false);
-      const [, mpcDrained] = await Promise.all([proxySlots.drained(graceMs), slots.drained(graceMs)]);
-      if (!mpcDrained) {
-        log.warn("grace period over; abandoning running sessions", { active: slots.active() });
+      if (!(await lifecycle.drained(graceMs))) {
+        log.warn("grace period over; abandoning running sessions", { active: slots.active() + proxySlots.active() });
         graceOver.abort();
         // Their /proxy calls answer 503 shutting_down and their ids are settled so, before the connections close.
-        await slots.drained(5_000);
+        await lifecycle.drained(5_000);
       }
       delivery.closeAll();
       // The streams just told end on their own; a client that keeps a connection open is cut after a moment.

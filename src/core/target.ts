@@ -21,3 +21,6 @@ export function parseTargetUrl(raw: string | null): Target {
   const serverName = url.hostname.replace(/^\[(.*)\]$/, "$1");
   return { url, serverName, port: Number(url.port || 443), pathAndQuery: `${url.pathname}${url.search}` };
 }
+
+/** The Host header's value for a target: its name, and its port unless 443. */
+export const hostOf = (target: TargetEndpoint): string => (target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`);

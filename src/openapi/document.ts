@@ -2,14 +2,15 @@
  * The prover's OpenAPI 3.1 document. Every route the app answers must have an entry in `operations`: the
  * document is built from the app's own route list, and a route without one is listed as `x-undescribed`
  * (the document stays valid and served; test/openapi fails until the route is described here). Parameters and
- * bodies come from the valibot schemas the routes validate with, except /proxy's headers, which proxy.ts
- * reads one by one and are described here.
+ * bodies come from the valibot schemas the routes validate with; /proxy's headers from ProxyHeaders, the one
+ * schema /proxy parses them with (src/prover/proxy/headers.ts).
  */
 import { ErrorReply, NotaryInfo } from "../protocol/notary.ts";
 import { SessionSizes } from "../core/session-sizes.ts";
 import { proofSchema } from "../proof/proof-schema.ts";
 import { RequestIdParam } from "../prover/delivery/routes.ts";
 import { HostParam, PrepareHeaders } from "../prover/pool/routes.ts";
+import { ProxyHeaders } from "../prover/proxy/headers.ts";
 import { contentEntrySchema } from "../store/publish.ts";
 import { rawMessageSchema } from "../store/message.ts";
 import { partitionSchema, querySchema } from "../store/query.ts";
@@ -54,17 +55,11 @@ const notaryList = {
 };
 
 const header = (name: string, description: string, schema: JsonSchema, required = false) => ({ in: "header", name, description, required, schema });
-const proxyHeaders = [
-  header("T-PROXY-URL", "the target: an https:// URL, may carry a query", { type: "string", format: "uri", pattern: "^https://" }, true),
-  header("T-REQUEST-ID", "a UUID, single use for ever", { type: "string", format: "uuid" }, true),
-  header("T-REDACTED", "what to hide: comma-separated patterns (docs/redaction.md)", { type: "string" }),
-  header("T-REDACTED-UNMATCHED", "allow: prove even when a pattern matched nothing", { enum: ["allow", "refuse"], default: "refuse" }),
-  header("T-PROVE-FAILED-REQ", "prove answers with status ≥ 400 too", { enum: ["true", "false"], default: "false" }),
-  header("T-PROOF-MODE", "mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; README, Proxy mode); default PROVER_PROOF_MODE", { enum: ["mpc", "proxy"] }),
-  header("T-PROXY-REVEAL", "proxy mode: request puts the request in the proof too", { enum: ["request"] }),
-  header("T-MAX-SENT-DATA", "bytes the request needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
-  header("T-MAX-RECV-DATA", "bytes the response needs, headers included", { type: "string", pattern: "^[0-9]+$" }),
-];
+/** /proxy's headers, each described by its entry of ProxyHeaders: its description, its schema, whether it is required. */
+const proxyHeaders = Object.entries(ProxyHeaders.entries).map(([name, schema]) => {
+  const { description, ...described } = jsonSchemaOf(schema);
+  return header(name.toUpperCase(), String(description), described, schema.type !== "optional");
+});
 
 const proxyOperation = (method: string): Operation => ({
   summary: `${method.toUpperCase()} the target through an MPC-TLS session (or in proxy mode) and prove the exchange`,

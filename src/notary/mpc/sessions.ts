@@ -7,13 +7,8 @@ import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { SessionTraffic } from "../../core/session-traffic.ts";
 import { mpcBudgetBytes } from "../limits.ts";
+import type { NotarySocketData } from "../modes.ts";
 import { type TrafficCounter, countTraffic, newTrafficCounter, trafficFields, trafficNow } from "./traffic.ts";
-
-/** The data a prover's accepted socket carries: an MPC session's, or a proxy session's relay. */
-export interface NotarySocketData {
-  sessionId: string;
-  kind: "mpc" | "relay";
-}
 
 type SessionState = "waiting" | "running" | "verified" | "failed";
 

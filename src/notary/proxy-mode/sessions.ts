@@ -9,13 +9,13 @@ import { isIP } from "node:net";
 import type { ProxyLimits, SessionLimits } from "../../config/notary.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../../protocol/notary.ts";
+import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../../protocol/proxy-mode.ts";
 import { resolveTarget } from "../../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../../tls/first-flight.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 import { type ProxyRefusal, proxyPlaces } from "./places.ts";
 import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
-import type { NotarySocketData } from "../mpc/sessions.ts";
+import type { NotarySocketData } from "../modes.ts";
 
 interface ProxySession {
   id: string;

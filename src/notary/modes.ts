@@ -1,0 +1,128 @@
+/**
+ * The notary's seam for proof modes. A mode contributes only what differs: how its sessions are created, its
+ * socket, and how an exchange's transcript is obtained and verified (a VerifiedTranscript). The rest is one for
+ * every mode: the routes declared once over the modes (session-routes.ts, sockets.ts), the refusals before a body
+ * is read (admission.ts), the attestation path and its one proof-body builder (attestation.ts, attest.ts).
+ *
+ * The built-in modes' backends are built by the composition root (src/app/notary.ts); a further mode registers
+ * its backend here, with one call, before the notary starts (docs/design.md, "How to add a mode").
+ */
+import type { ServerWebSocket } from "bun";
+import type * as v from "valibot";
+import type { SessionTraffic } from "../core/session-traffic.ts";
+import type { Logger } from "../log.ts";
+import { type ModeFacts, registerModeFacts } from "../proof/modes.ts";
+import type { AttestationRequest } from "../protocol/notary.ts";
+import type { VerifiedTranscript } from "./verified-transcript.ts";
+
+/** What a prover's accepted socket carries: its session, and the mode whose socket it is. */
+export interface NotarySocketData {
+  sessionId: string;
+  mode: string;
+}
+export type NotarySocket = ServerWebSocket<NotarySocketData>;
+
+/** A session just opened: its id, and what the log says of it (never a secret). */
+export interface OpenedSession {
+  sessionId: string;
+  logFields?: Record<string, unknown>;
+}
+
+/** A mode's WebSocket with the prover (MPC's, proxy mode's relay): the notary's sockets hand it their events. */
+export interface ModeSocket {
+  /** Whether a socket may open for this session now; an unknown or used session is refused with 404. */
+  accepts(sessionId: string): boolean;
+  open(socket: NotarySocket): void;
+  message(socket: NotarySocket, bytes: Uint8Array): void;
+  /** The socket's send buffer emptied (backpressure over). */
+  drain?(socket: NotarySocket): void;
+  /** `code` as WebSocket close codes: 1009 means a message over the limit. */
+  close(socket: NotarySocket, code?: number): void;
+}
+
+/** One mode as a notary offers it. `Declared` is its attestation request: the common fields and what it adds. */
+export interface NotaryMode<Declared extends AttestationRequest = AttestationRequest> {
+  /** Its name and what a verifier knows of it (src/proof/modes.ts). */
+  facts: ModeFacts;
+  /** Reads a prover's session request (the mode's own schema) and opens the session. */
+  open(body: unknown): OpenedSession | Promise<OpenedSession>;
+  /** Ends a session that will make no proof; unknown ids are ignored. */
+  release(sessionId: string): void;
+  /** What a running session's socket carried so far; undefined unless it runs. A mode without it answers 404 always. */
+  running?(sessionId: string): SessionTraffic | undefined;
+  /** The attestation request's schema. */
+  attestationRequest: v.GenericSchema<unknown, Declared>;
+  /**
+   * Takes the session for its one attestation (a second one is refused with `session_taken`), obtains its exchange
+   * and verifies it: what the proof may say. `askedAt`: when the attestation was asked for, ms since the epoch.
+   */
+  verify(sessionId: string, declared: Declared, askedAt: number): Promise<VerifiedTranscript>;
+  /** The prover's WebSocket, for a mode that has one. */
+  socket?: ModeSocket;
+  /** The largest request body the mode's routes take (an attestation's spans grow with the answer). */
+  maxBodyBytes: number;
+  /** Sessions open now (a place taken counts). */
+  active(): number;
+  closeAll(reason: string): void;
+}
+
+/** What the notary gives a registered mode's backend when it starts. */
+export interface NotaryModeContext {
+  log: Logger;
+  /** The notary signs under a test trust anchor (TLSN_TEST_TRUST_ANCHOR). */
+  testTrustAnchor: boolean;
+}
+
+/** A mode registered from outside the built-in set: its facts, and how its backend is made when a notary starts. */
+export interface NotaryModeBackend {
+  facts: ModeFacts;
+  create(context: NotaryModeContext): NotaryMode;
+}
+
+const registered = new Map<string, NotaryModeBackend>();
+
+/**
+ * Registers a mode's notary side, and its facts for this process's verifier: notaries started afterwards offer it.
+ * Returns the call that forgets it again.
+ */
+export function registerNotaryMode(backend: NotaryModeBackend): () => void {
+  if (registered.has(backend.facts.name)) throw new Error(`a notary backend for mode ${backend.facts.name} is registered already`);
+  const forgetFacts = registerModeFacts(backend.facts);
+  registered.set(backend.facts.name, backend);
+  return () => {
+    if (registered.get(backend.facts.name) !== backend) return;
+    registered.delete(backend.facts.name);
+    forgetFacts();
+  };
+}
+
+/** The registered modes' backends, made for a notary that starts now. */
+export const registeredNotaryModes = (context: NotaryModeContext): NotaryMode[] =>
+  [...registered.values()].map((backend) => backend.create(context));
+
+/** The modes one notary offers, by name. */
+export class NotaryModes {
+  private readonly byName: Map<string, NotaryMode>;
+
+  /** Each mode's `verify` is handed what its own `attestationRequest` read. */
+  constructor(modes: readonly NotaryMode[]) {
+    this.byName = new Map(modes.map((mode) => [mode.facts.name, mode]));
+  }
+
+  get(name: string): NotaryMode | undefined {
+    return this.byName.get(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  all(): NotaryMode[] {
+    return [...this.byName.values()];
+  }
+
+  /** Sessions open in every mode together. */
+  active(): number {
+    return this.all().reduce((sum, mode) => sum + mode.active(), 0);
+  }
+}
