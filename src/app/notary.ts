@@ -21,7 +21,7 @@ import { type NotaryMode, NotaryModes, type NotarySocketData, registeredNotaryMo
 import { mpcNotaryMode } from "../notary/mpc/mode.ts";
 import { MpcSessions } from "../notary/mpc/sessions.ts";
 import { type ProxyModeOptions, proxyNotaryMode } from "../notary/proxy-mode/mode.ts";
-import { createProxySessions } from "../notary/proxy-mode/sessions.ts";
+import { ProxySessions } from "../notary/proxy-mode/sessions.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
 import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 
@@ -86,7 +86,7 @@ function attestationContext(options: NotaryServerOptions): AttestationContext {
 function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, metrics: NotaryMetrics): NotaryModes {
   const modes: NotaryMode[] = [mpcNotaryMode(mpcSessions, options.sessions)];
   if (options.proxy) {
-    const proxySessions = createProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
+    const proxySessions = new ProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
     modes.push(proxyNotaryMode(proxySessions, options.proxy));
   }
   modes.push(...registeredNotaryModes({ log: options.log, testTrustAnchor: options.testTrustAnchor }));

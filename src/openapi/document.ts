@@ -90,6 +90,94 @@ function storeQueryParameters(): unknown[] {
   return Object.keys(querySchema.entries).map((name) => ({ in: "query", name, required: false, schema: entrySchema(querySchema, name) }));
 }
 
+/** The warm pool's routes. */
+function poolOperations(): Record<string, Record<string, Operation>> {
+  return {
+    "GET /pool": {
+      get: {
+        summary: "the warm pool's state, the embedded notary's sessions and memory",
+        operationId: "pool",
+        responses: { 200: { description: "pool state (docs/api.md, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
+      },
+    },
+    "GET /pools": {
+      get: {
+        summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
+        operationId: "pools",
+        responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
+      },
+    },
+    "GET /prepare": {
+      get: {
+        summary: "keep N sessions warm for a host and size class (Verity's T-PREPARE shape); 0 stops",
+        operationId: "prepare",
+        parameters: [
+          header("T-PREPARE", "how many sessions to keep warm; 0 stops keeping them", entrySchema(PrepareHeaders, "t-prepare"), true),
+          header("T-PROXY-URL", "a target URL: its host gets the sessions, its path the learned class", { type: "string", format: "uri", pattern: "^https://" }, true),
+          header("T-SESSION-CLASS", "a size class as sent/recv bytes (one of /pool's classes)", { type: "string", pattern: "^[0-9]+/[0-9]+$" }),
+          header("T-MAX-SENT-DATA", "bytes requests need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
+          header("T-MAX-RECV-DATA", "bytes answers need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
+        ],
+        responses: {
+          200: {
+            description: "what is now kept",
+            content: json({ type: "object", properties: { host: { type: "string" }, class: { type: "string" }, count: { type: "integer" } }, required: ["host", "class", "count"] }),
+          },
+          ...errors(400, 401, 403, 502),
+        },
+      },
+    },
+    "DELETE /pool/:host": {
+      delete: {
+        summary: "stop keeping sessions warm for a host; its ready sessions close",
+        operationId: "dropPoolHost",
+        parameters: [{ in: "path", name: "host", required: true, schema: entrySchema(HostParam, "host") }],
+        responses: {
+          200: { description: "sessions closed", content: json({ type: "object", properties: { host: { type: "string" }, closed: { type: "integer" } }, required: ["host", "closed"] }) },
+          ...errors(400, 401, 403),
+        },
+      },
+    },
+  };
+}
+
+/** The message store's routes. */
+function storeOperations(): Record<string, Record<string, Operation>> {
+  return {
+    "GET /stores/:id/data/partitions/:partition/:queryType": {
+      get: {
+        summary: "messages of a stream partition (Log Store / Streamr semantics); the proofs stream holds every proof",
+        description: "With API keys on, reading the proofs stream needs a key (unless PROVER_PUBLIC_PROOFS=1); other streams are open.",
+        operationId: "storeQuery",
+        parameters: [
+          ...storePath,
+          { in: "path", name: "queryType", required: true, schema: { enum: ["last", "from", "range"] } },
+          ...storeQueryParameters(),
+        ],
+        responses: {
+          200: {
+            description: "messages with pagination metadata; with Accept: text/event-stream one data event per message and a final metadata event",
+            content: { ...json({ type: "object" }), "text/event-stream": { schema: { type: "string" } } },
+          },
+          ...storeErrors(400, 401, 403, 500, 503),
+        },
+      },
+    },
+    "POST /stores/:id/data/partitions/:partition": {
+      post: {
+        summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
+        operationId: "storePublish",
+        parameters: storePath,
+        requestBody: {
+          required: true,
+          content: json({ anyOf: [ref("PublishEntry"), { type: "array", items: ref("PublishEntry"), maxItems: 100 }] }),
+        },
+        responses: { 200: { description: "one result per entry", content: json({ type: "object" }) }, ...storeErrors(400, 401, 403, 500) },
+      },
+    },
+  };
+}
+
 /** One entry per route, keyed `METHOD path` as the app lists it. */
 function operations(): Record<string, Record<string, Operation>> {
   return {
@@ -156,51 +244,7 @@ function operations(): Record<string, Record<string, Operation>> {
       },
     },
     "ALL /proxy": Object.fromEntries(PROXY_METHODS.map((method) => [method, proxyOperation(method)])),
-    "GET /pool": {
-      get: {
-        summary: "the warm pool's state, the embedded notary's sessions and memory",
-        operationId: "pool",
-        responses: { 200: { description: "pool state (docs/api.md, Other endpoints)", content: json({ type: "object" }) }, ...errors(401, 403) },
-      },
-    },
-    "GET /pools": {
-      get: {
-        summary: "what the warm pool keeps per (host, size class): pinned and automatic entries",
-        operationId: "pools",
-        responses: { 200: { description: "the pool's entries (docs/prover.md, The warm pool)", content: json({ type: "object" }) }, ...errors(401, 403) },
-      },
-    },
-    "GET /prepare": {
-      get: {
-        summary: "keep N sessions warm for a host and size class (Verity's T-PREPARE shape); 0 stops",
-        operationId: "prepare",
-        parameters: [
-          header("T-PREPARE", "how many sessions to keep warm; 0 stops keeping them", entrySchema(PrepareHeaders, "t-prepare"), true),
-          header("T-PROXY-URL", "a target URL: its host gets the sessions, its path the learned class", { type: "string", format: "uri", pattern: "^https://" }, true),
-          header("T-SESSION-CLASS", "a size class as sent/recv bytes (one of /pool's classes)", { type: "string", pattern: "^[0-9]+/[0-9]+$" }),
-          header("T-MAX-SENT-DATA", "bytes requests need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
-          header("T-MAX-RECV-DATA", "bytes answers need; picks the class", { type: "string", pattern: "^[0-9]+$" }),
-        ],
-        responses: {
-          200: {
-            description: "what is now kept",
-            content: json({ type: "object", properties: { host: { type: "string" }, class: { type: "string" }, count: { type: "integer" } }, required: ["host", "class", "count"] }),
-          },
-          ...errors(400, 401, 403, 502),
-        },
-      },
-    },
-    "DELETE /pool/:host": {
-      delete: {
-        summary: "stop keeping sessions warm for a host; its ready sessions close",
-        operationId: "dropPoolHost",
-        parameters: [{ in: "path", name: "host", required: true, schema: entrySchema(HostParam, "host") }],
-        responses: {
-          200: { description: "sessions closed", content: json({ type: "object", properties: { host: { type: "string" }, closed: { type: "integer" } }, required: ["host", "closed"] }) },
-          ...errors(400, 401, 403),
-        },
-      },
-    },
+    ...poolOperations(),
     "GET /metrics": {
       get: {
         summary: "Prometheus metrics, text format",
@@ -214,37 +258,7 @@ function operations(): Record<string, Record<string, Operation>> {
     "GET /openapi.json": {
       get: { summary: "this document", operationId: "openapi", responses: { 200: { description: "OpenAPI 3.1", content: json({ type: "object" }) } } },
     },
-    "GET /stores/:id/data/partitions/:partition/:queryType": {
-      get: {
-        summary: "messages of a stream partition (Log Store / Streamr semantics); the proofs stream holds every proof",
-        description: "With API keys on, reading the proofs stream needs a key (unless PROVER_PUBLIC_PROOFS=1); other streams are open.",
-        operationId: "storeQuery",
-        parameters: [
-          ...storePath,
-          { in: "path", name: "queryType", required: true, schema: { enum: ["last", "from", "range"] } },
-          ...storeQueryParameters(),
-        ],
-        responses: {
-          200: {
-            description: "messages with pagination metadata; with Accept: text/event-stream one data event per message and a final metadata event",
-            content: { ...json({ type: "object" }), "text/event-stream": { schema: { type: "string" } } },
-          },
-          ...storeErrors(400, 401, 403, 500, 503),
-        },
-      },
-    },
-    "POST /stores/:id/data/partitions/:partition": {
-      post: {
-        summary: "publish messages: content entries signed by the node, or signed v32 RawMessages",
-        operationId: "storePublish",
-        parameters: storePath,
-        requestBody: {
-          required: true,
-          content: json({ anyOf: [ref("PublishEntry"), { type: "array", items: ref("PublishEntry"), maxItems: 100 }] }),
-        },
-        responses: { 200: { description: "one result per entry", content: json({ type: "object" }) }, ...storeErrors(400, 401, 403, 500) },
-      },
-    },
+    ...storeOperations(),
   };
 }
 

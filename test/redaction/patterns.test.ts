@@ -132,3 +132,83 @@ describe("whitespace, escapes, reveal and limits", () => {
     expect(parseError(`search:${"x".repeat(MAX_ENTRY_LENGTH)}`).message).toMatch(/entry 1: longer than/);
   });
 });
+
+describe("publicPattern", () => {
+  test("the entry as given, except search text", () => {
+    const header = "req:header:X-Key,req:body:,res:body:a.0.b,res:header:Set-Cookie,res:query:k%41,res:path:12,search:my secret";
+    expect(parseRedactions(header).map(publicPattern)).toEqual([
+      "req:header:X-Key",
+      "req:body:",
+      "res:body:a.0.b",
+      "res:header:Set-Cookie",
+      "res:query:k%41",
+      "res:path:12",
+      "search:*",
+    ]);
+  });
+});
+
+/** Entries near the grammar: valid and invalid prefixes followed by random text. */
+const nearEntry = fc
+  .tuple(
+    fc.constantFrom("req:header:", "res:header:", "req:body:", "res:body:", "res:query:", "res:path:", "search:", "res:", "", " ", "req:hdr:"),
+    fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9a-z.=&%#?\\,\- ]{0,8}$/), fc.constantFrom("0", "1", "12", "a.b", "a..b", "a\\.b", "k\\,v", "x\\\\y")),
+  )
+  .map(([prefix, rest]) => prefix + rest);
+
+describe("parser fuzz", () => {
+  test("any string: a list of patterns or AppError invalid_redaction, nothing else", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: "binary", maxLength: 40 }), fc.array(nearEntry, { maxLength: 5 }).map((e) => e.join(","))),
+        (header) => {
+          let patterns;
+          try {
+            patterns = parseRedactions(header);
+          } catch (error) {
+            expect(error).toBeInstanceOf(AppError);
+            expect((error as AppError).code).toBe("invalid_redaction");
+            return;
+          }
+          expect(Array.isArray(patterns)).toBe(true);
+          // Whatever parses round-trips through its public text (search text aside).
+          for (const pattern of patterns) {
+            const text = publicPattern(pattern);
+            if (pattern.kind === "search") expect(text).toBe("search:*");
+            else expect(parseRedactions(text)).toEqual([pattern]);
+            // And through its entry text, search text included.
+            expect(parseRedactions(entryText(pattern))).toEqual([pattern]);
+          }
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  }, 60_000);
+
+  test("a secret in a rejected entry never appears in the message", () => {
+    fc.assert(
+      fc.property(
+        // Each shape is malformed whatever the secret: parseError fails the property if nothing is rejected.
+        fc.constantFrom<[string, string]>(
+          ["req:header:", " x"],
+          ["res:query:", "=1"],
+          ["res:path:x", ""],
+          ["res:body:a..", ""],
+          ["bogus:", ""],
+          ["", ""],
+          ["search:,", ""],
+          ["search:", "\\x"],
+          ["reveal:", ""],
+          ["req:header:a,res:path:0", ",search:"],
+        ),
+        fc.stringMatching(/^[A-Za-z0-9]{8,16}$/),
+        ([prefix, suffix], secret) => {
+          const error = parseError(prefix + secret + suffix);
+          expect(error.code).toBe("invalid_redaction");
+          expect(error.message).not.toContain(secret);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+});

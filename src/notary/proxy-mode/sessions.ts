@@ -13,7 +13,7 @@ import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } fr
 import { resolveTarget } from "../../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../../tls/first-flight.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
-import { type ProxyRefusal, proxyPlaces } from "./places.ts";
+import { type ProxyPlaces, type ProxyRefusal, proxyPlaces } from "./places.ts";
 import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "../modes.ts";
 
@@ -120,112 +120,136 @@ function fromProver(session: ProxySession, data: Uint8Array, end: SessionEnd) {
   }
 }
 
-export function createProxySessions(
-  limits: SessionLimits,
-  proxy: ProxyLimits,
-  log: Logger,
-  countRefusal: (reason: ProxyRefusal) => void = () => {},
-): ProxySessionRegistry {
-  const sessions = new Map<string, ProxySession>();
-  const relayLimits = { maxToTarget: tlsBytesFor(proxy.maxSentData), maxFromTarget: tlsBytesFor(proxy.maxRecvData) };
+/**
+ * The proxy sessions of one notary: created under its places and policy, relayed, attested once, ended by time,
+ * idleness, a refusal or the prover.
+ */
+export class ProxySessions implements ProxySessionRegistry {
+  private readonly sessions = new Map<string, ProxySession>();
+  private readonly relayLimits: { maxToTarget: number; maxFromTarget: number };
+  private readonly places: ProxyPlaces;
+
+  constructor(
+    limits: SessionLimits,
+    private readonly proxy: ProxyLimits,
+    private readonly log: Logger,
+    private readonly countRefusal: (reason: ProxyRefusal) => void = () => {},
+  ) {
+    this.relayLimits = { maxToTarget: tlsBytesFor(proxy.maxSentData), maxFromTarget: tlsBytesFor(proxy.maxRecvData) };
+    const placeLimits = { concurrency: limits.concurrency, maxPendingConnects: proxy.maxPendingConnects };
+    this.places = proxyPlaces(placeLimits, () => this.sessions.size, (reason, error) => this.refusal(reason, error));
+  }
+
+  async create(request: ProxySessionRequest): Promise<string> {
+    // The relay checks the ClientHello's server name, which a client does not send for an address (RFC 6066).
+    if (isIP(request.serverName)) {
+      throw new AppError("target_forbidden", "proxy mode needs a host name: a ClientHello carries no server name for an IP address");
+    }
+    const releasePlace = this.places.reserve();
+    try {
+      const target = await resolveTarget(request, this.proxy.policy);
+      const relay = await this.places.connecting(() => openRelay(target.address, target.port, this.proxy.connectTimeoutMs, this.relayLimits));
+      const session = startSession(request, relay, this.proxy, this.end);
+      this.sessions.set(session.id, session);
+      return session.id;
+    } finally {
+      releasePlace();
+    }
+  }
+
+  has(id: string): boolean {
+    return this.sessions.get(id)?.socket === undefined && this.sessions.has(id);
+  }
+
+  attach(socket: ServerWebSocket<NotarySocketData>): void {
+    const session = this.sessions.get(socket.data.sessionId);
+    if (!session || session.socket) return socket.close(1008, "unknown or used session");
+    session.socket = socket;
+    session.relay.attach({
+      send: (data) => {
+        session.idle.touch();
+        // -1: queued behind earlier bytes (backpressure); 0: dropped (the socket is closing).
+        return socket.readyState === 1 && socket.sendBinary(data) > 0;
+      },
+      close: () => socket.readyState === 1 && closeRelaySocket(socket, this.relayFailure(session)),
+    });
+  }
+
+  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
+    const session = this.sessionOf(socket);
+    if (!session) return;
+    session.idle.touch();
+    fromProver(session, data, this.end);
+  }
+
+  drain(socket: ServerWebSocket<NotarySocketData>): void {
+    this.sessionOf(socket)?.relay.resume();
+  }
+
+  detach(socket: ServerWebSocket<NotarySocketData>): void {
+    this.sessionOf(socket)?.relay.proverClosed();
+  }
+
+  async takeRelayed(id: string): Promise<RelayedSession> {
+    const session = this.sessions.get(id);
+    if (!session) throw new AppError("not_found", "unknown or finished proxy session");
+    if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
+    session.taken = true;
+    try {
+      await Promise.race([session.relay.ended, Bun.sleep(RELAY_END_GRACE_MS)]);
+      const failure = session.relay.failure();
+      if (failure) throw new AppError("session_failed", failure);
+      return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), events: session.relay.events() };
+    } finally {
+      this.dispose(session);
+    }
+  }
+
+  release(id: string): void {
+    const session = this.sessions.get(id);
+    if (session) this.dispose(session, "released by the prover");
+  }
+
+  active(): number {
+    return this.sessions.size + this.places.reserved();
+  }
+
+  closeAll(): void {
+    for (const session of [...this.sessions.values()]) this.dispose(session, "the notary shut down");
+  }
 
   /** Logs and counts a refusal (its reason, never a byte relayed), and returns it to be thrown or sent. */
-  function refusal(reason: ProxyRefusal, error: AppError, sessionId?: string): AppError {
-    log.info("proxy session refused", { sessionId, reason, code: error.code, error: error.message });
-    countRefusal(reason);
+  private refusal(reason: ProxyRefusal, error: AppError, sessionId?: string): AppError {
+    this.log.info("proxy session refused", { sessionId, reason, code: error.code, error: error.message });
+    this.countRefusal(reason);
     return error;
   }
-  const places = proxyPlaces({ concurrency: limits.concurrency, maxPendingConnects: proxy.maxPendingConnects }, () => sessions.size, refusal);
+
   /** Ends a session before its attestation (a refusal or a timeout), telling the prover why in the close reason. */
-  const end: SessionEnd = (session, reason, error) => {
-    if (session.taken || !sessions.has(session.id)) return;
-    closeRelaySocket(session.socket, refusal(reason, error, session.id));
-    dispose(session);
+  private readonly end: SessionEnd = (session, reason, error) => {
+    if (session.taken || !this.sessions.has(session.id)) return;
+    closeRelaySocket(session.socket, this.refusal(reason, error, session.id));
+    this.dispose(session);
   };
 
-  function dispose(session: ProxySession, reason?: string) {
+  private dispose(session: ProxySession, reason?: string): void {
     clearTimeout(session.timer);
     session.idle.stop();
-    sessions.delete(session.id);
+    this.sessions.delete(session.id);
     session.relay.close();
-    if (reason) log.info("proxy session ended", { sessionId: session.id, reason });
+    if (reason) this.log.info("proxy session ended", { sessionId: session.id, reason });
   }
+
   /** Why the relay failed (a byte limit, the target's connection broke), logged and told to the prover. */
-  function relayFailure(session: ProxySession): AppError | undefined {
+  private relayFailure(session: ProxySession): AppError | undefined {
     const failure = session.relay.failure();
     if (failure === undefined) return undefined;
-    log.info("proxy relay failed", { sessionId: session.id, error: failure });
+    this.log.info("proxy relay failed", { sessionId: session.id, error: failure });
     return new AppError("session_failed", failure);
   }
-  const sessionOf = (socket: ServerWebSocket<NotarySocketData>) => {
-    const session = sessions.get(socket.data.sessionId);
-    return session?.socket === socket ? session : undefined;
-  };
 
-  return {
-    async create(request) {
-      // The relay checks the ClientHello's server name, which a client does not send for an address (RFC 6066).
-      if (isIP(request.serverName)) {
-        throw new AppError("target_forbidden", "proxy mode needs a host name: a ClientHello carries no server name for an IP address");
-      }
-      const releasePlace = places.reserve();
-      try {
-        const target = await resolveTarget(request, proxy.policy);
-        const relay = await places.connecting(() => openRelay(target.address, target.port, proxy.connectTimeoutMs, relayLimits));
-        const session = startSession(request, relay, proxy, end);
-        sessions.set(session.id, session);
-        return session.id;
-      } finally {
-        releasePlace();
-      }
-    },
-    has: (id) => sessions.get(id)?.socket === undefined && sessions.has(id),
-    attach(socket) {
-      const session = sessions.get(socket.data.sessionId);
-      if (!session || session.socket) return socket.close(1008, "unknown or used session");
-      session.socket = socket;
-      session.relay.attach({
-        send: (data) => {
-          session.idle.touch();
-          // -1: queued behind earlier bytes (backpressure); 0: dropped (the socket is closing).
-          return socket.readyState === 1 && socket.sendBinary(data) > 0;
-        },
-        close: () => socket.readyState === 1 && closeRelaySocket(socket, relayFailure(session)),
-      });
-    },
-    forward(socket, data) {
-      const session = sessionOf(socket);
-      if (!session) return;
-      session.idle.touch();
-      fromProver(session, data, end);
-    },
-    drain(socket) {
-      sessionOf(socket)?.relay.resume();
-    },
-    detach(socket) {
-      sessionOf(socket)?.relay.proverClosed();
-    },
-    async takeRelayed(id) {
-      const session = sessions.get(id);
-      if (!session) throw new AppError("not_found", "unknown or finished proxy session");
-      if (session.taken) throw new AppError("session_taken", "this session's attestation was already requested");
-      session.taken = true;
-      try {
-        await Promise.race([session.relay.ended, Bun.sleep(RELAY_END_GRACE_MS)]);
-        const failure = session.relay.failure();
-        if (failure) throw new AppError("session_failed", failure);
-        return { serverName: session.serverName, port: session.port, bytes: session.relay.recorded(), events: session.relay.events() };
-      } finally {
-        dispose(session);
-      }
-    },
-    release(id) {
-      const session = sessions.get(id);
-      if (session) dispose(session, "released by the prover");
-    },
-    active: () => sessions.size + places.reserved(),
-    closeAll() {
-      for (const session of [...sessions.values()]) dispose(session, "the notary shut down");
-    },
-  };
+  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession | undefined {
+    const session = this.sessions.get(socket.data.sessionId);
+    return session?.socket === socket ? session : undefined;
+  }
 }
