@@ -11,7 +11,7 @@ import type { ServerWebSocket } from "bun";
 import type * as v from "valibot";
 import type { SessionTraffic } from "../core/session-traffic.ts";
 import type { Logger } from "../log.ts";
-import { type ModeFacts, registerModeFacts } from "../proof/modes.ts";
+import { type ModeFacts, ModeBackends } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import type { VerifiedTranscript } from "./verified-transcript.ts";
 
@@ -79,26 +79,16 @@ export interface NotaryModeBackend {
   create(context: NotaryModeContext): NotaryMode;
 }
 
-const registered = new Map<string, NotaryModeBackend>();
+const registered = new ModeBackends<NotaryModeBackend>("notary");
 
 /**
  * Registers a mode's notary side, and its facts for this process's verifier: notaries started afterwards offer it.
  * Returns the call that forgets it again.
  */
-export function registerNotaryMode(backend: NotaryModeBackend): () => void {
-  if (registered.has(backend.facts.name)) throw new Error(`a notary backend for mode ${backend.facts.name} is registered already`);
-  const forgetFacts = registerModeFacts(backend.facts);
-  registered.set(backend.facts.name, backend);
-  return () => {
-    if (registered.get(backend.facts.name) !== backend) return;
-    registered.delete(backend.facts.name);
-    forgetFacts();
-  };
-}
+export const registerNotaryMode = (backend: NotaryModeBackend): (() => void) => registered.register(backend);
 
 /** The registered modes' backends, made for a notary that starts now. */
-export const registeredNotaryModes = (context: NotaryModeContext): NotaryMode[] =>
-  [...registered.values()].map((backend) => backend.create(context));
+export const registeredNotaryModes = (context: NotaryModeContext): NotaryMode[] => registered.all().map((backend) => backend.create(context));
 
 /** The modes one notary offers, by name. */
 export class NotaryModes {

@@ -90,5 +90,39 @@ export function unknownModeProblem(mode: string): string | null {
   return `unknown proof mode ${JSON.stringify(mode)} (this verifier knows ${knownModes().join(", ")})`;
 }
 
+/**
+ * The backends of the modes registered on one side (the prover's, the notary's): registering one registers its
+ * facts too, and the call returned forgets both.
+ */
+export class ModeBackends<Backend extends { facts: ModeFacts }> {
+  private readonly registered = new Map<string, Backend>();
+
+  constructor(private readonly side: string) {}
+
+  register(backend: Backend): () => void {
+    const { name } = backend.facts;
+    if (this.registered.has(name)) throw new Error(`a ${this.side} backend for mode ${name} is registered already`);
+    const forgetFacts = registerModeFacts(backend.facts);
+    this.registered.set(name, backend);
+    return () => {
+      if (this.registered.get(name) !== backend) return;
+      this.registered.delete(name);
+      forgetFacts();
+    };
+  }
+
+  has(name: string): boolean {
+    return this.registered.has(name);
+  }
+
+  names(): string[] {
+    return [...this.registered.keys()];
+  }
+
+  all(): Backend[] {
+    return [...this.registered.values()];
+  }
+}
+
 /** A mode as a report line says it: its name and what the notary saw. */
 export const modeText = (facts: ModeFacts): string => `${facts.name} (${facts.summary})`;

@@ -4,7 +4,7 @@
  */
 import type { TargetPolicy } from "../../core/target-policy.ts";
 import type { Logger } from "../../log.ts";
-import { BUILT_IN_MODES, type ModeFacts, registerModeFacts } from "../../proof/modes.ts";
+import { BUILT_IN_MODES, ModeBackends, type ModeFacts } from "../../proof/modes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { ProvingMode } from "./mode.ts";
 
@@ -27,35 +27,26 @@ export interface ProvingModeBackend {
   create(context: ProvingContext): ProvingMode;
 }
 
-const registered = new Map<string, ProvingModeBackend>();
+const registered = new ModeBackends<ProvingModeBackend>("proving");
 
 /**
  * Registers a mode's prover side, and its facts for this process's verifier: provers started afterwards offer it.
  * Returns the call that forgets it again.
  */
-export function registerProvingMode(backend: ProvingModeBackend): () => void {
-  if (registered.has(backend.facts.name)) throw new Error(`a proving backend for mode ${backend.facts.name} is registered already`);
-  const forgetFacts = registerModeFacts(backend.facts);
-  registered.set(backend.facts.name, backend);
-  return () => {
-    if (registered.get(backend.facts.name) !== backend) return;
-    registered.delete(backend.facts.name);
-    forgetFacts();
-  };
-}
+export const registerProvingMode = (backend: ProvingModeBackend): (() => void) => registered.register(backend);
 
 /** Whether `name` is a mode this process offers: a built-in one or a registered one. */
 export const isProvingMode = (name: string): boolean => Object.hasOwn(BUILT_IN_MODES, name) || registered.has(name);
 
 /** Every mode this process offers, the built-in ones first. */
-export const provingModeNames = (): string[] => [...Object.keys(BUILT_IN_MODES), ...registered.keys()];
+export const provingModeNames = (): string[] => [...Object.keys(BUILT_IN_MODES), ...registered.names()];
 
 /** The modes one prover runs: its built-in backends, and the registered ones made for it. */
 export class ProvingModes {
   private readonly byName: Map<string, ProvingMode>;
 
   constructor(builtIn: readonly ProvingMode[], context: ProvingContext) {
-    const modes = [...builtIn, ...[...registered.values()].map((backend) => backend.create(context))];
+    const modes = [...builtIn, ...registered.all().map((backend) => backend.create(context))];
     this.byName = new Map(modes.map((mode) => [mode.facts.name, mode]));
   }
 
