@@ -29,7 +29,7 @@ import { type RunningNotary, freePort, notaryConfig, startNotary } from "../../t
 const IDLE_S = 2;
 const SESSION_S = 3;
 const CONNECT_S = 3;
-/** The raw relay limit each way for max_sent_data / max_recv_data 64 (src/notary/relay.ts tlsBytesFor). */
+/** The raw relay limit each way for max_sent_data / max_recv_data 64 (src/notary/proxy-mode/relay.ts tlsBytesFor). */
 const RELAY_LIMIT = 64 + 1 + 64 * 1024;
 
 let tlsTarget: VersionedTarget;
