@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
 import type { SessionCheck } from "../../core/session-traffic.ts";
 import type { Proof } from "../../proof/format.ts";
+import { modeFacts } from "../../proof/modes.ts";
 import type { PublicKey } from "../../proof/keys.ts";
 import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, SessionRunning, modeRoutes } from "../../protocol/notary.ts";
 import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
@@ -35,10 +36,10 @@ export interface NotaryClient {
 }
 
 /**
- * How long a session request may take: a notary dialling the target (proxy mode) answers once connected, within
- * its own connect timeout.
+ * How long a session request may take: a notary that dials the target (proxy mode) answers once connected, within
+ * its own connect timeout; others answer at once.
  */
-const SESSION_WAIT_MS = 20_000;
+const sessionWaitMs = (mode: string): number => (modeFacts(mode)?.notaryDials ? 20_000 : 10_000);
 
 /** Notary error codes a prover passes on unchanged: they are about the client's request or its target, not the notary. */
 const PASSED_ON: readonly ErrorCode[] = [
@@ -125,7 +126,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
   return {
     async createSession(mode, request) {
       await refuseUntrusted();
-      const body = await call(modeRoutes(mode).session, { method: "POST", body: JSON.stringify(request), timeoutMs: SESSION_WAIT_MS });
+      const body = await call(modeRoutes(mode).session, { method: "POST", body: JSON.stringify(request), timeoutMs: sessionWaitMs(mode) });
       const parsed = v.safeParse(SessionCreated, body);
       if (!parsed.success) throw new AppError("notary_unavailable", "the notary's session answer is malformed");
       return parsed.output.sessionId;
