@@ -13,6 +13,7 @@ import { createLogger } from "../src/log.ts";
 import { startNotaryServer } from "../src/app/notary.ts";
 import { generateKey } from "../src/proof/keys.ts";
 import { createNotaryClient } from "../src/prover/notary/client.ts";
+import { mpcNotarySessions } from "../src/prover/mpc/notary-sessions.ts";
 import { getFromTarget, revealAll } from "../testkit/engine-exchange.ts";
 import { startNotaryRelay } from "../testkit/notary-relay.ts";
 import { tlsFixture } from "../testkit/env.ts";
@@ -55,7 +56,7 @@ const relay = startNotaryRelay(notary.url, { message: (direction, size) => count
 // The whole notary API goes through the relay: only the /notarize socket's messages are counted.
 const client = createNotaryClient(relay.url);
 const started = performance.now();
-const session = await setupProverSession(client, localProvers, TARGET_HOST, sizes);
+const session = await setupProverSession(mpcNotarySessions(client), localProvers, TARGET_HOST, sizes);
 const setup = { seconds: (performance.now() - started) / 1000, toNotary: { ...toNotary }, toProver: { ...toProver } };
 const bridge = startLoopbackBridge();
 await revealAll(session, await getFromTarget(session, bridge, target.port!));

@@ -11,6 +11,7 @@ import { createLogger } from "../src/log.ts";
 import { loadOrCreateKey } from "../src/notary/key-files.ts";
 import { startNotaryServer } from "../src/app/notary.ts";
 import { createNotaryClient } from "../src/prover/notary/client.ts";
+import { mpcNotarySessions } from "../src/prover/mpc/notary-sessions.ts";
 import { scratchDir, tlsFixture } from "../testkit/env.ts";
 import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 import { localVerifiers } from "../src/engine/verifier.ts";
@@ -29,7 +30,7 @@ const notaryServer = startNotaryServer({
   testTrustAnchor: true,
   log: createLogger({ level: "warn" }),
 });
-const notary = createNotaryClient(notaryServer.url);
+const notary = mpcNotarySessions(createNotaryClient(notaryServer.url));
 const MiB = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 const held: ProverSession[] = [];

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fdKinds, openFds, processTree, socketKinds } from "../testkit/process.ts";
 import { proveData, verifyWithCli } from "../testkit/prove.ts";
-import { eventually, notarySessions } from "../test/hardening/support.ts";
+import { eventually, notarySessions } from "../testkit/notary.ts";
 import { type AbuseCounts, emptyCounts, fillStoreStream, runAbuse, SLOW_BODY_CLIENTS } from "./soak/abuse.ts";
 import { type Bound, MiB, type Sample, formatBounds, mib, proverFds, sampleUntil, takeSample } from "./soak/figures.ts";
 import { SOAK_LIMITS, type SoakServers, startSoakServers } from "./soak/servers.ts";

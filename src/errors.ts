@@ -18,6 +18,8 @@ export const errorCodes = {
   session_too_large: { http: 400, exit: 2 },
   // Proxy mode was asked of a notary (or a prover's notaries) that does not offer it.
   proxy_mode_unavailable: { http: 400, exit: 1 },
+  // Another proof mode was asked of notaries that do not offer it (src/protocol/notary.ts, modeUnavailable).
+  mode_unavailable: { http: 400, exit: 1 },
   unauthorized: { http: 401, exit: 2 },
   forbidden: { http: 403, exit: 2 },
   // The prover's policy refused the target the caller named: the caller's choice, not the target's failure.

@@ -1,5 +1,5 @@
 /** What the soak measures: memory and open descriptors of both processes, the notary's sessions, over time. */
-import { notarySessions } from "../../test/hardening/support.ts";
+import { notarySessions } from "../../testkit/notary.ts";
 import { openFds, rssBytes, treeTotal } from "../../testkit/process.ts";
 import type { SoakServers } from "./servers.ts";
 

@@ -3,7 +3,7 @@ import type { Server } from "bun";
 import { TEST_SESSION, tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { startTarget } from "../../testkit/target.ts";
-import { type RunningNotary, startKeyedNotary } from "../../test/hardening/support.ts";
+import { type RunningNotary, startKeyedNotary } from "../../testkit/notary.ts";
 
 /** The limits the abuse runs into; small so that a short run reaches every one of them. */
 export const SOAK_LIMITS = {

@@ -11,19 +11,22 @@ import type { Logger } from "../log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
-import { ATTESTATION_WAIT_MS, NotaryInfo } from "../protocol/notary.ts";
+import { BUILT_IN_MODES } from "../proof/modes.ts";
+import { ATTESTATION_WAIT_MS, NotaryInfo, modeRoutes } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../version.ts";
 import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
 import type { AttestationContext } from "../notary/attest.ts";
-import { IDLE_TIMEOUT_S, PROXY_ATTESTATION_MAX_BYTES, maxJsonBodyBytes } from "../notary/limits.ts";
+import { IDLE_TIMEOUT_S } from "../notary/limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type ProxyModeOptions, proxyModeRefusal, proxyRoutes } from "../notary/proxy-routes.ts";
-import { createProxySessions } from "../notary/proxy-sessions.ts";
+import { type NotaryMode, NotaryModes, type NotarySocketData, registeredNotaryModes } from "../notary/modes.ts";
+import { mpcNotaryMode } from "../notary/mpc/mode.ts";
+import { MpcSessions } from "../notary/mpc/sessions.ts";
+import { type ProxyModeOptions, proxyNotaryMode } from "../notary/proxy-mode/mode.ts";
+import { ProxySessions } from "../notary/proxy-mode/sessions.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
-import { MpcSessions, type NotarySocketData } from "../notary/sessions.ts";
-import { type NotarySockets, socketHandlers, socketUpgrade } from "../notary/sockets.ts";
+import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 import type { ApiDescription } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { proofSchema } from "../proof/proof-schema.ts";
@@ -55,7 +58,7 @@ export interface NotaryServer {
 }
 
 /** What GET /info says of this notary; the live counts are added per request. */
-function notaryInfo(options: NotaryServerOptions) {
+function notaryInfo(options: NotaryServerOptions, modes: NotaryModes) {
   return {
     version: VERSION,
     gitCommitHash: GIT_COMMIT ?? null,
@@ -67,7 +70,8 @@ function notaryInfo(options: NotaryServerOptions) {
     maxSentData: options.sessions.maxSentData,
     maxRecvData: options.sessions.maxRecvData,
     testTrustAnchor: options.testTrustAnchor,
-    proxyMode: Boolean(options.proxy),
+    proxyMode: modes.get("proxy") !== undefined,
+    modes: modes.names(),
   } satisfies NotaryInfo & Record<string, unknown>;
 }
 
@@ -77,7 +81,7 @@ const notaryInfoRoute = declareRoute({
   method: "GET",
   path: "/info",
   operationId: "info",
-  summary: "the notary: its version, key, limits, whether it offers proxy mode, and its open sessions",
+  summary: "the notary: its version, key, limits, the proof modes it offers, and its open sessions",
   access: "open",
   responses: {
     200: {
@@ -92,6 +96,8 @@ const notaryInfoRoute = declareRoute({
           // activeSessions lets operators (and tests) see that finished or failed sessions were released.
           activeSessions: count,
           activeProxySessions: count,
+          /** Open sessions of each mode it offers. */
+          activeByMode: v.record(v.string(), count),
         }),
       },
     },
@@ -116,25 +122,40 @@ function attestationContext(options: NotaryServerOptions): AttestationContext {
   };
 }
 
-/** The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it. */
-const bodyLimitOf = (options: NotaryServerOptions) =>
-  Math.max(maxJsonBodyBytes(options.sessions), options.proxy ? PROXY_ATTESTATION_MAX_BYTES : 0);
-
-interface NotaryParts extends NotarySockets {
-  metrics: NotaryMetrics;
+/**
+ * The modes this notary offers: MPC always, proxy mode when its options are given, then every mode registered
+ * (src/notary/modes.ts). Each gets its metrics' refusal counter and its own limits.
+ */
+function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, metrics: NotaryMetrics): NotaryModes {
+  const modes: NotaryMode[] = [mpcNotaryMode(mpcSessions, options.sessions)];
+  if (options.proxy) {
+    const proxySessions = new ProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
+    modes.push(proxyNotaryMode(proxySessions, options.proxy));
+  }
+  modes.push(...registeredNotaryModes({ log: options.log, testTrustAnchor: options.testTrustAnchor }));
+  return new NotaryModes(modes);
 }
 
-/** The HTTP routes: info, health and metrics, then the MPC session routes, then proxy mode's (or its refusal), then the document. */
-function notaryRoutes(options: NotaryServerOptions, { sessions, proxySessions, metrics }: NotaryParts) {
+/** Every mode's session path, offered or not: a built-in mode this notary does not offer still answers, with its refusal. */
+const sessionPaths = (modes: NotaryModes): string[] =>
+  [...new Set([...Object.keys(BUILT_IN_MODES), ...modes.names()])].map((mode) => modeRoutes(mode).session);
+
+/** The HTTP routes: info, health and metrics, then the session routes of every mode, then the document. */
+function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics: NotaryMetrics) {
   const { log } = options;
-  const info = notaryInfo(options);
+  const info = notaryInfo(options, modes);
   const context = attestationContext(options);
-  const status = bindRoute(notaryInfoRoute, () => ({ ...info, activeSessions: sessions.active(), activeProxySessions: proxySessions?.active() ?? 0 }));
+  const active = (mode: string) => modes.get(mode)?.active() ?? 0;
+  const status = bindRoute(notaryInfoRoute, () => ({
+    ...info,
+    activeSessions: active("mpc"),
+    activeProxySessions: active("proxy"),
+    activeByMode: Object.fromEntries(modes.names().map((mode) => [mode, active(mode)])),
+  }));
   const groups: RouteGroup[] = [
     routeGroup("notary-status", [healthcheck, status]),
     metricsRoutes(metrics.registry),
-    sessionRoutes({ sessions, key: options.key, context, metrics, log }),
-    proxySessions && options.proxy ? proxyRoutes({ sessions: proxySessions, proxy: options.proxy, key: options.key, context, metrics, log }) : proxyModeRefusal(),
+    sessionRoutes(modes, { key: options.key, context, metrics, log }),
   ];
   const app = new Elysia().use(errorHandling(log));
   groups.push(openApiRoutes(() => describeRoutes(app.routes, groups.flatMap(groupRoutes)), notaryApi));
@@ -143,7 +164,7 @@ function notaryRoutes(options: NotaryServerOptions, { sessions, proxySessions, m
 }
 
 /** The listening server: sockets first, then the refusals made before any body is read, then the routes. */
-function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
+function serveNotary(options: NotaryServerOptions, modes: NotaryModes, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
   const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
   const server = Bun.serve<NotarySocketData>({
     hostname: options.host,
@@ -151,7 +172,7 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
     idleTimeout: IDLE_TIMEOUT_S,
     ...(options.tls ? { tls: options.tls } : {}),
     fetch(request, srv) {
-      const upgraded = socketUpgrade(parts, request, srv);
+      const upgraded = socketUpgrade(modes, request, srv);
       if (upgraded !== null) return upgraded;
       const { pathname } = new URL(request.url);
       const refused = refusal(request, pathname);
@@ -164,7 +185,7 @@ function serveNotary(options: NotaryServerOptions, parts: NotaryParts, app: { ha
       }
       return app.handle(request);
     },
-    websocket: socketHandlers(parts),
+    websocket: socketHandlers(modes),
   });
   return server;
 }
@@ -173,11 +194,12 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const bridge = startLoopbackBridge();
   const sessions = new MpcSessions(options.sessions, bridge, options.verifiers, options.log);
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
-  const proxySessions = options.proxy ? createProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason)) : undefined;
-  const parts: NotaryParts = { sessions, proxySessions, metrics };
+  const modes = offeredModes(options, sessions, metrics);
   let stopping = false;
-  const refusal = notaryAdmission({ auth: options.auth, bodyLimit: bodyLimitOf(options), stopping: () => stopping });
-  const server = serveNotary(options, parts, notaryRoutes(options, parts), refusal);
+  // The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it.
+  const bodyLimit = Math.max(...modes.all().map((mode) => mode.maxBodyBytes));
+  const refusal = notaryAdmission({ auth: options.auth, sessionPaths: sessionPaths(modes), bodyLimit, stopping: () => stopping });
+  const server = serveNotary(options, modes, notaryRoutes(options, modes, metrics), refusal);
 
   const scheme = options.tls ? "https" : "http";
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
@@ -189,9 +211,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;
-      while (sessions.active() > 0 && Date.now() < deadline) await Bun.sleep(100);
-      sessions.closeAll("the notary shut down");
-      proxySessions?.closeAll();
+      while (modes.active() > 0 && Date.now() < deadline) await Bun.sleep(100);
+      for (const mode of modes.all()) mode.closeAll("the notary shut down");
       server.stop(true);
       bridge.stop();
     },

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { AppError } from "../errors.ts";
 import type { ProofMode } from "../proof/format.ts";
+import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
 import { verifyProof } from "../proof/verify.ts";
@@ -34,10 +35,10 @@ function expectation(value: unknown, flag: string): string | undefined {
   return value.trim();
 }
 
-/** --mode: absent, or mpc or proxy. */
+/** --mode: absent, or a mode this verifier knows (modes.ts). */
 function expectedMode(value: unknown): ProofMode | undefined {
   if (value === undefined) return undefined;
-  if (value !== "mpc" && value !== "proxy") throw new AppError("usage", "--mode must be mpc or proxy");
+  if (typeof value !== "string" || !modeFacts(value)) throw new AppError("usage", `--mode must be one of ${knownModes().join(", ")}`);
   return value;
 }
 

@@ -10,6 +10,7 @@
  */
 import { isErrorCode, retryAfterOf } from "../errors.ts";
 import { isHiddenRequest } from "../proof/check.ts";
+import { proofModeOf } from "../proof/modes.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";
@@ -205,7 +206,7 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
     const verified = boundProof(outcome.proofText, keys, options, requestId, response);
-    return { requestId, response, proof, mode: proof.body?.mode ?? "mpc", proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
+    return { requestId, response, proof, mode: proofModeOf(proof.body), proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
   } finally {
     stream.cancel();
   }

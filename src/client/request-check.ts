@@ -17,7 +17,7 @@ export interface SentRequest {
 
 const latin1 = new TextDecoder("latin1");
 
-/** The Host a prover sends for an https URL (src/prover/proxy/routes.ts). */
+/** The Host a prover sends for an https URL (src/core/target.ts, hostOf). */
 export function hostOf(url: URL): string {
   const name = url.hostname.replace(/^\[(.*)\]$/, "$1");
   return url.port === "" ? name : `${name}:${url.port}`;

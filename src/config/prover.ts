@@ -231,6 +231,43 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
  */
 const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
 
+type ProverEnvValues = v.InferOutput<typeof ProverEnv>;
+
+/** Settings that each parse but do not hold together, or that hold what must not run: refused naming the one to change. */
+function refuseInconsistent(e: ProverEnvValues): void {
+  if (e.PROVER_PROXY_INFLIGHT_BYTES < e.PROVER_PROXY_MAX_RECV_DATA) {
+    throw new AppError("config_invalid", `PROVER_PROXY_INFLIGHT_BYTES must be at least PROVER_PROXY_MAX_RECV_DATA (${e.PROVER_PROXY_MAX_RECV_DATA}): the largest answer must fit`);
+  }
+  // deploy/'s example values: a prover must not run with keys everyone can read in the repository.
+  for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
+    if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
+  }
+  if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
+    throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
+  }
+}
+
+/** Proxy mode's settings: the default mode, its bounds, and what the embedded notary offers under the prover's policy. */
+function proxyModeConfig(e: ProverEnvValues, targetPolicy: TargetPolicy): ProverConfig["proxyMode"] {
+  return {
+    defaultMode: e.PROVER_PROOF_MODE,
+    maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
+    maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
+    inFlightBytes: e.PROVER_PROXY_INFLIGHT_BYTES,
+    embedded: {
+      policy: targetPolicy,
+      maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
+      maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
+      sessionTimeoutMs: e.PROVER_PROXY_SESSION_TIMEOUT_S * 1000,
+      idleTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS + EMBEDDED_RELAY_IDLE_MARGIN_MS,
+      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
+      // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
+      maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
+      attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
+    },
+  };
+}
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
@@ -248,16 +285,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     );
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
-  if (e.PROVER_PROXY_INFLIGHT_BYTES < e.PROVER_PROXY_MAX_RECV_DATA) {
-    throw new AppError("config_invalid", `PROVER_PROXY_INFLIGHT_BYTES must be at least PROVER_PROXY_MAX_RECV_DATA (${e.PROVER_PROXY_MAX_RECV_DATA}): the largest answer must fit`);
-  }
-  // deploy/'s example values: a prover must not run with keys everyone can read in the repository.
-  for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
-    if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
-  }
-  if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
-    throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
-  }
+  refuseInconsistent(e);
   const targetPolicy: TargetPolicy = {
     allowPrivateTargets: e.PROVER_ALLOW_PRIVATE_TARGETS,
     resolve: parseResolveList(e.PROVER_RESOLVE),
@@ -303,23 +331,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
       identifyingHeaders: droppedIdentifyingHeaders(e.PROVER_FORWARD_HEADERS),
     },
-    proxyMode: {
-      defaultMode: e.PROVER_PROOF_MODE,
-      maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
-      maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
-      inFlightBytes: e.PROVER_PROXY_INFLIGHT_BYTES,
-      embedded: {
-        policy: targetPolicy,
-        maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
-        maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
-        sessionTimeoutMs: e.PROVER_PROXY_SESSION_TIMEOUT_S * 1000,
-        idleTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS + EMBEDDED_RELAY_IDLE_MARGIN_MS,
-        connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
-        // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
-        maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
-        attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
-      },
-    },
+    proxyMode: proxyModeConfig(e, targetPolicy),
     pool,
     store: {
       url: e.PROVER_STORE_URL,

@@ -1,22 +1,14 @@
-import { type HttpResponse, type Method, Prover } from "tlsn-wasm";
+import { type HttpResponse, Prover } from "tlsn-wasm";
+import type { AnswerHead, ExchangeRequest, ExchangedBytes } from "../core/exchange.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { EngineSocketStats } from "./socket-stats.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 
-export interface EngineRequest {
-  method: Method;
-  pathAndQuery: string;
-  headers: [string, string][];
-  /** Parsed JSON body; the engine serialises it. */
-  body: unknown;
-}
-
-export interface EngineExchange {
-  response: HttpResponse;
-  sent: Uint8Array;
-  recv: Uint8Array;
+/** One exchange as the engine made it: the answer's head, both directions' bytes. */
+export interface EngineExchange extends ExchangedBytes {
+  response: AnswerHead;
 }
 
 export interface RevealedRanges {
@@ -32,7 +24,7 @@ export interface EngineProver {
   /** MPC preprocessing with the notary behind this WebSocket URL: the slow part. */
   setup(notarizeUrl: string): Promise<void>;
   /** MPC-TLS handshake and one HTTP/1.1 exchange over a WebSocket that carries bytes to the target. */
-  sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange>;
+  sendRequest(tcpUrl: string, request: ExchangeRequest): Promise<EngineExchange>;
   reveal(revealed: RevealedRanges): Promise<void>;
   /** Releases the prover's engine memory (again: nothing happens). */
   free(): void;
@@ -57,6 +49,13 @@ export interface EngineProvers {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The engine's answer head, header values as bytes, as text: the engine's shapes stop here. */
+const answerHead = (response: HttpResponse): AnswerHead => ({
+  status: response.status,
+  headers: response.headers.map(([name, value]) => [name, decoder.decode(Uint8Array.from(value))]),
+});
 
 /** A prover in this process's wasm instance (startEngine must have run). */
 export class LocalProver implements EngineProver {
@@ -83,7 +82,7 @@ export class LocalProver implements EngineProver {
     return this.calls.track(this.prover.setup(notarizeUrl));
   }
 
-  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
+  async sendRequest(tcpUrl: string, request: ExchangeRequest): Promise<EngineExchange> {
     const headers = new Map<string, number[]>();
     for (const [name, value] of request.headers) headers.set(name, [...encoder.encode(value)]);
     const response = await this.calls.track(
@@ -95,7 +94,7 @@ export class LocalProver implements EngineProver {
       }),
     );
     const transcript = this.prover.transcript();
-    return { response, sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
+    return { response: answerHead(response), sent: Uint8Array.from(transcript.sent), recv: Uint8Array.from(transcript.recv) };
   }
 
   reveal(revealed: RevealedRanges): Promise<void> {

@@ -3,12 +3,13 @@ import { AppError, errorText } from "../errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";
-import type { EngineExchange, EngineProver, EngineProvers, EngineRequest, RevealedRanges } from "./prover.ts";
-import { type SessionCheck, watchSetup } from "./setup-watch.ts";
+import type { ExchangeRequest } from "../core/exchange.ts";
+import type { EngineExchange, EngineProver, EngineProvers, RevealedRanges } from "./prover.ts";
+import type { SessionCheck } from "../core/session-traffic.ts";
+import { watchSetup } from "./setup-watch.ts";
 import { socketStatsText } from "./socket-stats.ts";
 
-export type { EngineExchange, EngineRequest } from "./prover.ts";
-export type { SessionCheck } from "./setup-watch.ts";
+export type { EngineExchange } from "./prover.ts";
 
 /** What the engine needs from a notary: a session, and the WebSocket its prover dials for MPC. */
 export interface NotarySessions {
@@ -188,7 +189,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
 }
 
 /** MPC-TLS handshake and one HTTP/1.1 exchange. The session is used up afterwards. */
-export async function sendRequest(session: ProverSession, tcp: TcpHandle, request: EngineRequest): Promise<EngineExchange> {
+export async function sendRequest(session: ProverSession, tcp: TcpHandle, request: ExchangeRequest): Promise<EngineExchange> {
   try {
     return await session.engine.sendRequest(tcp.url, request);
   } catch (error) {

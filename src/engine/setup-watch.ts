@@ -4,19 +4,7 @@
  * nothing and says nothing (BENCHMARKS.md, "Stalled setups"). The notary knows both: whether the session still
  * runs, and what its socket carried. The setup asks it every few seconds.
  */
-import type { SessionTraffic } from "../protocol/notary.ts";
-
-/**
- * What the notary says of a session: `running` once its prover's socket is attached, `not_running` when it
- * answered that it is not (waiting, or ended), `unknown` when it could not be asked.
- */
-export type SessionState = "running" | "not_running" | "unknown";
-
-/** One answer of the notary: with `traffic` when the session runs and the notary counts its socket's bytes. */
-export interface SessionCheck {
-  state: SessionState;
-  traffic?: SessionTraffic;
-}
+import type { SessionCheck, SessionTraffic } from "../core/session-traffic.ts";
 
 /** What a watch has seen so far. */
 export interface SetupProgress {

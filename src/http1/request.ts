@@ -1,10 +1,10 @@
 /** An HTTP/1.1 request as bytes on the wire: what proxy mode's TLS client sends (the MPC engine writes its own). */
-import type { EngineRequest } from "../engine/prover.ts";
+import type { ExchangeRequest } from "../core/exchange.ts";
 
 const encoder = new TextEncoder();
 
 /** Request line, the given headers in order, then a JSON body (with its length and, if none is given, its type). */
-export function serializeRequest(request: EngineRequest): Uint8Array {
+export function serializeRequest(request: ExchangeRequest): Uint8Array {
   const body = request.body === undefined ? undefined : encoder.encode(JSON.stringify(request.body));
   const headers = [...request.headers];
   if (body) {

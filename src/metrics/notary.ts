@@ -50,7 +50,7 @@ export class NotaryMetrics {
     this.created.inc();
   }
 
-  /** `reason`: one of src/notary/proxy-places.ts's ProxyRefusal labels. */
+  /** `reason`: one of src/notary/proxy-mode/places.ts's ProxyRefusal labels. */
   proxyRefused(reason: string): void {
     this.proxyRefusals.inc({ reason });
   }

@@ -5,8 +5,11 @@ import type { SessionSizes } from "../core/session-sizes.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, readGauge, sizeClass } from "./registry.ts";
 
-/** What a /proxy call is timed by: its proof mode, and for MPC the size class of its session. */
-export type ProxyCallKind = { mode: Extract<ProofMode, "proxy"> } | { mode: Extract<ProofMode, "mpc">; sizes: SessionSizes };
+/** What a /proxy call is timed by: its proof mode, and the size class of its session for a mode that sizes one (MPC). */
+export interface ProxyCallKind {
+  mode: ProofMode;
+  sizes?: SessionSizes;
+}
 
 /** Where the prover's live numbers come from. */
 export interface ProverSources {
@@ -91,9 +94,9 @@ export class ProverMetrics {
     this.proofs.inc({ outcome });
   }
 
-  /** Times a /proxy call; call the result with its result when it ends. A proxy-mode call has no size label. */
+  /** Times a /proxy call; call the result with its result when it ends. A call of a mode without sessions to size has no size label. */
   proxyTimer(call: ProxyCallKind): (result: "answered" | "failed") => void {
-    const end = this.proxySeconds.startTimer(call.mode === "mpc" ? { mode: call.mode, size: sizeClass(call.sizes) } : { mode: call.mode });
+    const end = this.proxySeconds.startTimer(call.sizes ? { mode: call.mode, size: sizeClass(call.sizes) } : { mode: call.mode });
     return (result) => end({ result });
   }
 

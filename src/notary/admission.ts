@@ -16,6 +16,8 @@ export type NotaryAuth = { whitelistPath: string } | { embeddedKey: string };
 
 export interface AdmissionOptions {
   auth?: NotaryAuth;
+  /** Each mode's session path (src/protocol/notary.ts, modeRoutes): its routes cost a place or act on one. */
+  sessionPaths: readonly string[];
   /** The largest request body accepted, in bytes. */
   bodyLimit: number;
   /** True once the notary stops: it opens no new session. */
@@ -28,10 +30,8 @@ export const BODY_REFUSALS = ["invalid_header", "payload_too_large"] as const sa
 /** API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>` (TLSNotary clients send it bare). */
 const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";
 
-/** The session routes cost a place or act on one: with a whitelist, they need a listed key. */
-const isSessionRoute = (pathname: string) => /^\/(proxy-)?session(\/|$)/.test(pathname);
-/** Routes that need a whitelisted key when auth is on: the session routes and the metrics. */
-const needsKey = (pathname: string) => isSessionRoute(pathname) || pathname === "/metrics";
+/** Whether a path is one of a session path's routes: the path itself, or below it. */
+const under = (sessionPaths: readonly string[], pathname: string) => sessionPaths.some((path) => pathname === path || pathname.startsWith(`${path}/`));
 
 function allowedKeys(auth: NotaryAuth | undefined): (apiKey: string) => boolean {
   if (!auth) return () => true;
@@ -45,10 +45,11 @@ export type Refusal = (request: Request, pathname: string) => AppError | undefin
 
 export function notaryAdmission(options: AdmissionOptions): Refusal {
   const isAllowed = allowedKeys(options.auth);
-  const { bodyLimit } = options;
+  const { bodyLimit, sessionPaths } = options;
   return (request, pathname) => {
-    if (needsKey(pathname)) {
-      if (options.stopping() && request.method === "POST" && pathname === "/session") return new AppError("shutting_down", "the notary is shutting down");
+    // The session routes cost a place or act on one, and the metrics say what the notary does: with auth, a listed key.
+    if (under(sessionPaths, pathname) || pathname === "/metrics") {
+      if (options.stopping() && request.method === "POST" && sessionPaths.includes(pathname)) return new AppError("shutting_down", "the notary is shutting down");
       if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
     }
     if (request.method !== "POST") return undefined;

@@ -1,5 +1,5 @@
 /**
- * The one proof-body builder, for both modes: from a verified transcript (verified-transcript.ts) and what the prover
+ * The one proof-body builder, for every mode: from a verified transcript (verified-transcript.ts) and what the prover
  * declared, the body a notary signs. Every rule holds whatever the mode verified:
  * - the server chose HTTP/1.1 or no application protocol (ALPN);
  * - a request the notary saw is one request, revealed with its request line and one Host naming the server
@@ -14,6 +14,7 @@ import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { subtractRanges } from "../core/ranges.ts";
+import { modeFacts } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import { type SeenDirection, type VerifiedTranscript, seenBytes } from "./verified-transcript.ts";
 
@@ -53,7 +54,7 @@ function shownDirection(direction: SeenDirection, hidden: ByteRange[], hiddenBy:
 /**
  * The request's method when the notary saw the request: it must show, as the proof reveals it, that it asked the
  * verified server (not hidden, not another host), and be one request. Undefined when the request is hidden whole,
- * which only a proxy-mode notary allows (it dialled the server itself).
+ * which only a notary whose mode allows it does (proxy mode: it dialled the server itself).
  */
 function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirection, declared: AttestationRequest): string | undefined {
   if (transcript.sent.seen.length > 0) {
@@ -61,7 +62,7 @@ function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirecti
     if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
     return checkSingleRequest(seenBytes(transcript.sent));
   }
-  if (transcript.mode !== "proxy") throw new AppError("invalid_body", "request refused: the prover revealed no byte of its request");
+  if (!modeFacts(transcript.mode)?.mayHideRequest) throw new AppError("invalid_body", "request refused: the prover revealed no byte of its request");
   if (declaredSpans(declared, "sent").length > 0) {
     throw new AppError("invalid_body", "declared redactions refused: the request is hidden whole, so no span may name it");
   }

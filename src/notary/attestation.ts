@@ -1,7 +1,8 @@
 /**
- * The one attestation path, for both modes' routes: the mode verifies the exchange its own way (mpc-transcript.ts,
- * proxy-transcript.ts), then the same body builder (attest.ts), the same signatures (tlsproof/1 and the EVM
- * attestation inside the body), the same metrics and log.
+ * The one attestation path, for every mode: the route reads the mode's attestation request (its declaration's
+ * schema, session-routes.ts), the mode verifies the exchange its own way (NotaryMode.verify: mpc/transcript.ts,
+ * proxy-mode/transcript.ts), then the same body builder (attest.ts), the same signatures (the proof version's and
+ * the EVM attestation inside the body), the same metrics and log.
  */
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -12,7 +13,7 @@ import type { NotaryKey } from "../proof/keys.ts";
 import { signProof } from "../proof/sign.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import { type AttestationContext, buildProofBody } from "./attest.ts";
-import type { VerifiedTranscript } from "./verified-transcript.ts";
+import type { NotaryMode } from "./modes.ts";
 
 export interface AttestationDeps {
   key: NotaryKey;
@@ -22,19 +23,20 @@ export interface AttestationDeps {
 }
 
 /**
- * Reads the prover's request with `parse`, verifies the session's exchange with `verify`, then builds and signs its
- * proof; every refusal is counted by its code.
+ * Reads the prover's attestation request with `parse` (inside, so that its refusals are counted too), has the mode
+ * verify the session's exchange, then builds and signs its proof; every refusal is counted by its code.
  */
 export async function attest<Declared extends AttestationRequest>(
   deps: AttestationDeps,
+  mode: NotaryMode<Declared>,
   sessionId: string,
   parse: () => Promise<Declared>,
-  verify: (declared: Declared) => Promise<VerifiedTranscript>,
 ): Promise<Proof> {
+  const askedAt = Date.now();
   try {
     const declared = await parse();
-    const transcript = await verify(declared);
-    // The EVM attestation goes inside the body, so the tlsproof/1 signature covers it too.
+    const transcript = await mode.verify(sessionId, declared, askedAt);
+    // The EVM attestation goes inside the body, so the proof's own signature covers it too.
     const proof = deps.metrics.timeSigning(() => signProof(withEvmAttestation(buildProofBody(transcript, declared, deps.context), deps.key), deps.key));
     deps.metrics.attestation("signed");
     deps.log.info("proof signed", { sessionId, requestId: declared.requestId, mode: transcript.mode });

@@ -1,57 +1,38 @@
-/** The notary's WebSockets: a prover's MPC socket (/notarize) and a proxy session's relay (/relay). */
+/** The notary's WebSockets: each mode's socket (MPC's /notarize, proxy mode's /relay, ...), declared once over the modes. */
 import type { Server, WebSocketHandler } from "bun";
 import { AppError } from "../errors.ts";
 import { errorResponse } from "../http.ts";
+import { modeRoutes } from "../protocol/notary.ts";
 import { MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES } from "./limits.ts";
-import type { ProxySessionRegistry } from "./proxy-sessions.ts";
-import type { NotarySocketData, SessionRegistry } from "./sessions.ts";
-
-export interface NotarySockets {
-  sessions: SessionRegistry;
-  /** Set when the notary offers proxy mode. */
-  proxySessions?: ProxySessionRegistry;
-}
+import type { ModeSocket, NotaryModes, NotarySocket, NotarySocketData } from "./modes.ts";
 
 /**
- * Upgrades a request to /notarize or /relay for a known session: a Response when it is refused, undefined when
- * it was upgraded. Returns null for any other path (it goes to the HTTP routes).
+ * Upgrades a request to a mode's socket path for a session that mode accepts: a Response when it is refused,
+ * undefined when it was upgraded. Returns null for any other path (it goes to the HTTP routes).
  */
-export function socketUpgrade(
-  { sessions, proxySessions }: NotarySockets,
-  request: Request,
-  server: Server<NotarySocketData>,
-): Response | undefined | null {
+export function socketUpgrade(modes: NotaryModes, request: Request, server: Server<NotarySocketData>): Response | undefined | null {
   const { pathname, searchParams } = new URL(request.url);
+  const mode = modes.all().find((candidate) => candidate.socket && modeRoutes(candidate.facts.name).socket === pathname);
+  if (!mode?.socket) return null;
   const sessionId = searchParams.get("sessionId") ?? "";
-  let kind: NotarySocketData["kind"];
-  if (pathname === "/notarize") {
-    if (!sessions.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"));
-    kind = "mpc";
-  } else if (pathname === "/relay") {
-    if (!proxySessions?.has(sessionId)) return errorResponse(new AppError("not_found", "unknown or used proxy session"));
-    kind = "relay";
-  } else return null;
-  if (server.upgrade(request, { data: { sessionId, kind } })) return undefined;
+  if (!mode.socket.accepts(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"));
+  if (server.upgrade(request, { data: { sessionId, mode: mode.facts.name } })) return undefined;
   return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"));
 }
 
-/** Hands each socket's events to its session's registry. */
-export function socketHandlers({ sessions, proxySessions }: NotarySockets): WebSocketHandler<NotarySocketData> {
+/** Hands each socket's events to its mode. */
+export function socketHandlers(modes: NotaryModes): WebSocketHandler<NotarySocketData> {
+  // Only sockets a mode accepted were upgraded: the mode is there.
+  const socketOf = (ws: NotarySocket): ModeSocket => modes.get(ws.data.mode)!.socket!;
   return {
     maxPayloadLength: MAX_MPC_MESSAGE_BYTES,
     backpressureLimit: MPC_BACKLOG_BYTES,
     closeOnBackpressureLimit: true,
-    // A warm session's socket is quiet until its request comes; the session timeout bounds it.
+    // A warm session's socket is quiet until its request comes; each mode bounds its sessions' time itself.
     idleTimeout: 0,
-    open: (ws) => (ws.data.kind === "relay" ? proxySessions?.attach(ws) : sessions.attach(ws)),
-    message: (ws, message) => {
-      const bytes = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
-      if (ws.data.kind === "relay") proxySessions?.forward(ws, bytes);
-      else sessions.forward(ws, bytes);
-    },
-    drain: (ws) => {
-      if (ws.data.kind === "relay") proxySessions?.drain(ws);
-    },
-    close: (ws, code) => (ws.data.kind === "relay" ? proxySessions?.detach(ws) : sessions.detach(ws, code)),
+    open: (ws) => socketOf(ws).open(ws),
+    message: (ws, message) => socketOf(ws).message(ws, typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message)),
+    drain: (ws) => socketOf(ws).drain?.(ws),
+    close: (ws, code) => socketOf(ws).close(ws, code),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * What a notary knows of one exchange once its mode verified it, whatever the mode: the one input of the proof-body
- * builder (attest.ts). MPC mode (mpc-transcript.ts) gets it from its Verifier; proxy mode (proxy-transcript.ts)
- * from the bytes it relayed, decrypted with the prover's keys.
+ * builder (attest.ts), which each mode's NotaryMode.verify returns (modes.ts). MPC mode (mpc/transcript.ts) gets it
+ * from its Verifier; proxy mode (proxy-mode/transcript.ts) from the bytes it relayed, decrypted with the prover's keys.
  */
 import type { ByteRange } from "../core/transcript.ts";
 import type { ConnectionEnd } from "../http1/answer-rule.ts";

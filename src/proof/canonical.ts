@@ -1,7 +1,9 @@
 /**
  * The bytes a notary signs: the canonical encoding of a proof body.
  *
- * canonicalEncoding(body) = UTF-8( "tlsproof/1\n" + canonicalJson(body) ), where canonicalJson is
+ * canonicalEncoding(version, body) = UTF-8( version + "\n" + canonicalJson(body) ), where `version` is the proof's
+ * (`tlsproof/1`): a body is signed and checked as one version, so a signature over one version's bytes never
+ * passes for another's (versions.ts). canonicalJson is
  * JSON in the style of RFC 8785 (JCS), restricted to the values a proof body holds:
  * - objects: members sorted by key, comparing keys as sequences of UTF-16 code units (JavaScript's
  *   default string order); written `{"k":v,...}` with no whitespace; a member whose value is
@@ -15,10 +17,10 @@
  * - true, false, null as themselves.
  * The signature is ECDSA (secp256k1 or P-256) over SHA-256 of these bytes.
  */
-import { PROOF_VERSION, type ProofBody } from "./format.ts";
+import type { ProofBody } from "./format.ts";
 
-/** Domain separation: a signature over a proof body can never be replayed as another message. */
-export const CANONICAL_PREFIX = `${PROOF_VERSION}\n`;
+/** Domain separation: a signature over a proof body can never be replayed as another message, nor another version's. */
+export const canonicalPrefix = (version: string): string => `${version}\n`;
 
 /** Canonical JSON text of a JSON value; throws TypeError naming the path of anything not encodable. */
 export function canonicalJson(value: unknown, path = "$"): string {
@@ -38,6 +40,7 @@ export function canonicalJson(value: unknown, path = "$"): string {
   throw new TypeError(`canonical JSON: ${path} cannot be encoded (${typeof value})`);
 }
 
-export function canonicalEncoding(body: ProofBody): Uint8Array {
-  return new TextEncoder().encode(CANONICAL_PREFIX + canonicalJson(body));
+/** The bytes signed for `body` as a proof of `version`. */
+export function canonicalEncoding(version: string, body: ProofBody): Uint8Array {
+  return new TextEncoder().encode(canonicalPrefix(version) + canonicalJson(body));
 }

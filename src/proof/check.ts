@@ -7,6 +7,7 @@ import { base64ToBytes, bytesToBase64 } from "../bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
+import { modeFacts, proofModeOf } from "./modes.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
 export function decodeBase64(data: string): Uint8Array | null {
@@ -99,12 +100,15 @@ const CHECKED_FIELDS = ["responseTime", "responseFraming", "request"] as const;
 /** True when the notary checked the answer and recorded the exchange's times: a proof's `request` says so. */
 export const isCheckedBody = (body: Pick<ProofBody, "request">): boolean => body.request !== undefined;
 
+/** The facts of the body's mode as far as this process knows it (a mode nobody registered has none). */
+const factsOf = (body: Pick<ProofBody, "mode">) => modeFacts(proofModeOf(body));
+
 /**
  * Whether the notary never saw the request, so the proof shows none of it. An older proof says nothing: a
- * proxy-mode one with no sent byte revealed hid it.
+ * proxy-mode one (a mode whose notary may hide it) with no sent byte revealed hid it.
  */
 export const isHiddenRequest = (body: Pick<ProofBody, "request" | "mode" | "transcript">): boolean =>
-  body.request === "hidden" || (body.request === undefined && body.mode === "proxy" && body.transcript.sent.revealed.length === 0);
+  body.request === "hidden" || (body.request === undefined && factsOf(body)?.mayHideRequest === true && body.transcript.sent.revealed.length === 0);
 
 /** Why the fields of a checked answer do not hold together, or null. */
 export function checkedFieldsProblem(body: ProofBody): string | null {
@@ -112,12 +116,14 @@ export function checkedFieldsProblem(body: ProofBody): string | null {
   if (present.length > 0 && present.length < CHECKED_FIELDS.length) {
     return `body: ${CHECKED_FIELDS.join(", ")} come together; this proof has only ${present.join(", ")}`;
   }
-  if (body.serverPort !== undefined && body.mode !== "proxy") return "body.serverPort: only a proxy-mode notary dials the server";
+  const facts = factsOf(body);
+  const mode = proofModeOf(body);
+  if (body.serverPort !== undefined && !facts?.notaryDials) return `body.serverPort: a notary in ${mode} mode never dials the server`;
   if (!isCheckedBody(body)) return null;
-  if (body.mode === "proxy" && body.serverPort === undefined) return "body.serverPort: a proxy-mode proof names the port its notary dialled";
+  if (facts?.notaryDials && body.serverPort === undefined) return `body.serverPort: a proof of ${mode} mode names the port its notary dialled`;
   if (body.responseTime! < body.connectionTime) return `body.responseTime ${body.responseTime} is before body.connectionTime ${body.connectionTime}`;
   if (body.request === "hidden" && body.transcript.sent.revealed.length > 0) return 'body.request is "hidden" but sent bytes are revealed';
-  if (body.request === "hidden" && body.mode !== "proxy") return 'body.request: only a proxy-mode notary can leave the request unseen';
+  if (body.request === "hidden" && !facts?.mayHideRequest) return `body.request: a notary in ${mode} mode never leaves the request unseen`;
   return null;
 }
 

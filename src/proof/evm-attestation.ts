@@ -15,9 +15,10 @@
  * over the older struct without `serverPort`, `responseTime` and `requestHidden`: `cli verify` still checks them
  * (LEGACY_*), the contract no longer accepts them.
  *
- * Proxy-mode proofs are signed as `ProxyAttestation(...)`, the same members under another type name: its type
- * hash differs, so a contract that checks `Attestation` only (every MPC attestation, unchanged) never accepts a
- * proxy-mode one, and a contract accepts proxy mode only by asking for that type.
+ * Each mode signs under its own type name (modes.ts, `evmType`): MPC proofs as `Attestation(...)`, proxy-mode ones as
+ * `ProxyAttestation(...)`, the same members under another name: its type hash differs, so a contract that checks
+ * `Attestation` only (every MPC attestation, unchanged) never accepts a proxy-mode one, and a contract accepts a mode
+ * only by asking for its type.
  *
  * `revealed` packs every revealed range, sent ones first, each sorted by offset, as
  * `uint8 direction (0 sent, 1 recv) ‖ uint32 start ‖ uint32 length ‖ bytes` (big-endian, no padding). EIP-712
@@ -33,6 +34,7 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../eth-signature.ts";
 import { base64ToBytes } from "../bytes.ts";
 import type { EvmSignature, ProofBody, ProofMode } from "./format.ts";
+import { modeFacts, proofModeOf } from "./modes.ts";
 import type { Direction } from "../core/transcript.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
 import { isCheckedBody } from "./check.ts";
@@ -42,14 +44,18 @@ export const DOMAIN_TYPE = "EIP712Domain(string name,string version)";
 const ATTESTATION_MEMBERS =
   "(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,uint64 notarizedAt," +
   "uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)";
-export const ATTESTATION_TYPE = `Attestation${ATTESTATION_MEMBERS}`;
-export const PROXY_ATTESTATION_TYPE = `ProxyAttestation${ATTESTATION_MEMBERS}`;
+/** The struct of every mode, under the mode's type name. */
+export const attestationType = (typeName: string): string => `${typeName}${ATTESTATION_MEMBERS}`;
 /** The struct of proofs made before the exchange's end, its port and a hidden request were attested. */
 const LEGACY_ATTESTATION_MEMBERS =
   "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
   "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
-/** The EIP-712 primary type of each proof mode. */
-export const ATTESTATION_TYPE_NAME: Record<ProofMode, "Attestation" | "ProxyAttestation"> = { mpc: "Attestation", proxy: "ProxyAttestation" };
+/** The EIP-712 primary type of a proof mode (modes.ts); throws for a mode this process does not know. */
+export function attestationTypeName(mode: ProofMode): string {
+  const facts = modeFacts(mode);
+  if (!facts) throw new TypeError(`EVM attestation: unknown proof mode ${JSON.stringify(mode)}`);
+  return facts.evmType;
+}
 
 /** Bytes before each revealed range's data in `revealed`: direction, start, length. */
 export const SEGMENT_HEADER_BYTES = 9;
@@ -103,7 +109,7 @@ export function evmAttestationOf(body: ProofBody): EvmAttestation {
   const requestId = requestIdBytes(body.requestId);
   if (!requestId) throw new TypeError(`EVM attestation: request id ${JSON.stringify(body.requestId)} is not a UUID`);
   return {
-    mode: body.mode ?? "mpc",
+    mode: proofModeOf(body),
     legacy: !isCheckedBody(body),
     requestId,
     serverName: body.serverName,
@@ -131,11 +137,9 @@ const keccakOfText = (text: string) => keccak_256(utf8ToBytes(text));
 export const DOMAIN_SEPARATOR = keccak_256(
   concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
 );
-const TYPEHASH: Record<ProofMode, Uint8Array> = { mpc: keccakOfText(ATTESTATION_TYPE), proxy: keccakOfText(PROXY_ATTESTATION_TYPE) };
-const LEGACY_TYPEHASH: Record<ProofMode, Uint8Array> = {
-  mpc: keccakOfText(`Attestation${LEGACY_ATTESTATION_MEMBERS}`),
-  proxy: keccakOfText(`ProxyAttestation${LEGACY_ATTESTATION_MEMBERS}`),
-};
+/** The type hash of a mode's struct, or of its legacy struct. */
+const typehash = (mode: ProofMode, legacy: boolean): Uint8Array =>
+  keccakOfText(`${attestationTypeName(mode)}${legacy ? LEGACY_ATTESTATION_MEMBERS : ATTESTATION_MEMBERS}`);
 
 /** The struct's encoded members after its type hash, in the order of its type (the legacy one lacks three). */
 function encodedMembers(a: EvmAttestation): Uint8Array[] {
@@ -157,8 +161,7 @@ function encodedMembers(a: EvmAttestation): Uint8Array[] {
 
 /** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
 export function attestationDigest(attestation: EvmAttestation): Uint8Array {
-  const typehash = (attestation.legacy ? LEGACY_TYPEHASH : TYPEHASH)[attestation.mode];
-  const structHash = keccak_256(concatBytes(typehash, ...encodedMembers(attestation)));
+  const structHash = keccak_256(concatBytes(typehash(attestation.mode, attestation.legacy), ...encodedMembers(attestation)));
   return keccak_256(concatBytes(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash));
 }
 

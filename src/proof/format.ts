@@ -14,8 +14,8 @@ export type { ResponseFraming } from "../http1/answer-rule.ts";
 
 export const PROOF_VERSION = "tlsproof/1";
 
-/** How the notary took part: "mpc" (MPC-TLS, it saw nothing in clear) or "proxy" (it relayed the connection). */
-export type ProofMode = "mpc" | "proxy";
+/** How the notary took part: the name of a mode of modes.ts ("mpc", "proxy", or one registered there). */
+export type ProofMode = string;
 export type SignatureAlgorithm = "secp256k1" | "secp256r1";
 /**
  * Whether the notary saw the request: "revealed" (its request line and Host are in the proof, checked), or "hidden"
@@ -61,7 +61,7 @@ export interface ProofBody {
     /** True when the notary was the prover's own embedded one (same operator); absent in older proofs. */
     embedded?: boolean;
   };
-  /** Absent in proofs made before proxy mode: those are MPC proofs. */
+  /** Absent in proofs made before proxy mode: those are MPC proofs (modes.ts, proofModeOf). */
   mode?: ProofMode;
   /** Server name proven by the TLS certificate chain (the notary checked the chain). */
   serverName: string;
@@ -99,6 +99,6 @@ export interface ProofBody {
 export interface Proof {
   version: typeof PROOF_VERSION;
   body: ProofBody;
-  /** Signature over canonicalEncoding(body): 64-byte compact r||s (low-s), hex. */
+  /** Signature over canonicalEncoding(version, body): 64-byte compact r||s (low-s), hex. */
   signature: string;
 }

@@ -7,6 +7,7 @@ import { RedactionSpanSchema } from "../core/transcript.ts";
 import { nonNegativeInteger, strictMapping } from "../schema.ts";
 import { RESPONSE_FRAMINGS } from "../http1/answer-rule.ts";
 import { PROOF_VERSION, type Proof } from "./format.ts";
+import { MODE_NAME } from "./modes.ts";
 
 /** A transcript direction longer than this is refused before any text is built from it. */
 export const MAX_TRANSCRIPT_LENGTH = 64 * 1024 * 1024;
@@ -31,7 +32,8 @@ export const proofSchema = strict({
   body: strict({
     requestId: nonEmptyText,
     notary: strict({ publicKey: text, algorithm: oneOf(["secp256k1", "secp256r1"]), embedded: v.optional(flag) }),
-    mode: v.optional(oneOf(["mpc", "proxy"])),
+    // Any mode's name: which modes a verifier knows is its registry's business (modes.ts), not the format's.
+    mode: v.optional(v.pipe(text, v.regex(MODE_NAME, "expected a mode's name (lower-case letters, digits and dashes)"))),
     serverName: nonEmptyText,
     serverPort: v.optional(v.pipe(nonNegativeInteger(), v.minValue(1, "expected a port (1-65535)"), v.maxValue(65535, "expected a port (1-65535)"))),
     connectionTime: nonNegativeInteger(),

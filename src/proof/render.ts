@@ -3,6 +3,7 @@
  */
 import type { DeclaredRedaction, ProofBody, ProofMode, RequestVisibility, ResponseFraming, SignatureAlgorithm } from "./format.ts";
 import { isCheckedBody, isHiddenRequest } from "./check.ts";
+import { modeFactsOf, modeText, proofModeOf } from "./modes.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
@@ -100,7 +101,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     responseFraming: body.responseFraming ?? null,
     request: isHiddenRequest(body) ? "hidden" : "revealed",
     tlsVersion: body.tlsVersion,
-    mode: body.mode ?? "mpc",
+    mode: proofModeOf(body),
     notarizedAt: { unixMs: body.notarizedAt, iso: isoOfMs(body.notarizedAt) },
     testTrustAnchor: body.testTrustAnchor,
     notary: {
@@ -179,7 +180,7 @@ function evmLine({ evm, notaryKey }: VerifiedProof): string {
 /** The port, as the proof states it or why it does not. */
 export function portText(body: Pick<ProofBody, "serverPort" | "mode" | "request">): string {
   if (body.serverPort !== undefined) return `port ${body.serverPort}, dialled by the notary`;
-  return isCheckedBody(body) ? "port not attested (an MPC notary never dials the server)" : "port not stated (an older proof)";
+  return isCheckedBody(body) ? `port not attested (a notary in ${proofModeOf(body)} mode never dials the server)` : "port not stated (an older proof)";
 }
 
 /** The answer's check, as the proof states it. */
@@ -194,11 +195,6 @@ export function answerText(body: Pick<ProofBody, "responseFraming">): string {
 export function requestText(body: Pick<ProofBody, "request" | "mode" | "transcript">): string {
   return isHiddenRequest(body) ? `HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}` : "revealed: its request line and Host show what was asked";
 }
-
-const MODE_TEXT: Record<ProofMode, string> = {
-  mpc: "mpc (MPC-TLS: the notary saw nothing in clear)",
-  proxy: "proxy (the notary relayed the connection and saw the response in clear; the request only if revealed)",
-};
 
 /**
  * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text).
@@ -217,7 +213,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `Answer:       ${answerText(body)}`,
     `Request:      ${requestText(body)}`,
     `TLS version:  ${body.tlsVersion}`,
-    `Proof mode:   ${MODE_TEXT[body.mode ?? "mpc"]}`,
+    `Proof mode:   ${modeText(modeFactsOf(body))}`,
     `Request id:   ${body.requestId}`,
     `Notarized at: ${isoOfMs(body.notarizedAt)}`,
     `Notary:       ${notaryKindText(body.notary.embedded ?? null)}`,

@@ -1,6 +1,7 @@
 /**
- * Proof signatures: ECDSA over SHA-256(canonicalEncoding(body)), 64-byte compact r||s with low s,
- * lowercase hex. Low s is required on verify too, so a signature has exactly one valid encoding.
+ * Proof signatures: ECDSA over SHA-256(canonicalEncoding(version, body)), 64-byte compact r||s with low s,
+ * lowercase hex. Low s is required on verify too, so a signature has exactly one valid encoding. The version is
+ * signed with the body: a body is checked over the bytes of the version its proof names.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
@@ -8,24 +9,27 @@ import { canonicalEncoding } from "./canonical.ts";
 import { PROOF_VERSION, type Proof, type ProofBody } from "./format.ts";
 import { curveOf, decodePublicKeyPem, type NotaryKey, type PublicKey, samePublicKey } from "./keys.ts";
 
-const signedDigest = (body: ProofBody): Uint8Array => sha256(canonicalEncoding(body));
+const signedDigest = (version: string, body: ProofBody): Uint8Array => sha256(canonicalEncoding(version, body));
 const ECDSA_OPTIONS = { prehash: false, lowS: true, format: "compact" } as const;
 
-/** Signs `body`, which must already name this key in `body.notary` (a mismatch would never verify). */
+/**
+ * Signs `body` as a proof of the current version; it must already name this key in `body.notary` (a mismatch would
+ * never verify).
+ */
 export function signProof(body: ProofBody, key: NotaryKey): Proof {
   const own: PublicKey = decodePublicKeyPem(key.publicKeyPem);
   const named = decodePublicKeyPem(body.notary.publicKey);
   if (body.notary.algorithm !== key.algorithm || !samePublicKey(own, named)) {
     throw new Error("signProof: body.notary does not describe the signing key");
   }
-  const signature = curveOf(key.algorithm).sign(signedDigest(body), key.privateKey, ECDSA_OPTIONS);
+  const signature = curveOf(key.algorithm).sign(signedDigest(PROOF_VERSION, body), key.privateKey, ECDSA_OPTIONS);
   return { version: PROOF_VERSION, body, signature: bytesToHex(signature) };
 }
 
-/** True when `signatureHex` (128 hex digits) is a valid low-s signature of `body` by `key`. */
-export function signatureMatches(body: ProofBody, signatureHex: string, key: PublicKey): boolean {
+/** True when `signatureHex` (128 hex digits) is a valid low-s signature by `key` of `body` as a proof of `version`. */
+export function signatureMatches(version: string, body: ProofBody, signatureHex: string, key: PublicKey): boolean {
   try {
-    return curveOf(key.algorithm).verify(hexToBytes(signatureHex), signedDigest(body), key.point, ECDSA_OPTIONS);
+    return curveOf(key.algorithm).verify(hexToBytes(signatureHex), signedDigest(version, body), key.point, ECDSA_OPTIONS);
   } catch {
     return false;
   }

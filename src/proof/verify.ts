@@ -1,6 +1,6 @@
 /**
  * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys, canonical numbers)
- * → version → schema → notary key → signature → transcript and redaction consistency (check.ts, the rules the
+ * → version → schema → a mode this verifier knows (modes.ts) → notary key → signature → transcript and redaction consistency (check.ts, the rules the
  * notary applies before signing, its cap on entries first) → what the caller expects (request id, server name,
  * mode, and a request hidden whole only when the caller accepts one).
  * The signature comes before any rule on ranges and spans, and every step is linear in the proof's size (but
@@ -13,6 +13,7 @@ import * as v from "valibot";
 import { AppError } from "../errors.ts";
 import { describeIssue } from "../schema.ts";
 import type { ProofBody, ProofMode, RevealedRange, TranscriptDirection } from "./format.ts";
+import { proofModeOf, unknownModeProblem } from "./modes.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem } from "./check.ts";
@@ -42,7 +43,7 @@ export interface ProofExpectations {
   requestId?: string;
   /** The host the client asked for: the server name the TLS certificate must have proven. */
   serverName?: string;
-  /** How the notary must have taken part (a proof that says nothing is an MPC proof). */
+  /** How the notary must have taken part (a proof that says nothing is an MPC proof; modes.ts). */
   mode?: ProofMode;
   /**
    * Accept a proof whose request is hidden whole (proxy mode without the request revealed): it shows the server's
@@ -96,7 +97,8 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations): stri
   const differs = (actual: string, wanted: string | undefined) => wanted !== undefined && actual.toLowerCase() !== wanted.toLowerCase();
   if (differs(body.requestId, expected.requestId)) return `the proof is of request id ${body.requestId}, expected ${expected.requestId}`;
   if (differs(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
-  if (differs(body.mode ?? "mpc", expected.mode)) return `the proof is of mode ${body.mode ?? "mpc"}, expected ${expected.mode}`;
+  const mode = proofModeOf(body);
+  if (differs(mode, expected.mode)) return `the proof is of mode ${mode}, expected ${expected.mode}`;
   if (isHiddenRequest(body) && !expected.allowHiddenRequest) {
     return `the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`;
   }
@@ -205,13 +207,17 @@ export function verifyProof(
   const parsed = v.safeParse(schema, value);
   if (!parsed.success) return fail(describeIssue(parsed.issues[0], { showInput: true }));
   const { body, signature } = parsed.output;
+  const proofVersion: string = parsed.output.version;
 
+  // A mode this verifier does not know has rules it cannot apply: refused, however well signed.
+  const unknownMode = unknownModeProblem(proofModeOf(body));
+  if (unknownMode) fail(`body.mode: ${unknownMode}`);
   const notaryKey = proofKey(body);
   if (!pinned.some((key) => samePublicKey(notaryKey, key))) {
     const expected = pinned.map(publicKeyFingerprint).join(" or ");
     fail(`signed by a different notary key (${publicKeyFingerprint(notaryKey)}, expected ${expected})`);
   }
-  if (!signatureMatches(body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
+  if (!signatureMatches(proofVersion, body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
   const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body);
   if (problem) fail(problem);

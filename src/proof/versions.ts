@@ -1,8 +1,9 @@
 /**
  * Every proof version this code reads, each with its schema: verification dispatches on a proof's `version`
  * here, and a new version (a new body shape) is added here. The signed bytes begin with the version
- * (canonical.ts), so a signature over one version's body can never pass for another's. Proxy-mode proofs are
- * tlsproof/1 proofs whose body says `"mode": "proxy"`: the same version, read by the same schema.
+ * (canonical.ts), so a signature over one version's body can never pass for another's. A proof of any mode is a
+ * tlsproof/1 proof whose body names its mode: the same version, read by the same schema (modes.ts says which modes
+ * a verifier knows).
  */
 import type * as v from "valibot";
 import { PROOF_VERSION, type Proof } from "./format.ts";

@@ -1,48 +1,63 @@
 /**
  * The wire types of the notary protocol, spoken between a prover (src/prover/notary/client.ts) and a notary
  * (src/app/notary.ts): valibot schemas, with the TypeScript types inferred from them. Both roles import
- * them from here, so the two sides cannot drift apart.
+ * them from here, so the two sides cannot drift apart. Every mode has the same routes under its own paths
+ * (`modeRoutes`); what a mode's session request and attestation request add is its own (mpc.ts, proxy-mode.ts):
  *
- *   POST /session                 SessionRequest → SessionCreated
- *   GET  /notarize?sessionId=     the MPC WebSocket
- *   POST /session/{id}/attestation AttestationRequest → the signed proof (src/proof/format.ts)
- *   GET  /session/{id}            SessionRunning (with its socket's traffic), or 404 unless it runs
- *   DELETE /session/{id}          204
- *   GET  /info                    NotaryInfo
+ *   POST   {session}                       the mode's session request → SessionCreated
+ *   GET    {socket}?sessionId=             the mode's WebSocket: MPC's, or proxy mode's relay of raw TCP bytes
+ *   POST   {session}/{id}/attestation      AttestationRequest and what the mode adds → the signed proof
+ *                                          (src/proof/format.ts)
+ *   GET    {session}/{id}                  SessionRunning (with its socket's traffic), or 404 unless it runs
+ *   DELETE {session}/{id}                  204
+ *   GET    /info                           NotaryInfo
+ *   any failure                            ErrorReply
  *
- * Proxy mode (a notary that offers it says `proxyMode: true` in /info):
- *   POST /proxy-session                        ProxySessionRequest → SessionCreated (the notary has connected to the target)
- *   GET  /relay?sessionId=                     the WebSocket whose binary messages are the raw TCP bytes, both ways
- *                                              (closed with RELAY_ENDED_CLOSE_CODE when the notary ends it early)
- *   POST /proxy-session/{id}/attestation       ProxyAttestationRequest → the signed proof
- *   DELETE /proxy-session/{id}                 204
- *   any failure                   ErrorReply
+ * MPC mode's paths are /session and /notarize, proxy mode's /proxy-session and /relay (provers of every version
+ * call these); a mode added later has /modes/{mode}/session and /modes/{mode}/socket.
  */
 import * as v from "valibot";
-import { AppError, isErrorCode } from "../errors.ts";
-import { SessionSizes } from "../core/session-sizes.ts";
+import { AppError } from "../errors.ts";
 import type { DeclaredRedaction } from "../proof/format.ts";
 import { RedactionSpanSchema } from "../core/transcript.ts";
-import type { RevealedKeys } from "../tls/verify-session.ts";
 import { requestIdSchema } from "../core/request-id.ts";
+import { SessionTraffic } from "../core/session-traffic.ts";
 
-/** `clientType` is what TLSNotary's clients send ("Websocket"); it is accepted and ignored. */
-export const SessionRequest = v.strictObject({ clientType: v.optional(v.string()), ...SessionSizes.entries });
-export type SessionRequest = v.InferOutput<typeof SessionRequest>;
+/** Where a mode's routes are: its sessions (created, asked about, attested, released) and its WebSocket. */
+export interface ModeRoutes {
+  session: string;
+  socket: string;
+}
+
+const BUILT_IN_ROUTES: Record<string, ModeRoutes> = {
+  mpc: { session: "/session", socket: "/notarize" },
+  proxy: { session: "/proxy-session", socket: "/relay" },
+};
+
+/** The paths of a mode's routes: the built-in modes' as they always were, any other's under /modes/{mode}. */
+export const modeRoutes = (mode: string): ModeRoutes =>
+  BUILT_IN_ROUTES[mode] ?? { session: `/modes/${mode}/session`, socket: `/modes/${mode}/socket` };
+
+/** Whether a notary offers a mode, by its /info (none yet: not known to offer any but MPC, which every notary offers). */
+export function offersMode(info: NotaryInfo | undefined, mode: string): boolean {
+  if (mode === "mpc") return true;
+  if (info?.modes) return info.modes.includes(mode);
+  return mode === "proxy" && info?.proxyMode === true;
+}
+
+/**
+ * Why a mode cannot be had: none of the notaries asked (`where`) offers it. Proxy mode's refusal keeps its own code
+ * and names the setting that turns it on.
+ */
+export function modeUnavailable(mode: string, where: string): AppError {
+  if (mode === "proxy") {
+    return new AppError("proxy_mode_unavailable", `proxy mode is unavailable: ${where} offer it (a notary's YAML config needs proxy: { enabled: true })`);
+  }
+  return new AppError("mode_unavailable", `the proof mode ${mode} is unavailable: ${where} offer it`);
+}
 
 export const SessionCreated = v.object({ sessionId: v.string() });
 export type SessionCreated = v.InferOutput<typeof SessionCreated>;
-
-/**
- * What a running session's MPC socket carried so far: bytes each way and milliseconds since the last one. A
- * notary before this field existed leaves it out.
- */
-export const SessionTraffic = v.object({
-  fromProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  toProverBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  quietMs: v.pipe(v.number(), v.integer(), v.minValue(0)),
-});
-export type SessionTraffic = v.InferOutput<typeof SessionTraffic>;
 
 export const SessionRunning = v.object({ sessionId: v.string(), state: v.literal("running"), traffic: v.optional(SessionTraffic) });
 export type SessionRunning = v.InferOutput<typeof SessionRunning>;
@@ -70,66 +85,6 @@ export type AttestationRequest = v.InferOutput<typeof AttestationRequest>;
  */
 export const ATTESTATION_WAIT_MS = 60_000;
 
-/** A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. */
-export const ProxySessionRequest = v.strictObject({
-  serverName: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
-  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
-});
-export type ProxySessionRequest = v.InferOutput<typeof ProxySessionRequest>;
-
-/**
- * The WebSocket close code of a relay the notary ended before its time (a limit, a refused first flight); its
- * close reason is `<error code>: <message>`, at most 123 bytes as WebSocket allows.
- */
-export const RELAY_ENDED_CLOSE_CODE = 4000;
-const CLOSE_REASON_BYTES = 123;
-
-/** The close reason of a relay ended with `error`: its code and as much of its message as fits. */
-export function relayEndedReason(error: AppError): string {
-  const text = `${error.code}: ${error.message}`;
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.length <= CLOSE_REASON_BYTES) return text;
-  return new TextDecoder().decode(bytes.subarray(0, CLOSE_REASON_BYTES - 3)).replace(/\uFFFD$/, "") + "...";
-}
-
-/** The error a relay's close reason carries, or undefined when it carries none. */
-export function relayEndedError(reason: string): AppError | undefined {
-  const match = /^([a-z_]+): (.*)$/s.exec(reason);
-  if (!match || !isErrorCode(match[1]!)) return undefined;
-  return new AppError(match[1], `the notary ended the relay: ${match[2]}`);
-}
-
-const hexKey = v.pipe(v.string(), v.regex(/^[0-9a-f]{8,128}$/, "expected lower-case hex"));
-
-/** The keys a prover reveals: the server's direction always, the client's only with the request revealed. */
-export const RevealedKeysSchema = v.variant("version", [
-  v.strictObject({
-    version: v.literal("TLS1.3"),
-    serverHandshakeTrafficSecret: hexKey,
-    serverApplicationTrafficSecret: hexKey,
-    clientHandshakeTrafficSecret: v.optional(hexKey),
-    clientApplicationTrafficSecret: v.optional(hexKey),
-  }),
-  v.strictObject({
-    version: v.literal("TLS1.2"),
-    serverWriteKey: hexKey,
-    serverWriteIv: hexKey,
-    clientWriteKey: v.optional(hexKey),
-    clientWriteIv: v.optional(hexKey),
-  }),
-]) satisfies v.GenericSchema<unknown, RevealedKeys>;
-
-/**
- * A proxy session's attestation: the keys, and the redactions as in MPC mode. With `revealRequest` the
- * client keys come too and the request enters the proof; without, the request stays hidden whole (its length only).
- */
-export const ProxyAttestationRequest = v.strictObject({
-  ...AttestationRequest.entries,
-  keys: RevealedKeysSchema,
-  revealRequest: v.boolean(),
-});
-export type ProxyAttestationRequest = v.InferOutput<typeof ProxyAttestationRequest>;
-
 export const NotaryInfo = v.object({
   version: v.string(),
   publicKey: v.string(),
@@ -139,6 +94,8 @@ export const NotaryInfo = v.object({
   testTrustAnchor: v.boolean(),
   /** The notary relays proxy-mode sessions; false for notaries without `proxy.enabled` and older ones. */
   proxyMode: v.optional(v.boolean(), false),
+  /** Every mode the notary offers (`mpc` first); absent from notaries older than the list (offersMode). */
+  modes: v.optional(v.array(v.string())),
 });
 export type NotaryInfo = v.InferOutput<typeof NotaryInfo>;
 

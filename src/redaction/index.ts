@@ -18,7 +18,6 @@ import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPatter
 import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "../core/ranges.ts";
 
 export { parseRedactions, publicPattern, type RedactionPattern } from "./patterns.ts";
-export { parseRedactionRequest, type RedactionRequest } from "./request.ts";
 
 /** Shorter hidden values are not looked for elsewhere: they would hide every `null` or `200` in sight. */
 export const MIN_ECHO_LENGTH = 4;

@@ -14,6 +14,7 @@ import {
   portText,
   verifiedProofJson,
 } from "../proof/render.ts";
+import { modeFacts } from "../proof/modes.ts";
 import { HIDDEN_BYTE_MARKER, type ProofExpectations, verifyProof } from "../proof/verify.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -123,7 +124,8 @@ function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
       ["Request", json.request === "hidden" ? "HIDDEN: not shown (see the warning)" : "revealed: its request line and Host show what was asked"],
       ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
       ["TLS version", json.tlsVersion],
-      ["Proof mode", json.mode === "proxy" ? "proxy: the notary relayed the connection and saw the response in clear" : "mpc: the notary saw nothing in clear"],
+      // A valid proof's mode is one the verifier knows: its facts say what the notary saw.
+      ["Proof mode", `${json.mode}: ${modeFacts(json.mode)?.summary}`],
       ["Request id", json.requestId],
       ["Notary key", `${json.notary.fingerprint} (${json.notary.algorithm}, tlsproof ${json.notary.version})`],
       ["Notary", notaryKindText(json.notary.embedded)],

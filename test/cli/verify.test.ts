@@ -183,7 +183,7 @@ describe("cli verify", () => {
 
   test("the report says how the answer was checked, when the exchange ended, and that the request is revealed", async () => {
     const human = await verify("--notary-pub-key", pubPath, "--proof", proofPath);
-    expect(human.stdout).toContain("Server:       api.example.com (port not attested (an MPC notary never dials the server))");
+    expect(human.stdout).toContain("Server:       api.example.com (port not attested (a notary in mpc mode never dials the server))");
     expect(human.stdout).toContain("Answered by:  2024-05-31T16:08:38.000Z (unix 1717171718)");
     expect(human.stdout).toContain("Answer:       one complete HTTP/1.1 answer, framed by its Content-Length (content-length), checked by the notary");
     expect(human.stdout).toContain("Request:      revealed: its request line and Host show what was asked");
@@ -199,7 +199,16 @@ describe("cli verify", () => {
     expectOneErrorLine(other.stderr, "error: the proof is of mode mpc, expected proxy");
     const unknown = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--mode", "fast");
     expect(unknown.exitCode).toBe(2);
-    expectOneErrorLine(unknown.stderr, "error: --mode must be mpc or proxy");
+    expectOneErrorLine(unknown.stderr, "error: --mode must be one of mpc, proxy");
+  });
+
+  test("a proof of a mode this verifier does not know: exit 1 naming it, however well signed", async () => {
+    const unknownPath = join(dir, "unknown-mode.json");
+    writeFileSync(unknownPath, JSON.stringify(signProof({ ...proof.body, mode: "tee", serverPort: 443 }, key)));
+    const refused = await verify("--notary-pub-key", pubPath, "--proof", unknownPath);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stdout).toBe("");
+    expectOneErrorLine(refused.stderr, 'error: invalid proof: body.mode: unknown proof mode "tee" (this verifier knows mpc, proxy)');
   });
 
   test("a proof whose request is hidden: exit 1 saying what it does not prove, unless --allow-hidden-request", async () => {

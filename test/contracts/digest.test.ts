@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { type Hex, hashTypedData } from "viem";
 import { signDigest } from "../../src/eth-signature.ts";
 import {
-  ATTESTATION_TYPE_NAME,
+  attestationTypeName,
   attestationDigest,
   SEGMENT_HEADER_BYTES,
   EVM_DOMAIN,
@@ -23,7 +23,7 @@ const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}
 /** viem's own EIP-712 implementation, from the typed data as a wallet would be given it. */
 function viemDigest(attestation: EvmAttestation): Hex {
   const { tuple, revealed } = attestationArgs(attestation);
-  const typeName = ATTESTATION_TYPE_NAME[attestation.mode];
+  const typeName = attestationTypeName(attestation.mode);
   return hashTypedData({
     domain: EVM_DOMAIN,
     types: {

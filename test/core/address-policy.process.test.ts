@@ -6,7 +6,7 @@ import { generateKey } from "../../src/proof/keys.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { isPublicAddress } from "../../src/core/address-policy.ts";
 import { type TargetPolicy, hostAllowed, parseResolveList, resolveTarget } from "../../src/core/target-policy.ts";
-import { parseTargetUrl } from "../../src/prover/exchange/target.ts";
+import { parseTargetUrl } from "../../src/core/target.ts";
 import { localVerifiers } from "../../src/engine/verifier.ts";
 
 const strict: TargetPolicy = { allowPrivateTargets: false, resolve: new Map(), allowedHosts: [], allowedPorts: [] };

@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { decodePublicKeysPem } from "../../src/proof/keys.ts";
-import { type RunningNotary, freePort, notarySessions, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, freePort, notarySessions, startNotary } from "../../testkit/notary.ts";
 import { PG_URL } from "../store/backends.ts";
 import { scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { cpuSeconds, peakRssBytes, treeTotal } from "../../testkit/process.ts";

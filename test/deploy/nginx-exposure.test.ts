@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { freePort } from "../hardening/support.ts";
+import { freePort } from "../../testkit/notary.ts";
 import { scratchDir } from "../../testkit/env.ts";
 import { type Nginx, endTree, nginxMissing, startNginx } from "./support.ts";
 

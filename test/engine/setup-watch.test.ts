@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { EngineProvers } from "../../src/engine/prover.ts";
 import type { EngineSocketStats } from "../../src/engine/socket-stats.ts";
-import { type NotarySessions, type SessionCheck, SetupFailed, setupProverSession } from "../../src/engine/session.ts";
+import type { SessionCheck } from "../../src/core/session-traffic.ts";
+import { type NotarySessions, SetupFailed, setupProverSession } from "../../src/engine/session.ts";
 import { type SetupProgress, judgeSetup, verdictText } from "../../src/engine/setup-watch.ts";
 import { afterTimersDue } from "../../testkit/wait.ts";
 

@@ -6,7 +6,7 @@ import { tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
-import { eventually, proxyHeaders, waitForLog } from "./support.ts";
+import { eventually, proxyHeaders, waitForLog } from "../../testkit/notary.ts";
 
 /**
  * Access and abuse limits of a real `cli prover start` process. Every request here fails or is answered

@@ -4,7 +4,7 @@ import { tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { errorData, firstEvent } from "../../testkit/sse.ts";
 import { TARGET_HOST, type ServerIdentity, type UntrustedIdentities, makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
-import { eventually } from "./support.ts";
+import { eventually } from "../../testkit/notary.ts";
 
 /**
  * The certificate check, through a real `cli prover start` (embedded notary, real MPC sessions) that trusts the

@@ -6,7 +6,7 @@ import { BUN } from "../../testkit/prover.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../testkit/scripted-target.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { eventually } from "../../testkit/wait.ts";
-import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "./support.ts";
+import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "../../testkit/notary.ts";
 
 /**
  * The notary signs only what it verified: a real `cli notary start` and a prover process that runs a real MPC

@@ -16,6 +16,7 @@ import { closeProverSession, setupProverSession } from "../../src/engine/session
 import { startEngine } from "../../src/engine/wasm.ts";
 import { toAppError } from "../../src/errors.ts";
 import { createNotaryClient } from "../../src/prover/notary/client.ts";
+import { mpcNotarySessions } from "../../src/prover/mpc/notary-sessions.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
 import { revealTranscript } from "../../src/engine/session.ts";
 import { getFromTarget, revealAll } from "../../testkit/engine-exchange.ts";
@@ -26,7 +27,7 @@ const [notaryUrl, targetPort, caPath, lie = "hidden-secret"] = process.argv.slic
 await startEngine({ threads: 2, testTrustAnchorPem: readFileSync(caPath, "utf8") });
 const bridge = startLoopbackBridge();
 const notary = createNotaryClient(notaryUrl);
-const session = await setupProverSession(notary, localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
+const session = await setupProverSession(mpcNotarySessions(notary), localProvers, TARGET_HOST, { maxSentData: 512, maxRecvData: 1024 });
 // A warm session waits for its request: the notary's socket is quiet meanwhile.
 if (lie === "warm") await Bun.sleep(12_000);
 const requestStartedAt = Date.now();
@@ -53,7 +54,7 @@ if (lie === "cut" || lie === "warm") {
   redactions = [{ pattern: "res:body:secret", matched: true, spans: [{ direction: "recv", start, end: start + SECRET_VALUE.length }] }];
 }
 try {
-  const proof = await notary.attest(session.notarySessionId, { requestId: crypto.randomUUID(), redactions }, "mpc");
+  const proof = await notary.attest("mpc", session.notarySessionId, { requestId: crypto.randomUUID(), redactions });
   const { connectionTime, responseTime, responseFraming } = proof.body;
   console.log(JSON.stringify({ signed: true, connectionTime, responseTime, responseFraming, requestStartedAt, recv: Buffer.from(exchange.recv).toString("latin1") }));
 } catch (error) {

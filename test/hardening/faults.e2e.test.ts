@@ -6,7 +6,7 @@ import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testk
 import { errorData, firstEvent, proofData } from "../../testkit/sse.ts";
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
-import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary, waitForLog } from "./support.ts";
+import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary, waitForLog } from "../../testkit/notary.ts";
 import { isRunning } from "../../testkit/process.ts";
 import type { EngineHostStatus } from "../../src/engine/host/engine-hosts.ts";
 

@@ -6,7 +6,7 @@ import { scratchDir } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { rssBytes } from "../../testkit/process.ts";
-import { eventually } from "./support.ts";
+import { eventually } from "../../testkit/notary.ts";
 
 /**
  * Load on loopback, bounded in count, not in time. The one session slot (PROVER_MAX_SESSIONS=1) is held by a

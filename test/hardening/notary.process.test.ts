@@ -3,7 +3,7 @@ import type { TCPSocketListener } from "bun";
 import { utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SOURCE_CLI } from "../../testkit/prover.ts";
-import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "./support.ts";
+import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../../testkit/notary.ts";
 
 /** A standalone `cli notary start` process: whitelist, concurrency, session timeout, SIGTERM. No MPC session runs. */
 const ALICE = "alice-key-3f2e1d0c";

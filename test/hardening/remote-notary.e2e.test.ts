@@ -10,7 +10,7 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prove
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST, makeLocalhostIdentity } from "../../testkit/tls-fixture.ts";
 import { eventually } from "../../testkit/wait.ts";
-import { type RunningNotary, notarySessions, startKeyedNotary } from "./support.ts";
+import { type RunningNotary, notarySessions, startKeyedNotary } from "../../testkit/notary.ts";
 
 /**
  * A remote `cli notary start` with everything a production notary turns on at once: TLS (tls.enabled, a

@@ -9,7 +9,7 @@ import { type SseEvent, allEvents, errorData, openStream, proofData } from "../.
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { once } from "../../testkit/once.ts";
-import { eventually, waitForLog } from "./support.ts";
+import { eventually, waitForLog } from "../../testkit/notary.ts";
 
 /**
  * Real sessions that carry secrets, through `cli prover start` with API keys on, its message store on each

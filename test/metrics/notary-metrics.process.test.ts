@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { PromMetrics } from "prom2javascript";
 import { sample, scrapeMetrics } from "../../testkit/metrics.ts";
-import { type RunningNotary, eventually, notaryConfig, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, eventually, notaryConfig, startNotary } from "../../testkit/notary.ts";
 
 /** GET /metrics of a standalone `cli notary start` with a whitelist; no MPC session runs. */
 const KEY = "metrics-notary-key";

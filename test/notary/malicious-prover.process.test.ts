@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Proof } from "../../src/proof/format.ts";
 import type { VerifiedProofJson } from "../../src/proof/render.ts";
-import { type KeyedNotary, startKeyedNotary } from "../hardening/support.ts";
+import { type KeyedNotary, startKeyedNotary } from "../../testkit/notary.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { type MaliciousSession, type NotaryAnswer, openMaliciousSession } from "../../testkit/malicious-prover.ts";
 import { verifyWithCli } from "../../testkit/prove.ts";

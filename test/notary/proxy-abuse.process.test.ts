@@ -17,7 +17,7 @@ import { type VersionedTarget, startVersionedTarget } from "../../testkit/target
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type UnacceptingListener, startUnacceptingListener } from "../../testkit/unaccepting-listener.ts";
 import { eventually } from "../../testkit/wait.ts";
-import { type RunningNotary, freePort, notaryConfig, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, freePort, notaryConfig, startNotary } from "../../testkit/notary.ts";
 
 /**
  * A standalone `cli notary start` in proxy mode, driven over its real routes by a prover of the test's making (raw
@@ -29,7 +29,7 @@ import { type RunningNotary, freePort, notaryConfig, startNotary } from "../hard
 const IDLE_S = 2;
 const SESSION_S = 3;
 const CONNECT_S = 3;
-/** The raw relay limit each way for max_sent_data / max_recv_data 64 (src/notary/relay.ts tlsBytesFor). */
+/** The raw relay limit each way for max_sent_data / max_recv_data 64 (src/notary/proxy-mode/relay.ts tlsBytesFor). */
 const RELAY_LIMIT = 64 + 1 + 64 * 1024;
 
 let tlsTarget: VersionedTarget;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { VerifiedProofJson } from "../../src/proof/render.ts";
-import { type KeyedNotary, eventually, startKeyedNotary } from "../hardening/support.ts";
+import { type KeyedNotary, eventually, startKeyedNotary } from "../../testkit/notary.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { verifyWithCli } from "../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { type RunningNotary, eventually, notarySessions, startKeyedNotary } from "../hardening/support.ts";
+import { type RunningNotary, eventually, notarySessions, startKeyedNotary } from "../../testkit/notary.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { proveData, verifyWithCli } from "../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../hardening/support.ts";
+import { type RunningNotary, eventually, notaryConfig, notarySessions, startNotary } from "../../testkit/notary.ts";
 import { keepAliveExchange } from "../../testkit/keep-alive.ts";
 
 /**

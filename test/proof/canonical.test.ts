@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CANONICAL_PREFIX, canonicalEncoding, canonicalJson } from "../../src/proof/canonical.ts";
+import { canonicalEncoding, canonicalPrefix, canonicalJson } from "../../src/proof/canonical.ts";
 import type { ProofBody } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { legacySampleBody } from "./fixtures.ts";
@@ -46,11 +46,11 @@ describe("canonicalEncoding", () => {
   const body = legacySampleBody(generateKey("secp256k1"));
 
   test("is the prefix then the canonical JSON, as UTF-8", () => {
-    const text = new TextDecoder().decode(canonicalEncoding(body));
-    expect(CANONICAL_PREFIX).toBe("tlsproof/1\n");
+    const text = new TextDecoder().decode(canonicalEncoding("tlsproof/1", body));
+    expect(canonicalPrefix("tlsproof/1")).toBe("tlsproof/1\n");
     expect(text.startsWith('tlsproof/1\n{"connectionTime":1717171717,"notarizedAt":1717171720123,"notary":{"algorithm":"secp256k1","publicKey":"-----BEGIN PUBLIC KEY-----\\n')).toBe(true);
     expect(text).toContain('"notaryVersion":"0.1.0","redactions":[{"matched":true,"pattern":"header:authorization","spans":[{"direction":"sent","end":91,"start":71}]}');
-    const json = text.slice(CANONICAL_PREFIX.length);
+    const json = text.slice(canonicalPrefix("tlsproof/1").length);
     // No whitespace between tokens: re-serialising the parsed text gives it back unchanged.
     expect(JSON.stringify(JSON.parse(json))).toBe(json);
     expect(Object.keys(JSON.parse(json))).toEqual([
@@ -62,11 +62,17 @@ describe("canonicalEncoding", () => {
   test("does not depend on key insertion order", () => {
     const reordered = reverseKeys(body) as ProofBody;
     expect(Object.keys(reordered)[0]).toBe("notaryVersion");
-    expect(canonicalEncoding(reordered)).toEqual(canonicalEncoding(body));
+    expect(canonicalEncoding("tlsproof/1", reordered)).toEqual(canonicalEncoding("tlsproof/1", body));
   });
 
   test("any changed field changes the bytes", () => {
     const changed = { ...body, serverName: "api.example.org" };
-    expect(canonicalEncoding(changed)).not.toEqual(canonicalEncoding(body));
+    expect(canonicalEncoding("tlsproof/1", changed)).not.toEqual(canonicalEncoding("tlsproof/1", body));
+  });
+
+  test("the version is signed with the body: another version, other bytes", () => {
+    const text = new TextDecoder().decode(canonicalEncoding("tlsproof/2", body));
+    expect(text.startsWith('tlsproof/2\n{"connectionTime":')).toBe(true);
+    expect(canonicalEncoding("tlsproof/2", body)).not.toEqual(canonicalEncoding("tlsproof/1", body));
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { VerifierOutput } from "tlsn-wasm";
-import { mpcTranscript } from "../../src/notary/mpc-transcript.ts";
+import { mpcTranscript } from "../../src/notary/mpc/transcript.ts";
 import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { AppError } from "../../src/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";

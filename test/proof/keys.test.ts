@@ -112,7 +112,7 @@ describe.each(algorithms)("%s keys", (algorithm) => {
     const proof = signProof(sampleBody(key), key);
     const der = curveOf(algorithm).Signature.fromHex(proof.signature, "compact").toBytes("der");
     writeFileSync(join(dir, "notary.pub"), key.publicKeyPem);
-    writeFileSync(join(dir, "message"), canonicalEncoding(proof.body));
+    writeFileSync(join(dir, "message"), canonicalEncoding(proof.version, proof.body));
     writeFileSync(join(dir, "signature.der"), der);
     const output = openssl("dgst", "-sha256", "-verify", join(dir, "notary.pub"), "-signature", join(dir, "signature.der"), join(dir, "message"));
     expect(output.trim()).toBe("Verified OK");

@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
-import { signProof } from "../../src/proof/sign.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { canonicalEncoding } from "../../src/proof/canonical.ts";
+import { signProof, signatureMatches } from "../../src/proof/sign.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING, verifyProof } from "../../src/proof/verify.ts";
 import {
   directionHiding,
@@ -130,6 +133,19 @@ describe("tampering is rejected", () => {
   test("a proof by another notary key is rejected as foreign", () => {
     const other = signedSample();
     expect(rejection(other.proof)).toMatch(/^invalid proof: signed by a different notary key \(sha256:[0-9a-f]{64}, expected sha256:[0-9a-f]{64}\)$/);
+  });
+
+  test("a body signed as another version is a signature mismatch: the version is part of the signed bytes", () => {
+    const body = sampleBody(key);
+    const asVersion2 = bytesToHex(
+      curveOf(key.algorithm).sign(sha256(canonicalEncoding("tlsproof/2", body)), key.privateKey, { prehash: false, lowS: true, format: "compact" }),
+    );
+    const publicKey = decodePublicKeyPem(key.publicKeyPem);
+    expect(signatureMatches("tlsproof/2", body, asVersion2, publicKey)).toBe(true);
+    expect(signatureMatches("tlsproof/1", body, asVersion2, publicKey)).toBe(false);
+    expect(rejection({ version: "tlsproof/1", body, signature: asVersion2 })).toBe(SIGNATURE_MISMATCH);
+    // The same body signed as the version its proof names verifies.
+    expect(verifyProof(signProof(body, key), key.publicKeyPem).body).toEqual(body);
   });
 
   test("a proof naming the pinned key but signed by another key is a signature mismatch", () => {
@@ -343,14 +359,14 @@ describe("the fields of a checked answer", () => {
 
   test.each<[string, (body: ProofBody) => void, string]>([
     ["only some of them", (b) => delete b.responseFraming, "invalid proof: body: responseTime, responseFraming, request come together; this proof has only responseTime, request"],
-    ["a port in an MPC proof", (b) => void (b.serverPort = 443), "invalid proof: body.serverPort: only a proxy-mode notary dials the server"],
-    ["no port in a proxy proof", (b) => void (b.mode = "proxy"), "invalid proof: body.serverPort: a proxy-mode proof names the port its notary dialled"],
+    ["a port in an MPC proof", (b) => void (b.serverPort = 443), "invalid proof: body.serverPort: a notary in mpc mode never dials the server"],
+    ["no port in a proxy proof", (b) => void (b.mode = "proxy"), "invalid proof: body.serverPort: a proof of proxy mode names the port its notary dialled"],
     ["an answer ended before it began", (b) => void (b.responseTime = b.connectionTime - 1), "invalid proof: body.responseTime 1717171716 is before body.connectionTime 1717171717"],
     ["a hidden request in an MPC proof", (b) => {
       b.request = "hidden";
       b.transcript.sent = { length: b.transcript.sent.length, revealed: [] };
       b.redactions = b.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
-    }, "invalid proof: body.request: only a proxy-mode notary can leave the request unseen"],
+    }, "invalid proof: body.request: a notary in mpc mode never leaves the request unseen"],
     ["a hidden request with revealed bytes", (b) => ((b.mode = "proxy"), (b.serverPort = 443), (b.request = "hidden")), 'invalid proof: body.request is "hidden" but sent bytes are revealed'],
   ])("%s is refused, even when signed", (_, edit, reason) => {
     expect(rejection(signedWith(edit))).toBe(reason);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/errors.ts";
-import { parseRedactionRequest, parseRedactions, publicPattern } from "../../src/redaction/index.ts";
+import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
 import { entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 
 function parseError(header: string): AppError {
@@ -130,32 +130,6 @@ describe("whitespace, escapes, reveal and limits", () => {
     expect(parseRedactions(Array(MAX_ENTRIES).fill("search:x").join(","))).toHaveLength(MAX_ENTRIES);
     expect(parseError(Array(MAX_ENTRIES + 1).fill("search:x").join(",")).message).toMatch(/at most/);
     expect(parseError(`search:${"x".repeat(MAX_ENTRY_LENGTH)}`).message).toMatch(/entry 1: longer than/);
-  });
-});
-
-describe("parseRedactionRequest", () => {
-  const headers = (init: Record<string, string>) => new Headers(init);
-
-  test("patterns from T-REDACTED; T-REDACTED-UNMATCHED defaults to refuse", () => {
-    expect(parseRedactionRequest(headers({}))).toEqual({ patterns: [], allowUnmatched: false });
-    expect(parseRedactionRequest(headers({ "t-redacted": "search:x", "t-redacted-unmatched": " Allow " }))).toEqual({
-      patterns: [{ kind: "search", text: "x" }],
-      allowUnmatched: true,
-    });
-    expect(parseRedactionRequest(headers({ "t-redacted-unmatched": "refuse" })).allowUnmatched).toBe(false);
-  });
-
-  test("any other T-REDACTED-UNMATCHED value is invalid_header", () => {
-    for (const value of ["yes", "", "allow,refuse"]) {
-      let caught: unknown;
-      try {
-        parseRedactionRequest(headers({ "t-redacted-unmatched": value }));
-      } catch (error) {
-        caught = error;
-      }
-      expect(caught).toBeInstanceOf(AppError);
-      expect((caught as AppError).code).toBe("invalid_header");
-    }
   });
 });
 

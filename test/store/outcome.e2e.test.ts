@@ -13,7 +13,7 @@ import { type TcpProxy, startTcpProxy } from "../../testkit/tcp-proxy.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { eventually } from "../../testkit/wait.ts";
-import { waitForLog } from "../hardening/support.ts";
+import { waitForLog } from "../../testkit/notary.ts";
 import { PG_URL } from "./backends.ts";
 
 const MPC_MS = 300_000;

@@ -2,7 +2,8 @@ import { untilAborted } from "../../abort.ts";
 import type { BackgroundWork } from "../background.ts";
 import type { EngineSocketStats } from "../socket-stats.ts";
 import { runningTimeout } from "../paused-time.ts";
-import type { EngineExchange, EngineProver, EngineRequest, RevealedRanges } from "../prover.ts";
+import type { ExchangeRequest } from "../../core/exchange.ts";
+import type { EngineExchange, EngineProver, RevealedRanges } from "../prover.ts";
 import type { EngineVerifier, VerifierOutput } from "../verifier.ts";
 import type { EngineHost } from "./engine-host.ts";
 import type { HostCalls } from "./placement.ts";
@@ -130,7 +131,7 @@ export class HostedProver extends HostedObject implements EngineProver {
     await this.call({ kind: "setup", prover: this.id, notarizeUrl }, role);
   }
 
-  async sendRequest(tcpUrl: string, request: EngineRequest): Promise<EngineExchange> {
+  async sendRequest(tcpUrl: string, request: ExchangeRequest): Promise<EngineExchange> {
     const reply = await this.call({ kind: "send", prover: this.id, tcpUrl, request }, live);
     if (!reply.exchange) throw new Error("the engine host answered without the exchange");
     return reply.exchange;

@@ -9,7 +9,8 @@
  * its channel closes, or, once it has said so in its answer to `start` (`diesWithParent`), when its parent dies.
  */
 import type { SessionSizes } from "../../core/session-sizes.ts";
-import type { EngineExchange, EngineRequest, RevealedRanges } from "../prover.ts";
+import type { ExchangeRequest } from "../../core/exchange.ts";
+import type { EngineExchange, RevealedRanges } from "../prover.ts";
 import type { EngineSocketStats } from "../socket-stats.ts";
 import type { VerifierOutput } from "../verifier.ts";
 
@@ -17,7 +18,7 @@ export type HostCommand =
   | { kind: "start"; call: number; threads: number; testTrustAnchorPem?: string }
   | { kind: "create"; prover: number; serverName: string; sizes: SessionSizes }
   | { kind: "setup"; call: number; prover: number; notarizeUrl: string }
-  | { kind: "send"; call: number; prover: number; tcpUrl: string; request: EngineRequest }
+  | { kind: "send"; call: number; prover: number; tcpUrl: string; request: ExchangeRequest }
   | { kind: "reveal"; call: number; prover: number; revealed: RevealedRanges }
   | { kind: "create-verifier"; verifier: number; sizes: SessionSizes }
   /** Answered once by `connected` (the Verifier reads its socket) before its `done` or `failed`. */

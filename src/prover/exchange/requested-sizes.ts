@@ -3,8 +3,23 @@ import { AppError } from "../../errors.ts";
 import { parseInput } from "../../http.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 
-const byteCount = v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, "must be a whole number of bytes"), v.transform(Number), v.minValue(1)));
-const SizeHeaders = v.object({ "t-max-sent-data": byteCount, "t-max-recv-data": byteCount });
+const byteCount = (description: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(/^\d{1,9}$/, "must be a whole number of bytes"),
+      v.description(description),
+      v.metadata({ pattern: "^[0-9]+$" }),
+      v.transform(Number),
+      v.minValue(1),
+    ),
+  );
+/** `T-MAX-SENT-DATA` / `T-MAX-RECV-DATA`: the bytes a client announces its exchange needs (/proxy, /prepare). */
+export const SizeHeaders = v.object({
+  "t-max-sent-data": byteCount("bytes the request needs, headers included"),
+  "t-max-recv-data": byteCount("bytes the response needs, headers included"),
+});
 
 /**
  * Session sizes a client announces with `T-MAX-SENT-DATA` / `T-MAX-RECV-DATA` (either may be missing).
@@ -17,8 +32,13 @@ export function requestedSizes(headers: Headers, limits: SessionSizes): Partial<
     "invalid_header",
     "header",
   );
-  const sent = announced["t-max-sent-data"];
-  const recv = announced["t-max-recv-data"];
+  return withinLimits({ maxSentData: announced["t-max-sent-data"], maxRecvData: announced["t-max-recv-data"] }, limits);
+}
+
+/** The announced sizes, refused (session_too_large, before any work) when above the prover's limits. */
+export function withinLimits(announced: Partial<SessionSizes>, limits: SessionSizes): Partial<SessionSizes> {
+  const sent = announced.maxSentData;
+  const recv = announced.maxRecvData;
   const exceeded = [
     ...((sent ?? 0) > limits.maxSentData ? [`T-MAX-SENT-DATA ≤ ${limits.maxSentData}`] : []),
     ...((recv ?? 0) > limits.maxRecvData ? [`T-MAX-RECV-DATA ≤ ${limits.maxRecvData}`] : []),

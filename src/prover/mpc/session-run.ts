@@ -1,13 +1,32 @@
+/**
+ * One MPC call's run (src/prover/proving/mode.ts, ModeRun): its slot, its notary watch, the session it holds and the
+ * target connection, and what an abandonment cuts. The engine does not notice every failure (a notary that dies
+ * during MPC setup leaves it waiting), so an abandoned run cuts the target connection and the notary session, and the
+ * lifecycle stops waiting for the engine.
+ */
 import type { TcpHandle } from "../../engine/bridge.ts";
-import { type ProverSession, abandonProverSession, closeProverSession } from "../../engine/session.ts";
+import { type ProverSession, abandonProverSession, closeProverSession, revealTranscript } from "../../engine/session.ts";
 import { AppError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import { type RedactionResult, revealedRanges } from "../../redaction/index.ts";
+import type { ModeAttestation, ModeExchange, ModeRun, ProofCall } from "../proving/mode.ts";
+import type { RunControl } from "../proving/run-control.ts";
+import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
 import type { SessionSlots } from "../exchange/capacity.ts";
 import type { NotaryClient } from "../notary/client.ts";
+import { className } from "../pool/size-classes.ts";
+import type { EngineSuiteCheck } from "./mpc-probe.ts";
+import { discardSession } from "./notary-sessions.ts";
+import { type SizedExchangeDeps, type Sizing, runSizedExchange } from "./sized-exchange.ts";
 
-/** Ends a session that will make no proof: frees the engine's prover and the notary's slot now. */
-export function discardSession(notary: Pick<NotaryClient, "release">, session: ProverSession): void {
-  closeProverSession(session);
-  void notary.release(session.notarySessionId);
+export interface MpcRunDeps extends SizedExchangeDeps {
+  /** The prover's notaries: a running session checks that its own is still there. */
+  notary: Pick<NotaryClient, "reachable">;
+  /** MPC sessions at once (PROVER_MAX_SESSIONS). */
+  slots: SessionSlots;
+  policy: TargetPolicy;
+  /** Targets that cannot speak the engine's one suite are refused before any MPC work. */
+  engineSuite: EngineSuiteCheck;
 }
 
 /** How often a running session checks that its notary is still there. */
@@ -15,97 +34,74 @@ const NOTARY_CHECK_MS = 2_000;
 /** Failed checks in a row before the notary counts as gone (one can be a hiccup). */
 const NOTARY_CHECKS_FAILED = 2;
 
-/** One request's slot, deadline and notary watch, from acquiring an MPC session to the end of its proof. */
-export interface SessionRun {
+export class MpcRun implements ModeRun {
   session?: ProverSession;
   tcp?: TcpHandle;
-  /** Set when the run was abandoned: its deadline passed or its notary went away. */
-  failure?: AppError;
-  /** Rejects with `failure` when the run is abandoned. */
-  abandoned: Promise<never>;
-  /** Aborts with `failure` when the run is abandoned: work waiting its turn for the run leaves its queue. */
-  signal: AbortSignal;
-  /** When the session deadline passes, in performance.now() time: a failed setup is retried only with time left. */
-  deadlineAt: number;
-  /** Ends the session without a proof (after an abandonment the session is already closed). */
-  discard(): void;
-  /** Frees the slot and stops the timers; call once, when the run is over. */
-  end(): void;
-}
+  private readonly releaseSlot: () => void;
+  private readonly watch: Timer;
+  /** The transcript's lengths, once exchanged: what the reveal leaves out is ranges of them. */
+  private lengths?: { sent: number; recv: number };
 
-export interface SessionRunDeps {
-  slots: SessionSlots;
-  notary: NotaryClient;
-  sessionTimeoutMs: number;
-  /** Aborted when the prover's shutdown grace runs out: sessions still running end as `shutting_down`. */
-  shutdown: AbortSignal;
-}
+  /** Takes a slot (or throws over_capacity) and starts watching the notary. */
+  constructor(
+    private readonly deps: MpcRunDeps,
+    private readonly control: RunControl,
+    private readonly call: ProofCall,
+    private readonly sizing: Sizing,
+  ) {
+    this.releaseSlot = deps.slots.take();
+    control.signal.addEventListener("abort", () => this.cut(), { once: true });
+    let failedChecks = 0;
+    this.watch = setInterval(() => {
+      deps.notary.reachable(this.session?.notarySessionId).then(
+        () => (failedChecks = 0),
+        () => {
+          failedChecks += 1;
+          if (failedChecks >= NOTARY_CHECKS_FAILED) control.abandon(new AppError("notary_unavailable", "the notary went away during the session"));
+        },
+      );
+    }, NOTARY_CHECK_MS);
+  }
 
-/**
- * Takes a slot (or throws over_capacity) and arms the session deadline and the notary watch. The engine
- * does not notice every failure (a notary that dies during MPC setup leaves it waiting), so an abandoned
- * run cuts the target connection and the notary session, and `within` stops waiting for the engine.
- */
-export function startRun(deps: SessionRunDeps): SessionRun {
-  const releaseSlot = deps.slots.take();
-  let reject!: (error: AppError) => void;
-  const abandoned = new Promise<never>((_, fail) => (reject = fail));
-  abandoned.catch(() => {});
-  const abort = new AbortController();
-  const abandon = (error: AppError) => {
-    if (run.failure) return;
-    run.failure = error;
-    abort.abort(error);
-    run.tcp?.close();
-    if (run.session) {
-      // An engine call may still be running on it, and may never end.
-      abandonProverSession(run.session);
-      void deps.notary.release(run.session.notarySessionId);
+  async exchange(log: Logger): Promise<ModeExchange> {
+    const resolved = await resolveTarget(this.call.target, this.deps.policy);
+    await this.deps.engineSuite.check(resolved);
+    this.call.goingQuiet();
+    const { session, exchange, sizes, repeatedIn } = await runSizedExchange(this.deps, this.control, this, resolved, this.call.exchange, this.sizing, log);
+    this.lengths = { sent: exchange.sent.length, recv: exchange.recv.length };
+    const answerHeaders: [string, string][] = [["t-session-class", className(sizes)]];
+    if (repeatedIn) answerHeaders.push(["t-session-retried", className(repeatedIn)]);
+    return { answer: exchange.response, sent: exchange.sent, recv: exchange.recv, notarySessionId: session.notarySessionId, answerHeaders };
+  }
+
+  /** Reveals everything but the hidden ranges to the notary, over the MPC session. */
+  async reveal(redaction: RedactionResult): Promise<ModeAttestation> {
+    const { session, lengths } = this;
+    if (!session || !lengths) throw new AppError("internal", "an MPC reveal before its exchange");
+    await revealTranscript(session, {
+      sent: revealedRanges(lengths.sent, redaction.hidden.sent),
+      recv: revealedRanges(lengths.recv, redaction.hidden.recv),
+    });
+    return { redactions: redaction.declared };
+  }
+
+  discard(): void {
+    // After an abandonment the session is closed already.
+    if (this.session && !this.control.failure) discardSession(this.deps.mpcNotary, this.session);
+  }
+
+  end(): void {
+    clearInterval(this.watch);
+    if (this.session) closeProverSession(this.session);
+    this.releaseSlot();
+  }
+
+  /** The run was abandoned: cut the target connection and the session, whose engine call may never end. */
+  private cut(): void {
+    this.tcp?.close();
+    if (this.session) {
+      abandonProverSession(this.session);
+      void this.deps.mpcNotary.release(this.session.notarySessionId);
     }
-    reject(error);
-  };
-  const timer = setTimeout(
-    () => abandon(new AppError("session_timeout", `the session took longer than ${deps.sessionTimeoutMs} ms`)),
-    deps.sessionTimeoutMs,
-  );
-  // Abandoned like a deadline: its /proxy call gets an answer and its id an outcome before the server closes.
-  const shutDown = () => abandon(new AppError("shutting_down", "the prover shut down before this session ended (its grace period ran out)"));
-  deps.shutdown.addEventListener("abort", shutDown, { once: true });
-  let failedChecks = 0;
-  const watch = setInterval(() => {
-    deps.notary.reachable(run.session?.notarySessionId).then(
-      () => (failedChecks = 0),
-      () => {
-        failedChecks += 1;
-        if (failedChecks >= NOTARY_CHECKS_FAILED) abandon(new AppError("notary_unavailable", "the notary went away during the session"));
-      },
-    );
-  }, NOTARY_CHECK_MS);
-  const run: SessionRun = {
-    abandoned,
-    signal: abort.signal,
-    deadlineAt: performance.now() + deps.sessionTimeoutMs,
-    discard() {
-      if (run.session && !run.failure) discardSession(deps.notary, run.session);
-    },
-    end() {
-      clearTimeout(timer);
-      clearInterval(watch);
-      deps.shutdown.removeEventListener("abort", shutDown);
-      releaseSlot();
-    },
-  };
-  return run;
-}
-
-/**
- * Waits for engine work unless the run is abandoned first. Work that settles after that is handed to
- * `lateCleanup`, so a session that arrives too late is still closed.
- */
-export async function within<T>(run: SessionRun, work: Promise<T>, lateCleanup: (value: T) => void = () => {}): Promise<T> {
-  work.then(
-    (value) => run.failure && lateCleanup(value),
-    () => {},
-  );
-  return await Promise.race([work, run.abandoned]);
+  }
 }

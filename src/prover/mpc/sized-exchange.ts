@@ -1,19 +1,20 @@
-import type { LoopbackBridge } from "../../engine/bridge.ts";
-import { type EngineExchange, type EngineRequest, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
+import type { LoopbackBridge, TcpHandle } from "../../engine/bridge.ts";
+import type { ExchangeRequest } from "../../core/exchange.ts";
+import { type EngineExchange, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EndpointSizes } from "../pool/endpoint-sizes.ts";
-import type { NotaryClient } from "../notary/client.ts";
 import type { SessionSource } from "../pool/pool.ts";
-import { type SessionRun, discardSession, within } from "./session-run.ts";
+import { type RunControl, within } from "../proving/run-control.ts";
+import { type MpcNotary, discardSession } from "./notary-sessions.ts";
 import { type Overflow, type SessionNeed, classForRepeat, className } from "../pool/size-classes.ts";
 import type { TurnGate } from "../pool/turn-gate.ts";
 
 export interface SizedExchangeDeps {
   sessions: SessionSource;
   bridge: LoopbackBridge;
-  notary: NotaryClient;
+  mpcNotary: Pick<MpcNotary, "release">;
   endpointSizes: EndpointSizes;
   /**
    * Exchanges with targets take turns (PROVER_CONCURRENT_EXCHANGES): a request waits holding its session and
@@ -52,25 +53,32 @@ function overflowOf(error: unknown): Overflow | undefined {
   return isOverflow(overflow) ? overflow : undefined;
 }
 
+/** What a run holds while it exchanges: what its abandonment must cut. */
+export interface ExchangeHolder {
+  session?: ProverSession;
+  tcp?: TcpHandle;
+}
+
 /**
  * Takes a session sized for the exchange and runs it. When the answer overflows, its size (as far as the
  * engine saw it) is learned; a repeatable request is then run once more in the class that fits.
  */
 export async function runSizedExchange(
   deps: SizedExchangeDeps,
-  run: SessionRun,
+  run: RunControl,
+  holder: ExchangeHolder,
   target: { serverName: string; address: string; port: number },
-  request: EngineRequest,
+  request: ExchangeRequest,
   sizing: Sizing,
   log: Logger,
 ): Promise<SizedExchange> {
   let need = sizing.need;
   for (let attempt = 1; ; attempt++) {
-    const session = (run.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal, run.deadlineAt), (late) =>
-      discardSession(deps.notary, late),
+    const session = (holder.session = await within(run, deps.sessions.acquire(target.serverName, need, run.signal, run.deadlineAt), (late) =>
+      discardSession(deps.mpcNotary, late),
     ));
     const leave = await within(run, deps.exchanges.enter(run.signal), (late) => late());
-    const tcp = (run.tcp = deps.bridge.openTcp({
+    const tcp = (holder.tcp = deps.bridge.openTcp({
       hostname: target.address,
       port: target.port,
       connectTimeoutMs: deps.connectTimeoutMs,
@@ -86,9 +94,9 @@ export async function runSizedExchange(
       if (overflow?.direction === "recv" && overflow.atLeastBytes !== undefined) deps.endpointSizes.learn(sizing.endpoint, overflow.atLeastBytes);
       const next = overflow && sizing.canRepeat && attempt === 1 ? classForRepeat(deps.sessions.classes, session.sizes, overflow) : null;
       if (!next) throw error;
-      discardSession(deps.notary, session);
-      run.session = undefined;
-      run.tcp = undefined;
+      discardSession(deps.mpcNotary, session);
+      holder.session = undefined;
+      holder.tcp = undefined;
       log.info("the answer did not fit its session: repeating the GET once in a bigger class", {
         host: target.serverName,
         from: className(session.sizes),

@@ -1,42 +1,45 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
-import type { NotarySessions, SessionCheck } from "../../engine/session.ts";
-import type { Proof, ProofMode } from "../../proof/format.ts";
+import type { SessionCheck } from "../../core/session-traffic.ts";
+import type { Proof } from "../../proof/format.ts";
+import { modeFacts } from "../../proof/modes.ts";
 import type { PublicKey } from "../../proof/keys.ts";
-import {
-  ATTESTATION_WAIT_MS,
-  type AttestationRequest,
-  ErrorReply,
-  NotaryInfo,
-  type ProxyAttestationRequest,
-  type ProxySessionRequest,
-  SessionCreated,
-  SessionRunning,
-  type SessionRequest,
-} from "../../protocol/notary.ts";
+import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, SessionRunning, modeRoutes } from "../../protocol/notary.ts";
 import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
 
-export interface NotaryClient extends NotarySessions {
+/**
+ * A notary as a prover speaks to it, the same calls for every mode: a mode names its sessions' routes
+ * (src/protocol/notary.ts, modeRoutes) and sends its own session request and attestation fields.
+ */
+export interface NotaryClient {
+  /** Opens a session of `mode` from its session request; its id. A notary this prover does not trust gets none. */
+  createSession(mode: string, request: unknown): Promise<string>;
+  /** The WebSocket URL of a session's socket (MPC's, proxy mode's relay). */
+  socketUrl(mode: string, sessionId: string): string;
   /**
-   * Declares what was hidden and receives the signed proof once the notary has verified the session; throws
-   * `notary_untrusted` unless the proof verifies against a trusted key and is of this request, in `mode`.
+   * Declares what was hidden (and what the mode adds) and receives the signed proof once the notary has verified the
+   * session; throws `notary_untrusted` unless the proof verifies against a trusted key and is of this request, in `mode`.
    */
-  attest(sessionId: string, request: AttestationRequest, mode: ProofMode): Promise<Proof>;
-  /** True when the notary still runs this session (a warm session whose notary side vanished is useless). */
-  isRunning(sessionId: string): Promise<boolean>;
-  sessionState(sessionId: string): Promise<SessionCheck>;
+  attest(mode: string, sessionId: string, request: AttestationRequest & Record<string, unknown>): Promise<Proof>;
+  /** Ends a session that will make no proof, so the notary frees its place now. Never throws. */
+  release(mode: string, sessionId: string): Promise<void>;
+  /** What the notary says of a session and its socket's traffic. */
+  sessionState(mode: string, sessionId: string): Promise<SessionCheck>;
   info(): Promise<NotaryInfo>;
   /**
    * Resolves while the notary running this session (any notary, without one) answers; throws
    * `notary_unavailable` otherwise. A running session polls it to notice a notary that went away.
    */
   reachable(sessionId?: string): Promise<void>;
-  /** Proxy mode: the notary connects to the target; bytes then flow through `relayUrl`. */
-  createProxySession(request: ProxySessionRequest): Promise<string>;
-  relayUrl(sessionId: string): string;
-  attestProxy(sessionId: string, request: ProxyAttestationRequest): Promise<Proof>;
-  releaseProxy(sessionId: string): Promise<void>;
+  /** Waits for `work` on this session, or rejects once its notary is found gone (several notaries only). */
+  whileReachable?<T>(sessionId: string, work: Promise<T>): Promise<T>;
 }
+
+/**
+ * How long a session request may take: a notary that dials the target (proxy mode) answers once connected, within
+ * its own connect timeout; others answer at once.
+ */
+const sessionWaitMs = (mode: string): number => (modeFacts(mode)?.notaryDials ? 20_000 : 10_000);
 
 /** Notary error codes a prover passes on unchanged: they are about the client's request or its target, not the notary. */
 const PASSED_ON: readonly ErrorCode[] = [
@@ -47,6 +50,7 @@ const PASSED_ON: readonly ErrorCode[] = [
   // A proxy-mode notary refusing the target's chain says what the prover's own check would.
   "tls_untrusted",
   "proxy_mode_unavailable",
+  "mode_unavailable",
   // The notary's verdict on the exchange itself: the answer is not one complete HTTP/1.1 answer to one request.
   "answer_incomplete",
   "answer_not_single",
@@ -58,9 +62,10 @@ const PASSED_ON: readonly ErrorCode[] = [
 
 /**
  * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
- * key it announced at first contact (notary-trust.ts).
+ * key it announced at first contact (trust.ts).
  */
 export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = []): NotaryClient {
+  const sessionPath = (mode: string, sessionId: string) => `${modeRoutes(mode).session}/${encodeURIComponent(sessionId)}`;
   const trust = notaryTrust(pinnedKeys);
   const base = baseUrl.replace(/\/+$/, "");
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -95,9 +100,9 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
   }
 
   /** A 4xx answer is the notary's word that the session does not run; no answer or a 5xx says nothing. */
-  async function sessionState(sessionId: string): Promise<SessionCheck> {
+  async function sessionState(mode: string, sessionId: string): Promise<SessionCheck> {
     try {
-      const answer = v.safeParse(SessionRunning, await call(`/session/${encodeURIComponent(sessionId)}`, { method: "GET", timeoutMs: 3_000 }));
+      const answer = v.safeParse(SessionRunning, await call(sessionPath(mode, sessionId), { method: "GET", timeoutMs: 3_000 }));
       return answer.success ? { state: "running", traffic: answer.output.traffic } : { state: "running" };
     } catch (error) {
       return { state: error instanceof AppError && error.code === "session_failed" ? "not_running" : "unknown" };
@@ -112,62 +117,30 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
   }
 
   /** A signed answer is taken only once it verifies against a trusted key and is of this request, in `mode`. */
-  async function checkedProof(answer: unknown, requestId: string, mode: ProofMode): Promise<Proof> {
+  async function checkedProof(answer: unknown, requestId: string, mode: string): Promise<Proof> {
     // First contact may not have happened yet (the pool's first health check still running).
     if (trust.keys().length === 0) await info();
     return checkNotaryAnswer(answer, trust.keys(), { requestId, mode });
   }
 
   return {
-    async createSession(sizes) {
+    async createSession(mode, request) {
       await refuseUntrusted();
-      const request: SessionRequest = { clientType: "Websocket", ...sizes };
-      const body = await call("/session", {
-        method: "POST",
-        body: JSON.stringify(request),
-        timeoutMs: 10_000,
-      });
+      const body = await call(modeRoutes(mode).session, { method: "POST", body: JSON.stringify(request), timeoutMs: sessionWaitMs(mode) });
       const parsed = v.safeParse(SessionCreated, body);
       if (!parsed.success) throw new AppError("notary_unavailable", "the notary's session answer is malformed");
       return parsed.output.sessionId;
     },
-    notarizeUrl(sessionId) {
-      return `${base.replace(/^http/, "ws")}/notarize?sessionId=${encodeURIComponent(sessionId)}`;
+    socketUrl(mode, sessionId) {
+      return `${base.replace(/^http/, "ws")}${modeRoutes(mode).socket}?sessionId=${encodeURIComponent(sessionId)}`;
     },
-    async attest(sessionId, request, mode) {
-      const answer = await call(`/session/${encodeURIComponent(sessionId)}/attestation`, {
-        method: "POST",
-        body: JSON.stringify(request),
-        timeoutMs: ATTESTATION_WAIT_MS,
-      });
+    async attest(mode, sessionId, request) {
+      const answer = await call(`${sessionPath(mode, sessionId)}/attestation`, { method: "POST", body: JSON.stringify(request), timeoutMs: ATTESTATION_WAIT_MS });
       return checkedProof(answer, request.requestId, mode);
     },
-    async isRunning(sessionId) {
-      return (await sessionState(sessionId)).state === "running";
-    },
     sessionState,
-    async release(sessionId) {
-      await call(`/session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
-    },
-    async createProxySession(request) {
-      await refuseUntrusted();
-      const parsed = v.safeParse(SessionCreated, await call("/proxy-session", { method: "POST", body: JSON.stringify(request), timeoutMs: 20_000 }));
-      if (!parsed.success) throw new AppError("notary_unavailable", "the notary's proxy session answer is malformed");
-      return parsed.output.sessionId;
-    },
-    relayUrl(sessionId) {
-      return `${base.replace(/^http/, "ws")}/relay?sessionId=${encodeURIComponent(sessionId)}`;
-    },
-    async attestProxy(sessionId, request) {
-      const answer = await call(`/proxy-session/${encodeURIComponent(sessionId)}/attestation`, {
-        method: "POST",
-        body: JSON.stringify(request),
-        timeoutMs: ATTESTATION_WAIT_MS,
-      });
-      return checkedProof(answer, request.requestId, "proxy");
-    },
-    async releaseProxy(sessionId) {
-      await call(`/proxy-session/${encodeURIComponent(sessionId)}`, { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
+    async release(mode, sessionId) {
+      await call(sessionPath(mode, sessionId), { method: "DELETE", timeoutMs: 5_000 }).catch(() => {});
     },
     info,
     async reachable() {

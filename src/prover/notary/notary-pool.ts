@@ -1,12 +1,13 @@
 /**
- * Several notaries behind one NotaryClient: new sessions go round-robin to the healthy ones; a notary
- * that fails (a session it cannot open, a health check it does not answer) is left out and checked again
- * after a back-off (1 s doubling to 30 s) until it answers. Every call about a session goes to the notary
- * that opened it: the pool's session ids carry the notary's position (`<position>~<notary's id>`).
+ * Several notaries behind one NotaryClient: new sessions go round-robin to the healthy ones that offer the mode; a
+ * notary that fails (a session it cannot open, a health check it does not answer) or is not trusted is left out, in
+ * every mode alike, and checked again after a back-off (1 s doubling to 30 s) until it answers. Every call about a
+ * session goes to the notary that opened it: the pool's session ids carry the notary's position
+ * (`<position>~<notary's id>`).
  */
 import { AppError, toAppError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
-import type { NotaryInfo } from "../../protocol/notary.ts";
+import { type NotaryInfo, modeUnavailable, offersMode } from "../../protocol/notary.ts";
 import type { NotaryClient } from "./client.ts";
 
 export interface NotaryPoolOptions {
@@ -61,12 +62,16 @@ export class NotaryPool implements NotaryClient {
     void this.checkDue();
   }
 
-  async createSession(sizes: Parameters<NotaryClient["createSession"]>[0]): Promise<string> {
+  /** A session on the next healthy notary that offers `mode` (by its /info); the others are tried in turn. */
+  async createSession(mode: string, request: unknown): Promise<string> {
     let lastError: AppError | undefined;
     for (const member of this.candidates()) {
+      // Asked only when its last /info, if any, does not show the mode (every notary offers MPC).
+      if (!offersMode(member.info, mode)) member.info ??= await member.client.info().catch(() => undefined);
+      if (!offersMode(member.info, mode)) continue;
       const startedAt = Date.now();
       try {
-        const id = await member.client.createSession(sizes);
+        const id = await member.client.createSession(mode, request);
         return `${member.position}${SEPARATOR}${id}`;
       } catch (error) {
         lastError = toAppError(error, "notary_unavailable");
@@ -75,59 +80,34 @@ export class NotaryPool implements NotaryClient {
         else if (lastError.code !== "over_capacity") throw lastError;
       }
     }
-    throw lastError ?? new AppError("notary_unavailable", "no notary can be reached");
+    throw lastError ?? modeUnavailable(mode, this.members.length === 1 ? "the notary does not" : "no notary of PROVER_NOTARY_URL does");
   }
 
-  /** A proxy session on the next healthy notary whose /info says it offers proxy mode. */
-  async createProxySession(request: Parameters<NotaryClient["createProxySession"]>[0]): Promise<string> {
-    let lastError: AppError | undefined;
-    for (const member of this.candidates()) {
-      member.info ??= await member.client.info().catch(() => undefined);
-      if (!member.info?.proxyMode) continue;
-      const startedAt = Date.now();
-      try {
-        const id = await member.client.createProxySession(request);
-        return `${member.position}${SEPARATOR}${id}`;
-      } catch (error) {
-        lastError = toAppError(error, "notary_unavailable");
-        if (lastError.code === "notary_unavailable") this.markDown(member, lastError.message, startedAt);
-        else if (lastError.code !== "over_capacity") throw lastError;
-      }
-    }
-    const which = this.members.length === 1 ? "the notary does not" : "no notary of PROVER_NOTARY_URL does";
-    throw lastError ?? new AppError("proxy_mode_unavailable", `proxy mode is unavailable: ${which} offer it (a notary's YAML config needs proxy: { enabled: true })`);
-  }
-
-  relayUrl(sessionId: string): string {
+  socketUrl(mode: string, sessionId: string): string {
     const { member, id } = this.route(sessionId);
-    return member.client.relayUrl(id);
+    return member.client.socketUrl(mode, id);
   }
 
-  async attestProxy(sessionId: string, request: Parameters<NotaryClient["attestProxy"]>[1]): ReturnType<NotaryClient["attestProxy"]> {
-    const { member, id } = this.route(sessionId);
-    return await member.client.attestProxy(id, request);
-  }
-
-  releaseProxy(sessionId: string): Promise<void> {
-    const { member, id } = this.route(sessionId);
-    return member.client.releaseProxy(id);
-  }
-
-  notarizeUrl(sessionId: string): string {
-    const { member, id } = this.route(sessionId);
-    return member.client.notarizeUrl(id);
-  }
-
-  async attest(sessionId: string, request: Parameters<NotaryClient["attest"]>[1], mode: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
+  async attest(mode: string, sessionId: string, request: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {
     const { member, id } = this.route(sessionId);
     const startedAt = Date.now();
     try {
-      return await member.client.attest(id, request, mode);
+      return await member.client.attest(mode, id, request);
     } catch (error) {
       const failure = toAppError(error, "notary_unavailable");
       if (failure.code === "notary_unavailable") this.markDown(member, failure.message, startedAt);
       throw failure;
     }
+  }
+
+  release(mode: string, sessionId: string): Promise<void> {
+    const { member, id } = this.route(sessionId);
+    return member.client.release(mode, id);
+  }
+
+  sessionState(mode: string, sessionId: string): ReturnType<NotaryClient["sessionState"]> {
+    const { member, id } = this.route(sessionId);
+    return member.client.sessionState(mode, id);
   }
 
   whileReachable<T>(sessionId: string, work: Promise<T>): Promise<T> {
@@ -137,21 +117,6 @@ export class NotaryPool implements NotaryClient {
       member.onDown.add(gone);
       work.then(resolve, reject).finally(() => member.onDown.delete(gone));
     });
-  }
-
-  isRunning(sessionId: string): Promise<boolean> {
-    const { member, id } = this.route(sessionId);
-    return member.client.isRunning(id);
-  }
-
-  sessionState(sessionId: string): ReturnType<NotaryClient["sessionState"]> {
-    const { member, id } = this.route(sessionId);
-    return member.client.sessionState(id);
-  }
-
-  release(sessionId: string): Promise<void> {
-    const { member, id } = this.route(sessionId);
-    return member.client.release(id);
   }
 
   async reachable(sessionId?: string): Promise<void> {

@@ -8,6 +8,7 @@
 import { AppError } from "../../errors.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "../../proof/keys.ts";
+import { proofModeOf } from "../../proof/modes.ts";
 import { verifyProof } from "../../proof/verify.ts";
 
 export interface NotaryTrust {
@@ -69,7 +70,7 @@ export function checkNotaryAnswer(answer: unknown, keys: readonly PublicKey[], e
     throw untrusted(`its answer was refused: ${(error as Error).message}`);
   }
   const proof = answer as Proof;
-  const mode = proof.body.mode ?? "mpc";
+  const mode = proofModeOf(proof.body);
   if (mode !== expected.mode) throw untrusted(`its proof is of mode "${mode}", the session's is "${expected.mode}"`);
   return proof;
 }

@@ -9,7 +9,7 @@ import type { WarmPool } from "./pool.ts";
 import { requestedSizes } from "../exchange/requested-sizes.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
 import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
-import { parseTargetUrl } from "../exchange/target.ts";
+import { parseTargetUrl } from "../../core/target.ts";
 import type { TurnGate } from "./turn-gate.ts";
 
 export interface PoolRouteDeps {

@@ -1,4 +1,4 @@
-import type { EngineRequest } from "../../engine/session.ts";
+import type { ExchangeRequest } from "../../core/exchange.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import { fitsIn } from "./pool-policy.ts";
 
@@ -42,7 +42,7 @@ export const withMargin = (bytes: number): number => Math.ceil(bytes * 1.1) + 64
  * Bytes the engine sends for this request: request line, headers, JSON body, plus what it adds itself
  * (`content-type` and `content-length` with a body) and a little slack.
  */
-export function requestBytes(request: EngineRequest): number {
+export function requestBytes(request: ExchangeRequest): number {
   const encoder = new TextEncoder();
   let bytes = encoder.encode(`${request.method} ${request.pathAndQuery} HTTP/1.1\r\n\r\n`).length;
   for (const [name, value] of request.headers) bytes += encoder.encode(`${name}: ${value}\r\n`).length;

@@ -5,7 +5,7 @@
  */
 import { Duplex } from "node:stream";
 import { AppError } from "../../errors.ts";
-import { RELAY_ENDED_CLOSE_CODE, relayEndedError } from "../../protocol/notary.ts";
+import { RELAY_ENDED_CLOSE_CODE, relayEndedError } from "../../protocol/proxy-mode.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 
 /** The notary takes WebSocket messages of up to 64 KiB; TLS records are at most about 16 KiB anyway. */

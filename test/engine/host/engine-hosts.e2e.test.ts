@@ -206,12 +206,12 @@ describe("engine hosts", () => {
       const created: string[] = [];
       const sessions: NotarySessions = {
         createSession: async (sizes) => {
-          const id = await client.createSession(sizes);
+          const id = await client.createSession("mpc", sizes);
           created.push(id);
           return id;
         },
-        notarizeUrl: (id) => client.notarizeUrl(id),
-        release: (id) => client.release(id),
+        notarizeUrl: (id) => client.socketUrl("mpc", id),
+        release: (id) => client.release("mpc", id),
       };
       try {
         // A request's session (set up on demand: setups never pause a refill), then a refill beside it.

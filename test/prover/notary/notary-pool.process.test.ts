@@ -9,7 +9,7 @@ import { createLogger } from "../../../src/log.ts";
 import { createNotaryClient } from "../../../src/prover/notary/client.ts";
 import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
 import { runCli, SOURCE_CLI } from "../../../testkit/prover.ts";
-import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "../../hardening/support.ts";
+import { type RunningNotary, eventually, freePort, notaryConfig, notarySessions, startNotary } from "../../../testkit/notary.ts";
 import { dirname, join } from "node:path";
 import { readFileSync } from "node:fs";
 
@@ -45,17 +45,17 @@ const position = (sessionId: string) => Number(sessionId.split("~")[0]);
 
 test("sessions alternate between healthy notaries; each session's calls reach the notary that opened it", async () => {
   const ids = [];
-  for (let i = 0; i < 4; i++) ids.push(await pool.createSession(sizes));
+  for (let i = 0; i < 4; i++) ids.push(await pool.createSession("mpc", sizes));
   expect(ids.map(position).sort()).toEqual([0, 0, 1, 1]);
   expect(position(ids[0]!)).not.toBe(position(ids[1]!));
   expect(await notarySessions(notaries[0]!.url)).toBe(2);
   expect(await notarySessions(notaries[1]!.url)).toBe(2);
-  expect(pool.notarizeUrl(ids[0]!)).toStartWith(notaries[position(ids[0]!)]!.url.replace(/^http/, "ws"));
+  expect(pool.socketUrl("mpc", ids[0]!)).toStartWith(notaries[position(ids[0]!)]!.url.replace(/^http/, "ws"));
   // Releasing a session frees a place on its own notary only.
   const counts = async () => Promise.all(notaries.map((n) => notarySessions(n.url)));
   for (const id of ids) {
     const before = await counts();
-    await pool.release(id);
+    await pool.release("mpc", id);
     const expected = before.map((n, i) => (i === position(id) ? n - 1 : n));
     expect(await counts()).toEqual(expected);
   }
@@ -69,8 +69,8 @@ test("sessions alternate between healthy notaries; each session's calls reach th
 });
 
 test("a killed notary: work on its session gives up, new sessions go to the other, it comes back once it answers", async () => {
-  let onSecond = await pool.createSession(sizes);
-  if (position(onSecond) !== 1) onSecond = await pool.createSession(sizes);
+  let onSecond = await pool.createSession("mpc", sizes);
+  if (position(onSecond) !== 1) onSecond = await pool.createSession("mpc", sizes);
   expect(position(onSecond)).toBe(1);
   const waiting = pool.whileReachable(onSecond, new Promise<never>(() => {}));
   notaries[1]!.process.kill("SIGKILL");
@@ -79,7 +79,7 @@ test("a killed notary: work on its session gives up, new sessions go to the othe
   expect(pool.statuses()[1]).toEqual({ publicKey: keys[1]!, signatureAlgorithm: "secp256k1", ethereumAddress: expect.any(String), healthy: false });
 
   const before = await notarySessions(notaries[0]!.url);
-  const ids = [await pool.createSession(sizes), await pool.createSession(sizes), await pool.createSession(sizes)];
+  const ids = [await pool.createSession("mpc", sizes), await pool.createSession("mpc", sizes), await pool.createSession("mpc", sizes)];
   expect(ids.map(position)).toEqual([0, 0, 0]);
   expect(await notarySessions(notaries[0]!.url)).toBe(before + 3);
   // The primary stays the first listed notary while it is healthy.
@@ -87,9 +87,9 @@ test("a killed notary: work on its session gives up, new sessions go to the othe
 
   await start(1);
   expect(await eventually(() => pool.statuses()[1]!.healthy, (healthy) => healthy, 10_000)).toBe(true);
-  const after = [await pool.createSession(sizes), await pool.createSession(sizes)];
+  const after = [await pool.createSession("mpc", sizes), await pool.createSession("mpc", sizes)];
   expect(after.map(position).sort()).toEqual([0, 1]);
-  await Promise.all([...ids, ...after].map((id) => pool.release(id)));
+  await Promise.all([...ids, ...after].map((id) => pool.release("mpc", id)));
 }, 60_000);
 
 test("a notary restarted with a new key is refused, not trusted, by a client that met its first key", async () => {

@@ -1,4 +1,5 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log.ts";
 import type { NotaryClient } from "../../../src/prover/notary/client.ts";
 import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
@@ -22,7 +23,7 @@ const stalled = () => new Error("the notary cannot be reached");
 test("checks that were in flight together and fail together count as one failure; a later one counts again", async () => {
   const { pool, answers } = handAnsweredNotary();
   answers[0]!.resolve({} as NotaryInfo); // the pool's first check
-  const sessionId = await pool.createSession({ maxSentData: 512, maxRecvData: 1024 });
+  const sessionId = await pool.createSession("mpc", { maxSentData: 512, maxRecvData: 1024 });
   let gaveUp = false;
   pool.whileReachable(sessionId, new Promise<never>(() => {})).catch(() => (gaveUp = true));
 
@@ -61,4 +62,27 @@ test("answersNow asks a healthy notary afresh: one that just died is found so at
   expect(await dead).toBe(false);
   expect(pool.statuses()[0]!.healthy).toBe(false);
   expect(await pool.answersNow()).toBe(false);
+});
+
+/** A notary that answers /info at once, offering both built-in modes, and opens sessions as `open` says. */
+function notaryOpening(open: (mode: string) => Promise<string>): NotaryClient {
+  return {
+    info: async () => ({ proxyMode: true, modes: ["mpc", "proxy"] }) as NotaryInfo,
+    createSession: (mode: string) => open(mode),
+  } as unknown as NotaryClient;
+}
+
+describe("a notary this prover does not trust", () => {
+  test.each(["mpc", "proxy"])("is left out in %s mode like an unreachable one: the next notary opens the session", async (mode) => {
+    const untrusted = notaryOpening(() => Promise.reject(new AppError("notary_untrusted", "the notary is not trusted: its key changed")));
+    const trusted = notaryOpening(async (asked) => `session-of-${asked}`);
+    const pool = new NotaryPool([untrusted, trusted], { checkEveryMs: 600_000, backoff: { firstMs: 600_000, maxMs: 600_000 }, log: createLogger({ level: "error" }) });
+    try {
+      // Every candidate order is tried: the pool starts at a random notary.
+      for (let i = 0; i < 4; i++) expect(await pool.createSession(mode, {})).toBe(`1~session-of-${mode}`);
+      expect(pool.statuses()[0]!.healthy).toBe(false);
+    } finally {
+      pool.stop();
+    }
+  });
 });

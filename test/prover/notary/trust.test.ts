@@ -53,20 +53,20 @@ describe("without pinned keys: the key announced at first contact", () => {
 
   test("a proof signed by the announced key, of this request, in mpc mode, is accepted", async () => {
     notary.state.answer = signed(notary.state.announced);
-    const proof = await client.attest("s1", request, "mpc");
+    const proof = await client.attest("mpc", "s1", request);
     expect(proof.body.requestId).toBe(requestId);
   });
 
   test("a proof of another request id is refused", async () => {
     notary.state.answer = signed(notary.state.announced, { requestId: "0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f" });
-    const error = await refusal(client.attest("s1", request, "mpc"));
+    const error = await refusal(client.attest("mpc", "s1", request));
     expect(error.code).toBe("notary_untrusted");
     expect(error.message).toContain("request id");
   });
 
   test("a proof of another mode is refused", async () => {
     notary.state.answer = signed(notary.state.announced, { mode: "proxy", serverPort: 443 });
-    const error = await refusal(client.attest("s1", request, "mpc"));
+    const error = await refusal(client.attest("mpc", "s1", request));
     expect(error.code).toBe("notary_untrusted");
     expect(error.message).toContain('mode "proxy"');
   });
@@ -74,7 +74,7 @@ describe("without pinned keys: the key announced at first contact", () => {
   test("an altered proof (signature no longer matches) is refused", async () => {
     const proof = signed(notary.state.announced);
     notary.state.answer = { ...proof, body: { ...proof.body, serverName: "other.example" } };
-    expect((await refusal(client.attest("s1", request, "mpc"))).code).toBe("notary_untrusted");
+    expect((await refusal(client.attest("mpc", "s1", request))).code).toBe("notary_untrusted");
   });
 
   test("a notary that comes back with a new key is refused, its proofs too", async () => {
@@ -84,7 +84,7 @@ describe("without pinned keys: the key announced at first contact", () => {
     expect(error.code).toBe("notary_untrusted");
     expect(error.message).toContain("key changed");
     notary.state.answer = signed(notary.state.announced);
-    expect((await refusal(client.attest("s1", request, "mpc"))).code).toBe("notary_untrusted");
+    expect((await refusal(client.attest("mpc", "s1", request))).code).toBe("notary_untrusted");
     notary.state.announced = first;
   });
 });
@@ -101,15 +101,15 @@ describe("with pinned keys (PROVER_NOTARY_KEYS)", () => {
 
   test("a notary announcing another key gets no session: its proof would be refused after the whole MPC session", async () => {
     const fresh = createNotaryClient(notary.url, undefined, [decodePublicKeyPem(pinned.publicKeyPem)]);
-    const error = await refusal(fresh.createSession({ maxSentData: 1024, maxRecvData: 2048 }));
+    const error = await refusal(fresh.createSession("mpc", { maxSentData: 1024, maxRecvData: 2048 }));
     expect(error.code).toBe("notary_untrusted");
     expect(error.message).toContain("is not a pinned one");
   });
 
   test("only proofs signed by a pinned key are accepted", async () => {
     notary.state.answer = signed(notary.state.announced);
-    expect((await refusal(client.attest("s1", request, "mpc"))).code).toBe("notary_untrusted");
+    expect((await refusal(client.attest("mpc", "s1", request))).code).toBe("notary_untrusted");
     notary.state.answer = signed(pinned);
-    expect((await client.attest("s1", request, "mpc")).body.notary.publicKey).toBe(pinned.publicKeyPem);
+    expect((await client.attest("mpc", "s1", request)).body.notary.publicKey).toBe(pinned.publicKeyPem);
   });
 });

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EngineHostStatus } from "../../../src/engine/host/engine-hosts.ts";
 import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { type RunningNotary, freePort, notaryConfig, notarySessions, startNotary } from "../../hardening/support.ts";
+import { type RunningNotary, freePort, notaryConfig, notarySessions, startNotary } from "../../../testkit/notary.ts";
 import { scratchDir, tlsFixture } from "../../../testkit/env.ts";
 import { type NotaryRelay, type RelayTaps, startNotaryRelay } from "../../../testkit/notary-relay.ts";
 import { proveData, verifyWithCli } from "../../../testkit/prove.ts";

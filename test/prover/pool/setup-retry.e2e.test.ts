@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { type RunningNotary, startKeyedNotary, waitForLog } from "../../hardening/support.ts";
+import { type RunningNotary, startKeyedNotary, waitForLog } from "../../../testkit/notary.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { proveData, verifyWithCli } from "../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";

@@ -5,12 +5,12 @@
  * server's last byte. An attestation asked for too long after the relay ended is refused: a prover must not fetch
  * now and choose later which answers to have signed.
  */
-import { AppError } from "../errors.ts";
-import type { RevealedKeys } from "../tls/verify-session.ts";
-import { verifyRelayedSession } from "../tls/verify-session.ts";
-import type { RelayedSession } from "./proxy-sessions.ts";
+import { AppError } from "../../errors.ts";
+import type { RevealedKeys } from "../../tls/verify-session.ts";
+import { verifyRelayedSession } from "../../tls/verify-session.ts";
+import type { RelayedSession } from "./sessions.ts";
 import { connectionEnd, relayTimes } from "./relay-log.ts";
-import type { SeenDirection, VerifiedTranscript } from "./verified-transcript.ts";
+import type { SeenDirection, VerifiedTranscript } from "../verified-transcript.ts";
 
 export interface ProxyVerification {
   /** Node's root certificates, plus the test CA when TLSN_TEST_TRUST_ANCHOR is set: the same set as MPC mode. */

@@ -3,7 +3,7 @@
  * its longest quiet spell (a warm session's wait between setup and request).
  */
 import { expect, test } from "bun:test";
-import { QUIET_SPELL_MS, countTraffic, newTrafficCounter } from "../../src/notary/traffic.ts";
+import { QUIET_SPELL_MS, countTraffic, newTrafficCounter } from "../../../src/notary/mpc/traffic.ts";
 
 test("activity restarts after the longest quiet spell; shorter pauses, before or after, leave it", async () => {
   const counter = newTrafficCounter();

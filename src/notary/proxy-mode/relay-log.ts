@@ -3,8 +3,8 @@
  * verifier found: when the target's first and last bytes passed, and whether the target ended the connection of its
  * own accord. Pure: the notary's clock entered the log when the bytes passed.
  */
-import type { ConnectionEnd } from "../http1/answer-rule.ts";
-import type { DataRecords } from "../tls/verify-session.ts";
+import type { ConnectionEnd } from "../../http1/answer-rule.ts";
+import type { DataRecords } from "../../tls/verify-session.ts";
 import type { RelayEvent } from "./relay.ts";
 
 export interface RelayTimes {

@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
-import type { LoopbackBridge } from "../../src/engine/bridge.ts";
-import type { EngineVerifiers, VerifierOutput } from "../../src/engine/verifier.ts";
-import type { LogFields, Logger } from "../../src/log.ts";
-import { MpcSessions, type NotarySocketData } from "../../src/notary/sessions.ts";
-import { afterPendingWork } from "../../testkit/wait.ts";
+import type { LoopbackBridge } from "../../../src/engine/bridge.ts";
+import type { EngineVerifiers, VerifierOutput } from "../../../src/engine/verifier.ts";
+import type { LogFields, Logger } from "../../../src/log.ts";
+import type { NotarySocketData } from "../../../src/notary/modes.ts";
+import { MpcSessions } from "../../../src/notary/mpc/sessions.ts";
+import { afterPendingWork } from "../../../testkit/wait.ts";
 
 const LIMITS = { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 30_000 };
 
@@ -43,7 +44,7 @@ function sessionsWithFakeVerifier() {
   const { log, lines } = keptLog();
   const sessions = new MpcSessions(LIMITS, bridge, verifiers, log);
   const socketOf = (sessionId: string) =>
-    ({ data: { sessionId, kind: "mpc" }, readyState: 1, close() {}, sendBinary() {} }) as unknown as ServerWebSocket<NotarySocketData>;
+    ({ data: { sessionId, mode: "mpc" }, readyState: 1, close() {}, sendBinary() {} }) as unknown as ServerWebSocket<NotarySocketData>;
   return { sessions, failVerifier, lines, socketOf, toProver };
 }
 

@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { trustAnchors } from "../../src/engine/trust-anchor.ts";
-import { localVerifiers } from "../../src/engine/verifier.ts";
-import { serializeRequest } from "../../src/http1/request.ts";
-import { createLogger } from "../../src/log.ts";
-import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
-import { generateKey } from "../../src/proof/keys.ts";
-import { verifyProof } from "../../src/proof/verify.ts";
-import type { ProxyAttestationRequest } from "../../src/protocol/notary.ts";
-import { createNotaryClient } from "../../src/prover/notary/client.ts";
-import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
-import { runTlsExchange } from "../../src/prover/proxy-mode/tls-exchange.ts";
-import { keysToReveal } from "../../src/tls/verify-session.ts";
-import { tlsFixture } from "../../testkit/env.ts";
-import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
-import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { trustAnchors } from "../../../src/engine/trust-anchor.ts";
+import { localVerifiers } from "../../../src/engine/verifier.ts";
+import { serializeRequest } from "../../../src/http1/request.ts";
+import { createLogger } from "../../../src/log.ts";
+import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
+import { generateKey } from "../../../src/proof/keys.ts";
+import { verifyProof } from "../../../src/proof/verify.ts";
+import type { ProxyAttestationRequest } from "../../../src/protocol/proxy-mode.ts";
+import { createNotaryClient } from "../../../src/prover/notary/client.ts";
+import { openRelaySocket } from "../../../src/prover/proxy-mode/relay-socket.ts";
+import { runTlsExchange } from "../../../src/prover/proxy-mode/tls-exchange.ts";
+import { keysToReveal } from "../../../src/tls/verify-session.ts";
+import { tlsFixture } from "../../../testkit/env.ts";
+import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 
 /**
  * The notary's side of proxy mode, driven over its real HTTP and WebSocket routes by the prover's own relay and
@@ -65,8 +65,8 @@ afterAll(async () => {
 /** One relayed exchange of GET `path`; what an attestation needs. */
 async function relayedExchange(path = "/data") {
   const client = createNotaryClient(notary.url);
-  const sessionId = await client.createProxySession({ serverName: TARGET_HOST, port: target.port });
-  const relay = await openRelaySocket(client.relayUrl(sessionId), 5_000);
+  const sessionId = await client.createSession("proxy", { serverName: TARGET_HOST, port: target.port });
+  const relay = await openRelaySocket(client.socketUrl("proxy", sessionId), 5_000);
   const exchange = await runTlsExchange(relay.duplex, {
     serverName: TARGET_HOST,
     request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
@@ -89,7 +89,7 @@ const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAtt
 describe("proxy sessions on the notary", () => {
   test("the proof holds the answer the notary decrypted, and the request's length only", async () => {
     const { client, sessionId, exchange, keys } = await relayedExchange();
-    const proof = await client.attestProxy(sessionId, attestation(keys));
+    const proof = await client.attest("proxy", sessionId, attestation(keys));
     const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem, { allowHiddenRequest: true });
     expect(verified.body.mode).toBe("proxy");
     expect(verified.body).toMatchObject({ request: "hidden", serverPort: target.port, responseFraming: "content-length" });
@@ -102,14 +102,14 @@ describe("proxy sessions on the notary", () => {
     if (keys.version !== "TLS1.3") throw new Error("expected a TLS 1.3 session");
     const secret = keys.serverApplicationTrafficSecret;
     const wrong = { ...keys, serverApplicationTrafficSecret: `${secret[0] === "0" ? "1" : "0"}${secret.slice(1)}` };
-    await expect(client.attestProxy(sessionId, attestation(wrong))).rejects.toMatchObject({ code: "session_failed" });
-    await expect(client.attestProxy(sessionId, attestation(keys))).rejects.toMatchObject({ message: expect.stringContaining("unknown or finished") });
+    await expect(client.attest("proxy", sessionId, attestation(wrong))).rejects.toMatchObject({ code: "session_failed" });
+    await expect(client.attest("proxy", sessionId, attestation(keys))).rejects.toMatchObject({ message: expect.stringContaining("unknown or finished") });
   });
 
   test("a redaction span in the hidden request is refused", async () => {
     const { client, sessionId, keys } = await relayedExchange();
     const spans = [{ direction: "sent" as const, start: 0, end: 3 }];
-    await expect(client.attestProxy(sessionId, attestation(keys, [{ pattern: "req:header:x", spans, matched: true }]))).rejects.toMatchObject({
+    await expect(client.attest("proxy", sessionId, attestation(keys, [{ pattern: "req:header:x", spans, matched: true }]))).rejects.toMatchObject({
       message: expect.stringContaining("the request is hidden whole"),
     });
   });
@@ -119,17 +119,17 @@ describe("proxy sessions on the notary", () => {
     const bodyStart = exchange.recv.length - 140_000;
     // 33,000 one-byte spans: with the revealed ranges between them, 66,002 entries.
     const spans = Array.from({ length: 33_000 }, (_, i) => ({ direction: "recv" as const, start: bodyStart + 2 * i + 1, end: bodyStart + 2 * i + 2 }));
-    await expect(client.attestProxy(sessionId, attestation(keys, [{ pattern: "search:x", spans, matched: true }]))).rejects.toMatchObject({
+    await expect(client.attest("proxy", sessionId, attestation(keys, [{ pattern: "search:x", spans, matched: true }]))).rejects.toMatchObject({
       message: expect.stringContaining("body lists 66002 revealed ranges, redactions and spans together; a proof holds at most 65536 (MAX_PROOF_ENTRIES)"),
     });
   });
 
   test("a target outside the notary's policy is refused, naming its setting", async () => {
     const client = createNotaryClient(notary.url);
-    await expect(client.createProxySession({ serverName: TARGET_HOST, port: 1 })).rejects.toMatchObject({
+    await expect(client.createSession("proxy", { serverName: TARGET_HOST, port: 1 })).rejects.toMatchObject({
       code: "target_forbidden",
       message: expect.stringContaining("proxy.allowed_ports"),
     });
-    await expect(client.createProxySession({ serverName: "other.example", port: target.port })).rejects.toMatchObject({ code: "target_forbidden" });
+    await expect(client.createSession("proxy", { serverName: "other.example", port: target.port })).rejects.toMatchObject({ code: "target_forbidden" });
   });
 });

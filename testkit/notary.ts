@@ -1,12 +1,12 @@
 import type { Subprocess } from "bun";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { scratchDir, tlsFixture } from "../../testkit/env.ts";
-import { SOURCE_CLI, collectText, runCli } from "../../testkit/prover.ts";
+import { scratchDir, tlsFixture } from "./env.ts";
+import { SOURCE_CLI, collectText, runCli } from "./prover.ts";
 
-import { waitUntil } from "../../testkit/wait.ts";
+import { waitUntil } from "./wait.ts";
 
-export { eventually } from "../../testkit/wait.ts";
+export { eventually } from "./wait.ts";
 
 export interface RunningNotary {
   url: string;

@@ -1,19 +1,14 @@
 import type { ServerWebSocket } from "bun";
-import type { SessionLimits } from "../config/notary.ts";
-import type { LoopbackBridge, PeerHandle } from "../engine/bridge.ts";
-import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../engine/verifier.ts";
-import { AppError, errorText } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import type { SessionSizes } from "../core/session-sizes.ts";
-import type { SessionTraffic } from "../protocol/notary.ts";
-import { mpcBudgetBytes } from "./limits.ts";
+import type { SessionLimits } from "../../config/notary.ts";
+import type { LoopbackBridge, PeerHandle } from "../../engine/bridge.ts";
+import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../../engine/verifier.ts";
+import { AppError, errorText } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
+import type { SessionTraffic } from "../../core/session-traffic.ts";
+import { mpcBudgetBytes } from "../limits.ts";
+import type { NotarySocketData } from "../modes.ts";
 import { type TrafficCounter, countTraffic, newTrafficCounter, trafficFields, trafficNow } from "./traffic.ts";
-
-/** The data a prover's accepted socket carries: an MPC session's, or a proxy session's relay. */
-export interface NotarySocketData {
-  sessionId: string;
-  kind: "mpc" | "relay";
-}
 
 type SessionState = "waiting" | "running" | "verified" | "failed";
 

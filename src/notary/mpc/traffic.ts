@@ -2,9 +2,9 @@
  * What an MPC session's socket carried: bytes each way and how long it has been quiet. A setup whose two sides
  * wait on each other (a stall) is quiet in both directions while a slow one is not, so the prover's setup watch
  * reads this through GET /session/{id} (src/engine/session.ts). The end of the longest quiet spell also dates the
- * exchange: a warm session's socket is quiet from its setup until its request comes (mpc-transcript.ts).
+ * exchange: a warm session's socket is quiet from its setup until its request comes (transcript.ts).
  */
-import type { SessionTraffic } from "../protocol/notary.ts";
+import type { SessionTraffic } from "../../core/session-traffic.ts";
 
 export interface TrafficCounter {
   fromProverBytes: number;

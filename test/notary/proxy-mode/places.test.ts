@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
-import { type ProxyRefusal, proxyPlaces } from "../../src/notary/proxy-places.ts";
+import { AppError } from "../../../src/errors.ts";
+import { type ProxyRefusal, proxyPlaces } from "../../../src/notary/proxy-mode/places.ts";
 
 /** The place bookkeeping alone: what is counted when, and each refusal's label. */
 function places(registered = () => 0) {

@@ -1,6 +1,6 @@
 /** The target of a /proxy call: the T-PROXY-URL it names. Which targets may be dialled is src/core/target-policy.ts. */
-import { AppError } from "../../errors.ts";
-import type { TargetEndpoint } from "../../core/target-policy.ts";
+import { AppError } from "../errors.ts";
+import type { TargetEndpoint } from "./target-policy.ts";
 
 export interface Target extends TargetEndpoint {
   url: URL;
@@ -21,3 +21,6 @@ export function parseTargetUrl(raw: string | null): Target {
   const serverName = url.hostname.replace(/^\[(.*)\]$/, "$1");
   return { url, serverName, port: Number(url.port || 443), pathAndQuery: `${url.pathname}${url.search}` };
 }
+
+/** The Host header's value for a target: its name, and its port unless 443. */
+export const hostOf = (target: TargetEndpoint): string => (target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`);

@@ -4,9 +4,9 @@
  * keys the prover reveals; nothing the prover says about the bytes is taken on trust.
  */
 import { type Socket, connect } from "node:net";
-import { concatBytes as concat } from "../bytes.ts";
-import { AppError } from "../errors.ts";
-import type { RelayedBytes } from "../tls/verify-session.ts";
+import { concatBytes as concat } from "../../bytes.ts";
+import { AppError } from "../../errors.ts";
+import type { RelayedBytes } from "../../tls/verify-session.ts";
 
 /** Where the relay sends the target's bytes: the prover's socket. */
 export interface RelayPeer {

@@ -1,0 +1,128 @@
+/**
+ * The proof modes: how a notary took part in an exchange, and the facts a verifier and a reader need of each, in
+ * one table. The verifier's rules (check.ts), the EVM attestation's type (evm-attestation.ts), `cli verify`'s
+ * report and the viewer (render.ts) read it; so do the prover's and the notary's registries of mode backends.
+ *
+ * How verifiers learn the modes: the built-in modes are always known; another mode is known to a process once it
+ * registered that mode's facts (`registerModeFacts`, done by registering the mode's prover or notary side). A proof
+ * of a mode the verifier does not know is refused as invalid: `cli verify` accepts the built-in modes only.
+ */
+
+export interface ModeFacts {
+  /** As `T-PROOF-MODE` and a proof body's `mode` name it (MODE_NAME). */
+  name: string;
+  /** What the notary saw, for reports and the viewer: "MPC-TLS: the notary saw nothing in clear". */
+  summary: string;
+  /** The notary dialled the server itself: its proofs name the port it dialled (`serverPort`), other modes' never do. */
+  notaryDials: boolean;
+  /** The notary may sign an answer whose request it never saw (`request: "hidden"`); other modes' notaries refuse. */
+  mayHideRequest: boolean;
+  /** The primary type of its EIP-712 attestation: a contract accepts a mode by asking for that type. */
+  evmType: string;
+}
+
+/** A mode's name: lower-case letters, digits and dashes, a letter first. */
+export const MODE_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/** The modes every build knows: the closed set this product ships, one backend each on both sides. */
+export const BUILT_IN_MODES = {
+  mpc: {
+    name: "mpc",
+    summary: "MPC-TLS: the notary saw nothing in clear",
+    notaryDials: false,
+    mayHideRequest: false,
+    evmType: "Attestation",
+  },
+  proxy: {
+    name: "proxy",
+    summary: "the notary relayed the connection and saw the response in clear; the request only if revealed",
+    notaryDials: true,
+    mayHideRequest: true,
+    evmType: "ProxyAttestation",
+  },
+} as const satisfies Record<string, ModeFacts>;
+
+export type BuiltInMode = keyof typeof BUILT_IN_MODES;
+
+/** The mode of a proof body that names none: proofs made before proxy mode are MPC proofs. */
+export const DEFAULT_MODE: BuiltInMode = "mpc";
+
+const registered = new Map<string, ModeFacts>();
+
+/**
+ * Makes a mode known to this process (its verifier included); returns the call that forgets it again. A built-in
+ * mode's name, or a name registered with other facts, is refused.
+ */
+export function registerModeFacts(facts: ModeFacts): () => void {
+  if (!MODE_NAME.test(facts.name)) throw new Error(`a mode's name is lower-case letters, digits and dashes: ${JSON.stringify(facts.name)}`);
+  const known = modeFacts(facts.name);
+  if (known && known !== facts) throw new Error(`the mode ${facts.name} is known already`);
+  registered.set(facts.name, facts);
+  return () => {
+    if (registered.get(facts.name) === facts) registered.delete(facts.name);
+  };
+}
+
+/** The facts of a mode this process knows, or undefined. */
+export function modeFacts(name: string): ModeFacts | undefined {
+  return Object.hasOwn(BUILT_IN_MODES, name) ? BUILT_IN_MODES[name as BuiltInMode] : registered.get(name);
+}
+
+/** Every mode this process knows, the built-in ones first. */
+export function knownModes(): string[] {
+  return [...Object.keys(BUILT_IN_MODES), ...registered.keys()];
+}
+
+/** A proof body's mode, as a verifier reads it: a body that names none is an MPC proof. */
+export const proofModeOf = (body: { mode?: string }): string => body.mode ?? DEFAULT_MODE;
+
+/** The facts of a proof body's mode; throws for a mode this process does not know (verifyProof refuses those first). */
+export function modeFactsOf(body: { mode?: string }): ModeFacts {
+  const mode = proofModeOf(body);
+  const facts = modeFacts(mode);
+  if (!facts) throw new Error(`unknown proof mode ${JSON.stringify(mode)}`);
+  return facts;
+}
+
+/** Why a mode is not one this process knows, or null. */
+export function unknownModeProblem(mode: string): string | null {
+  if (modeFacts(mode)) return null;
+  return `unknown proof mode ${JSON.stringify(mode)} (this verifier knows ${knownModes().join(", ")})`;
+}
+
+/**
+ * The backends of the modes registered on one side (the prover's, the notary's): registering one registers its
+ * facts too, and the call returned forgets both.
+ */
+export class ModeBackends<Backend extends { facts: ModeFacts }> {
+  private readonly registered = new Map<string, Backend>();
+
+  constructor(private readonly side: string) {}
+
+  register(backend: Backend): () => void {
+    const { name } = backend.facts;
+    if (this.registered.has(name)) throw new Error(`a ${this.side} backend for mode ${name} is registered already`);
+    const forgetFacts = registerModeFacts(backend.facts);
+    this.registered.set(name, backend);
+    return () => {
+      if (this.registered.get(name) !== backend) return;
+      this.registered.delete(name);
+      forgetFacts();
+    };
+  }
+
+  has(name: string): boolean {
+    return this.registered.has(name);
+  }
+
+  names(): string[] {
+    return [...this.registered.keys()];
+  }
+
+  all(): Backend[] {
+    return [...this.registered.values()];
+  }
+}
+
+/** A mode as a report line says it: its name and what the notary saw. */
+export const modeText = (facts: ModeFacts): string => `${facts.name} (${facts.summary})`;

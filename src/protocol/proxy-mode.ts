@@ -1,0 +1,69 @@
+/**
+ * Proxy mode's part of the notary protocol (notary.ts): its session request (the target the notary dials), its
+ * relay WebSocket's close code, and what its attestation request adds (the keys the prover reveals).
+ */
+import * as v from "valibot";
+import { AppError, isErrorCode } from "../errors.ts";
+import type { RevealedKeys } from "../tls/verify-session.ts";
+import { AttestationRequest } from "./notary.ts";
+
+/** A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. */
+export const ProxySessionRequest = v.strictObject({
+  serverName: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
+  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+});
+export type ProxySessionRequest = v.InferOutput<typeof ProxySessionRequest>;
+
+/**
+ * The WebSocket close code of a relay the notary ended before its time (a limit, a refused first flight); its
+ * close reason is `<error code>: <message>`, at most 123 bytes as WebSocket allows.
+ */
+export const RELAY_ENDED_CLOSE_CODE = 4000;
+const CLOSE_REASON_BYTES = 123;
+
+/** The close reason of a relay ended with `error`: its code and as much of its message as fits. */
+export function relayEndedReason(error: AppError): string {
+  const text = `${error.code}: ${error.message}`;
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= CLOSE_REASON_BYTES) return text;
+  return new TextDecoder().decode(bytes.subarray(0, CLOSE_REASON_BYTES - 3)).replace(/\uFFFD$/, "") + "...";
+}
+
+/** The error a relay's close reason carries, or undefined when it carries none. */
+export function relayEndedError(reason: string): AppError | undefined {
+  const match = /^([a-z_]+): (.*)$/s.exec(reason);
+  if (!match || !isErrorCode(match[1]!)) return undefined;
+  return new AppError(match[1], `the notary ended the relay: ${match[2]}`);
+}
+
+const hexKey = v.pipe(v.string(), v.regex(/^[0-9a-f]{8,128}$/, "expected lower-case hex"));
+
+/** The keys a prover reveals: the server's direction always, the client's only with the request revealed. */
+export const RevealedKeysSchema = v.variant("version", [
+  v.strictObject({
+    version: v.literal("TLS1.3"),
+    serverHandshakeTrafficSecret: hexKey,
+    serverApplicationTrafficSecret: hexKey,
+    clientHandshakeTrafficSecret: v.optional(hexKey),
+    clientApplicationTrafficSecret: v.optional(hexKey),
+  }),
+  v.strictObject({
+    version: v.literal("TLS1.2"),
+    serverWriteKey: hexKey,
+    serverWriteIv: hexKey,
+    clientWriteKey: v.optional(hexKey),
+    clientWriteIv: v.optional(hexKey),
+  }),
+]) satisfies v.GenericSchema<unknown, RevealedKeys>;
+
+/**
+ * A proxy session's attestation: the keys, and the redactions as in MPC mode. With `revealRequest` the
+ * client keys come too and the request enters the proof; without, the request stays hidden whole (its length only).
+ */
+export const ProxyAttestationRequest = v.strictObject({
+  ...AttestationRequest.entries,
+  keys: RevealedKeysSchema,
+  revealRequest: v.boolean(),
+});
+export type ProxyAttestationRequest = v.InferOutput<typeof ProxyAttestationRequest>;
+

@@ -1,0 +1,46 @@
+/**
+ * Proving by MPC-TLS (src/prover/proving/mode.ts): a session sized for the exchange, from the warm pool or set up
+ * on demand; the exchange over it in turns; the reveal over the same session. The notary sees nothing in clear.
+ */
+import { AppError } from "../../errors.ts";
+import type { SessionSizes } from "../../core/session-sizes.ts";
+import { hostOf } from "../../core/target.ts";
+import { BUILT_IN_MODES } from "../../proof/modes.ts";
+import { withinLimits } from "../exchange/requested-sizes.ts";
+import type { ProvingMode } from "../proving/mode.ts";
+import { endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
+import { MpcRun, type MpcRunDeps } from "./session-run.ts";
+
+export interface MpcModeDeps extends MpcRunDeps {
+  /** The longest a call may take, its proof included (PROVER_SESSION_TIMEOUT_MS). */
+  sessionTimeoutMs: number;
+  /** A GET whose answer overflowed its session is repeated once in a class that fits. */
+  repeatTooLarge: boolean;
+}
+
+export function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
+  return {
+    facts: BUILT_IN_MODES.mpc,
+    prepare(call) {
+      // In MPC mode the request is always in the proof (its secrets hidden by the prover alone).
+      if (call.revealRequest) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)");
+      const announced: Partial<SessionSizes> = withinLimits(call.announced, deps.sessions.limits);
+      const { method, pathAndQuery } = call.exchange;
+      const endpoint = endpointKey(hostOf(call.target), method, pathAndQuery);
+      const canRepeat = method === "GET" && deps.repeatTooLarge;
+      const need = planSession({
+        classes: deps.sessions.classes,
+        defaultClass: deps.sessions.defaultClass,
+        announced,
+        requestBytes: requestBytes(call.exchange),
+        learnedRecv: deps.endpointSizes.expected(endpoint),
+        canRepeat,
+      });
+      return {
+        deadlineMs: deps.sessionTimeoutMs,
+        sizes: need.class,
+        start: (control) => new MpcRun(deps, control, call, { need, endpoint, canRepeat }),
+      };
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The headers of a `/proxy` call, declared once: `/proxy` parses them with this schema, each header read once, in
+ * this order, the first refusal winning (with its own code: the request id's is `invalid_request_id`, T-REDACTED's
+ * `invalid_redaction` with the entry at fault, every other `invalid_header`); the OpenAPI document describes them
+ * from it. Which of them a mode reads, and what it makes of them, is the mode's business (src/prover/proving/).
+ */
+import * as v from "valibot";
+import { AppError, type ErrorCode } from "../../errors.ts";
+import { describeIssue } from "../../schema.ts";
+import { requestIdSchema } from "../../core/request-id.ts";
+import { parseTargetUrl } from "../../core/target.ts";
+import { parseRedactions } from "../../redaction/index.ts";
+import { SizeHeaders } from "../exchange/requested-sizes.ts";
+import { isProvingMode, provingModeNames } from "../proving/registry.ts";
+
+/** A header that may be left out: its value trimmed and in lower case, then checked by `rest`. */
+const optionalWord = <const T extends readonly string[]>(words: T, message: string, description: string, defaultWord?: T[number]) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.toLowerCase(),
+      v.check((word) => words.includes(word), message),
+      v.description(description),
+      v.metadata({ enum: [...words], ...(defaultWord === undefined ? {} : { default: defaultWord }) }),
+    ),
+  );
+
+/** `T-PROVE-FAILED-REQ`'s spellings of yes and no. */
+const YES = new Set(["true", "1"]);
+
+export const ProxyHeaders = v.object({
+  "t-proxy-url": v.pipe(
+    v.string("T-PROXY-URL is required"),
+    v.description("the target: an https:// URL, may carry a query"),
+    v.metadata({ format: "uri", pattern: "^https://" }),
+    v.transform((url: string) => parseTargetUrl(url)),
+  ),
+  "t-request-id": v.pipe(requestIdSchema("T-REQUEST-ID must be a UUID"), v.description("a UUID, single use for ever"), v.metadata({ format: "uuid" })),
+  "t-redacted": v.optional(
+    v.pipe(v.string(), v.description("what to hide: comma-separated patterns (docs/redaction.md)"), v.transform((entries: string) => parseRedactions(entries))),
+    // No header: nothing asked to be hidden (the default-hidden credentials still are).
+    "",
+  ),
+  "t-redacted-unmatched": optionalWord(["allow", "refuse"], "T-REDACTED-UNMATCHED must be allow or refuse", "allow: prove even when a pattern matched nothing", "refuse"),
+  "t-prove-failed-req": optionalWord(["true", "false", "1", "0"], "T-PROVE-FAILED-REQ must be true or false", "prove answers with status ≥ 400 too", "false"),
+  "t-proof-mode": v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.toLowerCase(),
+      // Empty: the default mode, as when the header is absent.
+      v.check((mode) => mode === "" || isProvingMode(mode), () => `T-PROOF-MODE must be ${provingModeNames().join(" or ")}`),
+      v.description(
+        "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; README, Proxy mode), or a mode this prover registered; default PROVER_PROOF_MODE",
+      ),
+    ),
+  ),
+  "t-proxy-reveal": optionalWord(["request"], "T-PROXY-REVEAL must be request", "proxy mode: request puts the request in the proof too"),
+  ...SizeHeaders.entries,
+});
+
+/** The headers as a mode reads them: the target and id parsed, flags as booleans, sizes as numbers. */
+export interface ProxyCallHeaders {
+  target: ReturnType<typeof parseTargetUrl>;
+  requestId: string;
+  patterns: ReturnType<typeof parseRedactions>;
+  allowUnmatched: boolean;
+  proveFailed: boolean;
+  /** Absent: the prover's default mode. */
+  mode?: string;
+  /** `T-PROXY-REVEAL: request`. */
+  revealRequest: boolean;
+  /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced (each may be absent); what they bound is the mode's. */
+  announced: { maxSentData?: number; maxRecvData?: number };
+}
+
+/** The code of a refusal of each header (invalid_header unless named; T-REDACTED's parser throws its own). */
+const REFUSAL: Partial<Record<keyof typeof ProxyHeaders.entries, ErrorCode>> = { "t-request-id": "invalid_request_id" };
+
+/** Parses the headers of a /proxy call once; throws the first refusal, in the schema's order. */
+export function parseProxyHeaders(headers: Headers): ProxyCallHeaders {
+  const names = Object.keys(ProxyHeaders.entries) as (keyof typeof ProxyHeaders.entries)[];
+  // Every header named, absent ones as undefined: a missing required one is refused with its own message.
+  const input = Object.fromEntries(names.map((name) => [name, headers.get(name) ?? undefined]));
+  const parsed = v.safeParse(ProxyHeaders, input, { abortEarly: true });
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const name = issue.path?.[0]?.key as keyof typeof ProxyHeaders.entries | undefined;
+    // A message naming its header stands alone; the others are placed (`header: t-max-sent-data: ...`).
+    const message = issue.message.startsWith("T-") ? issue.message : describeIssue(issue, { where: "header" });
+    throw new AppError((name && REFUSAL[name]) ?? "invalid_header", message);
+  }
+  const h = parsed.output;
+  return {
+    target: h["t-proxy-url"],
+    requestId: h["t-request-id"],
+    patterns: h["t-redacted"],
+    allowUnmatched: h["t-redacted-unmatched"] === "allow",
+    proveFailed: YES.has(h["t-prove-failed-req"] ?? "false"),
+    mode: h["t-proof-mode"] === "" ? undefined : h["t-proof-mode"],
+    revealRequest: h["t-proxy-reveal"] === "request",
+    announced: {
+      ...(h["t-max-sent-data"] !== undefined && { maxSentData: h["t-max-sent-data"] }),
+      ...(h["t-max-recv-data"] !== undefined && { maxRecvData: h["t-max-recv-data"] }),
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type ProverServer, startProverServer } from "../../../../src/app/prover.ts";
+import { loadProverConfig } from "../../../../src/config/prover.ts";
+import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
+import { createLogger } from "../../../../src/log.ts";
+import { registerNotaryMode } from "../../../../src/notary/modes.ts";
+import { modeFacts } from "../../../../src/proof/modes.ts";
+import { renderVerifiedProof, verifiedProofJson } from "../../../../src/proof/render.ts";
+import { verifyProof } from "../../../../src/proof/verify.ts";
+import { registerProvingMode } from "../../../../src/prover/proving/registry.ts";
+import { scratchDir, tlsFixture } from "../../../../testkit/env.ts";
+import { SOURCE_CLI, runCli } from "../../../../testkit/prover.ts";
+import { openStream, proofData } from "../../../../testkit/sse.ts";
+import { SECRET_VALUE, startTarget } from "../../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
+import { STAND_IN } from "./facts.ts";
+import { standInNotary } from "./notary.ts";
+import { standInProver } from "./prover.ts";
+
+/**
+ * A third mode costs one folder: this one's prover side and notary side (beside this file), each registered with one
+ * call, give a signed proof through the real /proxy of the composed prover server (what `cli prover start` runs) with
+ * its embedded notary. The proof verifies with verifyProof (what `cli verify` runs) and the viewer's report code in a
+ * process that knows the mode; `cli verify`, which does not, refuses it.
+ */
+let target: Server<undefined>;
+let server: ProverServer;
+let dataDir: string;
+let forget: (() => void)[] = [];
+
+beforeAll(async () => {
+  const tls = tlsFixture();
+  target = startTarget(tls);
+  const resolve = `${TARGET_HOST}:${target.port}:127.0.0.1`;
+  const policy = { allowPrivateTargets: true, resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]), allowedHosts: [], allowedPorts: [] };
+  forget = [registerProvingMode(standInProver), registerNotaryMode(standInNotary(policy, trustAnchors(tls.caPem)))];
+  dataDir = scratchDir("stand-in");
+  const config = loadProverConfig({
+    PROVER_PORT: "0",
+    PROVER_DATA_DIR: dataDir,
+    PROVER_POOL_SIZE: "0",
+    PROVER_ENGINE_HOSTS: "1",
+    PROVER_ALLOW_PRIVATE_TARGETS: "1",
+    PROVER_ALLOWED_PORTS: "*",
+    PROVER_RESOLVE: resolve,
+    TLSN_TEST_TRUST_ANCHOR: tls.caPath,
+  });
+  server = await startProverServer(config, createLogger({ level: "error" }));
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  target?.stop(true);
+  for (const undo of forget) undo();
+}, 60_000);
+
+test("a mode registered from its own folder proves through /proxy, and verifies where it is known", async () => {
+  const requestId = crypto.randomUUID();
+  const stream = await openStream(`${server.url}/proof/${requestId}`, 30_000);
+  const response = await fetch(`${server.url}/proxy`, {
+    headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "stand-in", "T-REDACTED": "res:body:secret" },
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("t-proof-mode")).toBe("stand-in");
+  expect(response.headers.get("t-proof-id")).toBe(requestId);
+  expect(((await response.json()) as { secret: string }).secret).toBe(SECRET_VALUE);
+
+  const [event] = await stream.events;
+  const { proofText } = proofData(event!);
+  const notaryKey = readFileSync(join(dataDir, "notary.pub"), "utf8");
+  const verified = verifyProof(proofText, notaryKey, { requestId, serverName: TARGET_HOST, mode: "stand-in" });
+  // The one body builder's rules held: the request shows its Host, the answer was checked whole, the notary says it is embedded.
+  expect(verified.body).toMatchObject({ mode: "stand-in", serverPort: target.port, request: "revealed", responseFraming: "content-length", notary: { embedded: true } });
+  expect(verified.sent.text).toStartWith(`GET /data HTTP/1.1\r\nhost: ${TARGET_HOST}:${target.port}\r\n`);
+  expect(proofText).not.toContain(SECRET_VALUE);
+  // The JSON value hidden whole, its quotes included.
+  expect(verified.recv.text).toContain(`"secret":${"█".repeat(SECRET_VALUE.length + 2)},`);
+  // Its EVM attestation is signed under the mode's own EIP-712 type, and checks.
+  expect(verified.evm).not.toBeNull();
+
+  // The viewer shows verifiedProofJson's report, with the mode's facts; cli verify's report says the same.
+  const report = verifiedProofJson(verified);
+  expect(report.mode).toBe("stand-in");
+  expect(modeFacts(report.mode)?.summary).toBe(STAND_IN.summary);
+  expect(renderVerifiedProof(verified)).toContain(`Proof mode:   stand-in (${STAND_IN.summary})`);
+
+  // A verifier that never registered the mode (cli verify, another process) refuses the proof.
+  const proofPath = join(dataDir, "stand-in-proof.json");
+  writeFileSync(proofPath, proofText);
+  const cli = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", join(dataDir, "notary.pub"), "--proof", proofPath]);
+  expect(cli.exitCode).toBe(1);
+  expect(cli.stderr.trim()).toBe('error: invalid proof: body.mode: unknown proof mode "stand-in" (this verifier knows mpc, proxy)');
+}, 60_000);

@@ -1,0 +1,99 @@
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../../../src/errors.ts";
+import { ProxyHeaders, parseProxyHeaders } from "../../../src/prover/proxy/headers.ts";
+
+const URL_ = "https://api.example.com:8443/v1/data?x=1";
+const ID = "8ED79A9E-0C2B-4E6F-9D7E-1C2B3A4D5E6F";
+const base = { "t-proxy-url": URL_, "t-request-id": ID };
+const parse = (init: Record<string, string>) => parseProxyHeaders(new Headers(init));
+
+function refusal(init: Record<string, string>): AppError {
+  try {
+    parse(init);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("the /proxy headers, parsed once", () => {
+  test("a call naming only its target and id: every other header at its default", () => {
+    expect(parse(base)).toEqual({
+      target: { url: new URL(URL_), serverName: "api.example.com", port: 8443, pathAndQuery: "/v1/data?x=1" },
+      requestId: ID.toLowerCase(),
+      patterns: [],
+      allowUnmatched: false,
+      proveFailed: false,
+      mode: undefined,
+      revealRequest: false,
+      announced: {},
+    });
+  });
+
+  test("each header read in its own way: trimmed and case-blind words, numbers, patterns", () => {
+    const headers = parse({
+      ...base,
+      "T-REDACTED": "search:x, res:body:a.b",
+      "T-REDACTED-UNMATCHED": " Allow ",
+      "T-PROVE-FAILED-REQ": "TRUE",
+      "T-PROOF-MODE": " Proxy ",
+      "T-PROXY-REVEAL": "request",
+      "T-MAX-SENT-DATA": "512",
+      "T-MAX-RECV-DATA": " 2048 ",
+    });
+    expect(headers).toMatchObject({
+      patterns: [{ kind: "search", text: "x" }, { kind: "res:body", path: ["a", "b"] }],
+      allowUnmatched: true,
+      proveFailed: true,
+      mode: "proxy",
+      revealRequest: true,
+      announced: { maxSentData: 512, maxRecvData: 2048 },
+    });
+    expect(parse({ ...base, "t-redacted-unmatched": "refuse", "t-prove-failed-req": "0", "t-proof-mode": "" })).toMatchObject({
+      allowUnmatched: false,
+      proveFailed: false,
+      mode: undefined,
+    });
+    expect(parse({ ...base, "t-prove-failed-req": "1" }).proveFailed).toBe(true);
+  });
+
+  test.each([
+    [{ "t-request-id": ID }, "invalid_header", "T-PROXY-URL is required"],
+    [{ "t-proxy-url": "http://api.example.com/", "t-request-id": ID }, "invalid_header", "T-PROXY-URL must be an https URL"],
+    [{ "t-proxy-url": URL_ }, "invalid_request_id", "T-REQUEST-ID must be a UUID"],
+    [{ ...base, "t-request-id": "42" }, "invalid_request_id", "T-REQUEST-ID must be a UUID"],
+    [{ ...base, "t-redacted-unmatched": "yes" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
+    [{ ...base, "t-redacted-unmatched": "" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
+    [{ ...base, "t-redacted-unmatched": "allow,refuse" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
+    [{ ...base, "t-prove-failed-req": "maybe" }, "invalid_header", "T-PROVE-FAILED-REQ must be true or false"],
+    [{ ...base, "t-proof-mode": "fast" }, "invalid_header", "T-PROOF-MODE must be mpc or proxy"],
+    [{ ...base, "t-proxy-reveal": "all" }, "invalid_header", "T-PROXY-REVEAL must be request"],
+    [{ ...base, "t-max-recv-data": "lots" }, "invalid_header", "header: t-max-recv-data: must be a whole number of bytes"],
+    [{ ...base, "t-max-sent-data": "0" }, "invalid_header", "header: t-max-sent-data: Invalid value: Expected >=1 but received 0"],
+  ] as const)("%p is refused: %s", (init, code, message) => {
+    expect(refusal(init)).toMatchObject({ code, message });
+  });
+
+  test("T-REDACTED's refusal names the entry at fault (its position, never its text)", () => {
+    const error = refusal({ ...base, "t-redacted": "search:x, bogus:secret" });
+    expect(error.code).toBe("invalid_redaction");
+    expect(error.details).toEqual({ entry: 2 });
+    expect(error.message).not.toContain("secret");
+  });
+
+  test("the first refusal in the schema's order wins", () => {
+    expect(refusal({ "t-proxy-url": "ftp://x", "t-request-id": "42" }).code).toBe("invalid_header");
+    expect(refusal({ "t-proxy-url": URL_, "t-request-id": "42", "t-redacted": "bogus:x" }).code).toBe("invalid_request_id");
+    expect(refusal({ ...base, "t-redacted": "bogus:x", "t-proof-mode": "fast" }).code).toBe("invalid_redaction");
+  });
+
+  test("the schema declares every header /proxy reads, the two it needs as required", () => {
+    expect(Object.keys(ProxyHeaders.entries)).toEqual([
+      "t-proxy-url", "t-request-id", "t-redacted", "t-redacted-unmatched", "t-prove-failed-req",
+      "t-proof-mode", "t-proxy-reveal", "t-max-sent-data", "t-max-recv-data",
+    ]);
+    const required = Object.entries(ProxyHeaders.entries).filter(([, schema]) => schema.type !== "optional").map(([name]) => name);
+    expect(required).toEqual(["t-proxy-url", "t-request-id"]);
+  });
+});
