@@ -28,6 +28,8 @@ export interface IssueWording {
   where?: string;
   /** The schema's messages are whole sentences naming the field (the store's reference texts): nothing is added. */
   messageOnly?: boolean;
+  /** A message that begins with its field's name ("T-REQUEST-ID must be a UUID") stands alone; the others are placed. */
+  selfNamed?: boolean;
   /** Also show the offending value (only for inputs that hold no secrets). */
   showInput?: boolean;
 }
@@ -54,6 +56,7 @@ export function describeIssue(issue: v.BaseIssue<unknown> | undefined, wording: 
   if (wording.messageOnly) return issue.message;
   const head = wording.where ? `${wording.where}: ` : "";
   const path = issuePath(issue);
+  if (wording.selfNamed && path && issue.message.toLowerCase().startsWith(path.toLowerCase())) return issue.message;
   if (issue.type.startsWith("strict_") && issue.expected === "never") return `${head}unknown key "${path}"`;
   if (issue.received === "undefined" && path) return `${head}missing key "${path}"`;
   return `${head}${path || "value"}: ${issue.message}${wording.showInput ? `, got ${shown(issue.input)}` : ""}`;

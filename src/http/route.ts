@@ -41,7 +41,7 @@ export interface RequestPart<S extends v.GenericSchema = v.GenericSchema> {
 export interface BodyPart<S extends v.GenericSchema = v.GenericSchema> extends RequestPart<S> {
   /** The message for a body that is not JSON at all. */
   readonly notJson?: string;
-  /** An empty body is no body: the handler gets undefined (a `/proxy` GET); otherwise it is not JSON. */
+  /** An empty (or blank) body is no body: the handler gets undefined (a `/proxy` GET); otherwise it is not JSON. */
   readonly optional?: boolean;
   /**
    * What the document shows of a schema that checks in code what JSON Schema cannot say (a raw transform): a
@@ -100,6 +100,11 @@ export function declareRoute<const D extends RouteDeclaration>(declaration: D): 
 
 type Parsed<P> = P extends RequestPart<infer S> ? v.InferOutput<S> : undefined;
 
+/** How much of a body a handler reads: over `maxBytes` is payload_too_large, from its Content-Length before a byte is read. */
+export interface BodyLimit {
+  maxBytes: number;
+}
+
 /** What a handler receives: each declared part parsed; the body read when the handler asks for it. */
 export interface RouteInput<D extends RouteDeclaration> {
   params: Parsed<D["params"]>;
@@ -109,7 +114,7 @@ export interface RouteInput<D extends RouteDeclaration> {
    * Reads the JSON body and validates it with the declared schema. Read when the handler asks, so that what it
    * refuses from the request line (a stream nobody may write) is refused before a body is read.
    */
-  body(): Promise<Parsed<D["body"]>>;
+  body(limit?: BodyLimit): Promise<Parsed<D["body"]>>;
   request: Request;
 }
 
@@ -133,9 +138,13 @@ function queryOf(url: string, part: RequestPart): Record<string, string> {
 const headersOf = (headers: Headers, part: RequestPart<EntriesSchema>): Record<string, string | undefined> =>
   Object.fromEntries(Object.keys(part.schema.entries).map((name) => [name, headers.get(name) ?? undefined]));
 
+/**
+ * A part's input parsed, or the AppError of its first refusal. The first refusal in the schema's order ends the
+ * parse: a later entry (a transform that throws its own refusal) is not read.
+ */
 function parsePart(part: RequestPart | undefined, input: unknown): unknown {
   if (part === undefined) return undefined;
-  const parsed = v.safeParse(part.schema, input);
+  const parsed = v.safeParse(part.schema, input, { abortEarly: true });
   if (parsed.success) return parsed.output;
   const [issue] = parsed.issues;
   const entry = issue.path?.[0]?.key;
@@ -143,10 +152,23 @@ function parsePart(part: RequestPart | undefined, input: unknown): unknown {
   throw new AppError(code, describeIssue(issue, part.wording));
 }
 
-async function readBody(part: BodyPart | undefined, request: Request): Promise<unknown> {
+/** The headers a part names, parsed as its route would parse them. */
+export const parseHeaders = <P extends RequestPart<EntriesSchema>>(part: P, headers: Headers): Parsed<P> => parsePart(part, headersOf(headers, part)) as Parsed<P>;
+
+async function bodyText(request: Request, limit: BodyLimit | undefined): Promise<string> {
+  if (limit === undefined) return request.text();
+  const tooLarge = () => new AppError("payload_too_large", `the request body exceeds ${limit.maxBytes} bytes`);
+  if (Number(request.headers.get("content-length") ?? 0) > limit.maxBytes) throw tooLarge();
+  // Chunked bodies carry no length: counted as they are read.
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.length > limit.maxBytes) throw tooLarge();
+  return new TextDecoder().decode(bytes);
+}
+
+async function readBody(part: BodyPart | undefined, request: Request, limit: BodyLimit | undefined): Promise<unknown> {
   if (part === undefined) return undefined;
-  const text = await request.text();
-  if (part.optional && text === "") return undefined;
+  const text = await bodyText(request, limit);
+  if (part.optional && text.trim() === "") return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -163,12 +185,12 @@ async function readBody(part: BodyPart | undefined, request: Request): Promise<u
 export function validateRequest<D extends RouteDeclaration>(route: D, request: Request, params: Record<string, string | undefined>): RouteInput<D> {
   const parsedParams = parsePart(route.params, params);
   const query = route.query && parsePart(route.query, queryOf(request.url, route.query));
-  const headers = route.headers && parsePart(route.headers, headersOf(request.headers, route.headers));
+  const headers = route.headers && parseHeaders(route.headers, request.headers);
   return {
     params: parsedParams,
     query,
     headers,
-    body: () => readBody(route.body, request),
+    body: (limit?: BodyLimit) => readBody(route.body, request, limit),
     request,
   } as RouteInput<D>;
 }
@@ -185,8 +207,28 @@ export interface BoundRoute {
   readonly run: (context: RouteContext) => Promise<unknown>;
 }
 
-export function bindRoute<const D extends RouteDeclaration>(declaration: D, handler: (input: RouteInput<D>) => RouteReply<D> | Promise<RouteReply<D>>): BoundRoute {
-  return { declaration, run: async ({ params, request }) => handler(validateRequest(declaration, request, params)) };
+export interface BindOptions {
+  /**
+   * Called with what the declaration refused of a request, before the handler would run; what it throws is the
+   * answer (`/proxy` settles a valid request id with the refusal first). By default the refusal is thrown as it is.
+   */
+  refused?(error: unknown, request: Request): Promise<never>;
+}
+
+export function bindRoute<const D extends RouteDeclaration>(
+  declaration: D,
+  handler: (input: RouteInput<D>) => RouteReply<D> | Promise<RouteReply<D>>,
+  options: BindOptions = {},
+): BoundRoute {
+  const validated = (params: Record<string, string | undefined>, request: Request): RouteInput<D> | Promise<never> => {
+    try {
+      return validateRequest(declaration, request, params);
+    } catch (error) {
+      if (options.refused) return options.refused(error, request);
+      throw error;
+    }
+  };
+  return { declaration, run: async ({ params, request }) => handler(await validated(params, request)) };
 }
 
 /** Routes served together (an Elysia plugin), each declared, and the body shape their errors take. */

@@ -98,11 +98,94 @@ describe("validateRequest", () => {
   });
 });
 
+describe("a body read under a limit", () => {
+  const headers = { "t-size": "1" };
+  const limit = { maxBytes: 16 };
+
+  test("a Content-Length over the limit is payload_too_large before a byte is read", async () => {
+    const sent = request("/things/1", { headers: { ...headers, "content-length": "17" }, body: '{"name":"sixteen!"}' });
+    await expect(validateRequest(thing, sent, { id: "1" }).body(limit)).rejects.toMatchObject({ code: "payload_too_large", message: "the request body exceeds 16 bytes" });
+    expect(sent.bodyUsed).toBe(false);
+  });
+
+  test("a body without a length is counted as it is read; one within the limit is read as always", async () => {
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"name":'));
+        controller.enqueue(new TextEncoder().encode('"more than sixteen"}'));
+        controller.close();
+      },
+    });
+    const streamed = request("/things/1", { headers, body: chunked, duplex: "half" } as RequestInit);
+    expect(streamed.headers.get("content-length")).toBeNull();
+    await expect(validateRequest(thing, streamed, { id: "1" }).body(limit)).rejects.toMatchObject({ code: "payload_too_large" });
+    expect(await validateRequest(thing, request("/things/1", { headers, body: '{"name":"n"}' }), { id: "1" }).body(limit)).toEqual({ name: "n" });
+  });
+});
+
+describe("a part's refusals", () => {
+  test("the first refusal in the schema's order ends the parse: a later entry that throws its own refusal is not read", () => {
+    const route = declareRoute({
+      ...named,
+      method: "GET",
+      path: "/p",
+      headers: {
+        schema: v.object({
+          "t-a": v.pipe(v.string(), v.regex(/^\d+$/, "must be digits")),
+          "t-b": v.pipe(
+            v.string(),
+            v.transform((text: string) => {
+              throw new AppError("invalid_redaction", `T-B refused ${text.length}`);
+            }),
+          ),
+        }),
+        code: "invalid_header",
+      },
+    });
+    const sent = (headers: Record<string, string>) => refusal(() => validateRequest(route, request("/p", { method: "GET", headers }), {}));
+    expect(sent({ "t-a": "x", "t-b": "y" })).toEqual({ code: "invalid_header", message: "t-a: must be digits" });
+    expect(sent({ "t-a": "1", "t-b": "y" })).toEqual({ code: "invalid_redaction", message: "T-B refused 1" });
+  });
+
+  test("selfNamed: a message that begins with its field's name stands alone, the others are placed", () => {
+    const route = declareRoute({
+      ...named,
+      method: "GET",
+      path: "/p",
+      headers: {
+        schema: v.object({ "t-id": v.pipe(v.string("T-ID is required"), v.uuid("T-ID must be a UUID")), "t-n": v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a number"))) }),
+        code: "invalid_header",
+        wording: { where: "header", selfNamed: true },
+      },
+    });
+    const sent = (headers: Record<string, string>) => refusal(() => validateRequest(route, request("/p", { method: "GET", headers }), {}));
+    expect(sent({})).toEqual({ code: "invalid_header", message: "T-ID is required" });
+    expect(sent({ "t-id": "x" })).toEqual({ code: "invalid_header", message: "T-ID must be a UUID" });
+    expect(sent({ "t-id": crypto.randomUUID(), "t-n": "x" })).toEqual({ code: "invalid_header", message: "header: t-n: must be a number" });
+  });
+
+  test("a bound route's `refused` sees what its declaration refused before the handler, and answers in its place", async () => {
+    const seen: string[] = [];
+    const route = bindRoute(thing, () => ({ id: 0, name: "never" }), {
+      async refused(error, sent) {
+        seen.push(`${(error as AppError).code} ${new URL(sent.url).pathname}`);
+        throw new AppError("forbidden", "refused and noted");
+      },
+    });
+    const app = new Elysia().use(errorHandling(createLogger({ level: "error" }))).use(routeGroup("noted", [route]));
+    const answer = await app.handle(request("/things/1", { body: "{}" }));
+    expect(answer.status).toBe(403);
+    expect(await answer.json()).toEqual({ error: { code: "forbidden", message: "refused and noted" } });
+    expect(seen).toEqual(["invalid_header /things/1"]);
+  });
+});
+
 describe("an optional body", () => {
   const optional = declareRoute({ ...named, method: "ALL", path: "/any", body: { schema: v.optional(v.object({ n: v.number() })), code: "invalid_body", optional: true } });
 
-  test("is undefined when the request carries none; a body it does carry is still validated", async () => {
+  test("is undefined when the request carries none (or a blank one); a body it does carry is still validated", async () => {
     expect(await validateRequest(optional, request("/any", { method: "GET" }), {}).body()).toBeUndefined();
+    expect(await validateRequest(optional, request("/any", { body: " \n" }), {}).body()).toBeUndefined();
     expect(await validateRequest(optional, request("/any", { body: '{"n":1}' }), {}).body()).toEqual({ n: 1 });
     await expect(validateRequest(optional, request("/any", { body: "{" }), {}).body()).rejects.toMatchObject({ code: "invalid_body" });
     // Without `optional`, an empty body is not JSON.
