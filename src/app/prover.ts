@@ -45,7 +45,7 @@ import { type TurnGate, createTurnGate } from "../prover/pool/turn-gate.ts";
 import { corsPolicy } from "../prover/cors.ts";
 import { RouteAccessTable } from "../prover/route-access.ts";
 import type { DescribedRoute } from "../http/route.ts";
-import { proverApi, proxyOperations } from "../openapi/prover-api.ts";
+import { proverApi } from "../openapi/prover-api.ts";
 import { statusRoutes } from "./prover-status.ts";
 
 export interface ProverServer {
@@ -232,7 +232,7 @@ function proverApp(config: ProverConfig, parts: RouteParts, log: Logger): { app:
     idleLimit: idle,
     identifyingHeaders: config.proxy.identifyingHeaders,
   });
-  access.mountUndeclared(app, proxy, "key-or-scoped", proxyOperations());
+  access.mount(app, proxy);
   // The warm pool's state and its run-time requests: sessions cost memory and CPU.
   const { pool, hosts, endpointSizes, exchanges } = parts;
   access.mount(app, poolRoutes({ pool, hosts, endpointSizes, exchanges, policy: config.proxy.policy, notarySessions: () => embedded?.activeSessions() ?? null }));

@@ -253,8 +253,6 @@ export interface DescribedRoute {
   access?: RouteAccess;
   errorShape?: ErrorShape;
   declaration?: RouteDeclaration;
-  /** A route not declared here yet, described by hand (`/proxy`): its operations by lower-case method. */
-  operations?: Readonly<Record<string, unknown>>;
 }
 
 const routeKey = (method: string, path: string): string => `${method} ${path}`;

@@ -43,12 +43,8 @@ export function openApiDocument(routes: readonly DescribedRoute[], api: ApiDescr
   const context = { schemas: schemaConverter({ ...api.schemas, ...errorBodies }), keyRefusals: api.keyRefusals };
   const paths: Record<string, Record<string, Operation>> = {};
   for (const route of routes) {
-    const { declaration, operations, access, method } = route;
-    const described: Record<string, Operation> = declaration
-      ? operationsOf(declaration, route.errorShape ?? "coded", context)
-      : operations
-        ? structuredClone(operations as Record<string, Operation>)
-        : undescribed(route);
+    const { declaration, access, method } = route;
+    const described = declaration ? operationsOf(declaration, route.errorShape ?? "coded", context) : undescribed(route);
     // Security comes from the access the route declares, as the API key check reads it.
     if (alwaysNeedsKey(access, method)) for (const operation of Object.values(described)) operation.security = [{ apiKey: [] }];
     paths[openApiPath(route.path)] = { ...paths[openApiPath(route.path)], ...described };

@@ -37,15 +37,6 @@ export class RouteAccessTable {
     for (const route of groupRoutes(group)) this.add(route);
   }
 
-  /**
-   * Mounts a plugin whose routes are not declared (`/proxy`, until its headers are one schema): every route it
-   * holds is called with `access`, and `operations` describe it in the document.
-   */
-  mountUndeclared(app: AnyElysia, plugin: AnyElysia, access: RouteAccess, operations: Readonly<Record<string, unknown>>): void {
-    app.use(plugin);
-    for (const { method, path } of plugin.routes) this.add({ method, path, access, errorShape: "coded", operations });
-  }
-
   private add(route: DescribedRoute): void {
     this.territories.push(territoryOf(route.path, route.access ?? "open", route.errorShape ?? "coded"));
     this.known.push(route);

@@ -9,6 +9,7 @@ import { localVerifiers } from "../../src/engine/verifier.ts";
 import { createLogger } from "../../src/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { proverApi } from "../../src/openapi/prover-api.ts";
+import { ProxyHeaders } from "../../src/prover/proxy/headers.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { scratchDir } from "../../testkit/env.ts";
 
@@ -116,9 +117,9 @@ describe("the prover's GET /openapi.json", () => {
     ) as Document;
     expect(withNew.paths["/new/{thing}"]?.get?.security).toEqual([{ apiKey: [] }]);
     expect(withNew.paths["/open/{thing}"]?.get?.security).toBeUndefined();
-    // Every route the server answers declares its access; every one but /proxy is declared whole.
+    // Every route the server answers is declared whole, /proxy included, and so declares its access.
     expect(server.routes().filter((route) => route.access === undefined)).toEqual([]);
-    expect(server.routes().filter((route) => route.declaration === undefined).map(({ method, path }) => `${method} ${path}`)).toEqual(["ALL /proxy"]);
+    expect(server.routes().filter((route) => route.declaration === undefined).map(({ method, path }) => `${method} ${path}`)).toEqual([]);
   });
 
   test("lists every route the server answers, and nothing else", () => {
@@ -143,6 +144,13 @@ describe("a route's declared schemas validate what it is sent, and its document 
     ["delete /pool/{host}", "/pool/not_a_host", { method: "DELETE" }, 400, { code: "invalid_query" }],
     ["get /prepare", "/prepare", { headers: { "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
     ["get /prepare", "/prepare", { headers: { "T-PREPARE": "two", "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
+    // /prepare reads the target and the sizes with /proxy's own header schema.
+    ["get /prepare", "/prepare", { headers: { "T-PREPARE": "1", "T-PROXY-URL": "http://a.test/" } }, 400, { code: "invalid_header" }],
+    ["get /prepare", "/prepare", { headers: { "T-PREPARE": "1", "T-PROXY-URL": "https://a.test/", "T-MAX-RECV-DATA": "lots" } }, 400, { code: "invalid_header" }],
+    ["get /proxy", "/proxy", { headers: { "T-REQUEST-ID": crypto.randomUUID() } }, 400, { code: "invalid_header" }],
+    ["get /proxy", "/proxy", { headers: { "T-PROXY-URL": "https://a.test/", "T-REQUEST-ID": "42" } }, 400, { code: "invalid_request_id" }],
+    ["post /proxy", "/proxy", { method: "POST", headers: { "T-PROXY-URL": "https://a.test/", "T-REQUEST-ID": crypto.randomUUID(), "T-REDACTED": "bogus:x" } }, 400, { code: "invalid_redaction" }],
+    ["post /proxy", "/proxy", { method: "POST", headers: { "T-PROXY-URL": "https://a.test/", "T-REQUEST-ID": crypto.randomUUID() }, body: "{not json" }, 400, { code: "invalid_body" }],
     [`get ${storeQuery}`, "/stores/s/data/partitions/x/last", {}, 400, { error: 'Path parameter "partition" not a number: x', code: "invalid_query" }],
     [`get ${storeQuery}`, "/stores/s/data/partitions/0/newest", {}, 400, { error: "Unknown query type: newest (expected one of last, from, range)", code: "invalid_query" }],
     [`get ${storeQuery}`, "/stores/s/data/partitions/0/last?count=ten", {}, 400, { error: 'Query parameter "count" not a number: ten', code: "invalid_query" }],
@@ -175,6 +183,24 @@ describe("a route's declared schemas validate what it is sent, and its document 
     expect(parameter("get", "/proof/{requestId}", "requestId")?.schema).toMatchObject({ type: "string", format: "uuid" });
     expect(parameter("get", "/prepare", "t-prepare")).toMatchObject({ required: true, schema: { type: "string", pattern: "^\\d{1,3}$" } });
     expect(parameter("get", storeQuery, "format")).toMatchObject({ required: false, schema: { type: "string", enum: ["object", "raw"] } });
+  });
+
+  test("/proxy's headers are documented from the schema it parses them with, for each method; a body where one is sent", () => {
+    const proxy = document.paths["/proxy"]!;
+    expect(Object.keys(proxy).sort()).toEqual(["delete", "get", "post", "put"]);
+    for (const operation of Object.values(proxy)) {
+      const headers = Object.fromEntries((operation.parameters ?? []).map((p) => [p.name, p]));
+      expect(Object.keys(headers)).toEqual(Object.keys(ProxyHeaders.entries));
+      expect(headers["t-proxy-url"]).toMatchObject({ in: "header", required: true, schema: { type: "string", format: "uri", pattern: "^https://" } });
+      expect(headers["t-request-id"]).toMatchObject({ required: true, schema: { format: "uuid" } });
+      expect(headers["t-redacted-unmatched"]).toMatchObject({ required: false, schema: { enum: ["allow", "refuse"], default: "refuse" } });
+      expect(operation.security).toEqual([{ apiKey: [] }]);
+      expect(Object.keys(operation.responses["default"] as object)).toContain("headers");
+    }
+    expect(Object.entries(proxy).filter(([, operation]) => "requestBody" in operation).map(([method]) => method).sort()).toEqual(["post", "put"]);
+    // /prepare's target and sizes are /proxy's entries.
+    const prepare = document.paths["/prepare"]?.get?.parameters ?? [];
+    expect(prepare.find((p) => p.name === "t-proxy-url")).toEqual(proxy.get!.parameters!.find((p) => p.name === "t-proxy-url"));
   });
 });
 

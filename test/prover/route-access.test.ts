@@ -63,15 +63,6 @@ describe("RouteAccessTable", () => {
     expect(elsewhere).toEqual({ method: "GET", path: "/elsewhere" });
   });
 
-  test("a route mounted undeclared (`/proxy`) takes the access it is mounted with, and its hand-written operations", () => {
-    const app = new Elysia();
-    const access = new RouteAccessTable();
-    const operations = { get: { summary: "by hand" } };
-    access.mountUndeclared(app, new Elysia().all("/proxy", () => ""), "key-or-scoped", operations);
-    expect(access.accessOf("/proxy")).toBe("key-or-scoped");
-    expect(access.describe(app.routes)).toEqual([{ method: "ALL", path: "/proxy", access: "key-or-scoped", errorShape: "coded", operations }]);
-  });
-
   test("the store needs a key to publish; its reads depend on the stream, so they are not always keyed", () => {
     expect(alwaysNeedsKey("store", "POST")).toBe(true);
     expect(alwaysNeedsKey("store", "GET")).toBe(false);

@@ -1,6 +1,5 @@
 import * as v from "valibot";
 import { AppError } from "../../errors.ts";
-import { parseInput } from "../../http.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 
 const byteCount = (description: string) =>
@@ -22,20 +21,9 @@ export const SizeHeaders = v.object({
 });
 
 /**
- * Session sizes a client announces with `T-MAX-SENT-DATA` / `T-MAX-RECV-DATA` (either may be missing).
- * Above the prover's limits is refused before any MPC.
+ * The sizes a client announced (T-MAX-SENT-DATA, T-MAX-RECV-DATA; either may be missing), refused
+ * (session_too_large, before any work) when above the prover's limits.
  */
-export function requestedSizes(headers: Headers, limits: SessionSizes): Partial<SessionSizes> {
-  const announced = parseInput(
-    SizeHeaders,
-    { "t-max-sent-data": headers.get("t-max-sent-data") ?? undefined, "t-max-recv-data": headers.get("t-max-recv-data") ?? undefined },
-    "invalid_header",
-    "header",
-  );
-  return withinLimits({ maxSentData: announced["t-max-sent-data"], maxRecvData: announced["t-max-recv-data"] }, limits);
-}
-
-/** The announced sizes, refused (session_too_large, before any work) when above the prover's limits. */
 export function withinLimits(announced: Partial<SessionSizes>, limits: SessionSizes): Partial<SessionSizes> {
   const sent = announced.maxSentData;
   const recv = announced.maxRecvData;

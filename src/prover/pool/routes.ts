@@ -6,10 +6,11 @@ import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
 import type { WarmPool } from "./pool.ts";
-import { requestedSizes } from "../exchange/requested-sizes.ts";
+import { withinLimits } from "../exchange/requested-sizes.ts";
+import { ProxyHeaders } from "../proxy/headers.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
 import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
-import { parseTargetUrl } from "../../core/target.ts";
+import { type Target, hostOf } from "../../core/target.ts";
 import type { TurnGate } from "./turn-gate.ts";
 
 export interface PoolRouteDeps {
@@ -24,8 +25,6 @@ export interface PoolRouteDeps {
 }
 
 const sessionClass = v.pipe(v.string(), v.description("a size class as sent/recv bytes (one of /pool's classes)"), v.trim(), v.regex(/^\d+\/\d+$/, "must name a class as sent/recv bytes"));
-/** Read further as /proxy reads them (src/prover/exchange/target.ts, requested-sizes.ts). */
-const proxyHeader = (description: string) => v.pipe(v.string(), v.description(description));
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** What the pool keeps warm for one (host, class). */
@@ -74,9 +73,8 @@ export const prepareRoute = declareRoute({
         v.transform(Number),
       ),
       "t-session-class": v.optional(sessionClass),
-      "t-proxy-url": proxyHeader("a target URL: its host gets the sessions, its path the learned class"),
-      "t-max-sent-data": v.optional(proxyHeader("bytes requests need; picks the class")),
-      "t-max-recv-data": v.optional(proxyHeader("bytes answers need; picks the class")),
+      // The target and the sizes as /proxy reads them: its host gets the sessions; its path, or the sizes, the class.
+      ...v.pick(ProxyHeaders, ["t-proxy-url", "t-max-sent-data", "t-max-recv-data"]).entries,
     }),
     code: "invalid_header",
     wording: { where: "header" },
@@ -112,11 +110,12 @@ export const dropPoolHostRoute = declareRoute({
 export function poolRoutes(deps: PoolRouteDeps): RouteGroup {
   const { pool } = deps;
 
-  async function prepare(asked: v.InferOutput<typeof prepareRoute.headers.schema>, headers: Headers) {
-    const target = parseTargetUrl(asked["t-proxy-url"]);
+  async function prepare(asked: v.InferOutput<typeof prepareRoute.headers.schema>) {
+    const target = asked["t-proxy-url"];
     // The same host policy as /proxy: no sessions are set up for a target /proxy would refuse.
     await resolveTarget(target, deps.policy);
-    const sizes = asked["t-session-class"] ? namedClass(asked["t-session-class"]) : classFor(headers, target.port === 443 ? target.serverName : `${target.serverName}:${target.port}`, target.pathAndQuery);
+    const announced = { maxSentData: asked["t-max-sent-data"], maxRecvData: asked["t-max-recv-data"] };
+    const sizes = asked["t-session-class"] ? namedClass(asked["t-session-class"]) : classFor(announced, target);
     const ceiling = maxPoolSize(sizes, pool.limits, deps.hosts.engines);
     if (asked["t-prepare"] > ceiling) {
       throw new AppError("invalid_header", `T-PREPARE must be at most ${ceiling} for class ${className(sizes)} (${enginesText(deps.hosts.engines)})`);
@@ -131,13 +130,14 @@ export function poolRoutes(deps: PoolRouteDeps): RouteGroup {
     return found;
   }
 
-  function classFor(headers: Headers, host: string, pathAndQuery: string) {
+  /** The class the sizes ask for (above the prover's limits: session_too_large), else the endpoint's learned answer size's. */
+  function classFor(announced: { maxSentData?: number; maxRecvData?: number }, target: Target) {
     return planSession({
       classes: pool.classes,
       defaultClass: pool.defaultClass,
-      announced: requestedSizes(headers, pool.limits),
+      announced: withinLimits(announced, pool.limits),
       requestBytes: 0,
-      learnedRecv: deps.endpointSizes.expected(endpointKey(host, "GET", pathAndQuery)),
+      learnedRecv: deps.endpointSizes.expected(endpointKey(hostOf(target), "GET", target.pathAndQuery)),
       canRepeat: false,
     }).class;
   }
@@ -152,7 +152,7 @@ export function poolRoutes(deps: PoolRouteDeps): RouteGroup {
       engineHosts: { replaced: { ...deps.hosts.replaced }, hosts: deps.hosts.status() },
     })),
     bindRoute(poolsRoute, () => ({ pools: pool.status().hosts })),
-    bindRoute(prepareRoute, ({ headers, request }) => prepare(headers, request.headers)),
+    bindRoute(prepareRoute, ({ headers }) => prepare(headers)),
     bindRoute(dropPoolHostRoute, ({ params: { host } }) => ({ host, closed: pool.drop(host) })),
   ]);
 }

@@ -1,12 +1,12 @@
 /**
- * The headers of a `/proxy` call, declared once: `/proxy` parses them with this schema, each header read once, in
- * this order, the first refusal winning (with its own code: the request id's is `invalid_request_id`, T-REDACTED's
- * `invalid_redaction` with the entry at fault, every other `invalid_header`); the OpenAPI document describes them
- * from it. Which of them a mode reads, and what it makes of them, is the mode's business (src/prover/proving/).
+ * The headers of a `/proxy` call, declared once: `/proxy`'s route declaration (routes.ts) parses them with this
+ * schema, each header read once, in this order, the first refusal winning (with its own code: the request id's is
+ * `invalid_request_id`, T-REDACTED's `invalid_redaction` with the entry at fault, every other `invalid_header`);
+ * the OpenAPI document describes them from it, and `/prepare` reads the target and sizes with the same entries.
+ * Which of them a mode reads, and what it makes of them, is the mode's business (src/prover/proving/).
  */
 import * as v from "valibot";
-import { AppError, type ErrorCode } from "../../errors.ts";
-import { describeIssue } from "../../schema.ts";
+import type { EntriesSchema, RequestPart } from "../../http/route.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import { parseTargetUrl } from "../../core/target.ts";
 import { parseRedactions } from "../../redaction/index.ts";
@@ -75,23 +75,20 @@ export interface ProxyCallHeaders {
   announced: { maxSentData?: number; maxRecvData?: number };
 }
 
-/** The code of a refusal of each header (invalid_header unless named; T-REDACTED's parser throws its own). */
-const REFUSAL: Partial<Record<keyof typeof ProxyHeaders.entries, ErrorCode>> = { "t-request-id": "invalid_request_id" };
+/**
+ * The headers as `/proxy`'s declaration reads them: refused as invalid_header unless the header has its own code
+ * (T-REDACTED's parser throws its own); a message naming its header stands alone, the others are placed
+ * (`header: t-max-sent-data: ...`).
+ */
+export const proxyHeadersPart = {
+  schema: ProxyHeaders,
+  code: "invalid_header",
+  entryCodes: { "t-request-id": "invalid_request_id", "t-redacted": "invalid_redaction" },
+  wording: { where: "header", selfNamed: true },
+} as const satisfies RequestPart<EntriesSchema>;
 
-/** Parses the headers of a /proxy call once; throws the first refusal, in the schema's order. */
-export function parseProxyHeaders(headers: Headers): ProxyCallHeaders {
-  const names = Object.keys(ProxyHeaders.entries) as (keyof typeof ProxyHeaders.entries)[];
-  // Every header named, absent ones as undefined: a missing required one is refused with its own message.
-  const input = Object.fromEntries(names.map((name) => [name, headers.get(name) ?? undefined]));
-  const parsed = v.safeParse(ProxyHeaders, input, { abortEarly: true });
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const name = issue.path?.[0]?.key as keyof typeof ProxyHeaders.entries | undefined;
-    // A message naming its header stands alone; the others are placed (`header: t-max-sent-data: ...`).
-    const message = issue.message.startsWith("T-") ? issue.message : describeIssue(issue, { where: "header" });
-    throw new AppError((name && REFUSAL[name]) ?? "invalid_header", message);
-  }
-  const h = parsed.output;
+/** The headers as a mode reads them, from what the declaration parsed. */
+export function callHeadersOf(h: v.InferOutput<typeof ProxyHeaders>): ProxyCallHeaders {
   return {
     target: h["t-proxy-url"],
     requestId: h["t-request-id"],

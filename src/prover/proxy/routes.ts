@@ -1,14 +1,14 @@
 /**
- * `ANY /proxy`, HTTP translation only: its headers parsed once (headers.ts), the call's mode looked up among the
- * prover's (src/prover/proving/registry.ts), the request to send built, then the one proof lifecycle
- * (src/prover/proving/lifecycle.ts); the target's answer goes back to the client at once.
+ * `ANY /proxy`, HTTP translation only: declared once (its headers by ProxyHeaders, headers.ts), the call's mode
+ * looked up among the prover's (src/prover/proving/registry.ts), the request to send built, then the one proof
+ * lifecycle (src/prover/proving/lifecycle.ts); the target's answer goes back to the client at once.
  */
-import { Elysia } from "elysia";
 import * as v from "valibot";
 import { type ExchangeRequest, type HeaderField, isExchangeMethod } from "../../core/exchange.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import { hostOf } from "../../core/target.ts";
 import { AppError, httpStatusOf, toAppError } from "../../errors.ts";
+import { type RouteGroup, type RouteInput, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { bodyBytes } from "../../http1/message.ts";
 import type { IdleLimit } from "../../idle-limit.ts";
 import { callerKeyDigest } from "../auth.ts";
@@ -16,7 +16,7 @@ import type { ProofDelivery } from "../delivery/proof-delivery.ts";
 import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";
 import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
-import { parseProxyHeaders } from "./headers.ts";
+import { callHeadersOf, proxyHeadersPart } from "./headers.ts";
 
 export interface ProxyDeps {
   modes: ProvingModes;
@@ -46,19 +46,35 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   "connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "trailer", "upgrade", "te",
 ]);
 
-async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > maxBytes) throw new AppError("payload_too_large", `the request body exceeds ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.length > maxBytes) throw new AppError("payload_too_large", `the request body exceeds ${maxBytes} bytes`);
-  const text = new TextDecoder().decode(bytes);
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppError("invalid_body", "the request body must be JSON (the engine sends JSON bodies only)");
-  }
-}
+/** A size class as the answer's headers name it: sent/recv bytes. */
+const sessionClass = (description: string) => v.pipe(v.string(), v.regex(/^[0-9]+\/[0-9]+$/), v.description(description));
+
+export const proxyRoute = declareRoute({
+  method: "ALL",
+  path: "/proxy",
+  operationId: "proxy",
+  summary: "send the request to the target (T-PROXY-URL) in a proof mode and prove the exchange; the proof follows at /proof/{requestId}",
+  access: "key-or-scoped",
+  headers: proxyHeadersPart,
+  body: { schema: v.unknown(), code: "invalid_body", optional: true, notJson: "the request body must be JSON (the engine sends JSON bodies only)" },
+  responses: {
+    default: {
+      description: "the target's answer: its status, headers and body, with the prover's headers",
+      headers: {
+        "T-PROOF-ID": v.pipe(v.string(), v.uuid(), v.description("the request id, when a proof follows")),
+        "T-PROOF-MODE": v.pipe(v.string(), v.description("the mode the exchange was proven in")),
+        "T-SESSION-CLASS": sessionClass("MPC: the size class of the session that carried the exchange"),
+        "T-SESSION-RETRIED": sessionClass("MPC: the class a GET was repeated in after its answer overflowed the first"),
+      },
+    },
+  },
+  errors: [
+    "duplicate_request_id", "unsupported_method", "payload_too_large", "session_too_large", "proxy_mode_unavailable", "mode_unavailable",
+    "target_forbidden", "target_unresolvable", "target_unreachable", "response_too_large", "tls_unsupported", "target_request_failed",
+    "target_encoding_refused", "target_key_update_refused", "tls_untrusted", "notary_untrusted", "notary_unavailable", "over_capacity",
+    "shutting_down", "target_timeout", "session_timeout", "session_failed", "storage_failed", "internal",
+  ],
+});
 
 function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): HeaderField[] {
   const headers: HeaderField[] = [["host", host]];
@@ -91,16 +107,20 @@ interface ReadCall {
   prepared: PreparedCall;
 }
 
-/** Reads and checks the client's request, then has its mode check what it makes of it: nothing sent, no id taken. */
-async function readCall(request: Request, deps: ProxyDeps): Promise<ReadCall> {
-  const headers = parseProxyHeaders(request.headers);
+/** Checks the client's request beyond its headers, then has its mode check what it makes of it: nothing sent, no id taken. */
+async function readCall({ request, headers: parsed, body }: RouteInput<typeof proxyRoute>, deps: ProxyDeps): Promise<ReadCall> {
+  const headers = callHeadersOf(parsed);
   const method = request.method.toUpperCase();
   if (!isExchangeMethod(method)) throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
   const modeName = headers.mode ?? deps.defaultMode;
   const mode = deps.modes.get(modeName);
   if (!mode) throw new AppError("invalid_header", `T-PROOF-MODE ${modeName} is not offered by this prover`);
-  const body = await readJsonBody(request, deps.maxBodyBytes);
-  const exchange: ExchangeRequest = { method, pathAndQuery: headers.target.pathAndQuery, headers: forwardedHeaders(request, hostOf(headers.target), deps), body };
+  const exchange: ExchangeRequest = {
+    method,
+    pathAndQuery: headers.target.pathAndQuery,
+    headers: forwardedHeaders(request, hostOf(headers.target), deps),
+    body: await body({ maxBytes: deps.maxBodyBytes }),
+  };
   const call: ProofCall = {
     ...headers,
     exchange,
@@ -125,15 +145,16 @@ async function refusedBeforeWork(request: Request, error: unknown, deps: ProxyDe
 }
 
 /** `ANY /proxy`: reads the client's request, runs its proof in its mode, answers with the target's answer. */
-export function proxyRoutes(deps: ProxyDeps) {
-  async function handle(request: Request): Promise<Response> {
-    const { mode, call, prepared } = await readCall(request, deps).catch((error: unknown) => refusedBeforeWork(request, error, deps));
+export function proxyRoutes(deps: ProxyDeps): RouteGroup {
+  const refused = (error: unknown, request: Request) => refusedBeforeWork(request, error, deps);
+  async function handle(input: RouteInput<typeof proxyRoute>): Promise<Response> {
+    const { mode, call, prepared } = await readCall(input, deps).catch((error: unknown) => refused(error, input.request));
     try {
       return answerResponse(await deps.lifecycle.run(mode, prepared, call), call.requestId, mode.facts.name);
     } finally {
-      deps.idleLimit.restore(request);
+      deps.idleLimit.restore(input.request);
     }
   }
-
-  return new Elysia({ name: "proxy" }).all("/proxy", ({ request }) => handle(request), { parse: "none" });
+  // A refusal of its headers comes before any work too: it settles the id as the others do.
+  return routeGroup("proxy", [bindRoute(proxyRoute, handle, { refused })]);
 }

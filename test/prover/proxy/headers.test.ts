@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/errors.ts";
-import { ProxyHeaders, parseProxyHeaders } from "../../../src/prover/proxy/headers.ts";
+import { parseHeaders } from "../../../src/http/route.ts";
+import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "../../../src/prover/proxy/headers.ts";
 
 const URL_ = "https://api.example.com:8443/v1/data?x=1";
 const ID = "8ED79A9E-0C2B-4E6F-9D7E-1C2B3A4D5E6F";
 const base = { "t-proxy-url": URL_, "t-request-id": ID };
-const parse = (init: Record<string, string>) => parseProxyHeaders(new Headers(init));
+/** The headers as /proxy's declaration parses them, then as a mode reads them. */
+const parse = (init: Record<string, string>) => callHeadersOf(parseHeaders(proxyHeadersPart, new Headers(init)));
 
 function refusal(init: Record<string, string>): AppError {
   try {
