@@ -2,11 +2,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startNotaryServer } from "../../../../src/app/notary.ts";
 import { type ProverServer, startProverServer } from "../../../../src/app/prover.ts";
 import { loadProverConfig } from "../../../../src/config/prover.ts";
 import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
+import { localVerifiers } from "../../../../src/engine/verifier.ts";
 import { createLogger } from "../../../../src/log.ts";
 import { registerNotaryMode } from "../../../../src/notary/modes.ts";
+import { generateKey } from "../../../../src/proof/keys.ts";
 import { modeFacts } from "../../../../src/proof/modes.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../../../src/proof/render.ts";
 import { verifyProof } from "../../../../src/proof/verify.ts";
@@ -94,3 +97,34 @@ test("a mode registered from its own folder proves through /proxy, and verifies 
   expect(cli.exitCode).toBe(1);
   expect(cli.stderr.trim()).toBe('error: invalid proof: body.mode: unknown proof mode "stand-in" (this verifier knows mpc, proxy)');
 }, 60_000);
+
+test("its notary routes are declared from its own schemas: validated by them, guarded by the key, listed in the notary's document", async () => {
+  type Operation = { operationId: string; security?: unknown; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, { description: string }> };
+  // The prover's embedded notary takes its own key only: its session routes refuse a call without it, as declared.
+  const embedded = await (await fetch(`${server.notary!.url}/openapi.json`)).json() as { paths: Record<string, Record<string, Operation>> };
+  const create = embedded.paths["/modes/stand-in/session"]?.post;
+  expect(create?.operationId).toBe("createStandInSession");
+  expect(create?.security).toEqual([{ apiKey: [] }]);
+  expect(Object.keys(create?.requestBody?.content["application/json"]?.schema.properties ?? {})).toEqual(["serverName", "port"]);
+  expect(embedded.paths["/modes/stand-in/session/{id}/attestation"]?.post?.responses["400"]?.description).toContain("invalid_body");
+  expect(Object.keys(embedded.paths["/modes/stand-in/session/{id}"] ?? {})).toEqual(["delete"]);
+  expect((await fetch(`${server.notary!.url}/modes/stand-in/session`, { method: "POST", body: "{}" })).status).toBe(401);
+
+  // A notary without keys: a session request the mode's schema refuses is invalid_body, named as the mode names it.
+  const notary = startNotaryServer({
+    host: "127.0.0.1",
+    port: 0,
+    sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
+    verifiers: localVerifiers,
+    key: generateKey("secp256k1"),
+    testTrustAnchor: true,
+    log: createLogger({ level: "error" }),
+  });
+  try {
+    const refused = await fetch(`${notary.url}/modes/stand-in/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ serverName: "", port: 443 }) });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ code: "invalid_body", message: expect.stringMatching(/^stand-in session request: serverName: /) });
+  } finally {
+    await notary.stop(0);
+  }
+});
