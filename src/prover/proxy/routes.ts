@@ -5,7 +5,6 @@
  */
 import * as v from "valibot";
 import { type ExchangeRequest, type HeaderField, isExchangeMethod } from "../../core/exchange.ts";
-import { requestIdSchema } from "../../core/request-id.ts";
 import { hostOf } from "../../core/target.ts";
 import { AppError, httpStatusOf, toAppError } from "../../errors.ts";
 import { type RouteGroup, type RouteInput, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
@@ -16,7 +15,7 @@ import type { ProofDelivery } from "../delivery/proof-delivery.ts";
 import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";
 import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
-import { callHeadersOf, proxyHeadersPart } from "./headers.ts";
+import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "./headers.ts";
 
 export interface ProxyDeps {
   modes: ProvingModes;
@@ -137,7 +136,8 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
  */
 async function refusedBeforeWork(request: Request, error: unknown, deps: ProxyDeps): Promise<never> {
   const refusal = toAppError(error);
-  const requestId = v.safeParse(requestIdSchema(""), request.headers.get("t-request-id") ?? "");
+  // Read on its own: the other headers may be what was refused.
+  const requestId = v.safeParse(ProxyHeaders.entries["t-request-id"], request.headers.get("t-request-id") ?? "");
   if (requestId.success && httpStatusOf(refusal.code) < 500) {
     await deps.delivery.refuse(requestId.output, refusal, callerKeyDigest(request, deps.authorizationIsOurs));
   }
