@@ -4,7 +4,7 @@ import type { RevealedKeys } from "../../src/tls/verify-session.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { type MaliciousSessionOptions, type NotaryAnswer, openMaliciousSession, runEpochSession } from "../../testkit/malicious-prover.ts";
-import { type KeyedNotary, startKeyedNotary } from "../../testkit/notary.ts";
+import { type KeyedNotary, proxyToLocalTargets, startKeyedNotary } from "../../testkit/notary.ts";
 import { verifyWithCli } from "../../testkit/prove.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -33,11 +33,7 @@ beforeAll(async () => {
     "port: 0",
     "notarization:",
     "  private_key_path: notary.key",
-    "proxy:",
-    "  enabled: true",
-    "  allow_private_targets: true",
-    `  allowed_ports: [${ports.join(", ")}]`,
-    `  resolve: [${ports.map((port) => `"${TARGET_HOST}:${port}:127.0.0.1"`).join(", ")}]`,
+    ...proxyToLocalTargets(ports),
     `  max_hidden_span: ${MAX_HIDDEN}`,
   ]);
 }, 120_000);

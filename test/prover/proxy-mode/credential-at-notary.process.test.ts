@@ -8,7 +8,7 @@ import { readHellos } from "../../../src/tls/session-start.ts";
 import type { CipherSuite } from "../../../src/tls/suites.ts";
 import { type RelayedBytes, type RevealedKeys, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
-import { type KeyedNotary, startKeyedNotary } from "../../../testkit/notary.ts";
+import { type KeyedNotary, proxyToLocalTargets, startKeyedNotary } from "../../../testkit/notary.ts";
 import { type NotaryRelay, startNotaryRelay } from "../../../testkit/notary-relay.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../../testkit/scripted-target.ts";
@@ -49,11 +49,7 @@ beforeAll(async () => {
     "port: 0",
     "notarization:",
     "  private_key_path: notary.key",
-    "proxy:",
-    "  enabled: true",
-    "  allow_private_targets: true",
-    `  allowed_ports: [${hop.port}]`,
-    `  resolve: ["${TARGET_HOST}:${hop.port}:127.0.0.1"]`,
+    ...proxyToLocalTargets([hop.port]),
   ]);
   relay = startNotaryRelay(notary.notary.url, {
     request: (path, body) => notaryBodies.push({ path, body }),
