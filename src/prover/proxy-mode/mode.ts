@@ -147,8 +147,9 @@ class ProxyRun implements ModeRun {
     return { answer: answerHead(exchanged.recv), sent: exchanged.sent, recv: exchanged.recv, notarySessionId: this.sessionId! };
   }
 
-  /** A proxy session at the notary and its relay socket. */
+  /** A proxy session at the notary and its relay socket; none once the run was abandoned (a retry must not outlive it). */
   private async openRelay(): Promise<RelaySocket> {
+    if (this.discarded) throw new AppError("session_failed", "the proxy-mode run was abandoned");
     const { target } = this.call;
     const request: ProxySessionRequest = { serverName: target.serverName, port: target.port };
     this.sessionId = await this.deps.notary.createSession("proxy", request);
