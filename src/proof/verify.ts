@@ -116,7 +116,7 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations, url: 
 /** The expected URL, parsed; one that is not an https URL is the caller's mistake (config_invalid), not the proof's. */
 function expectedUrl(url: string | undefined): URL | undefined {
   if (url === undefined) return undefined;
-  if (!URL.canParse(url) || new URL(url).protocol !== "https:") throw new AppError("config_invalid", `the expected URL ${JSON.stringify(url.slice(0, 200))} is not an https:// URL`);
+  if (!URL.canParse(url) || new URL(url).protocol !== "https:") throw new AppError("config_invalid", `the expected URL ${JSON.stringify(url.slice(0, 200))} is not an https URL`);
   return new URL(url);
 }
 
