@@ -4,10 +4,11 @@
  * proof shows and the notary signs what it decrypted. No MPC session, no engine.
  * TLS 1.3 targets get our own client (src/tls/client/), which writes the request in epochs (request-plan.ts) so that
  * the notary reads the request but its hidden values; a target that answers with TLS 1.2 is dialled again, on a new
- * relay, with `node:tls` (tls-exchange.ts), and its request stays hidden unless `T-PROXY-REVEAL: request` reveals the
- * master secret.
+ * relay, with `node:tls` (tls-exchange.ts; remembered for ten minutes, so later calls dial it so at once), and its
+ * request stays hidden unless `T-PROXY-REVEAL: request` reveals the master secret.
  */
 import type { AnswerHead } from "../../core/exchange.ts";
+import { type TimedMemory, timedMemory } from "../../core/timed-memory.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
 import { AppError } from "../../errors.ts";
 import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
@@ -91,6 +92,11 @@ function takePlace(deps: ProxyModeDeps, answerBytes: number): () => void {
   }
 }
 
+/** How long a target that answered TLS 1.2 is dialled with node:tls straight away, saving a refused TLS 1.3 hello. */
+const REMEMBER_TLS12_MS = 10 * 60_000;
+/** Targets remembered at most. */
+const REMEMBERED_TARGETS = 4096;
+
 /** What the reveal needs of an exchange: the keys to show the notary, and whether the request stays hidden whole. */
 interface Revealing {
   keys: RevealedKeys;
@@ -123,6 +129,8 @@ class ProxyRun implements ModeRun {
     private readonly call: ProofCall,
     private readonly allowance: AnswerAllowance,
     private readonly plan: RequestPlan,
+    /** Targets known to speak TLS 1.2 only, by `serverName:port`. */
+    private readonly tls12Targets: TimedMemory<true>,
   ) {
     this.release = takePlace(deps, allowance.maxRecvBytes);
     control.signal.addEventListener("abort", () => this.discard(), { once: true });
@@ -130,21 +138,35 @@ class ProxyRun implements ModeRun {
 
   async exchange(log: Logger): Promise<ModeExchange> {
     checkTargetAllowed(this.call.target, this.deps.policy);
-    let exchanged: Exchanged;
-    try {
-      exchanged = await this.overTls13(await this.openRelay());
-    } catch (error) {
-      if (!isTls12Target(error)) throw namingSetting(error, this.allowance);
-      // Nothing of the request was sent: the target answered our ClientHello with TLS 1.2. A new relay, node:tls.
-      log.info("the target speaks TLS 1.2: proving over node:tls on a new relay");
-      this.dropRelay();
-      exchanged = await this.overTls12(await this.openRelay());
-    }
+    const exchanged = await this.exchangeOverEitherVersion(log);
     // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
     const cut = this.relay?.endedByNotary();
     if (cut) throw cut;
     this.revealing = exchanged.revealing;
     return { answer: answerHead(exchanged.recv), sent: exchanged.sent, recv: exchanged.recv, notarySessionId: this.sessionId! };
+  }
+
+  /**
+   * Our TLS 1.3 client first; a target that answers its hello with TLS 1.2 (nothing of the request was sent) is dialled
+   * again on a new relay with node:tls, and remembered so for a while. A remembered one that now chooses TLS 1.3 with
+   * node:tls is forgotten: the next call writes its request in epochs again.
+   */
+  private async exchangeOverEitherVersion(log: Logger): Promise<Exchanged> {
+    const { serverName, port } = this.call.target;
+    const key = `${serverName.toLowerCase()}:${port}`;
+    if (!this.tls12Targets.get(key)) {
+      try {
+        return await this.overTls13(await this.openRelay());
+      } catch (error) {
+        if (!isTls12Target(error)) throw namingSetting(error, this.allowance);
+      }
+      log.info("the target speaks TLS 1.2: proving over node:tls on a new relay");
+      this.tls12Targets.set(key, true, REMEMBER_TLS12_MS);
+      this.dropRelay();
+    }
+    const exchanged = await this.overTls12(await this.openRelay());
+    if (exchanged.revealing.keys.version === "TLS1.3") this.tls12Targets.delete(key);
+    return exchanged;
   }
 
   /** A proxy session at the notary and its relay socket; none once the run was abandoned (a retry must not outlive it). */
@@ -217,6 +239,7 @@ class ProxyRun implements ModeRun {
 }
 
 export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
+  const tls12Targets = timedMemory<true>(REMEMBERED_TARGETS);
   return {
     facts: BUILT_IN_MODES.proxy,
     prepare(call) {
@@ -228,7 +251,7 @@ export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
         announced === undefined
           ? { maxRecvBytes: deps.maxRecvData, maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA" }
           : { maxRecvBytes: announced, maxRecvSetting: "T-MAX-RECV-DATA" };
-      return { deadlineMs: deps.sessionTimeoutMs, start: (control) => new ProxyRun(deps, control, call, allowance, plan) };
+      return { deadlineMs: deps.sessionTimeoutMs, start: (control) => new ProxyRun(deps, control, call, allowance, plan, tls12Targets) };
     },
   };
 }

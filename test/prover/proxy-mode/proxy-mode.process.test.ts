@@ -41,6 +41,8 @@ beforeAll(async () => {
   // An RSA certificate: RSA-PSS signatures in TLS 1.3, PKCS#1 ones over ECDHE in TLS 1.2.
   targets.rsa13 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.3");
   targets.rsa12 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256");
+  // A TLS 1.2 target no other test calls: what the prover learns of it is this file's to watch.
+  targets.tls12Fresh = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256");
   forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
   closing = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket }) => {
     socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"price":42}');
@@ -145,6 +147,25 @@ describe("proxy mode proofs", () => {
     const other = await verifyWithCli(proved.proof!.proofText, prover.notaryPubPath, "--url", urlOf(name, "/data?x=2"));
     expect(other.exitCode).toBe(1);
     expect(other.stderr).toContain("differs from the expected");
+  }, 60_000);
+});
+
+describe("a TLS 1.2 target", () => {
+  test("is found by our TLS 1.3 client's refused hello, proven over node:tls on a new relay, and then dialled so at once", async () => {
+    /** The prover's log lines of one proof, once the one saying the target answered has come (the log is read as it comes). */
+    const proveLogged = async () => {
+      const requestId = crypto.randomUUID();
+      const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+      const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": urlOf("tls12Fresh", "/data"), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+      expect(response.status).toBe(200);
+      expect(proofData((await stream.events)[0]!).proofText).toContain('"tlsVersion":"TLS1.2"');
+      const lines = () => prover.log().split("\n").filter((line) => line.includes(requestId));
+      return eventually(lines, (found) => found.some((line) => line.includes("target answered")), 10_000);
+    };
+    const speaksTls12 = (lines: string[]) => lines.filter((line) => line.includes("the target speaks TLS 1.2: proving over node:tls on a new relay"));
+    expect(speaksTls12(await proveLogged())).toHaveLength(1);
+    // Logged before the answer, when it happens: the second call went to node:tls at once.
+    expect(speaksTls12(await proveLogged())).toEqual([]);
   }, 60_000);
 });
 
