@@ -10,8 +10,10 @@ export interface RelayTaps {
    * notary that is up and answers HTTP, while the session makes no progress.
    */
   passes?(): number;
-  /** Sees the size of every message passed on an MPC socket. */
-  message?(direction: RelayDirection, size: number): void;
+  /** Sees every message passed on a socket (an MPC socket, a proxy relay), by its size and bytes. */
+  message?(direction: RelayDirection, size: number, bytes: Uint8Array): void;
+  /** Sees every HTTP request passed to the notary: its path and body (empty for GET). */
+  request?(path: string, body: Uint8Array): void;
 }
 
 export interface NotaryRelay {
@@ -44,6 +46,7 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
         return server.upgrade(request, { data: link }) ? undefined : new Response("upgrade failed", { status: 400 });
       }
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      taps.request?.(pathname, new Uint8Array(body ?? new ArrayBuffer(0)));
       const headers = new Headers(request.headers);
       headers.delete("host");
       const answer = await fetch(`${base}${pathname}${search}`, { method: request.method, headers, body });
@@ -66,7 +69,7 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
           if (link.passes <= 0) return;
           link.passes -= 1;
           const chunk = new Uint8Array(event.data as ArrayBuffer);
-          taps.message?.("toProver", chunk.length);
+          taps.message?.("toProver", chunk.length, chunk);
           ws.sendBinary(chunk);
         };
         upstream.onclose = () => {
@@ -78,7 +81,7 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
         if (link.passes <= 0) return;
         link.passes -= 1;
         const chunk = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
-        taps.message?.("toNotary", chunk.length);
+        taps.message?.("toNotary", chunk.length, chunk);
         if (link.upstream?.readyState === WebSocket.OPEN) link.upstream.send(chunk);
         else link.queue.push(chunk);
       },

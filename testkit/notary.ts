@@ -2,6 +2,7 @@ import type { Subprocess } from "bun";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { scratchDir, tlsFixture } from "./env.ts";
+import { TARGET_HOST } from "./tls-fixture.ts";
 import { SOURCE_CLI, collectText, runCli } from "./prover.ts";
 
 import { waitUntil } from "./wait.ts";
@@ -81,6 +82,18 @@ export async function startKeyedNotary(apiKey: string, settings: string[], keyge
   if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
   return { notary: await startNotary(configPath, env), pubPath: join(dirname(configPath), "notary.pub") };
 }
+
+/**
+ * The YAML lines of a `proxy:` section relaying to local targets on `ports` (TARGET_HOST resolved to loopback);
+ * further `proxy.*` settings may follow them, indented by two spaces.
+ */
+export const proxyToLocalTargets = (ports: readonly number[]): string[] => [
+  "proxy:",
+  "  enabled: true",
+  "  allow_private_targets: true",
+  `  allowed_ports: [${ports.join(", ")}]`,
+  `  resolve: [${ports.map((port) => `"${TARGET_HOST}:${port}:127.0.0.1"`).join(", ")}]`,
+];
 
 /** The notary's count of open sessions, from its /info. */
 export async function notarySessions(url: string, init: BunFetchRequestInit = {}): Promise<number> {

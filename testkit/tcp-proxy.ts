@@ -1,7 +1,8 @@
 /**
- * A TCP proxy on loopback between one process and a server (a prover and PostgreSQL): the test can pause the
- * link (bytes are held until resumed: the server seems to stall) or cut it (every connection closed, new ones
- * closed at once: the server seems gone), for that one process only, without touching the server itself.
+ * A TCP proxy on loopback between one process and a server (a prover and PostgreSQL, a notary and a target): the
+ * test can pause the link (bytes are held until resumed: the server seems to stall) or cut it (every connection
+ * closed, new ones closed at once: the server seems gone), for that one process only, without touching the server
+ * itself; and read every byte each connection carried.
  */
 import { type Server, type Socket, createServer, connect } from "node:net";
 
@@ -20,6 +21,8 @@ export interface TcpProxy {
   changeByteToClient(offset?: number): void;
   /** How many connections are open through it. */
   connections(): number;
+  /** Every byte each connection carried, in the order they were accepted: to the server, and back to the client. */
+  recorded(): { toServer: Uint8Array; toClient: Uint8Array }[];
   close(): Promise<void>;
 }
 
@@ -29,6 +32,8 @@ interface Link {
   held: [Buffer[], Buffer[]];
   /** Bytes forwarded to the client so far. */
   toClient: number;
+  /** What passed each way, as forwarded: to the server, to the client. */
+  passed: [Buffer[], Buffer[]];
 }
 
 /** The chunk with the byte at `offset` of its stream flipped, when that byte is in it; the stream so far was `before` bytes. */
@@ -41,6 +46,7 @@ function withByteChanged(chunk: Buffer, before: number, offset: number | undefin
 
 export async function startTcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
   const links = new Set<Link>();
+  const accepted: Link[] = [];
   let paused = false;
   let cut = false;
   let changeAt: number | undefined;
@@ -52,15 +58,17 @@ export async function startTcpProxy(to: { host: string; port: number }): Promise
   const server: Server = createServer((client) => {
     if (cut) return void client.destroy();
     const upstream = connect(to.port, to.host);
-    const link: Link = { sockets: [upstream, client], held: [[], []], toClient: 0 };
+    const link: Link = { sockets: [upstream, client], held: [[], []], toClient: 0, passed: [[], []] };
     const changeThis = changeAt;
     links.add(link);
+    accepted.push(link);
     const forward = (direction: 0 | 1) => (received: Buffer) => {
       let chunk = received;
       if (direction === 1) {
         chunk = withByteChanged(received, link.toClient, changeThis);
         link.toClient += chunk.length;
       }
+      link.passed[direction].push(chunk);
       if (paused) link.held[direction].push(chunk);
       else link.sockets[direction].write(chunk);
     };
@@ -91,6 +99,7 @@ export async function startTcpProxy(to: { host: string; port: number }): Promise
     restore: () => void (cut = false),
     changeByteToClient: (offset) => void (changeAt = offset),
     connections: () => links.size,
+    recorded: () => accepted.map((link) => ({ toServer: new Uint8Array(Buffer.concat(link.passed[0])), toClient: new Uint8Array(Buffer.concat(link.passed[1])) })),
     close() {
       for (const link of [...links]) for (const socket of link.sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));

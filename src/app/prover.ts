@@ -188,6 +188,7 @@ function provingModes(config: ProverConfig, parts: ModeParts, log: Logger): Prov
     ...parts,
     policy,
     maxRecvData: config.proxyMode.maxRecvData,
+    maxHiddenSpanBytes: config.proxyMode.maxHiddenSpanBytes,
     connectTimeoutMs,
     responseTimeoutMs,
     sessionTimeoutMs: config.proxyMode.embedded.sessionTimeoutMs,

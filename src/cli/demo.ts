@@ -61,15 +61,15 @@ async function start(demo: Demo, port: string): Promise<void> {
 interface DemoCall {
   mode: "proxy" | "mpc";
   label: string;
-  options: Pick<ProveOptions, "url" | "headers" | "redact" | "revealRequest">;
+  options: Pick<ProveOptions, "url" | "headers" | "redact">;
 }
 
-/** One GET per mode. Proxy mode reveals its request (no secret in it), so the notary checks and signs it too. */
+/** One GET per mode. Proxy mode proves its request too (TLS 1.3: any credential in it would be kept from the notary). */
 const calls = (port: number): DemoCall[] => [
   {
     mode: "proxy",
     label: "proxy mode: the notary relays the connection and sees the response (milliseconds)",
-    options: { url: `https://${DEMO_HOST}:${port}/v1/price?pair=ETH-EUR`, revealRequest: true },
+    options: { url: `https://${DEMO_HOST}:${port}/v1/price?pair=ETH-EUR` },
   },
   {
     mode: "mpc",

@@ -88,7 +88,9 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
   if (!METHODS.includes(method)) throw usage(`--method must be one of ${METHODS.join(", ")}`);
   const timeoutS = args.timeout === undefined ? undefined : Number(args.timeout);
   if (timeoutS !== undefined && !(Number.isInteger(timeoutS) && timeoutS > 0)) throw usage("--timeout must be a whole number of seconds");
-  if (args["reveal-request"] && args.mode !== "proxy") throw usage("--reveal-request is for --mode proxy (in MPC mode the request is in the proof)");
+  const reveal = args.reveal === undefined ? undefined : required(args.reveal, "reveal");
+  if (reveal !== undefined && reveal !== "none" && reveal !== "request") throw usage("--reveal must be none or request");
+  if (reveal !== undefined && args.mode !== "proxy") throw usage("--reveal is for --mode proxy (in MPC mode the request is in the proof)");
   return {
     prover: parseProver(args.prover),
     apiKey: apiKeyFrom(args["api-key-env"]),
@@ -101,7 +103,8 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
     allowUnmatchedRedactions: args["allow-unmatched"] === true,
     proveFailed: args["prove-failed"] === true,
     mode: args.mode === "proxy" || args.mode === "mpc" ? args.mode : undefined,
-    revealRequest: args["reveal-request"] === true,
+    reveal,
+    allowHiddenRequest: args["allow-hidden-request"] === true,
     timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
   };
 }
@@ -142,7 +145,16 @@ export default defineCommand({
     url: { type: "string", required: true, description: "The target: an https:// URL" },
     out: { type: "string", required: true, description: "Where to write the proof (JSON; `cli verify --proof` reads it)" },
     mode: { type: "enum", options: ["mpc", "proxy"], description: "mpc (the notary sees nothing in clear) or proxy (fast; the notary sees the response); default: the prover's" },
-    "reveal-request": { type: "boolean", default: false, description: "Proxy mode: put the request in the proof too (the notary sees it; --redact req:... hides parts)" },
+    reveal: {
+      type: "string",
+      description:
+        "Proxy mode (T-PROXY-REVEAL): none hides the request whole from the notary and the proof; request shows the notary all of it, secrets included (TLS 1.2: the only way to prove it). Default: proven with its secrets kept from the notary (TLS 1.3)",
+    },
+    "allow-hidden-request": {
+      type: "boolean",
+      default: false,
+      description: "Accept a proof whose request is hidden (proxy mode: --reveal none, or a TLS 1.2 target): it does not show the method, URL, Host or port",
+    },
     header: { type: "string", description: "A header for the target, 'Name: value' (repeat for more); values are never printed" },
     redact: { type: "string", description: "T-REDACTED entries, e.g. 'req:header:authorization,res:body:balance' (repeat for more)" },
     "allow-unmatched": { type: "boolean", default: false, description: "A redaction that matches nothing is listed as unmatched instead of preventing the proof" },

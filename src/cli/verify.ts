@@ -1,6 +1,6 @@
 /**
  * `cli verify`: checks a proof offline against a pinned notary key, and optionally that it is the proof of
- * the request id, server and mode the caller expects. A proof whose request is hidden whole is refused unless the
+ * the request id, server, mode, method and URL the caller expects. A proof whose request is hidden whole is refused unless the
  * caller accepts one (--allow-hidden-request). No network, no wasm: nothing here may import src/engine.
  * Exit 0 valid, 1 invalid proof or not the expected one, 2 usage or unreadable input.
  */
@@ -42,6 +42,13 @@ function expectedMode(value: unknown): ProofMode | undefined {
   return value;
 }
 
+/** --url: absent, or an https:// URL (its host, port, path and query are checked against the proof). */
+function expectedUrl(value: unknown): string | undefined {
+  const url = expectation(value, "url");
+  if (url !== undefined && (!URL.canParse(url) || new URL(url).protocol !== "https:")) throw new AppError("usage", "--url must be an https:// URL");
+  return url;
+}
+
 export default defineCommand({
   meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
   args: {
@@ -54,6 +61,11 @@ export default defineCommand({
     "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
     "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
     mode: { type: "string", description: "Fail unless the notary took part in this mode: mpc or proxy" },
+    method: { type: "string", description: "Fail unless the proof's request shows this method (GET, POST, ...)" },
+    url: {
+      type: "string",
+      description: "Fail unless the proof is of this https:// URL: its host the server name and the request's Host, its port the one dialled, its path and query the request's",
+    },
     "allow-hidden-request": {
       type: "boolean",
       default: false,
@@ -67,6 +79,8 @@ export default defineCommand({
       requestId: expectation(args["request-id"], "request-id"),
       serverName: expectation(args["server-name"], "server-name"),
       mode: expectedMode(args.mode),
+      method: expectation(args.method, "method")?.toUpperCase(),
+      url: expectedUrl(args.url),
       allowHiddenRequest: args["allow-hidden-request"] === true,
     };
     const path = requiredPath(args.proof, "proof");

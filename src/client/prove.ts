@@ -3,9 +3,9 @@
  * `/proxy`, then waits for the proof; a `503` (over capacity, shutting down, no notary in reach) is retried after `Retry-After`
  * with a fresh request id (ids are single use). One deadline (`timeoutMs`) bounds all of it.
  * The proof is verified before it is returned: signed by a pinned notary key, of this call's request id, the URL's
- * host and the mode asked for, showing where it reveals bytes the very answer the prover relayed, and, where it
- * reveals the request, the method, target and Host this call sent. A proof whose request is hidden whole is refused
- * unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
+ * host and port and the mode asked for, showing where it reveals bytes the very answer the prover relayed, and, where
+ * it reveals the request, the method, target and Host this call sent. A proof whose request is hidden whole is
+ * refused unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
  * right proof.
  */
 import { isErrorCode, retryAfterOf } from "../errors.ts";
@@ -15,7 +15,6 @@ import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";
 import { answerMismatch } from "./answer-check.ts";
-import { hostOf, requestMismatch } from "./request-check.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type RedactionPattern, redactionHeader } from "./redact.ts";
@@ -57,11 +56,17 @@ export interface ProveOptions {
    * far faster, TLS 1.3 and large answers). Unset: the prover's default (PROVER_PROOF_MODE).
    */
   mode?: ProofMode;
-  /** Proxy mode: the request enters the proof too (the notary sees it); `req:` redactions then apply. */
-  revealRequest?: boolean;
   /**
-   * Accept a proof whose request is hidden whole (proxy mode without `revealRequest`): it proves the server's answer
-   * but not which request it answers (method, URL, Host, port). Default false: such a proof is `proof_mismatch`.
+   * Proxy mode (`T-PROXY-REVEAL`): what the notary sees of the request. Unset: the request is proven with its secrets
+   * (default-hidden credentials, `req:` redactions) kept from the notary on a TLS 1.3 target; on a TLS 1.2 target it is
+   * hidden whole. `none`: hidden whole from the notary and the proof. `request`: the notary sees all of it, secrets
+   * included (TLS 1.2: the only way to prove the request); `req:` redactions still keep values out of the proof.
+   */
+  reveal?: "none" | "request";
+  /**
+   * Accept a proof whose request is hidden whole (proxy mode with `reveal: "none"`, or on a TLS 1.2 target without
+   * `reveal: "request"`): it proves the server's answer but not which request it answers (method, URL, Host, port).
+   * Default false: such a proof is `proof_mismatch`.
    */
   allowHiddenRequest?: boolean;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
@@ -118,7 +123,7 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
   if (options.proveFailed) headers.set("t-prove-failed-req", "true");
   if (options.mode) headers.set("t-proof-mode", options.mode);
-  if (options.revealRequest) headers.set("t-proxy-reveal", "request");
+  if (options.reveal) headers.set("t-proxy-reveal", options.reveal);
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
 }
@@ -153,22 +158,17 @@ async function trustedKeys(options: ProveOptions, signal: AbortSignal, auth: Hea
 }
 
 /** How prove() accepts a proof whose request is hidden, or avoids making one. */
-const HIDDEN_REQUEST_CHOICE = "pass allowHiddenRequest: true to accept such a proof, or revealRequest: true to prove the request";
+const HIDDEN_REQUEST_CHOICE =
+  'pass allowHiddenRequest: true to accept such a proof, or prove the request: leave reveal unset on a TLS 1.3 target (its secrets kept from the notary), or reveal: "request" (the notary sees it all)';
 
 /** The proof, verified against the trusted keys and bound to this call: its request id, host, mode, request and answer. */
 function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): VerifiedProof {
-  const url = new URL(options.url);
-  // A hidden request is judged below, with prove()'s own words.
-  const verified = verifyProof(proofText, keys, { requestId, serverName: url.hostname, mode: options.mode, allowHiddenRequest: true });
-  const { body } = verified;
+  // A hidden request is judged below, with prove()'s own words; the method and URL where the request shows them.
+  const expected = { requestId, mode: options.mode, allowHiddenRequest: true, method: options.method ?? "GET", url: options.url };
   const refuse = (reason: string) => new TlsproofError("proof_mismatch", reason, { requestId, response });
-  if (isHiddenRequest(body)) {
-    if (!options.allowHiddenRequest) throw refuse(`the proof's ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
-  } else {
-    const request = { method: options.method ?? "GET", pathAndQuery: `${url.pathname}${url.search}`, host: hostOf(url) };
-    const sentMismatch = requestMismatch(body.transcript.sent, request);
-    if (sentMismatch) throw refuse(`the proof does not show the request sent: ${sentMismatch}`);
-  }
+  const verified = verifyProof(proofText, keys, expected);
+  const { body } = verified;
+  if (isHiddenRequest(body) && !options.allowHiddenRequest) throw refuse(`the proof's ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
   const mismatch = answerMismatch(body.transcript.recv, response);
   if (mismatch) throw refuse(`the proof does not show the answer received: ${mismatch}`);
   return verified;
@@ -226,8 +226,8 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   // Fails here, before anything is sent, when a redaction cannot be written or the proof asked for could not be accepted.
   if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
-  if (options.mode === "proxy" && !options.revealRequest && !options.allowHiddenRequest) {
-    throw new TlsproofError("config_invalid", `mode proxy without revealRequest makes a proof whose ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
+  if (options.reveal === "none" && !options.allowHiddenRequest) {
+    throw new TlsproofError("config_invalid", `reveal "none" makes a proof whose ${HIDDEN_REQUEST_LIMIT}; pass allowHiddenRequest: true to accept such a proof`);
   }
   const keys = await trustedKeys(options, signal, auth).catch((error: unknown) => {
     throw failure(error, signal);

@@ -13,6 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { AppError } from "../errors.ts";
 import { parseOrThrow } from "../schema.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
+import { DEFAULT_MAX_HIDDEN_REQUEST_SPAN } from "../proof/request-rule.ts";
 import { strictMapping } from "../schema.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { parseEnv, wholeNumber } from "./env.ts";
@@ -59,6 +60,8 @@ export interface ProxyLimits {
   maxPendingConnects: number;
   /** How long after its relay ended a proxy session's attestation may be asked for. */
   attestationWindowMs: number;
+  /** Most bytes of one hidden span in a revealed request (src/proof/request-rule.ts): hidden bytes may hold anything. */
+  maxHiddenSpanBytes: number;
 }
 
 /** Proxy mode's default answer limit: far above MPC's, since the notary only relays and decrypts. */
@@ -70,6 +73,10 @@ export const PROXY_IDLE_TIMEOUT_S = 10;
 export const PROXY_CONNECT_TIMEOUT_S = 5;
 /** Seconds after a relay's end within which its attestation must be asked for (`proxy.attestation_window`). */
 export const PROXY_ATTESTATION_WINDOW_S = 10;
+/** Most bytes one hidden span of a revealed request may hold (`proxy.max_hidden_span`, PROVER_PROXY_MAX_HIDDEN_SPAN). */
+export const PROXY_MAX_HIDDEN_SPAN = DEFAULT_MAX_HIDDEN_REQUEST_SPAN;
+/** The largest `proxy.max_hidden_span` accepted: a hidden span that long could hide a request of its own. */
+export const PROXY_MAX_HIDDEN_SPAN_LIMIT = 64 * 1024;
 
 export interface NotaryConfig {
   listen: { host: string; port: number };
@@ -153,6 +160,10 @@ const configSchema = strictMapping(
       max_pending_connects: v.optional(positiveInteger),
       open: v.optional(flag, false),
       attestation_window: v.optional(positiveInteger, PROXY_ATTESTATION_WINDOW_S),
+      max_hidden_span: v.optional(
+        v.pipe(positiveInteger, v.maxValue(PROXY_MAX_HIDDEN_SPAN_LIMIT, `expected at most ${PROXY_MAX_HIDDEN_SPAN_LIMIT} bytes`)),
+        PROXY_MAX_HIDDEN_SPAN,
+      ),
     }),
   },
   "expected a mapping",
@@ -209,6 +220,7 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
           connectTimeoutMs: proxy.connect_timeout * 1000,
           maxPendingConnects: proxy.max_pending_connects ?? pendingConnectsFor(top.concurrency),
           attestationWindowMs: proxy.attestation_window * 1000,
+          maxHiddenSpanBytes: proxy.max_hidden_span,
         }
       : null,
   };

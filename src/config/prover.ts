@@ -14,7 +14,16 @@ import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { duration, flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
-import { NOTARY_CONNECT_TIMEOUT_S, PROXY_ATTESTATION_WINDOW_S, PROXY_MAX_RECV_DATA, PROXY_SESSION_TIMEOUT_S, type ProxyLimits, type SessionLimits } from "./notary.ts";
+import {
+  NOTARY_CONNECT_TIMEOUT_S,
+  PROXY_ATTESTATION_WINDOW_S,
+  PROXY_MAX_HIDDEN_SPAN,
+  PROXY_MAX_HIDDEN_SPAN_LIMIT,
+  PROXY_MAX_RECV_DATA,
+  PROXY_SESSION_TIMEOUT_S,
+  type ProxyLimits,
+  type SessionLimits,
+} from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
@@ -79,6 +88,7 @@ const ProverEnv = v.object({
   PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
   PROVER_PROXY_SESSION_TIMEOUT_S: v.optional(wholeNumber(1, 3600), String(PROXY_SESSION_TIMEOUT_S)),
   PROVER_PROXY_INFLIGHT_BYTES: v.optional(wholeNumber(64, 2 ** 40), String(DEFAULT_PROXY_INFLIGHT_BYTES)),
+  PROVER_PROXY_MAX_HIDDEN_SPAN: v.optional(wholeNumber(1, PROXY_MAX_HIDDEN_SPAN_LIMIT), String(PROXY_MAX_HIDDEN_SPAN)),
   PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
   PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
   PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
@@ -186,6 +196,8 @@ export interface ProverConfig {
     maxSessions: number;
     /** Answer bytes proxy proofs may hold at once: each reserves its largest allowed answer. */
     inFlightBytes: number;
+    /** Most bytes of one hidden value of a request written in epochs (the embedded notary's bound too). */
+    maxHiddenSpanBytes: number;
     /** What the embedded notary offers: the prover's own target policy and these sizes. */
     embedded: ProxyLimits;
   };
@@ -254,6 +266,7 @@ function proxyModeConfig(e: ProverEnvValues, targetPolicy: TargetPolicy): Prover
     maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
     maxSessions: e.PROVER_PROXY_MAX_SESSIONS,
     inFlightBytes: e.PROVER_PROXY_INFLIGHT_BYTES,
+    maxHiddenSpanBytes: e.PROVER_PROXY_MAX_HIDDEN_SPAN,
     embedded: {
       policy: targetPolicy,
       maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
@@ -264,6 +277,7 @@ function proxyModeConfig(e: ProverEnvValues, targetPolicy: TargetPolicy): Prover
       // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
       maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
       attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
+      maxHiddenSpanBytes: e.PROVER_PROXY_MAX_HIDDEN_SPAN,
     },
   };
 }

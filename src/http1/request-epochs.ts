@@ -28,16 +28,24 @@ function hostLineEnd(request: Uint8Array): number {
   return lineBreak < 0 ? request.length : lineBreak + 1;
 }
 
-export function requestParts(request: Uint8Array, hidden: readonly ByteRange[]): RequestPart[] {
-  const ranges = mergeRanges(hidden);
-  if (ranges.some((range) => range.end > request.length)) throw new AppError("internal", "a hidden range lies beyond the end of the request");
+/**
+ * Refuses hidden ranges (sorted and merged) that start before the end of the request's Host line, or a request without
+ * exactly one Host: the request line and Host prove which server was asked.
+ */
+export function checkHiddenAfterHost(request: Uint8Array, ranges: readonly ByteRange[]): void {
   const revealedUpTo = hostLineEnd(request);
   if (ranges[0] && ranges[0].start < revealedUpTo) {
     throw new AppError(
       "invalid_redaction",
-      "the request hides bytes before the end of its Host header (in its request line, such as a query value or path segment, or in a header written before Host); proxy mode on TLS 1.3 reveals the request line and Host to prove which server was asked: hide headers or body values instead, or send T-PROXY-REVEAL: none or use MPC mode",
+      "the request hides bytes before the end of its Host header (in its request line, such as a query value or path segment, or in a header written before Host); proxy mode reveals the request line and Host to prove which server was asked: hide headers or body values instead, or send T-PROXY-REVEAL: none or use MPC mode",
     );
   }
+}
+
+export function requestParts(request: Uint8Array, hidden: readonly ByteRange[]): RequestPart[] {
+  const ranges = mergeRanges(hidden);
+  if (ranges.some((range) => range.end > request.length)) throw new AppError("internal", "a hidden range lies beyond the end of the request");
+  checkHiddenAfterHost(request, ranges);
   if (ranges.length > MAX_HIDDEN_PARTS) {
     throw new AppError("invalid_redaction", `the request hides ${ranges.length} separate values; proxy mode on TLS 1.3 proves at most ${MAX_HIDDEN_PARTS} per request (a key update before and after each)`);
   }

@@ -3,7 +3,9 @@
  * declared, the body a notary signs. Every rule holds whatever the mode verified:
  * - the server chose HTTP/1.1 or no application protocol (ALPN);
  * - a request the notary saw is one request, revealed with its request line and one Host naming the server
- *   (check.ts, requestHostProblem); a request it never saw is hidden whole, and the proof says so;
+ *   (check.ts, requestHostProblem), held to the request rule where the mode asks (src/proof/request-rule.ts), and
+ *   every byte of it the notary did not see is declared hidden; a request it never saw is hidden whole, and the
+ *   proof says so;
  * - the answer is one complete HTTP/1.1 answer (src/http1/answer-rule.ts), checked on what the notary saw;
  * - the declared redactions keep the proof rules a verifier applies (check.ts, proofBodyProblem).
  * Only bytes the notary saw enter the proof.
@@ -11,9 +13,10 @@
 import { AppError } from "../errors.ts";
 import { checkAnswer, checkSingleRequest } from "../http1/answer-rule.ts";
 import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
+import { revealedRequestProblem } from "../proof/request-rule.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../proof/format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
-import { subtractRanges } from "../core/ranges.ts";
+import { complementRanges, subtractRanges } from "../core/ranges.ts";
 import { modeFacts } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import { type SeenDirection, type VerifiedTranscript, seenBytes } from "./verified-transcript.ts";
@@ -52,15 +55,37 @@ function shownDirection(direction: SeenDirection, hidden: ByteRange[], hiddenBy:
 }
 
 /**
+ * Bytes of the request the notary did not see (hidden epochs: it read their lengths only) that no declared span
+ * covers: the proof's redactions must account for every hidden byte, as an MPC proof's do.
+ */
+function undeclaredUnseen(sent: SeenDirection, declared: AttestationRequest): ByteRange | undefined {
+  return subtractRanges(complementRanges(sent.length, sent.seen), declaredSpans(declared, "sent"))[0];
+}
+
+/** Why the request the proof reveals does not say it asked the verified server, as the mode's rule has it. */
+function requestProblem(transcript: VerifiedTranscript, proven: TranscriptDirection): string | null {
+  const { serverName, requestRule } = transcript;
+  return requestRule ? revealedRequestProblem(proven, serverName, requestRule.maxHiddenSpanBytes) : null;
+}
+
+/**
  * The request's method when the notary saw the request: it must show, as the proof reveals it, that it asked the
- * verified server (not hidden, not another host), and be one request. Undefined when the request is hidden whole,
- * which only a notary whose mode allows it does (proxy mode: it dialled the server itself).
+ * verified server (not hidden, not another host), be one request, and keep the mode's request rule. Undefined when
+ * the request is hidden whole, which only a notary whose mode allows it does (proxy mode: it dialled the server).
  */
 function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirection, declared: AttestationRequest): string | undefined {
-  if (transcript.sent.seen.length > 0) {
+  const { sent } = transcript;
+  if (sent.seen.length > 0) {
+    const undeclared = transcript.hiddenBy === "notary" ? undeclaredUnseen(sent, declared) : undefined;
+    if (undeclared) {
+      throw new AppError("invalid_body", `declared redactions refused: the request's bytes ${undeclared.start}..${undeclared.end} were hidden from the notary, but no declared span hides them`);
+    }
     const hostProblem = requestHostProblem(proven, transcript.serverName);
     if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
-    return checkSingleRequest(seenBytes(transcript.sent));
+    const method = checkSingleRequest(seenBytes(sent));
+    const problem = requestProblem(transcript, proven);
+    if (problem) throw new AppError("invalid_body", `request refused: ${problem}`);
+    return method;
   }
   if (!modeFacts(transcript.mode)?.mayHideRequest) throw new AppError("invalid_body", "request refused: the prover revealed no byte of its request");
   if (declaredSpans(declared, "sent").length > 0) {

@@ -38,6 +38,12 @@ export interface VerifiedTranscript {
   connectionEnd: ConnectionEnd;
   /** The application protocol the server chose (null: none); undefined when the notary cannot see it (MPC mode). */
   alpn?: string | null;
+  /**
+   * Set by a mode that holds a revealed request to the request rule (src/proof/request-rule.ts: the request line and
+   * Host revealed whole, hidden spans only inside header or body values whose names are revealed, each at most this
+   * long); otherwise a revealed request keeps requestHostProblem's rule (src/proof/check.ts) only.
+   */
+  requestRule?: { maxHiddenSpanBytes: number };
 }
 
 /** A direction as the HTTP rules read it: what was not seen is 0 and unseen. */

@@ -170,9 +170,16 @@ export function evmAddressOf(key: PublicKey): Address | undefined {
   return key.algorithm === "secp256k1" ? addressOfPublicKey(key.point) : undefined;
 }
 
+/** Addresses by key: a notary signs every proof with the same key, and deriving its public point is a scalar multiplication. */
+const notaryAddresses = new WeakMap<NotaryKey, Address | null>();
+
 /** The Ethereum address a notary signs EVM attestations with (`/info`, `/notaryinfo`); null for secp256r1. */
 export function notaryEvmAddress(key: NotaryKey): Address | null {
-  return key.algorithm === "secp256k1" ? addressOfPublicKey(secp256k1.getPublicKey(key.privateKey, false)) : null;
+  const known = notaryAddresses.get(key);
+  if (known !== undefined) return known;
+  const address = key.algorithm === "secp256k1" ? addressOfPublicKey(secp256k1.getPublicKey(key.privateKey, false)) : null;
+  notaryAddresses.set(key, address);
+  return address;
 }
 
 /** The body with its EVM attestation added: only secp256k1 keys make one, other bodies are returned as they are. */

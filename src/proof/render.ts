@@ -43,6 +43,10 @@ export interface VerifiedProofJson {
   responseFraming: ResponseFraming | null;
   /** Whether the proof shows the request ("hidden": it does not show which request the answer answers). */
   request: RequestVisibility;
+  /** The revealed request's first line as the proof shows it (hidden bytes as markers); null when the request is hidden. */
+  requestLine: string | null;
+  /** The value of its one Host header as shown; null when the request is hidden or does not show one. */
+  host: string | null;
   tlsVersion: ProofBody["tlsVersion"];
   /** How the notary took part; proofs made before proxy mode say nothing and are MPC proofs. */
   mode: ProofMode;
@@ -88,6 +92,15 @@ function partialWarnings(ranges: readonly HiddenRange[]): string[] {
   return ranges.filter((range) => !range.whole).map((range) => `WARNING: hidden ${rangeText(range)} is not a whole value; it may cut one in two`);
 }
 
+/** The request line and Host as the revealed request shows them (hidden bytes as markers); nulls for a hidden request. */
+export function shownRequest(body: Pick<ProofBody, "request" | "mode" | "transcript">, sent: TranscriptView): { requestLine: string | null; host: string | null } {
+  if (isHiddenRequest(body)) return { requestLine: null, host: null };
+  const [requestLine = "", ...fields] = sent.text.split("\r\n");
+  const head = fields.slice(0, Math.max(0, fields.indexOf("")));
+  const hosts = head.map((line) => /^host:[ \t]*(.*?)[ \t]*$/i.exec(line)?.[1]).filter((value) => value !== undefined);
+  return { requestLine, host: hosts.length === 1 ? hosts[0]! : null };
+}
+
 export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
   const { body } = proof;
   const hiddenRanges = describeHiddenRanges(body.transcript);
@@ -100,6 +113,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     responseTime: body.responseTime === undefined ? null : { unix: body.responseTime, iso: isoOfMs(body.responseTime * 1000) },
     responseFraming: body.responseFraming ?? null,
     request: isHiddenRequest(body) ? "hidden" : "revealed",
+    ...shownRequest(body, proof.sent),
     tlsVersion: body.tlsVersion,
     mode: proofModeOf(body),
     notarizedAt: { unixMs: body.notarizedAt, iso: isoOfMs(body.notarizedAt) },
@@ -191,9 +205,10 @@ export function answerText(body: Pick<ProofBody, "responseFraming">): string {
   return `one complete HTTP/1.1 answer, framed by ${how} (${framing}), checked by the notary`;
 }
 
-/** Whether the proof shows the request, and what a hidden one leaves unproven. */
-export function requestText(body: Pick<ProofBody, "request" | "mode" | "transcript">): string {
-  return isHiddenRequest(body) ? `HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}` : "revealed: its request line and Host show what was asked";
+/** Whether the proof shows the request (its request line and Host), and what a hidden one leaves unproven. */
+export function requestText(shown: { requestLine: string | null; host: string | null }): string {
+  if (shown.requestLine === null) return `HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}`;
+  return `revealed: ${shown.requestLine} (Host: ${shown.host ?? "not shown"})`;
 }
 
 /**
@@ -211,7 +226,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `Connected at: ${isoOfMs(body.connectionTime * 1000)} (unix ${body.connectionTime})`,
     `Answered by:  ${body.responseTime === undefined ? "not stated (an older proof)" : `${isoOfMs(body.responseTime * 1000)} (unix ${body.responseTime})`}`,
     `Answer:       ${answerText(body)}`,
-    `Request:      ${requestText(body)}`,
+    `Request:      ${requestText(shownRequest(body, proof.sent))}`,
     `TLS version:  ${body.tlsVersion}`,
     `Proof mode:   ${modeText(modeFactsOf(body))}`,
     `Request id:   ${body.requestId}`,

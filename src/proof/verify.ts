@@ -2,7 +2,7 @@
  * Offline proof verification against a pinned notary key. Order: JSON (no duplicate keys, canonical numbers)
  * → version → schema → a mode this verifier knows (modes.ts) → notary key → signature → transcript and redaction consistency (check.ts, the rules the
  * notary applies before signing, its cap on entries first) → what the caller expects (request id, server name,
- * mode, and a request hidden whole only when the caller accepts one).
+ * mode, a request hidden whole only when the caller accepts one, the method and URL: expected-request.ts).
  * The signature comes before any rule on ranges and spans, and every step is linear in the proof's size (but
  * a binary search per declared span): a file nobody signed costs its parse and one signature check, however
  * many spans it lists. Every failure is
@@ -17,6 +17,7 @@ import { proofModeOf, unknownModeProblem } from "./modes.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
 import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem } from "./check.ts";
+import { expectedRequestMismatch } from "./expected-request.ts";
 import { jsonTextProblem } from "./json-text.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
@@ -50,6 +51,13 @@ export interface ProofExpectations {
    * answer, not the request it answers. Off by default: such a proof is `proof_mismatch`.
    */
   allowHiddenRequest?: boolean;
+  /** The request's method (compared exactly: `GET`). A hidden request (accepted on purpose) cannot show it. */
+  method?: string;
+  /**
+   * The URL asked for (`https://host[:port]/path?query`): its host must be the server name and the request's Host,
+   * its port the port the notary dialled where the proof names it, its path and query the request target.
+   */
+  url?: string;
 }
 
 export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
@@ -93,7 +101,7 @@ function proofKey(body: ProofBody): PublicKey {
 }
 
 /** Why the proof is not about what the caller expects, or null. */
-function expectationMismatch(body: ProofBody, expected: ProofExpectations): string | null {
+function expectationMismatch(body: ProofBody, expected: ProofExpectations, url: URL | undefined): string | null {
   const differs = (actual: string, wanted: string | undefined) => wanted !== undefined && actual.toLowerCase() !== wanted.toLowerCase();
   if (differs(body.requestId, expected.requestId)) return `the proof is of request id ${body.requestId}, expected ${expected.requestId}`;
   if (differs(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
@@ -102,7 +110,14 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations): stri
   if (isHiddenRequest(body) && !expected.allowHiddenRequest) {
     return `the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`;
   }
-  return null;
+  return expectedRequestMismatch(body, expected.method, url);
+}
+
+/** The expected URL, parsed; one that is not an https URL is the caller's mistake (config_invalid), not the proof's. */
+function expectedUrl(url: string | undefined): URL | undefined {
+  if (url === undefined) return undefined;
+  if (!URL.canParse(url) || new URL(url).protocol !== "https:") throw new AppError("config_invalid", `the expected URL ${JSON.stringify(url.slice(0, 200))} is not an https URL`);
+  return new URL(url);
 }
 
 // ---- view ----
@@ -179,7 +194,8 @@ function proofWarnings(body: ProofBody): string[] {
  * Verifies a proof (parsed JSON, or its JSON text) against the pinned notary key (PEM text or decoded), or
  * against several (a deployment with several notaries): the proof must be signed by one of them, and be
  * about what `expected` names.
- * A pinned PEM that does not decode throws AppError("config_invalid"): that is the caller's input, not the proof.
+ * A pinned PEM that does not decode, or an expected URL that is not an https:// URL, throws AppError("config_invalid"):
+ * that is the caller's input, not the proof.
  */
 export function verifyProof(
   input: unknown,
@@ -187,6 +203,7 @@ export function verifyProof(
   expected: ProofExpectations = {},
 ): VerifiedProof {
   const pinned = typeof pinnedPublicKey === "string" ? [decodePublicKeyPem(pinnedPublicKey)] : "algorithm" in pinnedPublicKey ? [pinnedPublicKey] : pinnedPublicKey;
+  const url = expectedUrl(expected.url);
   let value = input;
   if (typeof input === "string") {
     try {
@@ -224,7 +241,7 @@ export function verifyProof(
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);
   if (evm.status === "invalid") fail(evm.problem);
-  const mismatch = expectationMismatch(body, expected);
+  const mismatch = expectationMismatch(body, expected, url);
   if (mismatch) throw new AppError("proof_mismatch", mismatch);
 
   return {

@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { AppError, isErrorCode } from "../errors.ts";
-import type { RevealedKeys } from "../tls/verify-session.ts";
+import { revealedKeysSchema } from "../tls/revealed-keys.ts";
 import { AttestationRequest } from "./notary.ts";
 
 /** A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. */
@@ -36,34 +36,14 @@ export function relayEndedError(reason: string): AppError | undefined {
   return new AppError(match[1], `the notary ended the relay: ${match[2]}`);
 }
 
-const hexKey = v.pipe(v.string(), v.regex(/^[0-9a-f]{8,128}$/, "expected lower-case hex"));
-
-/** The keys a prover reveals: the server's direction always, the client's only with the request revealed. */
-export const RevealedKeysSchema = v.variant("version", [
-  v.strictObject({
-    version: v.literal("TLS1.3"),
-    serverHandshakeTrafficSecret: hexKey,
-    serverApplicationTrafficSecret: hexKey,
-    clientHandshakeTrafficSecret: v.optional(hexKey),
-    clientApplicationTrafficSecret: v.optional(hexKey),
-  }),
-  v.strictObject({
-    version: v.literal("TLS1.2"),
-    serverWriteKey: hexKey,
-    serverWriteIv: hexKey,
-    clientWriteKey: v.optional(hexKey),
-    clientWriteIv: v.optional(hexKey),
-  }),
-]) satisfies v.GenericSchema<unknown, RevealedKeys>;
-
 /**
- * A proxy session's attestation: the keys, and the redactions as in MPC mode. With `revealRequest` the
- * client keys come too and the request enters the proof; without, the request stays hidden whole (its length only).
+ * A proxy session's attestation: the keys the prover reveals (src/tls/revealed-keys.ts: the server's always; the
+ * client's side when the request is to be revealed, in TLS 1.3 its epochs or traffic secrets, in TLS 1.2 the master
+ * secret in place of the server's keys), and the redactions as in MPC mode. Whether the request enters the proof
+ * follows from the keys alone: without the client's side it stays hidden whole (its length only).
  */
 export const ProxyAttestationRequest = v.strictObject({
   ...AttestationRequest.entries,
-  keys: RevealedKeysSchema,
-  revealRequest: v.boolean(),
+  keys: revealedKeysSchema,
 });
 export type ProxyAttestationRequest = v.InferOutput<typeof ProxyAttestationRequest>;
-

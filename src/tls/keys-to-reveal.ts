@@ -1,9 +1,10 @@
 /**
- * The prover's side of proxy mode: from our own TLS 1.3 client's exchange, the server's traffic secrets and the
- * client's epochs (record key and IV of the revealed ones, never a client traffic secret); or from the TLS client's key log (NSS format, "LABEL <client_random> <secret>"
- * per line, as Node/Bun's `keylog` event gives it) and the relayed bytes, the keys to reveal to the notary. Only
- * lines for this connection's client random count. TLS 1.3: the traffic secrets; TLS 1.2: the write keys and IVs
- * cut from the key block, so the master secret never leaves the prover.
+ * The prover's side of proxy mode: what it reveals to the notary. From our own TLS 1.3 client's exchange: the
+ * server's traffic secrets and, unless the request stays hidden, the client's epochs (record key and IV of the
+ * revealed ones, never a client traffic secret). From a `node:tls` client's key log (NSS format, "LABEL
+ * <client_random> <secret>" per line, as Node/Bun's `keylog` event gives it; only lines for this connection's client
+ * random count) and the relayed hellos: TLS 1.3, the traffic secrets; TLS 1.2, the server's write key and IV cut from
+ * the key block (the master secret stays with the prover), or the master secret itself when the request is revealed.
  */
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../errors.ts";
@@ -21,25 +22,20 @@ function keyLogSecrets(lines: readonly string[], clientRandomHex: string): Map<s
   return secrets;
 }
 
-/** What an exchange over our own TLS 1.3 client (client/exchange.ts) reveals. */
-export function keysOfEpochExchange(exchange: Pick<Tls13Exchange, "serverSecrets" | "clientEpochs">): RevealedKeys {
-  return {
-    version: "TLS1.3",
+/** What an exchange over our own TLS 1.3 client (client/exchange.ts) reveals: its epochs too unless `revealClient` is false. */
+export function keysOfEpochExchange(exchange: Pick<Tls13Exchange, "serverSecrets" | "clientEpochs">, revealClient = true): RevealedKeys {
+  const server = {
+    version: "TLS1.3" as const,
     serverHandshakeTrafficSecret: bytesToHex(exchange.serverSecrets.handshake),
     serverApplicationTrafficSecret: bytesToHex(exchange.serverSecrets.application),
+  };
+  if (!revealClient) return server;
+  return {
+    ...server,
     clientEpochs: exchange.clientEpochs.map((epoch) =>
       epoch.revealed ? { records: epoch.records, key: bytesToHex(epoch.keys.key), iv: bytesToHex(epoch.keys.iv) } : { records: epoch.records },
     ),
   };
-}
-
-/** The master secret of a TLS 1.2 connection (hex), for a request revealed whole (verify-tls12-master.ts). */
-export function tls12MasterSecret(keylogLines: readonly string[], bytes: RelayedBytes): string {
-  const start = readHellos(bytes);
-  if (start.suite.version !== "TLS1.2") throw new AppError("transcript_invalid", "the connection is not TLS 1.2: it has no master secret to reveal");
-  const secret = keyLogSecrets(keylogLines, bytesToHex(start.clientHello.random)).get("CLIENT_RANDOM");
-  if (!secret) throw new AppError("transcript_invalid", "the TLS key log has no CLIENT_RANDOM for this connection");
-  return secret;
 }
 
 export function keysToReveal(keylogLines: readonly string[], bytes: RelayedBytes, revealClient: boolean): RevealedKeys {
@@ -60,11 +56,7 @@ export function keysToReveal(keylogLines: readonly string[], bytes: RelayedBytes
         : {}),
     };
   }
+  if (revealClient) return { version: "TLS1.2", masterSecret: need("CLIENT_RANDOM") };
   const block = keyBlock12(start.suite, hexToBytes(need("CLIENT_RANDOM")), start.clientHello.random, start.serverHello.random);
-  return {
-    version: "TLS1.2",
-    serverWriteKey: bytesToHex(block.server.key),
-    serverWriteIv: bytesToHex(block.server.iv),
-    ...(revealClient ? { clientWriteKey: bytesToHex(block.client.key), clientWriteIv: bytesToHex(block.client.iv) } : {}),
-  };
+  return { version: "TLS1.2", serverWriteKey: bytesToHex(block.server.key), serverWriteIv: bytesToHex(block.server.iv) };
 }

@@ -1,9 +1,11 @@
 /**
- * The keys a prover reveals to the notary in proxy mode, as the notary reads them (valibot): lower-case hex, the
- * server's always; the client's only when the request is to be revealed: in TLS 1.3 either its traffic secrets
- * (every byte of the request) or its epochs (the request with its hidden parts; verify-client-epochs.ts), each
- * with its record count and, when revealed, its record key and IV. Lengths are checked against the cipher suite by
- * the verifier, which knows it from the relayed ServerHello.
+ * The keys a prover reveals to the notary in proxy mode, as the notary reads them (valibot): lower-case hex.
+ * TLS 1.3: the server's traffic secrets always; the client's side only when the request is to be revealed, either as
+ * its traffic secrets (every byte of the request) or as its epochs (the request with its hidden parts;
+ * verify-client-epochs.ts), each with its record count and, when revealed, its record key and IV.
+ * TLS 1.2: the server's write key and IV (the request stays hidden), or the master secret alone (the request
+ * revealed: the notary derives every key and checks both Finished messages; verify-tls12-master.ts). Which of the two
+ * forms, and the lengths, the verifier checks against the session it relayed.
  */
 import * as v from "valibot";
 import { MAX_CLIENT_EPOCHS } from "./verify-client-epochs.ts";
@@ -42,12 +44,11 @@ export const revealedKeysSchema = v.variant("version", [
   }),
   v.strictObject({
     version: v.literal("TLS1.2"),
-    serverWriteKey: keyHex,
-    serverWriteIv: keyHex,
-    clientWriteKey: v.optional(keyHex),
-    clientWriteIv: v.optional(keyHex),
+    serverWriteKey: v.optional(keyHex),
+    serverWriteIv: v.optional(keyHex),
+    masterSecret: v.optional(keyHex),
   }),
 ], 'expected version "TLS1.2" or "TLS1.3"');
 
-/** What the prover reveals. Hex strings. Client keys only when the client asked for the request to be revealed. */
+/** What the prover reveals. Hex strings. The client's side only when the request is to be revealed. */
 export type RevealedKeys = v.InferOutput<typeof revealedKeysSchema>;

@@ -9,7 +9,9 @@
  * - a hidden epoch: its records are counted for length only (each less its tag and inner type byte, the epoch less
  *   its closing KeyUpdate's 5 bytes); it cannot be the last, and where it ends is proven by the next revealed
  *   epoch's key authenticating exactly the record the layout starts that epoch at.
- * The request comes out with hidden bytes zeroed, and its hidden spans (adjacent hidden epochs make one span).
+ * The request comes out with hidden bytes zeroed, and its hidden spans (adjacent hidden epochs make one span). Where
+ * the client's data and close_notify lay is said only when no epoch is hidden: a hidden epoch's records could hold
+ * an alert (a close_notify asking the server to close early) that nobody but the server can read.
  */
 import type { ByteRange } from "../core/transcript.ts";
 import { mergeRanges } from "../core/ranges.ts";
@@ -17,6 +19,7 @@ import { TAG_LENGTH } from "./aead.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, type RecordStream, type TlsRecord, checkChangeCipherSpec, isCloseNotify, isKeyUpdate } from "./records.ts";
+import type { DataRecords } from "./session-start.ts";
 import type { CipherSuite } from "./suites.ts";
 import { malformed } from "./wire.ts";
 
@@ -47,8 +50,10 @@ const UPDATE_NOT_REQUESTED = 0;
 class Collected {
   readonly chunks: Uint8Array[] = [];
   readonly hidden: ByteRange[] = [];
+  readonly records: DataRecords = { dataStart: null, closeNotifyAt: null };
   length = 0;
-  data(bytes: Uint8Array): void {
+  data(bytes: Uint8Array, record: TlsRecord): void {
+    this.records.dataStart ??= record.offset;
     this.chunks.push(bytes);
     this.length += bytes.length;
   }
@@ -92,7 +97,7 @@ function readRevealed(records: TlsRecord[], opener: RecordOpener, index: number,
     }
     if (closed) throw malformed("the client sent records after its close_notify alert");
     const endsEpoch = !last && i === records.length - 1;
-    if (opened.type === ContentType.applicationData && !endsEpoch) into.data(opened.content);
+    if (opened.type === ContentType.applicationData && !endsEpoch) into.data(opened.content, record);
     else if (opened.type === ContentType.handshake && endsEpoch) {
       const assembler = new HandshakeAssembler();
       assembler.push(opened.content);
@@ -100,7 +105,10 @@ function readRevealed(records: TlsRecord[], opener: RecordOpener, index: number,
       if (!message || !isKeyUpdate(message) || message.body[0] !== UPDATE_NOT_REQUESTED || !assembler.empty) {
         throw malformed(`client epoch ${index} does not end with one KeyUpdate (update_not_requested) alone in its last record`);
       }
-    } else if (opened.type === ContentType.alert && last && isCloseNotify(opened.content)) closed = true;
+    } else if (opened.type === ContentType.alert && last && isCloseNotify(opened.content)) {
+      closed = true;
+      into.records.closeNotifyAt = record.offset;
+    }
     else if (endsEpoch) {
       throw malformed(`client epoch ${index}'s last record holds content of type ${opened.type}, not its KeyUpdate: the epoch boundaries do not match the records`);
     } else if (opened.type === ContentType.handshake && opened.content[0] === HandshakeType.keyUpdate) {
@@ -112,7 +120,7 @@ function readRevealed(records: TlsRecord[], opener: RecordOpener, index: number,
 }
 
 /** Reads `client` from after the hellos; throws unless the layout fits the records exactly. */
-export function readClientEpochs(client: RecordStream, suite: CipherSuite, epochs: readonly ClientEpochKeys[]): PartlyRevealed {
+export function readClientEpochs(client: RecordStream, suite: CipherSuite, epochs: readonly ClientEpochKeys[]): { partly: PartlyRevealed; records: DataRecords | null } {
   if (epochs.length === 0 || epochs.length > MAX_CLIENT_EPOCHS) throw malformed(`the layout names ${epochs.length} client epochs; 1 to ${MAX_CLIENT_EPOCHS} are accepted`);
   if (!epochs.at(-1)!.keys) throw malformed("the last client epoch is hidden; a request written in epochs ends in a revealed one");
   if (client.peek()?.type === ContentType.changeCipherSpec) checkChangeCipherSpec(client.take()!, "client");
@@ -131,5 +139,6 @@ export function readClientEpochs(client: RecordStream, suite: CipherSuite, epoch
     bytes.set(chunk, offset);
     offset += chunk.length;
   }
-  return { bytes, hidden: mergeRanges(collected.hidden) };
+  const hidden = mergeRanges(collected.hidden);
+  return { partly: { bytes, hidden }, records: hidden.length === 0 ? collected.records : null };
 }

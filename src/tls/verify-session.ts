@@ -4,7 +4,9 @@
  * Checks: the ClientHello names the expected server; ECDHE + AEAD, a full handshake (no resumption, PSK,
  * renegotiation; a TLS 1.3 HelloRetryRequest is followed into the transcript); the certificate chain is valid for that name at `now` up to a trust anchor;
  * the server's signature binds its key share (TLS 1.2 ServerKeyExchange; TLS 1.3 CertificateVerify and Finished);
- * every server record authenticates under the revealed keys in order, ending at most with close_notify.
+ * every server record authenticates under the revealed keys in order, ending at most with close_notify. The client's
+ * side, when revealed: TLS 1.3 traffic secrets (its Finished checked) or epochs (verify-client-epochs.ts); a TLS 1.2
+ * master secret, from which the verifier derives every key and checks both Finished messages (verify-tls12-master.ts).
  */
 import { AppError } from "../errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
@@ -20,7 +22,7 @@ import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 export type { DataRecords, RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
 export type { PartlyRevealed } from "./verify-client-epochs.ts";
-export { keysOfEpochExchange, keysToReveal, tls12MasterSecret } from "./keys-to-reveal.ts";
+export { keysOfEpochExchange, keysToReveal } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
 export interface SessionExpectations {
@@ -112,16 +114,6 @@ export function verifyRelayedSession(bytes: RelayedBytes, keys: RevealedKeys, ex
   return verified(start, data, expect);
 }
 
-/**
- * A TLS 1.2 session with its master secret revealed (hex): every key derived by the verifier, both Finished
- * messages checked (verify-tls12-master.ts); the request comes out whole in `sent`.
- */
-export function verifyRelayedTls12Session(bytes: RelayedBytes, masterSecretHex: string, expect: SessionExpectations): VerifiedSession {
-  const { start, checkChain } = startOf(bytes, expect);
-  if (start.suite.version !== "TLS1.2") throw new AppError("transcript_invalid", `a master secret was revealed, but the session is ${start.suite.version}`);
-  return verified(start, verifyTls12MasterSecret(start, revealed(masterSecretHex, "master secret", 48), checkChain), expect);
-}
-
 type ChainCheck = Parameters<typeof verifyTls13>[2];
 
 type Tls13Keys = Extract<RevealedKeys, { version: "TLS1.3" }>;
@@ -155,14 +147,17 @@ function verify13(start: ReturnType<typeof readHellos>, keys: Tls13Keys, suite: 
   );
 }
 
+/** TLS 1.2: the master secret alone (the request revealed, the keys bound to the handshake), or the server's write key and IV. */
 function verify12(start: ReturnType<typeof readHellos>, keys: Extract<RevealedKeys, { version: "TLS1.2" }>, suite: CipherSuite, checkChain: ChainCheck) {
-  const client = bothOrNeither(keys.clientWriteKey, keys.clientWriteIv, "the client write key and IV go together");
+  const server = bothOrNeither(keys.serverWriteKey, keys.serverWriteIv, "the server write key and IV go together");
+  if (keys.masterSecret !== undefined) {
+    if (server) throw new AppError("transcript_invalid", "the revealed TLS 1.2 keys are either the master secret or the server write key and IV, not both");
+    return verifyTls12MasterSecret(start, revealed(keys.masterSecret, "master secret", 48), checkChain);
+  }
+  if (!server) throw new AppError("transcript_invalid", "the revealed TLS 1.2 keys hold neither the master secret nor the server write key and IV");
   return verifyTls12(
     start,
-    {
-      server: { key: revealed(keys.serverWriteKey, "server write key", suite.keyLength), iv: revealed(keys.serverWriteIv, "server write IV", suite.ivLength) },
-      client: client && { key: revealed(client[0], "client write key", suite.keyLength), iv: revealed(client[1], "client write IV", suite.ivLength) },
-    },
+    { server: { key: revealed(server[0], "server write key", suite.keyLength), iv: revealed(server[1], "server write IV", suite.ivLength) }, client: null },
     checkChain,
   );
 }

@@ -128,9 +128,9 @@ export function verifyTls13(start: SessionStart, secrets: Tls13Secrets, checkCha
   const serverSide = { recv, serverRecords, alpn };
   if (!secrets.client) return { ...serverSide, clientRecords: null, sent: null, sentLength: estimatedSentLength(start.client), sentPartly: null };
   if ("epochs" in secrets.client) {
-    // Hidden epochs' records are unreadable, so where the client closed is not known: a close-framed answer is refused.
-    const sentPartly = readClientEpochs(start.client, suite, secrets.client.epochs);
-    return { ...serverSide, clientRecords: null, sent: null, sentLength: sentPartly.bytes.length, sentPartly };
+    // With a hidden epoch, where the client closed is not known (clientRecords null): a close-framed answer is refused.
+    const { partly, records } = readClientEpochs(start.client, suite, secrets.client.epochs);
+    return { ...serverSide, clientRecords: records, sent: null, sentLength: partly.bytes.length, sentPartly: partly };
   }
   const { data: sent, records: clientRecords } = readClientSide(start, transcript, secrets.client);
   return { ...serverSide, clientRecords, sent, sentLength: sent.length, sentPartly: null };

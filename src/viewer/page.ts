@@ -12,6 +12,7 @@ import {
   escapeBidiControls,
   notaryKindText,
   portText,
+  requestText,
   verifiedProofJson,
 } from "../proof/render.ts";
 import { modeFacts } from "../proof/modes.ts";
@@ -23,6 +24,8 @@ const proofInput = byId<HTMLTextAreaElement>("proof");
 const keyInput = byId<HTMLTextAreaElement>("key");
 const requestIdInput = byId<HTMLInputElement>("request-id");
 const serverNameInput = byId<HTMLInputElement>("server-name");
+const urlInput = byId<HTMLInputElement>("url");
+const methodInput = byId<HTMLInputElement>("method");
 const allowHiddenInput = byId<HTMLInputElement>("allow-hidden-request");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
@@ -86,16 +89,18 @@ function redactionTable(json: VerifiedProofJson): HTMLElement {
 
 /** What the reader asked the proof to be about (empty fields ask nothing); a link may fill them from its query. */
 function expectations(): ProofExpectations {
-  const requestId = requestIdInput.value.trim();
-  const serverName = serverNameInput.value.trim();
-  return { ...(requestId ? { requestId } : {}), ...(serverName ? { serverName } : {}), allowHiddenRequest: allowHiddenInput.checked };
+  const given = (input: HTMLInputElement) => input.value.trim() || undefined;
+  const fields = { requestId: given(requestIdInput), serverName: given(serverNameInput), url: given(urlInput), method: given(methodInput)?.toUpperCase() };
+  const asked = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  return { ...asked, allowHiddenRequest: allowHiddenInput.checked };
 }
 
 /** Says which of the reader's expectations the proof met, or that none was given and what that leaves open. */
 function bindingText(expected: ProofExpectations): string {
-  const met = [expected.requestId && "request id", expected.serverName && "host"].filter(Boolean);
-  if (met.length === 0) return "No request id or host given: this shows the proof is genuine, not that it is about your request.";
-  return `Its ${met.join(" and ")} are the ones you gave.`;
+  const met = [expected.requestId && "request id", expected.serverName && "host", expected.url && "URL", expected.method && "method"].filter(Boolean);
+  if (met.length === 0) return "No request id, host, URL or method given: this shows the proof is genuine, not that it is about your request.";
+  const listed = met.length === 1 ? met[0] : `${met.slice(0, -1).join(", ")} and ${met.at(-1)}`;
+  return `Its ${listed} ${met.length === 1 ? "is the one" : "are the ones"} you gave.`;
 }
 
 /** The body fields the report's texts read, from the report's JSON. */
@@ -121,7 +126,7 @@ function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
       ["Connected at", `${json.connectionTime.iso} (unix ${json.connectionTime.unix})`],
       ["Answered by", json.responseTime ? `${json.responseTime.iso} (unix ${json.responseTime.unix})` : "not stated (an older proof)"],
       ["Answer", answerText(bodyFacts(json))],
-      ["Request", json.request === "hidden" ? "HIDDEN: not shown (see the warning)" : "revealed: its request line and Host show what was asked"],
+      ["Request", json.request === "hidden" ? "HIDDEN: not shown (see the warning)" : requestText(json)],
       ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
       ["TLS version", json.tlsVersion],
       // A valid proof's mode is one the verifier knows: its facts say what the notary saw.
@@ -163,7 +168,7 @@ function verifyInputs(): void {
     showValid(verifiedProofJson(verifyProof(proofText, keyText, expected)), expected);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    const reasons: Partial<Record<string, string>> = { config_invalid: "The notary key is not usable", proof_mismatch: "Not the proof you asked for" };
+    const reasons: Partial<Record<string, string>> = { config_invalid: "The notary key or the URL you gave is not usable", proof_mismatch: "Not the proof you asked for" };
     showInvalid(`${reasons[error.code] ?? "Invalid"}: ${error.message}`);
   }
 }
@@ -189,8 +194,10 @@ async function useProverKey(): Promise<void> {
 const query = new URLSearchParams(location.search);
 requestIdInput.value = query.get("requestId") ?? "";
 serverNameInput.value = query.get("serverName") ?? "";
+urlInput.value = query.get("url") ?? "";
+methodInput.value = query.get("method") ?? "";
 allowHiddenInput.checked = query.get("allowHiddenRequest") === "1";
-for (const input of [proofInput, keyInput, requestIdInput, serverNameInput, allowHiddenInput]) input.addEventListener("input", verifyInputs);
+for (const input of [proofInput, keyInput, requestIdInput, serverNameInput, urlInput, methodInput, allowHiddenInput]) input.addEventListener("input", verifyInputs);
 byId<HTMLInputElement>("proof-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], proofInput));
 byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], keyInput));
 byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());

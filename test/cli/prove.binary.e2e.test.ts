@@ -52,14 +52,17 @@ async function script(text: string): Promise<{ exitCode: number; stdout: string;
 }
 
 describe("cli prove (dist/cli)", () => {
-  test("proxy mode in a script: the answer on stdout, nothing on stderr into a pipe, then cli verify passes", async () => {
+  test("proxy mode in a script: the answer on stdout, nothing on stderr into a pipe, then cli verify passes with the URL", async () => {
     const run = await script(`
-      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/data" --mode proxy --header "x-api-key: ${HEADER_SECRET}" --redact res:body:secret --out proxy.json > answer.json
-      "$CLI" verify --notary-pub-key "$K" --proof proxy.json --server-name ${TARGET_HOST}`);
+      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/data" --mode proxy --header "x-api-key: ${HEADER_SECRET}" --redact req:header:x-api-key,res:body:secret --out proxy.json > answer.json
+      "$CLI" verify --notary-pub-key "$K" --proof proxy.json --server-name ${TARGET_HOST} --method GET --url "$T/data"`);
     expect(run.stderr).toBe("");
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(readFileSync(join(work, "answer.json"), "utf8")).secret).toBe(SECRET_VALUE);
     expect(run.stdout).toContain("Proof mode:   proxy");
+    // TLS 1.3: the request is proven, the header's value kept from the notary in an epoch of its own.
+    expect(run.stdout).toContain(`Request:      revealed: GET /data HTTP/1.1 (Host: ${TARGET_HOST}:${target.port})`);
+    expect(run.stdout).toContain(`x-api-key: ${"█".repeat(HEADER_SECRET.length)}`);
     expect(run.stdout).toContain(`"secret":${"█".repeat(SECRET_VALUE.length + 2)}`);
     const proof = readFileSync(join(work, "proxy.json"), "utf8");
     expect(proof).not.toContain(HEADER_SECRET);
@@ -69,7 +72,7 @@ describe("cli prove (dist/cli)", () => {
   test("a POST with --data @file, its request revealed in proxy mode and a part of it hidden", async () => {
     const run = await script(`
       printf '%s' '{"card":"4111-2222","amount":12}' > body.json
-      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/echo" --mode proxy --reveal-request --method POST --data @body.json \
+      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/echo" --mode proxy --reveal request --method POST --data @body.json \
         --redact req:body:card --out post.json > echoed.json
       "$CLI" verify --notary-pub-key "$K" --proof post.json`);
     expect(run.stderr).toBe("");
@@ -98,9 +101,9 @@ describe("cli prove (dist/cli)", () => {
   }, MPC_MS);
 
   test("a request the prover refuses exits 1 with its code and message on one line, and writes no proof", async () => {
-    const refused = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/data"), "--mode", "proxy", "--redact", "req:header:x-api-key", "--out", join(work, "refused.json")]);
+    const refused = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/data?key=s3cret"), "--mode", "proxy", "--redact", "res:query:key", "--out", join(work, "refused.json")]);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toMatch(/^error: invalid_redaction: T-REDACTED entry 1 names the request, .*\n$/);
+    expect(refused.stderr).toMatch(/^error: invalid_redaction: the request hides bytes before the end of its Host header .*\n$/);
     expect(refused.stdout).toBe("");
     expect(await Bun.file(join(work, "refused.json")).exists()).toBe(false);
   }, 30_000);
@@ -123,7 +126,8 @@ describe("cli prove (dist/cli)", () => {
       [[...offline, "--data", `{"card": ${HEADER_SECRET}`], {}, "error: --data must be JSON"],
       [[...offline, "--redact", "res:nothing:x"], {}, "error: T-REDACTED entry 1"],
       [[...offline, "--api-key-env", "TLSPROOF_TEST_UNSET_KEY"], {}, "error: --api-key-env: the environment variable TLSPROOF_TEST_UNSET_KEY is not set"],
-      [[...offline, "--reveal-request"], {}, "error: --reveal-request is for --mode proxy"],
+      [[...offline, "--reveal", "request"], {}, "error: --reveal is for --mode proxy"],
+      [[...offline, "--mode", "proxy", "--reveal", "all"], {}, "error: --reveal must be none or request"],
       [[...offline, "--method", "PATCH"], {}, "error: --method must be one of GET, POST, PUT, DELETE"],
       [[...offline.slice(0, -2), "--out", join(work, "no-such-folder", "p.json")], {}, "error: --out: the folder"],
       [["--prover", "http://127.0.0.1:1", "--notary-pub-key", prover.notaryPubPath, "--url", "http://plain.test/", "--out", "p.json"], {}, "error: --url must be an https:// URL"],

@@ -186,9 +186,35 @@ describe("cli verify", () => {
     expect(human.stdout).toContain("Server:       api.example.com (port not attested (a notary in mpc mode never dials the server))");
     expect(human.stdout).toContain("Answered by:  2024-05-31T16:08:38.000Z (unix 1717171718)");
     expect(human.stdout).toContain("Answer:       one complete HTTP/1.1 answer, framed by its Content-Length (content-length), checked by the notary");
-    expect(human.stdout).toContain("Request:      revealed: its request line and Host show what was asked");
+    expect(human.stdout).toContain("Request:      revealed: GET /v1/balance HTTP/1.1 (Host: api.example.com)");
     const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--json")).stdout);
-    expect(json).toMatchObject({ serverPort: null, responseTime: { unix: 1717171718 }, responseFraming: "content-length", request: "revealed" });
+    expect(json).toMatchObject({
+      serverPort: null,
+      responseTime: { unix: 1717171718 },
+      responseFraming: "content-length",
+      request: "revealed",
+      requestLine: "GET /v1/balance HTTP/1.1",
+      host: "api.example.com",
+    });
+  });
+
+  test("--method and --url: exit 0 when the request shows them, exit 1 naming another, exit 2 for a URL that is not https", async () => {
+    const asked = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--method", "get", "--url", "https://api.example.com/v1/balance");
+    expect(asked.exitCode).toBe(0);
+    for (const [flags, message] of [
+      [["--method", "POST"], 'error: the proof\'s request method is "GET", not the expected POST'],
+      [["--url", "https://api.example.com/v1/balance?all=1"], 'error: the proof\'s request target is not the expected 17-byte "/v1/balance?all=1"'],
+      [["--url", "https://api.example.com/v1/balanze"], 'error: the proof\'s request target differs from the expected "/v1/balanze" at byte 9'],
+      [["--url", "https://evil.example/v1/balance"], "error: the proof is of server api.example.com, not the expected URL's evil.example"],
+    ] as const) {
+      const other = await verify("--notary-pub-key", pubPath, "--proof", proofPath, ...flags);
+      expect(other.exitCode).toBe(1);
+      expect(other.stdout).toBe("");
+      expectOneErrorLine(other.stderr, message);
+    }
+    const usage = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--url", "http://api.example.com/v1/balance");
+    expect(usage.exitCode).toBe(2);
+    expectOneErrorLine(usage.stderr, "error: --url must be an https:// URL");
   });
 
   test("--mode: exit 0 when the proof is of that mode, exit 1 naming the mismatch, exit 2 for another word", async () => {
@@ -224,7 +250,7 @@ describe("cli verify", () => {
     expect(accepted.stdout).toContain(`Request:      HIDDEN: this proof's ${HIDDEN_REQUEST_LIMIT}`);
     expect(accepted.stdout).toContain("Server:       api.example.com (port 443, dialled by the notary)");
     const json = JSON.parse((await verify("--notary-pub-key", pubPath, "--proof", hiddenPath, "--allow-hidden-request", "--json")).stdout);
-    expect(json).toMatchObject({ request: "hidden", serverPort: 443, mode: "proxy" });
+    expect(json).toMatchObject({ request: "hidden", serverPort: 443, mode: "proxy", requestLine: null, host: null });
   });
 
   test("an older proof without the answer's check is still valid, and says what it lacks", async () => {

@@ -77,15 +77,15 @@ describe("prove() binds the proof to this call", () => {
 
   test("a proof of another mode than the one asked for is proof_mismatch", async () => {
     lie = (body) => body;
-    const error = await call({ mode: "proxy", revealRequest: true });
+    const error = await call({ mode: "proxy", reveal: "request" });
     expect(error).toBeInstanceOf(TlsproofError);
     expect(error).toMatchObject({ code: "proof_mismatch", message: "the proof is of mode mpc, expected proxy" });
   });
 
   test.each([
-    ["another path", "/v1/balance", "/v1/balanze", 'the proof does not show the request sent: the proof\'s request target differs from "/v1/balance" at byte 9'],
-    ["another method", "GET /v1", "PUT /v1", 'the proof does not show the request sent: the proof\'s request method is "PUT", this call sent GET'],
-    ["another Host of the same server", "Host: api.example.com", "Host: api.example.com:8443", "the proof does not show the request sent: the proof's request does not show the one Host api.example.com this call sent"],
+    ["another path", "/v1/balance", "/v1/balanze", 'the proof\'s request target differs from the expected "/v1/balance" at byte 9'],
+    ["another method", "GET /v1", "PUT /v1", 'the proof\'s request method is "PUT", not the expected GET'],
+    ["another Host of the same server", "Host: api.example.com", "Host: api.example.com:8443", "the proof's request does not show the one Host api.example.com expected"],
   ])("a revealed request with %s is proof_mismatch", async (_, from, to, message) => {
     lie = withRequest(from, to);
     expect(await call()).toMatchObject({ code: "proof_mismatch", message });
@@ -95,7 +95,7 @@ describe("prove() binds the proof to this call", () => {
     lie = (body) => ({ ...hiddenRequestBody(notaryKey), requestId: body.requestId });
     expect(await call()).toMatchObject({
       code: "proof_mismatch",
-      message: `the proof's ${HIDDEN_REQUEST_LIMIT}; pass allowHiddenRequest: true to accept such a proof, or revealRequest: true to prove the request`,
+      message: `the proof's ${HIDDEN_REQUEST_LIMIT}; pass allowHiddenRequest: true to accept such a proof, or prove the request: leave reveal unset on a TLS 1.3 target (its secrets kept from the notary), or reveal: "request" (the notary sees it all)`,
     });
     const accepted = await call({ mode: "proxy", allowHiddenRequest: true });
     expect(accepted).not.toBeInstanceOf(Error);

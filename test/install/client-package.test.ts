@@ -42,11 +42,11 @@ test("the client tarball installs offline into a Node project, imports by name, 
   expect(node.stderr).toBe("");
   expect(JSON.parse(node.stdout)).toEqual({ serverName: proof.body.serverName, refused: "config_invalid", pattern: { kind: "res:body", path: ["balance"] } });
 
-  // Types: every prove() option is typed (mode, revealRequest, onResponse...), and a wrong one is an error.
+  // Types: every prove() option is typed (mode, reveal, onResponse...), and a wrong one is an error.
   writeFileSync(
     join(project, "typed.ts"),
     `import { prove, redact, type ProveOptions, type ProveResult } from "${CLIENT_PACKAGE}";
-     const options: ProveOptions = { prover: "http://127.0.0.1:8080", notaryKeys: ["pem"], url: "https://a.test/", mode: "proxy", revealRequest: true,
+     const options: ProveOptions = { prover: "http://127.0.0.1:8080", notaryKeys: ["pem"], url: "https://a.test/", mode: "proxy", reveal: "request",
        redact: [redact.requestHeader("authorization")], onResponse: (response) => void response.status };
      export const host = async (): Promise<string> => ((await prove(options)) satisfies ProveResult).verified.body.serverName;
      export const wrong: number = (await prove(options)).verified.body.serverName;`,

@@ -79,6 +79,7 @@ proxy:
   idle_timeout: 4
   connect_timeout: 2
   attestation_window: 3
+  max_hidden_span: 512
 `);
     const folder = join(path, "..");
     const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
@@ -105,6 +106,7 @@ proxy:
         // Half the places, rounded up.
         maxPendingConnects: 2,
         attestationWindowMs: 3000,
+        maxHiddenSpanBytes: 512,
       },
       process: { threads: 3, shutdownGraceMs: 0, testTrustAnchorPath: "/tmp/ca.pem" },
     });
@@ -126,6 +128,8 @@ proxy:
     ["proxy:\n  session_timeout: 1.5", "notary config: proxy.session_timeout: expected a positive integer, got 1.5"],
     ["proxy:\n  connect_timeout: -1", "notary config: proxy.connect_timeout: expected a positive integer, got -1"],
     ["proxy:\n  max_pending_connects: 0", "notary config: proxy.max_pending_connects: expected a positive integer, got 0"],
+    ["proxy:\n  max_hidden_span: 0", "notary config: proxy.max_hidden_span: expected a positive integer, got 0"],
+    ["proxy:\n  max_hidden_span: 65537", "notary config: proxy.max_hidden_span: expected at most 65536 bytes, got 65537"],
     ["proxy:\n  open: yes", 'notary config: proxy.open: expected true or false, got "yes"'],
     ["tls:\n  enabled: yes", 'notary config: tls.enabled: expected true or false, got "yes"'],
     ["log:\n  level: verbose", 'notary config: log.level: expected one of TRACE, DEBUG, INFO, WARN, ERROR, got "verbose"'],

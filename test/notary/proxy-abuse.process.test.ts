@@ -118,7 +118,6 @@ const attestationBody = () => ({
   requestId: crypto.randomUUID(),
   keys: { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) },
   redactions: [],
-  revealRequest: false,
 });
 
 /** A session on `notary` to the raw recording target, and the index its connection there will have. */

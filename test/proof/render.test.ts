@@ -108,10 +108,12 @@ describe("JSON for scripts", () => {
         { direction: "recv", start: 113, end: 130, covers: { kind: "json-value", path: "token" }, whole: true },
       ],
       warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
+      requestLine: "GET /v1/balance HTTP/1.1",
+      host: "api.example.com",
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
-      "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
+      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
+      "requestLine", "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });
 

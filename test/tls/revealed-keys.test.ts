@@ -10,7 +10,9 @@ const secret = "ab".repeat(32);
 test.each([
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret.toUpperCase(), serverApplicationTrafficSecret: secret }, /serverHandshakeTrafficSecret: expected 4 to 64 bytes of lower-case hex/],
   [{ version: "TLS1.2", serverWriteKey: `${secret}0`, serverWriteIv: "00".repeat(4) }, /serverWriteKey: expected 4 to 64 bytes of lower-case hex/],
-  [{ version: "TLS1.2", serverWriteKey: secret, serverWriteIv: "00".repeat(4), masterSecret: secret }, /unknown key "masterSecret"/],
+  // A TLS 1.2 request is revealed by its master secret only, never by client write keys (verify-tls12-master.ts).
+  [{ version: "TLS1.2", serverWriteKey: secret, serverWriteIv: "00".repeat(4), clientWriteKey: secret, clientWriteIv: "00".repeat(4) }, /unknown key "clientWriteKey"/],
+  [{ version: "TLS1.2", masterSecret: "zz".repeat(48) }, /masterSecret: expected 4 to 64 bytes of lower-case hex/],
   [{ version: "TLS1.4", serverWriteKey: secret, serverWriteIv: secret }, /expected version "TLS1\.2" or "TLS1\.3"/],
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret }, /missing key "serverApplicationTrafficSecret"/],
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 0, key: secret, iv: secret }] }, /clientEpochs\[0\]\.records: expected at least 1 record/],

@@ -81,7 +81,7 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     const keys: RevealedKeys =
       firstKeys.version === "TLS1.3"
         ? { ...firstKeys, serverApplicationTrafficSecret: flipHex(firstKeys.serverApplicationTrafficSecret, 5) }
-        : { ...firstKeys, serverWriteKey: flipHex(firstKeys.serverWriteKey, 5) };
+        : { ...firstKeys, serverWriteKey: flipHex(firstKeys.serverWriteKey ?? "", 5) };
     expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", /does not authenticate under the revealed server/, keys);
   });
 
@@ -89,7 +89,7 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     const keys: RevealedKeys =
       firstKeys.version === "TLS1.3"
         ? { ...firstKeys, serverHandshakeTrafficSecret: flipHex(firstKeys.serverHandshakeTrafficSecret, 0) }
-        : { ...firstKeys, serverWriteIv: flipHex(firstKeys.serverWriteIv, 0) };
+        : { ...firstKeys, serverWriteIv: flipHex(firstKeys.serverWriteIv ?? "", 0) };
     expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", /does not authenticate under the revealed server/, keys);
   });
 
@@ -98,13 +98,20 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expectRefusal(() => verifyRelayedSession(later.relayed, firstKeys, expectations()), "transcript_invalid", /does not authenticate/, firstKeys);
   });
 
-  test("a client key with one byte changed is refused when the request is revealed", () => {
+  test("the client's side with one byte changed is refused when the request is revealed (TLS 1.3 traffic secret, TLS 1.2 master secret)", () => {
     const keys = keysToReveal(first.keylog, first.relayed, true);
     const wrong: RevealedKeys =
       keys.version === "TLS1.3"
         ? { ...keys, clientApplicationTrafficSecret: flipHex(keys.clientApplicationTrafficSecret ?? "", 3) }
-        : { ...keys, clientWriteKey: flipHex(keys.clientWriteKey ?? "", 3) };
-    expectRefusal(() => verifyRelayedSession(first.relayed, wrong, expectations()), "transcript_invalid", /client's protected record \d+ does not authenticate/, wrong);
+        : { ...keys, masterSecret: flipHex(keys.masterSecret ?? "", 3) };
+    expectRefusal(() => verifyRelayedSession(first.relayed, wrong, expectations()), "transcript_invalid", /protected record \d+ does not authenticate/, wrong);
+  });
+
+  // TLS 1.2 only: its keys come in two forms.
+  if (version === "TLSv1.2") test("TLS 1.2 keys in neither form, or in both", () => {
+    const master = keysToReveal(first.keylog, first.relayed, true);
+    expectRefusal(() => verifyRelayedSession(first.relayed, { version: "TLS1.2" }, expectations()), "transcript_invalid", /hold neither the master secret nor the server write key and IV/);
+    expectRefusal(() => verifyRelayedSession(first.relayed, { ...firstKeys, ...master }, expectations()), "transcript_invalid", /either the master secret or the server write key and IV, not both/);
   });
 
   test("one relayed byte of the server's last record changed", () => {

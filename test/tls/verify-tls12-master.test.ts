@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import { verifyTls12 } from "../../src/tls/verify-tls12.ts";
-import { type RelayedBytes, tls12MasterSecret, verifyRelayedTls12Session } from "../../src/tls/verify-session.ts";
+import { type RelayedBytes, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { keyBlock12 } from "../../src/tls/key-schedule.ts";
 import { hexToBytes } from "@noble/hashes/utils.js";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -22,6 +22,16 @@ afterAll(async () => {
 });
 const expectations = () => ({ serverName: TARGET_HOST, trustAnchorsPem: [ids.fixture.caPem], now: new Date() });
 
+/** The master secret of a TLS 1.2 session, as the prover reveals it with the request. */
+function tls12MasterSecret(exchange: RecordedExchange): string {
+  const keys = keysToReveal(exchange.keylog, exchange.relayed, true);
+  if (keys.version !== "TLS1.2" || !keys.masterSecret) throw new Error("not a TLS 1.2 master secret");
+  return keys.masterSecret;
+}
+
+const verifyRelayedTls12Session = (relayed: RelayedBytes, masterSecret: string, expect: SessionExpectations) =>
+  verifyRelayedSession(relayed, { version: "TLS1.2", masterSecret }, expect);
+
 async function session(ciphers: string): Promise<RecordedExchange> {
   const target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.2", ciphers }, "the answer\n");
   targets.push(target);
@@ -38,7 +48,7 @@ function flipClientByte(relayed: RelayedBytes, offset: number): RelayedBytes {
 describe.each(["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305"])("%s", (ciphers) => {
   test("the master secret gives both directions, and both Finished messages match it", async () => {
     const exchange = await session(ciphers);
-    const master = tls12MasterSecret(exchange.keylog, exchange.relayed);
+    const master = tls12MasterSecret(exchange);
     const verified = verifyRelayedTls12Session(exchange.relayed, master, expectations());
     expect(verified.sent).toEqual(exchange.request);
     expect(new TextDecoder().decode(verified.recv)).toEndWith("the answer\n");
@@ -50,7 +60,7 @@ describe("a session with a NewSessionTicket", () => {
   let master = "";
   beforeAll(async () => {
     exchange = await session("ECDHE-ECDSA-AES128-GCM-SHA256");
-    master = tls12MasterSecret(exchange.keylog, exchange.relayed);
+    master = tls12MasterSecret(exchange);
   });
 
   test("verifies: the server's Finished covers the ticket", () => {
@@ -68,7 +78,7 @@ describe("a session with a NewSessionTicket", () => {
 
   test("the master secret of another session", async () => {
     const other = await session("ECDHE-ECDSA-AES128-GCM-SHA256");
-    expectRefusal(() => verifyRelayedTls12Session(exchange.relayed, tls12MasterSecret(other.keylog, other.relayed), expectations()), "transcript_invalid", /does not authenticate/);
+    expectRefusal(() => verifyRelayedTls12Session(exchange.relayed, tls12MasterSecret(other), expectations()), "transcript_invalid", /does not authenticate/);
   });
 
   test("the handshake changed in clear (the client's key exchange): the keys still open the records, the Finished does not match", () => {
@@ -106,7 +116,7 @@ describe("a session with a NewSessionTicket", () => {
     const target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3" }, "x");
     targets.push(target);
     const tls13 = await relayedExchange(target.port, { ca: ids.fixture.caPem });
-    expectRefusal(() => verifyRelayedTls12Session(tls13.relayed, master, expectations()), "transcript_invalid", /a master secret was revealed, but the session is TLS1\.3/);
+    expectRefusal(() => verifyRelayedTls12Session(tls13.relayed, master, expectations()), "transcript_invalid", /the revealed keys are for TLS1\.2, but the session is TLS1\.3/);
     expectRefusal(() => verifyRelayedTls12Session(exchange.relayed, master.slice(2), expectations()), "transcript_invalid", /master secret has 47 bytes; the cipher suite needs 48/);
   });
 });

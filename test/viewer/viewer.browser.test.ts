@@ -64,7 +64,7 @@ describe("the proof viewer", () => {
     const status = await page.textContent("#status");
     expect(status).toContain(`Valid proof from ${TARGET_HOST}`);
     // Genuine, but nothing was given to tie it to the reader's request: the page says what that leaves open.
-    expect(status).toContain("No request id or host given: this shows the proof is genuine, not that it is about your request.");
+    expect(status).toContain("No request id, host, URL or method given: this shows the proof is genuine, not that it is about your request.");
     expect(await page.inputValue("#key")).toBe(prover.notaryPubPem);
     const report = (await page.textContent("#report")) ?? "";
     expect(report).toContain(TEST_TRUST_ANCHOR_WARNING);
@@ -75,6 +75,7 @@ describe("the proof viewer", () => {
     expect(report).toMatch(/Notary\s*embedded in the prover/);
     expect(report).toMatch(/EVM attestation\s*valid, signed by 0x[0-9a-f]{40}/);
     expect(report).toContain("GET /data HTTP/1.1");
+    expect(report).toMatch(new RegExp(`Request\\s*revealed: GET /data HTTP/1\\.1 \\(Host: ${TARGET_HOST}:${target.port}\\)`));
     expect(report).toContain('"user":{"id":1000,"name":"alice"}');
     expect(report).not.toContain(SECRET_VALUE);
     // The secret and its quotes: one marked run of hidden bytes, their count in the element.
@@ -120,13 +121,32 @@ describe("the proof viewer", () => {
     expect(await page.getAttribute("#status", "class")).toBe("valid");
   });
 
+  test("with the URL and method the reader asked for it says they match; another path, port or method shows it is not that proof", async () => {
+    const url = `https://${TARGET_HOST}:${target.port}/data`;
+    await page.goto(`${prover.url}/viewer?url=${encodeURIComponent(url)}&method=get`);
+    expect(await page.inputValue("#url")).toBe(url);
+    await show(result.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#status.valid");
+    expect(await page.textContent("#status")).toContain("Its URL and method are the ones you gave.");
+    await page.fill("#url", `https://${TARGET_HOST}:${target.port}/other`);
+    expect(await page.textContent("#status")).toBe('Not the proof you asked for: the proof\'s request target is not the expected 6-byte "/other"');
+    await page.fill("#url", url);
+    await page.fill("#method", "POST");
+    expect(await page.textContent("#status")).toBe('Not the proof you asked for: the proof\'s request method is "GET", not the expected POST');
+    await page.fill("#method", "");
+    await page.fill("#url", "ftp://x");
+    expect(await page.textContent("#status")).toContain("The notary key or the URL you gave is not usable");
+    await page.fill("#url", "");
+    expect(await page.getAttribute("#status", "class")).toBe("valid");
+  });
+
   test("another notary's key shows invalid; a key that is not a key says so", async () => {
     const otherKey = (await import("../../src/proof/keys.ts")).generateKey("secp256r1").publicKeyPem;
     await show(result.proofText, otherKey);
     await page.waitForSelector("#status.invalid");
     expect(await page.textContent("#status")).toContain("signed by a different notary key");
     await show(result.proofText, "not a key");
-    expect(await page.textContent("#status")).toContain("The notary key is not usable");
+    expect(await page.textContent("#status")).toContain("The notary key or the URL you gave is not usable");
   });
 
   test("bidirectional-text controls from a server are shown as escapes, as cli verify shows them", async () => {

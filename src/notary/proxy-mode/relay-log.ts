@@ -33,8 +33,8 @@ const carrying = (events: readonly RelayEvent[], kind: "prover-bytes" | "target-
 /**
  * Whether the target ended the connection of its own accord: its close_notify or its FIN passed the relay before
  * the prover closed its side and before any alert of the client's (a client's close_notify asks the server to close
- * at once, cutting an answer framed by the connection's end). Without the client's records (TLS 1.3 with the request
- * hidden) its alerts cannot be seen, so that cannot be said.
+ * at once, cutting an answer framed by the connection's end). Without all the client's records (TLS 1.3 with the
+ * request hidden, or a hidden epoch, which could hold a close_notify) its alerts cannot be seen, so that cannot be said.
  */
 export function connectionEnd(events: readonly RelayEvent[], server: DataRecords, client: DataRecords | null): ConnectionEnd {
   const closes = [server.closeNotifyAt === null ? -1 : carrying(events, "target-bytes", server.closeNotifyAt), events.findIndex((event) => event.kind === "target-fin")];
@@ -43,7 +43,7 @@ export function connectionEnd(events: readonly RelayEvent[], server: DataRecords
   const proverEnd = events.findIndex((event) => event.kind === "prover-end");
   if (proverEnd >= 0 && proverEnd < closedAt) return { closed: false, why: "the server closed only after the prover had closed its side" };
   if (client === null) {
-    return { closed: false, why: "the client's records are unreadable (TLS 1.3 with the request hidden), so nothing shows that the client did not ask the server to close" };
+    return { closed: false, why: "the client's records are not all readable (TLS 1.3 with the request or a value of it hidden), so nothing shows that the client did not ask the server to close" };
   }
   const alertAt = client.closeNotifyAt === null ? -1 : carrying(events, "prover-bytes", client.closeNotifyAt);
   if (alertAt >= 0 && alertAt < closedAt) return { closed: false, why: "the client sent an alert before the server closed" };

@@ -23,7 +23,7 @@ export function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
     facts: BUILT_IN_MODES.mpc,
     prepare(call) {
       // In MPC mode the request is always in the proof (its secrets hidden by the prover alone).
-      if (call.revealRequest) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)");
+      if (call.proxyReveal !== undefined) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)");
       const announced: Partial<SessionSizes> = withinLimits(call.announced, deps.sessions.limits);
       const { method, pathAndQuery } = call.exchange;
       const endpoint = endpointKey(hostOf(call.target), method, pathAndQuery);

@@ -4,6 +4,7 @@
  * answers in one round trip. Answers are remembered per address for a while, so a target is probed rarely.
  */
 import { connect } from "node:tls";
+import { timedMemory } from "../../core/timed-memory.ts";
 import { AppError } from "../../errors.ts";
 
 export type ProbeResult = "fits" | "refused" | "unknown";
@@ -49,18 +50,16 @@ export interface EngineSuiteCheck {
 }
 
 export function engineSuiteCheck(probe = probeEngineSuite): EngineSuiteCheck {
-  const known = new Map<string, { result: ProbeResult; until: number }>();
+  const known = timedMemory<ProbeResult>(REMEMBERED_TARGETS);
   return {
     async check({ address, port, serverName }) {
       const key = `${serverName}|${address}|${port}`;
-      let entry = known.get(key);
-      if (!entry || entry.until < Date.now()) {
-        const result = await probe(address, port, serverName);
-        entry = { result, until: Date.now() + (result === "fits" ? REMEMBER_FITS_MS : REMEMBER_REFUSED_MS) };
-        if (known.size >= REMEMBERED_TARGETS) known.clear();
-        if (result !== "unknown") known.set(key, entry);
+      let result = known.get(key);
+      if (result === undefined) {
+        result = await probe(address, port, serverName);
+        if (result !== "unknown") known.set(key, result, result === "fits" ? REMEMBER_FITS_MS : REMEMBER_REFUSED_MS);
       }
-      if (entry.result === "refused") {
+      if (result === "refused") {
         throw new AppError(
           "tls_unsupported",
           "the target does not offer TLS 1.2 with ECDHE P-256 and AES-128-GCM, the one cipher suite of MPC mode; proxy mode (T-PROOF-MODE: proxy) proves TLS 1.3 and every AEAD suite",

@@ -15,14 +15,21 @@ import type { RedactionResult } from "../../redaction/index.ts";
 import type { ProofChoices } from "./plan.ts";
 import type { RunControl } from "./run-control.ts";
 
+/**
+ * `T-PROXY-REVEAL`: proxy mode's choice of what the notary sees of the request. `none`: nothing (the proof's request
+ * is hidden whole); `request`: all of it, its secrets included. Absent: the request is proven with its secrets kept
+ * from the notary where TLS allows (src/prover/proxy-mode/).
+ */
+export type ProxyReveal = "none" | "request";
+
 /** A /proxy call as every mode receives it: its headers read and checked once (src/prover/proxy/headers.ts). */
 export interface ProofCall extends ProofChoices {
   requestId: string;
   target: Target;
   /** What to send, its headers chosen by the prover (forwarded, dropped, its own). */
   exchange: ExchangeRequest;
-  /** `T-PROXY-REVEAL: request`. */
-  revealRequest: boolean;
+  /** `T-PROXY-REVEAL`, when given (src/prover/proxy/headers.ts). */
+  proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced: what they bound is the mode's to say. */
   announced: Partial<SessionSizes>;
   /** The digest of the caller's API key (keys on), recorded with the request id. */

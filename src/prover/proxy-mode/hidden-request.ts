@@ -1,7 +1,8 @@
 /**
- * Proxy mode without `T-PROXY-REVEAL: request`: the notary never sees the request, so a proof can name no part
- * of it. Patterns aimed at the request are refused up front; the default-hidden credentials and the echo guard
- * still run on the whole transcript, and only what they hide in the answer is declared.
+ * Proxy mode with the request hidden whole (`T-PROXY-REVEAL: none`, or a TLS 1.2 target without `request`): the
+ * notary never sees the request, so a proof can name no part of it. With `none`, patterns aimed at the request are
+ * refused up front; the default-hidden credentials and the echo guard still run on the whole transcript, and only
+ * what they hide in the answer is declared.
  */
 import { AppError } from "../../errors.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
@@ -16,7 +17,7 @@ export function refuseRequestPatterns(patterns: readonly RedactionPattern[]): vo
   if (position < 0) return;
   throw new AppError(
     "invalid_redaction",
-    `T-REDACTED entry ${position + 1} names the request, but in proxy mode the request is hidden whole from the notary and the proof; send T-PROXY-REVEAL: request to prove it and hide parts of it`,
+    `T-REDACTED entry ${position + 1} names the request, but with T-PROXY-REVEAL: none the request is hidden whole from the notary and the proof; leave T-PROXY-REVEAL out to prove it with its secrets kept from the notary (TLS 1.3), or send request`,
     { entry: position + 1 },
   );
 }

@@ -2,25 +2,31 @@
  * Proving in proxy mode (src/prover/proving/mode.ts): the notary connects to the target, the prover's own TLS client
  * talks through the notary's relay, and once the answer is the client's the prover reveals the keys of what the
  * proof shows and the notary signs what it decrypted. No MPC session, no engine.
+ * TLS 1.3 targets get our own client (src/tls/client/), which writes the request in epochs (request-plan.ts) so that
+ * the notary reads the request but its hidden values; a target that answers with TLS 1.2 is dialled again, on a new
+ * relay, with `node:tls` (tls-exchange.ts; remembered for ten minutes, so later calls dial it so at once), and its
+ * request stays hidden unless `T-PROXY-REVEAL: request` reveals the master secret.
  */
 import type { AnswerHead } from "../../core/exchange.ts";
+import { type TimedMemory, timedMemory } from "../../core/timed-memory.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
 import { AppError } from "../../errors.ts";
 import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
-import { serializeRequest } from "../../http1/request.ts";
 import type { Logger } from "../../log.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import type { ProxySessionRequest } from "../../protocol/proxy-mode.ts";
 import type { RedactionResult } from "../../redaction/index.ts";
-import { keysToReveal } from "../../tls/verify-session.ts";
+import { duplexTransport, isTls12Target, runTls13Exchange } from "../../tls/client/exchange.ts";
+import { type RevealedKeys, keysOfEpochExchange, keysToReveal } from "../../tls/verify-session.ts";
 import type { SessionSlots } from "../exchange/capacity.ts";
 import { withinLimits } from "../exchange/requested-sizes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { ModeAttestation, ModeExchange, ModeRun, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { RunControl } from "../proving/run-control.ts";
-import { declaredForHiddenRequest, refuseRequestPatterns } from "./hidden-request.ts";
+import { declaredForHiddenRequest } from "./hidden-request.ts";
 import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
-import { type TlsExchange, runTlsExchange } from "./tls-exchange.ts";
+import { type RequestPlan, planRequest } from "./request-plan.ts";
+import { runTlsExchange } from "./tls-exchange.ts";
 
 export interface ProxyModeDeps {
   notary: Pick<NotaryClient, "createSession" | "socketUrl" | "release">;
@@ -33,6 +39,8 @@ export interface ProxyModeDeps {
   maxRecvData: number;
   /** The roots the prover's TLS client trusts: the notary's set. */
   trustAnchorsPem: readonly string[];
+  /** Most bytes of one hidden value of a request written in epochs (PROVER_PROXY_MAX_HIDDEN_SPAN). */
+  maxHiddenSpanBytes: number;
   connectTimeoutMs: number;
   responseTimeoutMs: number;
   /** The longest a call may take, its proof included: a proxy session's lifetime at the notary. */
@@ -84,12 +92,35 @@ function takePlace(deps: ProxyModeDeps, answerBytes: number): () => void {
   }
 }
 
+/** How long a target that answered TLS 1.2 is dialled with node:tls straight away, saving a refused TLS 1.3 hello. */
+const REMEMBER_TLS12_MS = 10 * 60_000;
+/** Targets remembered at most. */
+const REMEMBERED_TARGETS = 4096;
+
+/** What the reveal needs of an exchange: the keys to show the notary, and whether the request stays hidden whole. */
+interface Revealing {
+  keys: RevealedKeys;
+  requestHidden: boolean;
+}
+
+/** The exchange's bytes with what its reveal will need; the answer is freed once the client has it. */
+interface Exchanged {
+  sent: Uint8Array;
+  recv: Uint8Array;
+  revealing: Revealing;
+}
+
+/** A refused answer size names the setting that fixed the limit. */
+function namingSetting(error: unknown, allowance: AnswerAllowance): unknown {
+  if (!(error instanceof AppError) || error.code !== "response_too_large") return error;
+  return new AppError("response_too_large", `the answer exceeds ${allowance.maxRecvBytes} bytes (${allowance.maxRecvSetting})`);
+}
+
 class ProxyRun implements ModeRun {
   private readonly release: () => void;
   private sessionId?: string;
   private relay?: RelaySocket;
-  /** What the reveal needs of the exchange: its key log, not its bytes (the answer is freed once the client has it). */
-  private keylog: TlsExchange["keylog"] = [];
+  private revealing?: Revealing;
   private discarded = false;
 
   constructor(
@@ -97,40 +128,97 @@ class ProxyRun implements ModeRun {
     control: RunControl,
     private readonly call: ProofCall,
     private readonly allowance: AnswerAllowance,
+    private readonly plan: RequestPlan,
+    /** Targets known to speak TLS 1.2 only, by `serverName:port`. */
+    private readonly tls12Targets: TimedMemory<true>,
   ) {
     this.release = takePlace(deps, allowance.maxRecvBytes);
     control.signal.addEventListener("abort", () => this.discard(), { once: true });
   }
 
-  async exchange(_log: Logger): Promise<ModeExchange> {
+  async exchange(log: Logger): Promise<ModeExchange> {
+    checkTargetAllowed(this.call.target, this.deps.policy);
+    const exchanged = await this.exchangeOverEitherVersion(log);
+    // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
+    const cut = this.relay?.endedByNotary();
+    if (cut) throw cut;
+    this.revealing = exchanged.revealing;
+    return { answer: answerHead(exchanged.recv), sent: exchanged.sent, recv: exchanged.recv, notarySessionId: this.sessionId! };
+  }
+
+  /**
+   * Our TLS 1.3 client first; a target that answers its hello with TLS 1.2 (nothing of the request was sent) is dialled
+   * again on a new relay with node:tls, and remembered so for a while. A remembered one that now chooses TLS 1.3 with
+   * node:tls is forgotten: the next call writes its request in epochs again.
+   */
+  private async exchangeOverEitherVersion(log: Logger): Promise<Exchanged> {
+    const { serverName, port } = this.call.target;
+    const key = `${serverName.toLowerCase()}:${port}`;
+    if (!this.tls12Targets.get(key)) {
+      try {
+        return await this.overTls13(await this.openRelay());
+      } catch (error) {
+        if (!isTls12Target(error)) throw namingSetting(error, this.allowance);
+      }
+      log.info("the target speaks TLS 1.2: proving over node:tls on a new relay");
+      this.tls12Targets.set(key, true, REMEMBER_TLS12_MS);
+      this.dropRelay();
+    }
+    const exchanged = await this.overTls12(await this.openRelay());
+    if (exchanged.revealing.keys.version === "TLS1.3") this.tls12Targets.delete(key);
+    return exchanged;
+  }
+
+  /** A proxy session at the notary and its relay socket; none once the run was abandoned (a retry must not outlive it). */
+  private async openRelay(): Promise<RelaySocket> {
+    if (this.discarded) throw new AppError("session_failed", "the proxy-mode run was abandoned");
     const { target } = this.call;
-    checkTargetAllowed(target, this.deps.policy);
     const request: ProxySessionRequest = { serverName: target.serverName, port: target.port };
     this.sessionId = await this.deps.notary.createSession("proxy", request);
     this.relay = await openRelaySocket(this.deps.notary.socketUrl("proxy", this.sessionId), this.deps.connectTimeoutMs);
-    const exchange = await runTlsExchange(this.relay.duplex, {
-      serverName: target.serverName,
-      request: serializeRequest(this.call.exchange),
+    return this.relay;
+  }
+
+  /** Ends the current relay and frees its session at the notary (the run goes on with another). */
+  private dropRelay(): void {
+    this.relay?.close();
+    if (this.sessionId) void this.deps.notary.release("proxy", this.sessionId);
+    this.relay = undefined;
+    this.sessionId = undefined;
+  }
+
+  /** Our TLS 1.3 client, the request in the plan's epochs; the notary gets their keys (none when the request stays hidden). */
+  private async overTls13(relay: RelaySocket): Promise<Exchanged> {
+    const exchange = await runTls13Exchange(duplexTransport(relay.duplex), this.plan.parts, {
+      serverName: this.call.target.serverName,
+      trustAnchorsPem: this.deps.trustAnchorsPem,
+      responseTimeoutMs: this.deps.responseTimeoutMs,
+      maxRecvBytes: this.allowance.maxRecvBytes,
+    });
+    const requestHidden = this.plan.reveal === "none";
+    return { sent: exchange.sent, recv: exchange.recv, revealing: { keys: keysOfEpochExchange(exchange, !requestHidden), requestHidden } };
+  }
+
+  /** node:tls for a TLS 1.2 target: its request revealed through the master secret with T-PROXY-REVEAL: request only. */
+  private async overTls12(relay: RelaySocket): Promise<Exchanged> {
+    const exchange = await runTlsExchange(relay.duplex, {
+      serverName: this.call.target.serverName,
+      request: this.plan.request,
       trustAnchorsPem: this.deps.trustAnchorsPem,
       ...this.allowance,
       responseTimeoutMs: this.deps.responseTimeoutMs,
     });
-    // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
-    const cut = this.relay.endedByNotary();
-    if (cut) throw cut;
-    this.keylog = exchange.keylog;
-    return { answer: answerHead(exchange.recv), sent: exchange.sent, recv: exchange.recv, notarySessionId: this.sessionId };
+    const requestHidden = this.plan.reveal !== "request";
+    return { sent: exchange.sent, recv: exchange.recv, revealing: { keys: keysToReveal(exchange.keylog, relay.handshakeBytes(), !requestHidden), requestHidden } };
   }
 
   /** Once the relay is over: the keys of what the proof shows, and the redactions without the request's when it stays hidden. */
   async reveal(redaction: RedactionResult): Promise<ModeAttestation> {
-    const { relay } = this;
-    if (!relay) throw new AppError("internal", "a proxy-mode reveal before its exchange");
+    const { relay, revealing } = this;
+    if (!relay || !revealing) throw new AppError("internal", "a proxy-mode reveal before its exchange");
     relay.close();
-    const { revealRequest } = this.call;
-    const keys = keysToReveal(this.keylog, relay.handshakeBytes(), revealRequest);
-    const redactions = revealRequest ? redaction.declared : declaredForHiddenRequest(redaction.declared);
-    return { redactions, fields: { keys, revealRequest } };
+    const redactions = revealing.requestHidden ? declaredForHiddenRequest(redaction.declared) : redaction.declared;
+    return { redactions, fields: { keys: revealing.keys } };
   }
 
   /** A relay the notary ended (a limit, a timeout) breaks the exchange; the notary's reason says more than the break. */
@@ -151,18 +239,19 @@ class ProxyRun implements ModeRun {
 }
 
 export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
+  const tls12Targets = timedMemory<true>(REMEMBERED_TARGETS);
   return {
     facts: BUILT_IN_MODES.proxy,
     prepare(call) {
-      // Without T-PROXY-REVEAL the request is hidden whole from the notary: a pattern naming it is refused up front.
-      if (!call.revealRequest) refuseRequestPatterns(call.patterns);
+      // The request's hidden values are cut before anything is sent: a request that cannot be written so is a 400 now.
+      const plan = planRequest(call.exchange, call.patterns, call.proxyReveal, deps.maxHiddenSpanBytes);
       // No session to size: T-MAX-RECV-DATA bounds the answer, and so what the proof reserves.
       const announced = withinLimits(call.announced, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.maxRecvData }).maxRecvData;
       const allowance: AnswerAllowance =
         announced === undefined
           ? { maxRecvBytes: deps.maxRecvData, maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA" }
           : { maxRecvBytes: announced, maxRecvSetting: "T-MAX-RECV-DATA" };
-      return { deadlineMs: deps.sessionTimeoutMs, start: (control) => new ProxyRun(deps, control, call, allowance) };
+      return { deadlineMs: deps.sessionTimeoutMs, start: (control) => new ProxyRun(deps, control, call, allowance, plan, tls12Targets) };
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
- * Proxy mode's exchange: an ordinary TLS client (`node:tls`) over the notary's relay, one HTTP/1.1 request
- * with `Connection: close`, the answer read until the server closes. The key-log lines it collects are what
- * the prover derives the revealed keys from; they never leave this process as they are.
+ * Proxy mode's exchange with a TLS 1.2 target (TLS 1.3 ones get our own client, src/tls/client/): an ordinary TLS
+ * client (`node:tls`) over the notary's relay, one HTTP/1.1 request with `Connection: close`, the answer read until
+ * the server closes. It offers TLS 1.3 too: a target behind servers of mixed versions may still choose it, and its
+ * keys are then revealed as TLS 1.3's (the request hidden unless revealed whole). The key-log lines it collects are what the prover derives the revealed keys
+ * from; they never leave this process as they are.
  */
 import { isIP } from "node:net";
 import type { Duplex } from "node:stream";

@@ -11,6 +11,7 @@ import { requestIdSchema } from "../../core/request-id.ts";
 import { parseTargetUrl } from "../../core/target.ts";
 import { parseRedactions } from "../../redaction/index.ts";
 import { SizeHeaders } from "../exchange/requested-sizes.ts";
+import type { ProxyReveal } from "../proving/mode.ts";
 import { isProvingMode, provingModeNames } from "../proving/registry.ts";
 
 /** A header that may be left out: its value trimmed and in lower case, then checked by `rest`. */
@@ -25,6 +26,9 @@ const optionalWord = <const T extends readonly string[]>(words: T, message: stri
       v.metadata({ enum: [...words], ...(defaultWord === undefined ? {} : { default: defaultWord }) }),
     ),
   );
+
+/** `T-PROXY-REVEAL`'s values: the request hidden whole from the notary, or shown to it whole. */
+const PROXY_REVEALS = ["none", "request"] as const satisfies readonly ProxyReveal[];
 
 /** `T-PROVE-FAILED-REQ`'s spellings of yes and no. */
 const YES = new Set(["true", "1"]);
@@ -56,7 +60,11 @@ export const ProxyHeaders = v.object({
       ),
     ),
   ),
-  "t-proxy-reveal": optionalWord(["request"], "T-PROXY-REVEAL must be request", "proxy mode: request puts the request in the proof too"),
+  "t-proxy-reveal": optionalWord(
+    PROXY_REVEALS,
+    "T-PROXY-REVEAL must be none or request",
+    "proxy mode: none keeps the request hidden whole from the notary and the proof; request shows the notary all of it (secrets included); default: the request is proven with its secrets hidden (TLS 1.3), hidden whole on TLS 1.2",
+  ),
   ...SizeHeaders.entries,
 });
 
@@ -69,8 +77,8 @@ export interface ProxyCallHeaders {
   proveFailed: boolean;
   /** Absent: the prover's default mode. */
   mode?: string;
-  /** `T-PROXY-REVEAL: request`. */
-  revealRequest: boolean;
+  /** `T-PROXY-REVEAL`, when given. */
+  proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced (each may be absent); what they bound is the mode's. */
   announced: { maxSentData?: number; maxRecvData?: number };
 }
@@ -96,7 +104,7 @@ export function callHeadersOf(h: v.InferOutput<typeof ProxyHeaders>): ProxyCallH
     allowUnmatched: h["t-redacted-unmatched"] === "allow",
     proveFailed: YES.has(h["t-prove-failed-req"] ?? "false"),
     mode: h["t-proof-mode"] === "" ? undefined : h["t-proof-mode"],
-    revealRequest: h["t-proxy-reveal"] === "request",
+    ...(h["t-proxy-reveal"] !== undefined && { proxyReveal: h["t-proxy-reveal"] as ProxyReveal }),
     announced: {
       ...(h["t-max-sent-data"] !== undefined && { maxSentData: h["t-max-sent-data"] }),
       ...(h["t-max-recv-data"] !== undefined && { maxRecvData: h["t-max-recv-data"] }),

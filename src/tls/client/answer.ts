@@ -28,7 +28,7 @@ const UPDATE_REQUESTED = 1;
 function keyUpdateRefused(how: string): AppError {
   return new AppError(
     "target_key_update_refused",
-    `the target ${how} after the client's TLS 1.3 KeyUpdate, before any answer: it does not accept the key updates that keep the request's hidden values from the notary in proxy mode; MPC mode (T-PROOF-MODE: mpc) proves such a target when it offers TLS 1.2`,
+    `the target ${how} after the client's TLS 1.3 KeyUpdate, before any answer: it does not accept the key updates that keep the request's hidden values from the notary in proxy mode. Prove it in MPC mode (T-PROOF-MODE: mpc; the target must offer TLS 1.2), or in proxy mode with T-PROXY-REVEAL: none (the request hidden whole) or request (the notary sees it all)`,
   );
 }
 
@@ -112,7 +112,10 @@ export async function readAnswer(
     }
     if (record.type === ContentType.alert) throw new AppError("target_request_failed", `the target sent a TLS ${alertName(record.fragment)} in clear after the handshake`);
     if (record.type !== ContentType.applicationData) throw malformed(`the server sent a clear record of type ${record.type} after the handshake`);
-    const { type, content } = server.opener.open(record);
+    const opened = server.opener.tryOpen(record);
+    // The server's key opens every record it sent: one that fails was changed between the target and the client.
+    if (!opened) throw new AppError("target_request_failed", "a TLS record of the target's answer failed its integrity check: it was changed on its way");
+    const { type, content } = opened;
     if (type === ContentType.alert) {
       if (!isCloseNotify(content)) {
         if (beforeAnswer()) throw keyUpdateRefused(`answered with TLS ${alertName(content)}`);

@@ -51,6 +51,7 @@ beforeAll(async () => {
       connectTimeoutMs: 5_000,
       maxPendingConnects: 4,
       attestationWindowMs: 10_000,
+      maxHiddenSpanBytes: 4096,
       trustAnchorsPem: trustAnchors(tls.caPem),
     },
     log: createLogger({ level: "error" }),
@@ -83,7 +84,6 @@ const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAtt
   requestId: crypto.randomUUID(),
   keys,
   redactions,
-  revealRequest: false,
 });
 
 describe("proxy sessions on the notary", () => {

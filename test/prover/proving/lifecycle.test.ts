@@ -90,7 +90,6 @@ const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
   patterns: [],
   allowUnmatched: false,
   proveFailed: false,
-  revealRequest: false,
   announced: {},
   goingQuiet: () => {},
   ...overrides,

@@ -13,6 +13,7 @@ import type { PromMetrics } from "prom2javascript";
 import { eventually } from "../../../testkit/wait.ts";
 import { type TcpProxy, startTcpProxy } from "../../../testkit/tcp-proxy.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../../testkit/scripted-target.ts";
+import { type RawServer, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
 
 /**
  * Proxy mode end to end, through `cli prover start` with its embedded notary (which offers proxy mode under
@@ -27,6 +28,8 @@ let forger: TcpProxy;
 let resolveAll: string;
 /** A TLS 1.3 target whose answer has no Content-Length: it ends when the server closes the connection. */
 let closing: ScriptedTarget;
+/** TLS 1.3 targets that refuse the client's KeyUpdate: with an alert, or by closing. */
+const refusing: Partial<Record<"alert" | "close", RawServer>> = {};
 
 // Every target presents the TARGET_HOST certificate, on its own port.
 const urlOf = (name: string, path: string) => `https://${TARGET_HOST}:${targets[name]!.port}${path}`;
@@ -39,11 +42,16 @@ beforeAll(async () => {
   // An RSA certificate: RSA-PSS signatures in TLS 1.3, PKCS#1 ones over ECDHE in TLS 1.2.
   targets.rsa13 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.3");
   targets.rsa12 = await startVersionedTarget(rsaIdentity(tls), "TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256");
+  // A TLS 1.2 target no other test calls: what the prover learns of it is this file's to watch.
+  targets.tls12Fresh = await startVersionedTarget(tls, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256");
   forger = await startTcpProxy({ host: "127.0.0.1", port: targets.tls13.port });
   closing = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket }) => {
     socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"price":42}');
   });
-  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port, closing.port].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
+  const ok = () => new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  for (const how of ["alert", "close"] as const) refusing[how] = await startRawTls13Server(tls, { onClientKeyUpdate: how, answer: ok });
+  const rawPorts = Object.values(refusing).map((server) => server.port);
+  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port, closing.port, ...rawPorts].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
   prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolveAll });
 }, 120_000);
 
@@ -52,6 +60,7 @@ afterAll(async () => {
   for (const target of Object.values(targets)) target.stop();
   await forger?.close();
   closing?.stop();
+  for (const server of Object.values(refusing)) await server.stop();
 });
 
 interface ProxyProof {
@@ -77,10 +86,10 @@ async function proveProxy(url: string, headers: Record<string, string> = {}, ini
 
 /** `cli verify`, accepting a hidden request (proxy mode without T-PROXY-REVEAL hides it; the report says so). */
 /** /proxy in proxy mode, then the proof stream's error event (or its proof). */
-async function proveProxyOutcome(url: string): Promise<{ status: number; answer: string; error?: { code: string; message: string } }> {
+async function proveProxyOutcome(url: string, headers: Record<string, string> = {}): Promise<{ status: number; answer: string; error?: { code: string; message: string } }> {
   const requestId = crypto.randomUUID();
   const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
-  const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+  const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy", ...headers } });
   const answer = await response.text();
   const [event] = await stream.events;
   return { status: response.status, answer, error: event!.event === "error" ? errorData(event!) : undefined };
@@ -95,12 +104,10 @@ async function verified(proof: ProofData): Promise<VerifiedProofJson> {
 
 describe("proxy mode proofs", () => {
   test.each([
-    ["tls13", "TLS1.3"],
     ["tls12", "TLS1.2"],
     ["chacha", "TLS1.2"],
-    ["rsa13", "TLS1.3"],
     ["rsa12", "TLS1.2"],
-  ])("%s target: the proof verifies, says proxy mode, hides the secret and the whole request", async (name, version) => {
+  ])("%s target: the proof verifies, says proxy mode, hides the secret and, TLS 1.2 having no key updates, the whole request", async (name, version) => {
     const proved = await proveProxy(urlOf(name, "/data"), { "T-REDACTED": "res:body:secret" });
     expect(proved.status).toBe(200);
     expect(proved.headers.get("t-proof-mode")).toBe("proxy");
@@ -110,35 +117,119 @@ describe("proxy mode proofs", () => {
     expect(report.recv.text).toContain('"name":"alice"');
     expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
     // The request is hidden whole: its length only, no byte of it; the proof says so, and that its embedded notary signed it.
-    expect(report).toMatchObject({ request: "hidden", serverPort: targets[name]!.port, responseFraming: "content-length" });
+    expect(report).toMatchObject({ request: "hidden", requestLine: null, serverPort: targets[name]!.port, responseFraming: "content-length" });
     expect(report.notary.embedded).toBe(true);
     expect(report.sent.revealed).toEqual([]);
     expect(report.sent.length).toBeGreaterThan(0);
     expect(report.redactions.flatMap((r) => r.spans).every((span) => span.direction === "recv")).toBe(true);
     expect(proved.proof!.proofText).not.toContain(Buffer.from("GET /data").toString("base64").slice(0, 8));
   }, 60_000);
+
+  test.each([
+    ["tls13", "ECDSA"],
+    ["rsa13", "RSA-PSS"],
+  ])("%s target (%s): the request is proven by default, its request line and Host revealed", async (name) => {
+    const proved = await proveProxy(urlOf(name, "/data?x=1"), { "T-REDACTED": "res:body:secret" });
+    expect(proved.status).toBe(200);
+    const report = await verified(proved.proof!);
+    expect(report).toMatchObject({
+      mode: "proxy",
+      tlsVersion: "TLS1.3",
+      request: "revealed",
+      requestLine: "GET /data?x=1 HTTP/1.1",
+      host: `${TARGET_HOST}:${targets[name]!.port}`,
+      serverPort: targets[name]!.port,
+    });
+    expect(report.sent.hiddenBytes).toBe(0);
+    expect(proved.proof!.proofText).not.toContain(SECRET_VALUE);
+    // Without --allow-hidden-request, and checked against the URL asked for.
+    const strict = await verifyWithCli(proved.proof!.proofText, prover.notaryPubPath, "--mode", "proxy", "--method", "GET", "--url", urlOf(name, "/data?x=1"));
+    expect(strict.exitCode).toBe(0);
+    const other = await verifyWithCli(proved.proof!.proofText, prover.notaryPubPath, "--url", urlOf(name, "/data?x=2"));
+    expect(other.exitCode).toBe(1);
+    expect(other.stderr).toContain("differs from the expected");
+  }, 60_000);
 });
 
-describe("the client library in proxy mode", () => {
-  test("prove() with mode proxy and revealRequest: the proof says proxy, verifies, and hides what was asked", async () => {
-    const result = await prove({
-      prover: prover.url,
-      notaryKeys: [prover.notaryPubPem],
-      url: urlOf("tls12", "/data"),
-      mode: "proxy",
-      revealRequest: true,
-      redact: [redact.responseBody("secret"), redact.pathSegment(1)],
-      timeoutMs: 30_000,
-    });
-    expect(result.mode).toBe("proxy");
-    // prove() checked the proof itself: signed by the pinned key, of its request and host, revealing its answer.
-    expect(result.verified.body.mode).toBe("proxy");
-    expect(JSON.parse(new TextDecoder().decode(result.response.body)).secret).toBe(SECRET_VALUE);
-    const verifiedProof = verifyProof(result.proofText, prover.notaryPubPem);
-    expect(verifiedProof.body.mode).toBe("proxy");
-    expect(verifiedProof.sent.text).toStartWith("GET /████ HTTP/1.1");
-    expect(result.proofText).not.toContain(SECRET_VALUE);
+describe("a TLS 1.2 target", () => {
+  test("is found by our TLS 1.3 client's refused hello, proven over node:tls on a new relay, and then dialled so at once", async () => {
+    /** The prover's log lines of one proof, once the one saying the target answered has come (the log is read as it comes). */
+    const proveLogged = async () => {
+      const requestId = crypto.randomUUID();
+      const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+      const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": urlOf("tls12Fresh", "/data"), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+      expect(response.status).toBe(200);
+      expect(proofData((await stream.events)[0]!).proofText).toContain('"tlsVersion":"TLS1.2"');
+      const lines = () => prover.log().split("\n").filter((line) => line.includes(requestId));
+      return eventually(lines, (found) => found.some((line) => line.includes("target answered")), 10_000);
+    };
+    const speaksTls12 = (lines: string[]) => lines.filter((line) => line.includes("the target speaks TLS 1.2: proving over node:tls on a new relay"));
+    expect(speaksTls12(await proveLogged())).toHaveLength(1);
+    // Logged before the answer, when it happens: the second call went to node:tls at once.
+    expect(speaksTls12(await proveLogged())).toEqual([]);
   }, 60_000);
+});
+
+describe("proxy mode on TLS 1.3: the request's secrets kept from the notary (epochs)", () => {
+  test("Authorization (hidden by default) and a req:header entry are hidden epochs; the target got them; the proof shows neither, nor the answer's echo", async () => {
+    const token = "Bearer epoch-credential-4Fq9x";
+    const apiKey = "k3y-epoch-value-77";
+    const proved = await proveProxy(urlOf("tls13", "/echo?user=42"), { "T-REDACTED": "req:header:x-api-key", authorization: token, "x-api-key": apiKey });
+    expect(proved.status).toBe(200);
+    const echoed = JSON.parse(proved.answer).headers;
+    expect([echoed.authorization, echoed["x-api-key"]]).toEqual([token, apiKey]);
+    const report = await verified(proved.proof!);
+    expect(report.requestLine).toBe("GET /echo?user=42 HTTP/1.1");
+    expect(report.sent.text).toContain(`authorization: ${"█".repeat(token.length)}\r\n`);
+    expect(report.sent.text).toContain(`x-api-key: ${"█".repeat(apiKey.length)}\r\n`);
+    expect(report.redactions.map((r) => r.pattern)).toEqual(["req:header:x-api-key", "default:req:header:authorization", "echo:*"]);
+    for (const secret of [token.slice(7), apiKey]) {
+      expect(proved.proof!.proofText).not.toContain(secret);
+      expect(proved.proof!.proofText).not.toContain(Buffer.from(secret).toString("base64").slice(0, 12));
+    }
+  }, 60_000);
+
+  test("prove() with the default: the request line and Host checked against the call; on TLS 1.2 a hidden request is refused unless accepted, and reveal: request proves it", async () => {
+    const common = { prover: prover.url, notaryKeys: [prover.notaryPubPem], mode: "proxy" as const, headers: { authorization: "Bearer prove-default-9Zk" }, timeoutMs: 30_000 };
+    const result = await prove({ ...common, url: urlOf("tls13", "/data?user=42"), redact: [redact.responseBody("secret")] });
+    expect(result.mode).toBe("proxy");
+    expect(result.verified.sent.text).toStartWith("GET /data?user=42 HTTP/1.1\r\n");
+    expect(result.proofText).not.toContain("prove-default-9Zk");
+    expect(result.proofText).not.toContain(SECRET_VALUE);
+
+    const hidden = await prove({ ...common, url: urlOf("tls12", "/data") }).catch((error: unknown) => error);
+    expect(hidden).toMatchObject({ code: "proof_mismatch", message: expect.stringContaining("pass allowHiddenRequest: true") });
+    const accepted = await prove({ ...common, url: urlOf("tls12", "/data"), allowHiddenRequest: true });
+    expect(accepted.verified.body.request).toBe("hidden");
+
+    // TLS 1.2 with the master secret: the notary reads the request whole and leaves the credential out of the proof.
+    const revealed = await prove({ ...common, url: urlOf("tls12", "/data?user=42"), reveal: "request" });
+    expect(revealed.verified.body).toMatchObject({ request: "revealed", tlsVersion: "TLS1.2" });
+    expect(revealed.verified.sent.text).toStartWith("GET /data?user=42 HTTP/1.1\r\n");
+    expect(revealed.verified.sent.text).toContain("authorization: ███");
+    expect(revealed.proofText).not.toContain("prove-default-9Zk");
+    const verifiedProof = verifyProof(revealed.proofText, prover.notaryPubPem, { method: "GET", url: urlOf("tls12", "/data?user=42") });
+    expect(verifiedProof.body.mode).toBe("proxy");
+  }, 60_000);
+
+  test("T-PROXY-REVEAL: none on TLS 1.3 keeps the request hidden whole: the proof says so", async () => {
+    const proved = await proveProxy(urlOf("tls13", "/data"), { "T-PROXY-REVEAL": "none", authorization: "Bearer none-hidden-3Qp" });
+    expect(proved.status).toBe(200);
+    const report = await verified(proved.proof!);
+    expect(report).toMatchObject({ request: "hidden", tlsVersion: "TLS1.3", requestLine: null });
+    expect(report.sent.revealed).toEqual([]);
+  }, 60_000);
+
+  test("values the epochs cannot hide are refused before anything is sent: a query value, one longer than PROVER_PROXY_MAX_HIDDEN_SPAN", async () => {
+    const refuse = async (url: string, headers: Record<string, string>) => {
+      const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url, "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy", ...headers } });
+      return { status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error };
+    };
+    const query = await refuse(urlOf("tls13", "/data?key=s3cret"), { "T-REDACTED": "res:query:key" });
+    expect(query).toMatchObject({ status: 400, code: "invalid_redaction", message: expect.stringContaining("hides bytes before the end of its Host header") });
+    const long = await refuse(urlOf("tls13", "/data"), { authorization: `Bearer ${"x".repeat(5000)}` });
+    expect(long).toMatchObject({ status: 400, code: "invalid_redaction", message: expect.stringContaining("the request hides 5007 bytes in one value; proxy mode hides at most 4096") });
+  }, 30_000);
 });
 
 describe("proxy mode with the request revealed (T-PROXY-REVEAL: request)", () => {
@@ -206,17 +297,44 @@ describe("proxy mode answers", () => {
   }, 60_000);
 });
 
+describe("a target that refuses the client's key update", () => {
+  test.each(["alert", "close"] as const)("(%s): 502 target_key_update_refused on /proxy and on the proof stream, naming MPC mode; without a hidden value it is proven", async (how) => {
+    const server = refusing[how]!;
+    const url = `https://${TARGET_HOST}:${server.port}/account?user=42`;
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+    const response = await fetch(`${prover.url}/proxy`, {
+      headers: { "T-PROXY-URL": url, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy", authorization: "Bearer refused-update-1Xw" },
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "target_key_update_refused" });
+    expect(body.error.message).toMatch(how === "alert" ? /answered with TLS alert 10 \(unexpected_message\) after the client's TLS 1\.3 KeyUpdate/ : /closed the connection/);
+    expect(body.error.message).toContain("Prove it in MPC mode (T-PROOF-MODE: mpc");
+    expect(body.error.message).not.toContain("refused-update-1Xw");
+    expect(errorData((await stream.events)[0]!)).toMatchObject({ requestId, code: "target_key_update_refused" });
+    expect(server.clientKeyUpdates).toBeGreaterThan(0);
+    // The same target proven with the request in one epoch: T-PROXY-REVEAL: request (or none) needs no key update.
+    const whole = await proveProxy(url, { "T-PROXY-REVEAL": "request", authorization: "Bearer refused-update-1Xw" });
+    expect(whole.status).toBe(200);
+    expect((await verified(whole.proof!)).requestLine).toBe("GET /account?user=42 HTTP/1.1");
+  }, 60_000);
+});
+
 describe("an answer framed by the connection's end, over TLS 1.3", () => {
-  test("with the request hidden: the client gets it, the proof stream says answer_incomplete and why; revealed, it is proven", async () => {
+  test("with the request hidden or a value of it: the client gets it, the proof stream says answer_incomplete and why; every epoch revealed, it is proven", async () => {
     const url = `https://${TARGET_HOST}:${closing.port}/`;
-    const hidden = await proveProxyOutcome(url);
-    expect(hidden.status).toBe(200);
-    expect(hidden.answer).toBe('{"price":42}');
-    expect(hidden.error).toMatchObject({ code: "answer_incomplete" });
-    expect(hidden.error!.message).toContain("the client's records are unreadable (TLS 1.3 with the request hidden)");
-    const revealed = await proveProxy(url, { "T-PROXY-REVEAL": "request" });
-    expect(revealed.status).toBe(200);
-    expect((await verified(revealed.proof!)).responseFraming).toBe("close");
+    for (const headers of [{ "T-PROXY-REVEAL": "none" }, { authorization: "Bearer closing-7Tz" }] as Record<string, string>[]) {
+      const hidden = await proveProxyOutcome(url, headers);
+      expect(hidden.status).toBe(200);
+      expect(hidden.answer).toBe('{"price":42}');
+      expect(hidden.error).toMatchObject({ code: "answer_incomplete" });
+      expect(hidden.error!.message).toContain("the client's records are not all readable (TLS 1.3 with the request or a value of it hidden)");
+    }
+    for (const headers of [{}, { "T-PROXY-REVEAL": "request", authorization: "Bearer closing-7Tz" }] as Record<string, string>[]) {
+      const revealed = await proveProxy(url, headers);
+      expect(revealed.status).toBe(200);
+      expect((await verified(revealed.proof!)).responseFraming).toBe("close");
+    }
   }, 60_000);
 });
 
@@ -263,12 +381,12 @@ describe("proxy mode refusals", () => {
     expect(await refusal({ "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "everything" })).toMatchObject({ status: 400, code: "invalid_header" });
   });
 
-  test("req:* patterns without T-PROXY-REVEAL are a 400 saying the request is hidden whole", async () => {
-    const refused = await refusal({ "T-PROOF-MODE": "proxy", "T-REDACTED": "res:body:secret,req:header:authorization" });
+  test("req:* patterns with T-PROXY-REVEAL: none are a 400 saying the request is hidden whole", async () => {
+    const refused = await refusal({ "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "none", "T-REDACTED": "res:body:secret,req:header:authorization" });
     expect(refused).toMatchObject({ status: 400, code: "invalid_redaction" });
     expect(refused.message).toContain("entry 2");
     expect(refused.message).toContain("hidden whole");
-    expect(refused.message).toContain("T-PROXY-REVEAL: request");
+    expect(refused.message).toContain("leave T-PROXY-REVEAL out");
   });
 
   test("the notary resolves the target itself: an unknown host is its 502, passed on", async () => {

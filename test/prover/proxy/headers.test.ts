@@ -28,7 +28,6 @@ describe("the /proxy headers, parsed once", () => {
       allowUnmatched: false,
       proveFailed: false,
       mode: undefined,
-      revealRequest: false,
       announced: {},
     });
   });
@@ -49,7 +48,7 @@ describe("the /proxy headers, parsed once", () => {
       allowUnmatched: true,
       proveFailed: true,
       mode: "proxy",
-      revealRequest: true,
+      proxyReveal: "request",
       announced: { maxSentData: 512, maxRecvData: 2048 },
     });
     expect(parse({ ...base, "t-redacted-unmatched": "refuse", "t-prove-failed-req": "0", "t-proof-mode": "" })).toMatchObject({
@@ -58,6 +57,7 @@ describe("the /proxy headers, parsed once", () => {
       mode: undefined,
     });
     expect(parse({ ...base, "t-prove-failed-req": "1" }).proveFailed).toBe(true);
+    expect(parse({ ...base, "t-proxy-reveal": " NONE " }).proxyReveal).toBe("none");
   });
 
   test.each([
@@ -70,7 +70,8 @@ describe("the /proxy headers, parsed once", () => {
     [{ ...base, "t-redacted-unmatched": "allow,refuse" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
     [{ ...base, "t-prove-failed-req": "maybe" }, "invalid_header", "T-PROVE-FAILED-REQ must be true or false"],
     [{ ...base, "t-proof-mode": "fast" }, "invalid_header", "T-PROOF-MODE must be mpc or proxy"],
-    [{ ...base, "t-proxy-reveal": "all" }, "invalid_header", "T-PROXY-REVEAL must be request"],
+    [{ ...base, "t-proxy-reveal": "all" }, "invalid_header", "T-PROXY-REVEAL must be none or request"],
+    [{ ...base, "t-proxy-reveal": "" }, "invalid_header", "T-PROXY-REVEAL must be none or request"],
     [{ ...base, "t-max-recv-data": "lots" }, "invalid_header", "header: t-max-recv-data: must be a whole number of bytes"],
     [{ ...base, "t-max-sent-data": "0" }, "invalid_header", "header: t-max-sent-data: Invalid value: Expected >=1 but received 0"],
   ] as const)("%p is refused: %s", (init, code, message) => {

@@ -55,7 +55,7 @@ function standInMode(context: ProvingContext): ProvingMode {
   return {
     facts: STAND_IN,
     prepare(call) {
-      if (call.revealRequest) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only");
+      if (call.proxyReveal !== undefined) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only");
       return { deadlineMs: 30_000, start: () => run(context, call) };
     },
   };

@@ -1,0 +1,77 @@
+/**
+ * What proxy mode writes of a request and shows the notary, decided before anything is sent: on TLS 1.3 the request
+ * goes out in epochs (src/tls/client/epochs.ts), cut with a key update at each hidden value, so the hidden values
+ * must be known before the exchange. They are what the redaction hides in the request alone (src/redaction/: the
+ * default-hidden credentials, each `req:*` entry, their echoes within the request); what the answer adds later (an
+ * echo in the request of a value hidden in the answer) the notary sees and leaves out of the proof itself.
+ * Refused up front (400, nothing sent): a hidden value before the end of the Host line or too many of them
+ * (src/http1/request-epochs.ts), one longer than PROVER_PROXY_MAX_HIDDEN_SPAN, and with `T-PROXY-REVEAL: none` any
+ * pattern naming the request (it is hidden whole). computeRedactions merges touching ranges, as the epochs do.
+ */
+import type { ExchangeRequest } from "../../core/exchange.ts";
+import type { ByteRange } from "../../core/transcript.ts";
+import { AppError } from "../../errors.ts";
+import { checkHiddenAfterHost, requestParts } from "../../http1/request-epochs.ts";
+import { serializeRequest } from "../../http1/request.ts";
+import { type RedactionPattern, computeRedactions } from "../../redaction/index.ts";
+import type { RequestPart } from "../../tls/client/exchange.ts";
+import type { ProxyReveal } from "../proving/mode.ts";
+import { refuseRequestPatterns } from "./hidden-request.ts";
+
+/**
+ * What the notary sees of the request: nothing (`none`), all of it (`request`), or all but its hidden values
+ * (`epochs`, the default; TLS 1.3 only: on TLS 1.2, where keys cannot change mid-connection, it sees nothing).
+ */
+export type RequestReveal = "none" | "epochs" | "request";
+
+export interface RequestPlan {
+  /** The request's bytes, as sent. */
+  request: Uint8Array;
+  /** The request cut into revealed and hidden parts for our TLS 1.3 client (one revealed part unless `epochs`). */
+  parts: RequestPart[];
+  reveal: RequestReveal;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The request's hidden ranges as its redaction finds them in the request alone, sorted and merged. */
+const hiddenRanges = (request: Uint8Array, patterns: readonly RedactionPattern[]): ByteRange[] =>
+  computeRedactions({ sent: request, recv: EMPTY }, patterns).hidden.sent;
+
+/** Refuses a hidden value longer than the bound a notary holds a revealed request to. */
+function checkLengths(ranges: readonly ByteRange[], maxHiddenSpanBytes: number): void {
+  const longest = Math.max(0, ...ranges.map((range) => range.end - range.start));
+  if (longest <= maxHiddenSpanBytes) return;
+  throw new AppError(
+    "invalid_redaction",
+    `the request hides ${longest} bytes in one value; proxy mode hides at most ${maxHiddenSpanBytes} (PROVER_PROXY_MAX_HIDDEN_SPAN, the notary's proxy.max_hidden_span): hidden bytes could hold anything, a second request included. Send T-PROXY-REVEAL: none (the request hidden whole) or use MPC mode`,
+  );
+}
+
+/**
+ * The request's bytes and how they are shown; throws invalid_redaction when the proof could not show them so. With
+ * `T-PROXY-REVEAL: request` the notary sees every byte and leaves the hidden values out of the proof itself: the
+ * proof keeps the same rule, so the same values are refused.
+ */
+export function planRequest(
+  exchange: ExchangeRequest,
+  patterns: readonly RedactionPattern[],
+  proxyReveal: ProxyReveal | undefined,
+  maxHiddenSpanBytes: number,
+): RequestPlan {
+  const request = serializeRequest(exchange);
+  const whole: RequestPart[] = [{ bytes: request, hidden: false }];
+  if (proxyReveal === "none") {
+    refuseRequestPatterns(patterns);
+    return { request, parts: whole, reveal: "none" };
+  }
+  const hidden = hiddenRanges(request, patterns);
+  if (proxyReveal === "request") {
+    checkHiddenAfterHost(request, hidden);
+    checkLengths(hidden, maxHiddenSpanBytes);
+    return { request, parts: whole, reveal: "request" };
+  }
+  const parts = requestParts(request, hidden);
+  checkLengths(hidden, maxHiddenSpanBytes);
+  return { request, parts, reveal: "epochs" };
+}
