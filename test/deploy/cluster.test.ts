@@ -222,7 +222,7 @@ describe.skipIf(nginxMissing !== undefined)("deploy/: nginx, two provers on Post
     const requestId = crypto.randomUUID();
     const failed = await fetch(`${nginx.url}/instance/a/proxy`, { headers: { ...clientAuth, "T-PROXY-URL": "https://no-such-host.invalid/", "T-REQUEST-ID": requestId } });
     // Refused once the id is claimed: the host does not resolve (not a 401 before any claim).
-    expect(failed.status).toBe(404);
+    expect(failed.status).toBe(502);
     await failed.arrayBuffer();
     const response = await proxy("b", requestId);
     expect(response.status).toBe(400);
