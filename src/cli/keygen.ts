@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, writeKeyPair } from "../notary/key-files.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { decodePublicKeyPem, publicKeyFingerprint } from "../proof/keys.ts";

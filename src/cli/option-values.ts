@@ -1,4 +1,4 @@
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 
 /**
  * Every value of a string option given several times (`--header A --header B`): citty keeps only the last. The

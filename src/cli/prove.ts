@@ -10,7 +10,7 @@ import { dirname, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.ts";
 import { TlsproofError } from "../client/errors.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
 import { parseRedactions } from "../redaction/patterns.ts";
 import { optionValues } from "./option-values.ts";

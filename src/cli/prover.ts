@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../core/log.ts";
 import { loadProverConfig } from "../config/prover.ts";
 import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";

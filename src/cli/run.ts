@@ -1,5 +1,5 @@
 import { type CommandDef, runCommand, showUsage } from "citty";
-import { AppError, exitCodeOf } from "../errors.ts";
+import { AppError, exitCodeOf } from "../core/errors.ts";
 
 /** citty's CLIError, recognised by shape: bad flags, unknown sub-commands. */
 const isUsageError = (error: unknown): error is Error =>

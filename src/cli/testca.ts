@@ -9,7 +9,7 @@ import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type IssuedCertificate, issueServerCertificate, loadTestCa, makeTestCa } from "../engine/test-ca.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { optionValues } from "./option-values.ts";
 
 export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;

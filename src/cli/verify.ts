@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";

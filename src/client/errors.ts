@@ -1,6 +1,6 @@
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 
-/** Failures the client detects itself, beside the prover's own codes (src/errors.ts). */
+/** Failures the client detects itself, beside the prover's own codes (src/core/errors.ts). */
 export type ClientErrorCode =
   /** `timeoutMs` passed before the response or the proof arrived. */
   | "timeout"

@@ -1,4 +1,4 @@
-import { isErrorCode } from "../errors.ts";
+import { isErrorCode } from "../core/errors.ts";
 import { TlsproofError } from "./errors.ts";
 import { errorOf } from "./response.ts";
 import { readSseEvents } from "./sse.ts";

@@ -8,7 +8,7 @@
  * refused unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
  * right proof.
  */
-import { isErrorCode, retryAfterOf } from "../errors.ts";
+import { isErrorCode, retryAfterOf } from "../core/errors.ts";
 import { isHiddenRequest } from "../proof/check.ts";
 import { proofModeOf } from "../proof/modes.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";

@@ -3,7 +3,7 @@
  * src/redaction/patterns.ts. The text is parsed back with the prover's own parser before it is sent, so what the
  * client asks for is exactly what the prover will hide, or the call fails here with `invalid_redaction`.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { type DefaultHidden, type RedactionPattern, entryText, parseRedactions } from "../redaction/patterns.ts";
 import { TlsproofError } from "./errors.ts";
 

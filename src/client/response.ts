@@ -1,4 +1,4 @@
-import { type ErrorCode, isErrorCode } from "../errors.ts";
+import { type ErrorCode, isErrorCode } from "../core/errors.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 
 /** A fetched response with its body read, for the caller to use after the connection is gone. */

@@ -1,4 +1,4 @@
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { type ProofExpectations, type VerifiedProof, verifyProof as verifyWithKeys } from "../proof/verify.ts";
 import { TlsproofError } from "./errors.ts";

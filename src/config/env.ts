@@ -1,7 +1,7 @@
 /** Building blocks of the environment schemas: every value arrives as a string and is named by its variable. */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import { parseOrThrow } from "../schema.ts";
+import { AppError } from "../core/errors.ts";
+import { parseOrThrow } from "../core/schema.ts";
 
 /** A whole number in an environment variable, within [min, max] (parseEnv names the variable). */
 export const wholeNumber = (min: number, max: number) =>

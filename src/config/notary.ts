@@ -10,11 +10,11 @@ import { cpus } from "node:os";
 import { dirname, resolve } from "node:path";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
-import { AppError } from "../errors.ts";
-import { parseOrThrow } from "../schema.ts";
+import { AppError } from "../core/errors.ts";
+import { parseOrThrow } from "../core/schema.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { DEFAULT_MAX_HIDDEN_REQUEST_SPAN } from "../proof/request-rule.ts";
-import { strictMapping } from "../schema.ts";
+import { strictMapping } from "../core/schema.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { parseEnv, wholeNumber } from "./env.ts";
 

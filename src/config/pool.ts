@@ -1,7 +1,7 @@
 import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
 import { flag, parseEnv, wholeNumber } from "./env.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { type Engines, enginesText } from "../engine/host/placement.ts";
 import { defaultPoolSize, maxPoolSize } from "../prover/pool/pool-policy.ts";

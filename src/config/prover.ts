@@ -6,8 +6,8 @@
 import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import type { LogFormat, LogLevel } from "../log.ts";
+import { AppError } from "../core/errors.ts";
+import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";

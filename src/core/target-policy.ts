@@ -4,7 +4,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { AppError } from "../errors.ts";
+import { AppError } from "./errors.ts";
 import { isPublicAddress } from "./address-policy.ts";
 
 /** What a policy decides on: the host name and port to dial. */

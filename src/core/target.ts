@@ -1,5 +1,5 @@
 /** The target of a /proxy call: the T-PROXY-URL it names. Which targets may be dialled is src/core/target-policy.ts. */
-import { AppError } from "../errors.ts";
+import { AppError } from "./errors.ts";
 import type { TargetEndpoint } from "./target-policy.ts";
 
 export interface Target extends TargetEndpoint {

@@ -3,7 +3,7 @@
  * and a hidden span of one direction. Proofs, redaction, the notary protocol and the verifier all speak in them.
  */
 import * as v from "valibot";
-import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import { nonNegativeInteger, strictMapping } from "./schema.ts";
 
 /** `sent`: the client's bytes (the HTTP request); `recv`: the server's (the answer). */
 export type Direction = "sent" | "recv";

@@ -1,5 +1,5 @@
-import { untilAborted } from "../abort.ts";
-import { AppError, errorText } from "../errors.ts";
+import { untilAborted } from "../core/abort.ts";
+import { AppError, errorText } from "../core/errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { TcpHandle } from "./bridge.ts";

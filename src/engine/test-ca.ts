@@ -10,7 +10,7 @@ import { isIP } from "node:net";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { DER_TAG as TAG, decodeOid, derOid as oid, derReader, derTlv as tlv } from "../core/der.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { decodePrivateKeyPem, encodePrivateKeyPem, generateKey, pem, spkiDer } from "../proof/keys.ts";
 import { ANCHOR_SUBJECT, testCaPoint } from "./trust-anchor.ts";
 

@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { rootCertificates } from "node:tls";
 import { DER_TAG, derReader } from "../core/der.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 
 /**
  * Test trust anchor: tlsn-wasm trusts only the Mozilla roots compiled into it. For offline tests we

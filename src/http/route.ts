@@ -7,9 +7,9 @@
  */
 import { type AnyElysia, Elysia } from "elysia";
 import * as v from "valibot";
-import { AppError, type ErrorCode } from "../errors.ts";
-import type { ErrorShape } from "../http.ts";
-import { type IssueWording, describeIssue, parseOrThrow } from "../schema.ts";
+import { AppError, type ErrorCode } from "../core/errors.ts";
+import type { ErrorShape } from "../core/http.ts";
+import { type IssueWording, describeIssue, parseOrThrow } from "../core/schema.ts";
 
 export type RouteAccess =
   /** Anyone. */
@@ -34,7 +34,7 @@ export interface RequestPart<S extends v.GenericSchema = v.GenericSchema> {
   readonly code: ErrorCode;
   /** The code for a refused entry where it is not `code` (`/proxy`: T-REQUEST-ID is `invalid_request_id`). */
   readonly entryCodes?: Readonly<Record<string, ErrorCode>>;
-  /** How a refusal is worded (src/schema.ts); by default `<path>: <message>`. */
+  /** How a refusal is worded (src/core/schema.ts); by default `<path>: <message>`. */
   readonly wording?: IssueWording;
 }
 

@@ -9,7 +9,7 @@
  * A revealed request must be one request too: bytes after it are a second, pipelined request, whose answer would
  * follow the first. Its method matters: the answer to HEAD has no body, whatever its Content-Length says.
  */
-import { AppError, type ErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode } from "../core/errors.ts";
 import { codingsText } from "./codings.ts";
 import { MessageProblem, type ProblemKind, type SeenBytes, chunkedEnd, fieldItems, framingOf, readHead } from "./strict-message.ts";
 

@@ -6,7 +6,7 @@
  * Host line (a query value, a path segment, a header written before Host) is refused. Overlapping and touching
  * ranges are one hidden part.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import { mergeRanges } from "../core/ranges.ts";
 import type { RequestPart } from "../tls/client/exchange.ts";

@@ -1,6 +1,6 @@
 /** The prover's metrics: proofs, /proxy and setup timings, and the live state of its parts, read at scrape time. */
 import type { BackgroundWork } from "../engine/background.ts";
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { Counter, Histogram, SESSION_SECONDS_BUCKETS, newRegistry, readCounter, readGauge, sizeClass } from "./registry.ts";

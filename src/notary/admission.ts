@@ -4,8 +4,8 @@
  * by its declared length. They run before routing: an Elysia parse hook cannot refuse with its own error (Elysia
  * turns what it throws into a parse error), and the other hooks run once the body is read.
  */
-import { apiKeyMatcher } from "../api-key.ts";
-import { AppError, type ErrorCode } from "../errors.ts";
+import { apiKeyMatcher } from "../core/api-key.ts";
+import { AppError, type ErrorCode } from "../core/errors.ts";
 import { whitelistChecker } from "./whitelist.ts";
 
 /**

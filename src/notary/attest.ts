@@ -10,7 +10,7 @@
  * - the declared redactions keep the proof rules a verifier applies (check.ts, proofBodyProblem).
  * Only bytes the notary saw enter the proof.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { checkAnswer, checkSingleRequest } from "../http1/answer-rule.ts";
 import { proofBodyProblem, requestHostProblem } from "../proof/check.ts";
 import { revealedRequestProblem } from "../proof/request-rule.ts";

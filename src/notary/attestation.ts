@@ -4,8 +4,8 @@
  * proxy-mode/transcript.ts), then the same body builder (attest.ts), the same signatures (the proof version's and
  * the EVM attestation inside the body), the same metrics and log.
  */
-import { AppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { AppError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 import type { NotaryMetrics } from "../metrics/notary.ts";
 import { withEvmAttestation } from "../proof/evm-attestation.ts";
 import type { Proof } from "../proof/format.ts";

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { encodePrivateKeyPem, generateKey, type NotaryKey, readPrivateKeyFile } from "../proof/keys.ts";
 

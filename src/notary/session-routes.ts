@@ -5,7 +5,7 @@
  * naming the setting that offers it. The sockets are in sockets.ts.
  */
 import * as v from "valibot";
-import { AppError, type ErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode } from "../core/errors.ts";
 import { type BoundRoute, type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
 import { BUILT_IN_MODES } from "../proof/modes.ts";
 import { proofSchema } from "../proof/proof-schema.ts";

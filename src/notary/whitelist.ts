@@ -4,8 +4,8 @@
  * (if any) it matches.
  */
 import { statSync } from "node:fs";
-import { apiKeyMatcher } from "../api-key.ts";
-import { AppError } from "../errors.ts";
+import { apiKeyMatcher } from "../core/api-key.ts";
+import { AppError } from "../core/errors.ts";
 import { readText } from "../config/notary.ts";
 
 /** RFC 4180 records: quoted fields may hold commas, doubled quotes and line breaks. Returns [line, fields][]. */

@@ -5,9 +5,9 @@
  * test/openapi fails until the route is declared).
  */
 import type * as v from "valibot";
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import { type DescribedRoute, alwaysNeedsKey, pathParameters } from "../http/route.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../core/version.ts";
 import { schemaConverter } from "./json-schema.ts";
 import { ANY_METHOD, type Operation, errorBodies, operationsOf } from "./operation.ts";
 

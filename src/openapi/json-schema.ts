@@ -18,7 +18,7 @@ export interface SchemaConverter {
   components(): Record<string, JsonSchema>;
 }
 
-/** strictMapping (src/schema.ts) is a pipe of a custom "not an array" check and a strict object: the object is what it describes. */
+/** strictMapping (src/core/schema.ts) is a pipe of a custom "not an array" check and a strict object: the object is what it describes. */
 function mappingObject(valibotSchema: v.GenericSchema): v.GenericSchema | undefined {
   const pipe = (valibotSchema as { pipe?: readonly { kind: string; type: string }[] }).pipe;
   const object = valibotSchema.type === "custom" ? pipe?.find((item) => item.kind === "schema" && item.type === "strict_object") : undefined;

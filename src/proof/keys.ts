@@ -10,8 +10,8 @@ import { p256 } from "@noble/curves/nist.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { base64ToBytes, bytesToBase64, sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { base64ToBytes, bytesToBase64, sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { DER_TAG as TAG, type Tlv, decodeOid, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 

@@ -1,4 +1,4 @@
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import type { Proof } from "./format.ts";
 
 /** How one request id ended: the signed proof, or why no proof will come. */

@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { RedactionSpanSchema } from "../core/transcript.ts";
-import { nonNegativeInteger, strictMapping } from "../schema.ts";
+import { nonNegativeInteger, strictMapping } from "../core/schema.ts";
 import { RESPONSE_FRAMINGS } from "../http1/answer-rule.ts";
 import { PROOF_VERSION, type Proof } from "./format.ts";
 import { MODE_NAME } from "./modes.ts";

@@ -12,7 +12,7 @@
  * What stays possible, and why the bound matters: hidden bytes can hold anything, a line break and another
  * header included; the notary sees their length only.
  */
-import { bytesToBase64 } from "../bytes.ts";
+import { bytesToBase64 } from "../core/bytes.ts";
 import { complementRanges } from "../core/ranges.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import { type HeaderField, parseHttpMessage } from "../http1/message.ts";

@@ -10,8 +10,8 @@
  * something else than expected: AppError("proof_mismatch").
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import { describeIssue } from "../schema.ts";
+import { AppError } from "../core/errors.ts";
+import { describeIssue } from "../core/schema.ts";
 import type { ProofBody, ProofMode, RevealedRange, TranscriptDirection } from "./format.ts";
 import { proofModeOf, unknownModeProblem } from "./modes.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";

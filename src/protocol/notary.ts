@@ -17,7 +17,7 @@
  * call these); a mode added later has /modes/{mode}/session and /modes/{mode}/socket.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { DeclaredRedaction } from "../proof/format.ts";
 import { RedactionSpanSchema } from "../core/transcript.ts";
 import { requestIdSchema } from "../core/request-id.ts";

@@ -3,7 +3,7 @@
  * relay WebSocket's close code, and what its attestation request adds (the keys the prover reveals).
  */
 import * as v from "valibot";
-import { AppError, isErrorCode } from "../errors.ts";
+import { AppError, isErrorCode } from "../core/errors.ts";
 import { revealedKeysSchema } from "../tls/revealed-keys.ts";
 import { AttestationRequest } from "./notary.ts";
 

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
-import { apiKeyMatcher } from "../api-key.ts";
-import { AppError } from "../errors.ts";
-import { errorResponse } from "../http.ts";
+import { apiKeyMatcher } from "../core/api-key.ts";
+import { AppError } from "../core/errors.ts";
+import { errorResponse } from "../core/http.ts";
 import { type RouteAccess, alwaysNeedsKey } from "../http/route.ts";
 import type { RouteAccessTable } from "./route-access.ts";
 

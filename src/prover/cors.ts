@@ -4,8 +4,8 @@
  * preflight a 403, so the browser blocks the call. Preflights are answered before API keys are checked: browsers
  * send them without the Authorization header.
  */
-import { AppError } from "../errors.ts";
-import { type ErrorShape, errorResponse } from "../http.ts";
+import { AppError } from "../core/errors.ts";
+import { type ErrorShape, errorResponse } from "../core/http.ts";
 
 /** What a /proxy call may carry: the engine's methods, and any header (a client forwards its own to the target). */
 const ALLOWED_METHODS = "GET, POST, PUT, DELETE";

@@ -1,11 +1,11 @@
 /**
  * Who may call each route, and the body shape of its errors: each route declares its access (src/http/route.ts),
  * each group its error shape, and the prover mounts its groups here (src/app/prover.ts). The API key check
- * (auth.ts), the error hook (src/http.ts) and the OpenAPI document read this table; no other list of guarded
+ * (auth.ts), the error hook (src/core/http.ts) and the OpenAPI document read this table; no other list of guarded
  * paths or store paths exists.
  */
 import type { AnyElysia } from "elysia";
-import type { ErrorShape } from "../http.ts";
+import type { ErrorShape } from "../core/http.ts";
 import { type DescribedRoute, type RouteAccess, type RouteGroup, describeRoutes, groupRoutes } from "../http/route.ts";
 
 /**

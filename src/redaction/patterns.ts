@@ -5,7 +5,7 @@
  * Anything malformed is rejected, never skipped: a typo must not turn into a revealed secret.
  * Error messages name the entry's position and the problem, never its text (it may be the secret).
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 
 /** A header hidden unless the client reveals it: credentials a proof must not show by accident. */
 export type DefaultHidden =

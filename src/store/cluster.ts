@@ -4,7 +4,7 @@
  * live instance settles the pending ids of an instance whose heartbeat stopped. Times come from the
  * database's clock, so the machines' clocks need not agree.
  */
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import type { SqlDriver } from "./driver.ts";
 import { PENDING, requestsTable } from "./proof-records.ts";
 

@@ -1,6 +1,6 @@
 /** The message store: a database driver, the shared store over it, request-id records, and (in routes.ts) the HTTP routes. */
 import * as v from "valibot";
-import { parseOrThrow } from "../schema.ts";
+import { parseOrThrow } from "../core/schema.ts";
 import { type ClusterStore, openClusterStore } from "./cluster.ts";
 import type { SqlDriver } from "./driver.ts";
 import type { NodeKey } from "./node-key.ts";

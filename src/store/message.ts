@@ -4,7 +4,7 @@
  * verbatim and what response digests cover) and its object form, so reads never re-parse either.
  */
 import * as v from "valibot";
-import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "../eth-signature.ts";
+import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "../core/eth-signature.ts";
 
 export const PROTOCOL_VERSION = 32;
 export const MESSAGE_TYPE_MESSAGE = 27;

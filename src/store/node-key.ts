@@ -3,8 +3,8 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } fr
 import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../errors.ts";
-import { addressOfSecretKey, type Address } from "../eth-signature.ts";
+import { AppError } from "../core/errors.ts";
+import { addressOfSecretKey, type Address } from "../core/eth-signature.ts";
 
 export interface NodeKey {
   /** Lower-case 0x Ethereum address: the node's publisherId and the address `/info` shows. */

@@ -3,7 +3,7 @@
  * ever (across restarts, and across every prover sharing a PostgreSQL database), and every outcome stays
  * reachable by its id. A proof is a message of the proofs stream; the record points at it by its key.
  */
-import { AppError, type ErrorCode, isErrorCode } from "../errors.ts";
+import { AppError, type ErrorCode, isErrorCode } from "../core/errors.ts";
 import type { Proof } from "../proof/format.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";

@@ -8,8 +8,8 @@
  * future, and sequence numbers stay at most MAX_SEQUENCE_NUMBER.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import { describeIssue } from "../schema.ts";
+import { AppError } from "../core/errors.ts";
+import { describeIssue } from "../core/schema.ts";
 import {
   createSignedMessage,
   isContentReadable,

@@ -3,8 +3,8 @@
  * reference's message texts where it has one. Nothing is replaced by a default when it was given but malformed.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
-import { parseOrThrow } from "../schema.ts";
+import { AppError } from "../core/errors.ts";
+import { parseOrThrow } from "../core/schema.ts";
 import { requestIdSchema } from "../core/request-id.ts";
 import { MAX_PARTITION, PROTOCOL_VERSION, type MessageRef } from "./message.ts";
 

@@ -14,7 +14,7 @@
  */
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "../eth-signature.ts";
+import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "../core/eth-signature.ts";
 import { rawFromObject, type MessageObject, type RawMessage } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { parseStoreQuery, type StoreQuery } from "./query.ts";

@@ -4,8 +4,8 @@
  * tried again at the next. With several provers sharing a PostgreSQL store each prunes: the statements are
  * idempotent, and a run finds little left after another's.
  */
-import { toAppError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { toAppError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 import type { ProofRecords } from "./proof-records.ts";
 
 const HOUR_MS = 3_600_000;

@@ -11,11 +11,11 @@
  * POST /stores/:id/data/partitions/:partition   body: one entry or an array of at most 100 (see publish.ts);
  *   the proofs stream is refused (403): only the prover writes it.
  *   200 {"messages":[{"id":{streamId,streamPartition,timestamp,sequenceNumber,publisherId,msgChainId},"duplicate":bool}…]}
- * Errors: {"error":"<message>"} (the group's error shape: src/http.ts shapes every /stores/ path so), 400 for bad input, 503 with
+ * Errors: {"error":"<message>"} (the group's error shape: src/core/http.ts shapes every /stores/ path so), 400 for bad input, 503 with
  * Retry-After beyond `maxStreams` SSE answers at once, 500 {"error":"Failed to fetch data!"} when storage fails.
  */
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
 import type { MessageText } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";

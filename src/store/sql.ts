@@ -3,7 +3,7 @@
  * it by position of first use, which every statement here keeps in order). Only SQL that SQLite, PostgreSQL and
  * the PostgreSQL-compatible distributed engines share: row-value comparisons, ON CONFLICT DO NOTHING, RETURNING.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { SqlStatement, SqlValue } from "./driver.ts";
 import type { MessageText, StoredMessage } from "./message.ts";
 import type { MessageKey, ReadRequest, StoredRow } from "./store.ts";

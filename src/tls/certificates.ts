@@ -8,7 +8,7 @@
  */
 import { type KeyObject, X509Certificate } from "node:crypto";
 import { DER_TAG, decodeOid, derReader } from "../core/der.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 
 const MAX_DEPTH = 10;
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";

@@ -7,7 +7,7 @@
  * over client_random + server_random + those parameters), CertificateVerify (scheme, signature).
  */
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { TlsVersionName } from "./suites.ts";
 import { WireReader, hex16, malformed } from "./wire.ts";
 

@@ -7,7 +7,7 @@
  * the key block (the master secret stays with the prover), or the master secret itself when the request is revealed.
  */
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { keyBlock12 } from "./key-schedule.ts";
 import { type RelayedBytes, readHellos } from "./session-start.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";

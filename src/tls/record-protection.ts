@@ -8,7 +8,7 @@
  * ChaCha20-Poly1305 (RFC 7905).
  */
 import { concatBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { TAG_LENGTH, openAead, sealAead } from "./aead.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { ContentType, type TlsRecord } from "./records.ts";

@@ -3,7 +3,7 @@
  * legacy version, uint16 length) and its fragment. Handshake messages (type, uint24 length, body) may span records
  * and a record may carry several; HandshakeAssembler rebuilds them from fragments in order.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { malformed, vectorBytes } from "./wire.ts";
 
 export const ContentType = { changeCipherSpec: 20, alert: 21, handshake: 22, applicationData: 23 } as const;

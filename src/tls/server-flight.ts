@@ -7,8 +7,8 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes, utf8ToBytes } from "@noble/hashes/utils.js";
-import { sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { parseCertificateVerify, parseCertificates } from "./handshake.ts";
 import { digest, finishedVerifyData } from "./key-schedule.ts";
 import { type HandshakeMessage, HandshakeType } from "./records.ts";

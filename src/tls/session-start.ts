@@ -6,8 +6,8 @@
  * ClientHello), the HelloRetryRequest and the second ClientHello. A ChangeCipherSpec may follow either side's first
  * message (middlebox compatibility). Both the verifier and the prover's key reveal start here.
  */
-import { sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { type ClientHello, Extension, type ServerHello, parseClientHello, parseServerHello } from "./handshake.ts";
 import { digest } from "./key-schedule.ts";
 import {

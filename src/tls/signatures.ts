@@ -5,7 +5,7 @@
  * refused.
  */
 import { type KeyObject, constants, verify } from "node:crypto";
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import type { TlsVersionName } from "./suites.ts";
 import { hex16 } from "./wire.ts";
 

@@ -4,7 +4,7 @@
  * 8-byte explicit nonce per record (RFC 5288); ChaCha20-Poly1305 a 12-byte IV XORed with the sequence number
  * (RFC 7905). Everything else (CBC, RSA key exchange, anonymous) is refused.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { hex16 } from "./wire.ts";
 
 export type AeadName = "aes-128-gcm" | "aes-256-gcm" | "chacha20-poly1305";

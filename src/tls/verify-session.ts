@@ -8,7 +8,7 @@
  * side, when revealed: TLS 1.3 traffic secrets (its Finished checked) or epochs (verify-client-epochs.ts); a TLS 1.2
  * master secret, from which the verifier derives every key and checks both Finished messages (verify-tls12-master.ts).
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
 import type { RevealedKeys } from "./revealed-keys.ts";

@@ -7,8 +7,8 @@
  * happened to open the records, or a handshake changed in clear, is refused.
  */
 import type { KeyObject } from "node:crypto";
-import { sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { digest, keyBlock12, prf12 } from "./key-schedule.ts";
 import type { SessionData, SessionStart } from "./session-start.ts";
 import { verifyTls12 } from "./verify-tls12.ts";

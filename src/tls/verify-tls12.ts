@@ -9,8 +9,8 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { parseCertificates, parseServerKeyExchange, selectedProtocol } from "./handshake.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { RecordOpener, plaintextLength12 } from "./record-protection.ts";

@@ -9,8 +9,8 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { sameBytes } from "../bytes.ts";
-import { AppError } from "../errors.ts";
+import { sameBytes } from "../core/bytes.ts";
+import { AppError } from "../core/errors.ts";
 import { TAG_LENGTH } from "./aead.ts";
 import { parseEncryptedExtensions, selectedProtocol } from "./handshake.ts";
 import { type TrafficKeys, digest, finishedVerifyData, nextTrafficSecret, trafficKeys } from "./key-schedule.ts";

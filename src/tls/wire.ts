@@ -2,7 +2,7 @@
  * TLS wire structures (RFC 8446 §3): big-endian integers and length-prefixed vectors. Any read past the end is a
  * malformed transcript, reported with what was being read.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 
 export class WireReader {
   private offset = 0;

@@ -3,7 +3,7 @@
  * the code of `cli verify` (verifyProof, verifiedProofJson) and shows its report. Proof text is attacker-chosen:
  * it is only ever set as text, never parsed as HTML, and its bidirectional-text controls are shown as escapes.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../core/errors.ts";
 import {
   DECLARED_BY,
   TEST_TRUST_ANCHOR_WARNING,

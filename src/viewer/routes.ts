@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
-import type { Logger } from "../log.ts";
-import { errorText } from "../errors.ts";
+import type { Logger } from "../core/log.ts";
+import { errorText } from "../core/errors.ts";
 
 // The compiled binary carries the page, built by scripts/build.ts; from source it is built at first use.
 declare const TLSPROOF_VIEWER_HTML: string | undefined;

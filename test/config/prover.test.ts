@@ -1,6 +1,6 @@
 import { cpus, totalmem } from "node:os";
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { defaultHostCount } from "../../src/engine/host/placement.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { generateKey } from "../../src/proof/keys.ts";

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import fc from "fast-check";
 import { type Hex, hashTypedData } from "viem";
-import { signDigest } from "../../src/eth-signature.ts";
+import { signDigest } from "../../src/core/eth-signature.ts";
 import {
   attestationTypeName,
   attestationDigest,

@@ -14,7 +14,7 @@ import { startLoopbackBridge } from "../../src/engine/bridge.ts";
 import { localProvers } from "../../src/engine/prover.ts";
 import { closeProverSession, setupProverSession } from "../../src/engine/session.ts";
 import { startEngine } from "../../src/engine/wasm.ts";
-import { toAppError } from "../../src/errors.ts";
+import { toAppError } from "../../src/core/errors.ts";
 import { createNotaryClient } from "../../src/prover/notary/client.ts";
 import { mpcNotarySessions } from "../../src/prover/mpc/notary-sessions.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import { AppError } from "../../src/errors.ts";
-import { errorHandling } from "../../src/http.ts";
+import { AppError } from "../../src/core/errors.ts";
+import { errorHandling } from "../../src/core/http.ts";
 import { bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup, validateRequest } from "../../src/http/route.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/core/log.ts";
 import { errorCodesOf } from "../../src/openapi/operation.ts";
 
 /** What a test route's declaration needs beside what it is about. */

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { MAX_HIDDEN_PARTS, requestParts } from "../../src/http1/request-epochs.ts";
 import { serializeRequest } from "../../src/http1/request.ts";
 import { computeRedactions, parseRedactions } from "../../src/redaction/index.ts";

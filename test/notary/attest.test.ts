@@ -3,7 +3,7 @@
  * builder signs says how the notary took part and what it saw.
  */
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";
 import type { SeenDirection, VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { generateKey } from "../../src/proof/keys.ts";

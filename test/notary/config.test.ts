@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { loadNotaryConfig, type NotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
 import { loadWhitelist } from "../../src/notary/whitelist.ts";
 import { tempDir } from "../proof/fixtures.ts";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { dirname, join } from "node:path";
-import { addressOfPublicKey } from "../../src/eth-signature.ts";
+import { addressOfPublicKey } from "../../src/core/eth-signature.ts";
 import { readPublicKeyFile } from "../../src/proof/keys.ts";
 import { type RunningNotary, notaryConfig, startNotary } from "../../testkit/notary.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";

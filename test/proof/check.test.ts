@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { VerifierOutput } from "tlsn-wasm";
 import { mpcTranscript } from "../../src/notary/mpc/transcript.ts";
 import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";
 import { MAX_PROOF_ENTRIES } from "../../src/proof/check.ts";
 import type { DeclaredRedaction } from "../../src/proof/format.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { attestationTypeName, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import { BUILT_IN_MODES, type ModeFacts, knownModes, modeFacts, registerModeFacts } from "../../src/proof/modes.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../src/proof/render.ts";

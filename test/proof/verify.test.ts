@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
 import { sha256 } from "@noble/hashes/sha2.js";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
 import { entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 

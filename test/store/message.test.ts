@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { hexToBytes } from "@noble/hashes/utils.js";
-import { addressOfSecretKey } from "../../src/eth-signature.ts";
+import { addressOfSecretKey } from "../../src/core/eth-signature.ts";
 import {
   createSignedMessage,
   isContentReadable,

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../../src/errors.ts";
-import { addressOfSecretKey } from "../../src/eth-signature.ts";
+import { AppError } from "../../src/core/errors.ts";
+import { addressOfSecretKey } from "../../src/core/eth-signature.ts";
 import { loadNodeKey, NODE_KEY_FILE } from "../../src/store/node-key.ts";
 import { tempDir } from "./backends.ts";
 

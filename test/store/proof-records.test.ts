@@ -1,6 +1,6 @@
 /** One suite, both backends: what ProofRecords promises, on the real databases. */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import type { Proof } from "../../src/proof/format.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, publishEntries, type NodeKey, type ProofRecords, type RawMessage } from "../../src/store/index.ts";

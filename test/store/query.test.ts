@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { validateRequest } from "../../src/http/route.ts";
 import { parseStoreQuery } from "../../src/store/query.ts";
 import { acceptsEventStream, storeQueryRoute } from "../../src/store/routes.ts";
@@ -56,7 +56,7 @@ describe("query parameters", () => {
     rejects(() => parseStoreQuery("last", { version: "31" }), 'Query parameter "version" is not supported: 31');
     rejects(() => parseStoreQuery("last", { verifyNetworkResponses: "yes" }), 'Query parameter "verifyNetworkResponses" is invalid: yes');
     rejects(() => parseStoreQuery("last", { requestId: "r1" }), 'Query parameter "requestId" is not a UUID: r1');
-    // Folded to lower case, as every request id is (src/schema.ts).
+    // Folded to lower case, as every request id is (src/core/schema.ts).
     expect(parseStoreQuery("last", { requestId: "3F1C9A52-8D4E-4B7A-9C1E-2A6B5D8E7F01" })).toMatchObject({ requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01" });
     rejects(() => parseStoreQuery("first", {}), "Unknown query type: first (expected one of last, from, range)");
     rejects(() => routeInput("0", "?count=1&count=2"), 'Query parameter "count" given more than once');

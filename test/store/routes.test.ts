@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { addressOfSecretKey } from "../../src/eth-signature.ts";
-import { errorHandling } from "../../src/http.ts";
-import { createLogger } from "../../src/log.ts";
+import { addressOfSecretKey } from "../../src/core/eth-signature.ts";
+import { errorHandling } from "../../src/core/http.ts";
+import { createLogger } from "../../src/core/log.ts";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, verifyStoreResponse, type MessageObject, type NodeKey, type RawMessage, type ResponseMetadata } from "../../src/store/index.ts";
 import { createSignedMessage, storedMessageOf, type MessageId } from "../../src/store/message.ts";
 import { storeRoutes } from "../../src/store/routes.ts";

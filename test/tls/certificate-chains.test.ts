@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
+import { AppError } from "../../src/core/errors.ts";
 import { keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { rootCertificates } from "node:tls";
 import type { ServerIdentity } from "../../testkit/tls-fixture.ts";

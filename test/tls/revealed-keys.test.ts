@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { AppError } from "../../src/errors.ts";
-import { parseOrThrow } from "../../src/schema.ts";
+import { AppError } from "../../src/core/errors.ts";
+import { parseOrThrow } from "../../src/core/schema.ts";
 import { revealedKeysSchema } from "../../src/tls/verify-session.ts";
 
 /** The notary's reading of revealed keys: bad shapes are refused with a message that never repeats a key. */

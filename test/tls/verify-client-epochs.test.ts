@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:https";
-import type { ErrorCode } from "../../src/errors.ts";
+import type { ErrorCode } from "../../src/core/errors.ts";
 import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 import { RecordSealer } from "../../src/tls/record-protection.ts";
 import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";

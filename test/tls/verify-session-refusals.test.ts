@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import type { ErrorCode } from "../../src/errors.ts";
+import type { ErrorCode } from "../../src/core/errors.ts";
 import { type RelayedBytes, type RevealedKeys, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { HandshakeType } from "../../src/tls/records.ts";
 import { readHellos } from "../../src/tls/session-start.ts";

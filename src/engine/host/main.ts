@@ -2,7 +2,7 @@
  * An engine host: a process of this same binary that holds one wasm instance and runs provers, and an embedded
  * notary's Verifiers, for its parent (protocol.ts). Its memory is its own: when it hangs, the parent ends it and the memory comes back.
  */
-import { AppError, errorText } from "../../errors.ts";
+import { AppError, errorText } from "../../core/errors.ts";
 import { LocalProver } from "../prover.ts";
 import { LocalVerifier } from "../verifier.ts";
 import { countEngineSockets, engineSocketStats } from "../socket-stats.ts";

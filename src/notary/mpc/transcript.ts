@@ -9,7 +9,7 @@
  * The notary sees no TCP connection, hence no port, no ALPN and no close_notify: an answer framed by the
  * connection's end cannot be shown complete.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { ByteRange } from "../../core/transcript.ts";
 import { mergeRanges } from "../../core/ranges.ts";
 import type { VerifiedMpcSession } from "./sessions.ts";

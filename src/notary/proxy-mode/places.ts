@@ -3,7 +3,7 @@
  * burst of requests cannot all pass the check before any of them counts), and the connections to targets still
  * in progress are bounded apart, so targets that never accept cannot hold every place.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 /** Why the notary refused a proxy session or ended its relay early: the label of its refusal count. */
 export type ProxyRefusal = "over_capacity" | "connects_pending" | "first_flight" | "idle" | "lifetime";

@@ -4,8 +4,8 @@
  * keys the prover reveals; nothing the prover says about the bytes is taken on trust.
  */
 import { type Socket, connect } from "node:net";
-import { concatBytes as concat } from "../../bytes.ts";
-import { AppError } from "../../errors.ts";
+import { concatBytes as concat } from "../../core/bytes.ts";
+import { AppError } from "../../core/errors.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 
 /** Where the relay sends the target's bytes: the prover's socket. */

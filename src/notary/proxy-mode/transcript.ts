@@ -8,7 +8,7 @@
  * epochs whose lengths alone it saw (TLS 1.3 epochs: never the spans the prover declares), or not at all. A revealed
  * request is held to the request rule (src/proof/request-rule.ts) with this notary's bound on a hidden span.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { complementRanges } from "../../core/ranges.ts";
 import { type RevealedKeys, type VerifiedSession, verifyRelayedSession } from "../../tls/verify-session.ts";
 import type { RelayedSession } from "./sessions.ts";

@@ -4,8 +4,8 @@
  * stopped heartbeating. A subscriber to an id of a dead instance gets `session_failed` within the timeout
  * plus one sweep interval (a third of it) plus the notification.
  */
-import { toAppError } from "../../errors.ts";
-import type { Logger } from "../../log.ts";
+import { toAppError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import type { ClusterStore } from "../../store/index.ts";
 
 export interface InstancePresence {

@@ -1,5 +1,5 @@
-import { AppError, toAppError } from "../../errors.ts";
-import type { Logger } from "../../log.ts";
+import { AppError, toAppError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { ProofRecords } from "../../store/index.ts";
 import type { ProofHub, Subscription } from "./proof-hub.ts";

@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
-import type { IdleLimit } from "../../idle-limit.ts";
+import type { IdleLimit } from "../../core/idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
 

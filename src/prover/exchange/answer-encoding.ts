@@ -2,7 +2,7 @@
  * The target is asked for `accept-encoding: identity`. An answer encoded anyway (src/http1/codings.ts) cannot be
  * redacted, so it is refused: no proof is made. The notary applies the same rule to what it signs.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { answerCodings, codingsText } from "../../http1/codings.ts";
 
 /** Throws `target_encoding_refused` when the answer is encoded. */

@@ -1,4 +1,4 @@
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 export interface SessionSlots {
   /**

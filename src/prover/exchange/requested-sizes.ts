@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 
 const byteCount = (description: string) =>

@@ -2,7 +2,7 @@
  * Proving by MPC-TLS (src/prover/proving/mode.ts): a session sized for the exchange, from the warm pool or set up
  * on demand; the exchange over it in turns; the reveal over the same session. The notary sees nothing in clear.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import { hostOf } from "../../core/target.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";

@@ -5,7 +5,7 @@
  */
 import { connect } from "node:tls";
 import { timedMemory } from "../../core/timed-memory.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 export type ProbeResult = "fits" | "refused" | "unknown";
 

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { AppError, type ErrorCode, isErrorCode } from "../../errors.ts";
+import { AppError, type ErrorCode, isErrorCode } from "../../core/errors.ts";
 import type { SessionCheck } from "../../core/session-traffic.ts";
 import type { Proof } from "../../proof/format.ts";
 import { modeFacts } from "../../proof/modes.ts";

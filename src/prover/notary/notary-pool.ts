@@ -5,8 +5,8 @@
  * session goes to the notary that opened it: the pool's session ids carry the notary's position
  * (`<position>~<notary's id>`).
  */
-import { AppError, toAppError } from "../../errors.ts";
-import type { Logger } from "../../log.ts";
+import { AppError, toAppError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import { type NotaryInfo, modeUnavailable, offersMode } from "../../protocol/notary.ts";
 import type { NotaryClient } from "./client.ts";
 

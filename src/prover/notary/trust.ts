@@ -5,7 +5,7 @@
  * contact: a notary that later names another key (restarted with a new key, or another server at its address)
  * is refused, not trusted, until an operator pins its key or restarts the prover.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "../../proof/keys.ts";
 import { proofModeOf } from "../../proof/modes.ts";

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { EngineHosts } from "../../engine/host/engine-hosts.ts";
 import { enginesText } from "../../engine/host/placement.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";

@@ -4,9 +4,9 @@
  * reveals, the notary attests) or the reason none will come. Every way out ends the run once and settles the id
  * once, through ProofDelivery. HTTP is the caller's business (src/prover/proxy/routes.ts).
  */
-import { errorText, toAppError } from "../../errors.ts";
+import { errorText, toAppError } from "../../core/errors.ts";
 import type { AnswerHead, HeaderField } from "../../core/exchange.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../core/log.ts";
 import type { ProxyCallKind } from "../../metrics/prover.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { RedactionResult } from "../../redaction/index.ts";

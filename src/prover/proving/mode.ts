@@ -4,11 +4,11 @@
  * everything around that is one lifecycle for every mode (lifecycle.ts): the request id's claim, the deadline and
  * the shutdown's grace, the client's answer, the proof's plan, the attestation, delivery and outcome, metrics, logs.
  */
-import type { AppError } from "../../errors.ts";
+import type { AppError } from "../../core/errors.ts";
 import type { AnswerHead, ExchangeRequest, ExchangedBytes, HeaderField } from "../../core/exchange.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { Target } from "../../core/target.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../core/log.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
 import type { ModeFacts } from "../../proof/modes.ts";
 import type { RedactionResult } from "../../redaction/index.ts";

@@ -1,5 +1,5 @@
 /** Whether and how an exchange is proven, whatever the mode: the client's redaction and failure choices applied to what was exchanged. */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { ExchangedBytes } from "../../core/exchange.ts";
 import { type RedactionPattern, type RedactionResult, computeRedactions } from "../../redaction/index.ts";
 

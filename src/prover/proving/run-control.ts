@@ -4,7 +4,7 @@
  * of an abandonment through `signal` (to cut what it holds). Engine calls do not notice every failure, so the
  * lifecycle and the modes wait for work `within` the run.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 export interface RunControl {
   /** Set when the run was abandoned. */

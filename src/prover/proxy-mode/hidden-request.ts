@@ -4,7 +4,7 @@
  * refused up front; the default-hidden credentials and the echo guard still run on the whole transcript, and only
  * what they hide in the answer is declared.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
 import type { RedactionPattern } from "../../redaction/index.ts";
 

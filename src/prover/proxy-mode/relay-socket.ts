@@ -4,7 +4,7 @@
  * directions is recorded as it passes (the key derivation reads the hellos from it).
  */
 import { Duplex } from "node:stream";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { RELAY_ENDED_CLOSE_CODE, relayEndedError } from "../../protocol/proxy-mode.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 

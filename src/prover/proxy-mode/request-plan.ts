@@ -10,7 +10,7 @@
  */
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import type { ByteRange } from "../../core/transcript.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { checkHiddenAfterHost, requestParts } from "../../http1/request-epochs.ts";
 import { serializeRequest } from "../../http1/request.ts";
 import { type RedactionPattern, computeRedactions } from "../../redaction/index.ts";

@@ -8,7 +8,7 @@
 import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { type TLSSocket, connect } from "node:tls";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 export interface TlsExchangeOptions {
   serverName: string;

@@ -6,10 +6,10 @@
 import * as v from "valibot";
 import { type ExchangeRequest, type HeaderField, isExchangeMethod } from "../../core/exchange.ts";
 import { hostOf } from "../../core/target.ts";
-import { AppError, httpStatusOf, toAppError } from "../../errors.ts";
+import { AppError, httpStatusOf, toAppError } from "../../core/errors.ts";
 import { type RouteGroup, type RouteInput, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { bodyBytes } from "../../http1/message.ts";
-import type { IdleLimit } from "../../idle-limit.ts";
+import type { IdleLimit } from "../../core/idle-limit.ts";
 import { callerKeyDigest } from "../auth.ts";
 import type { ProofDelivery } from "../delivery/proof-delivery.ts";
 import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";

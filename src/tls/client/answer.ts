@@ -6,7 +6,7 @@
  * but close_notify is fatal. A server that fails or closes before any answer once the client has updated its keys
  * refused the key update: `target_key_update_refused`.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { nextTrafficSecret, trafficKeys } from "../key-schedule.ts";
 import { RecordOpener } from "../record-protection.ts";
 import { ContentType, HandshakeAssembler, type HandshakeMessage, HandshakeType, alertName, isCloseNotify, isKeyUpdate } from "../records.ts";

@@ -8,7 +8,7 @@
  * IV give away neither it nor any other epoch's keys), its records' positions and the request bytes it carried.
  */
 import type { ByteRange } from "../../core/transcript.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { type TrafficKeys, nextTrafficSecret, trafficKeys } from "../key-schedule.ts";
 import { MAX_PLAINTEXT, RecordSealer } from "../record-protection.ts";
 import { ContentType, HandshakeType, handshakeMessage } from "../records.ts";

@@ -8,7 +8,7 @@
  */
 import { isIP } from "node:net";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { parseTrustAnchors } from "../certificates.ts";
 import { type CipherSuite, cipherSuiteOf } from "../suites.ts";
 import { type AnswerLimits, readAnswer } from "./answer.ts";

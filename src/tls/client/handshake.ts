@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import type { X509Certificate } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { checkCertificateChain } from "../certificates.ts";
 import { Extension, parseServerHello } from "../handshake.ts";
 import { applicationSecrets, digest, finishedVerifyData, handshakeSecrets, trafficKeys } from "../key-schedule.ts";

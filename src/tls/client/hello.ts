@@ -5,7 +5,7 @@
  * PSK. A HelloRetryRequest may ask for a supported group it has no share for, and carry a cookie to echo; the
  * ServerHello must echo the session id, pick an offered suite and answer with a share of an offered group.
  */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { Extension, type ServerHello, serverKeyShare } from "../handshake.ts";
 import { HandshakeType, handshakeMessage } from "../records.ts";
 import { SIGNATURE_SCHEMES } from "../signatures.ts";

@@ -3,7 +3,7 @@
  * `silenceMs` while a record is awaited; its bytes may end between records only.
  */
 import { concatBytes } from "@noble/hashes/utils.js";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 import { RECORD_HEADER_LENGTH, type TlsRecord, recordAt } from "../records.ts";
 import type { ByteTransport } from "./transport.ts";
 

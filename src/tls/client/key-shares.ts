@@ -5,7 +5,7 @@
  * times the cost, which was most of the client's own time per connection.
  */
 import { createECDH, createPublicKey, diffieHellman, generateKeyPairSync } from "node:crypto";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../core/errors.ts";
 
 export type KeyShareGroup = "x25519" | "p256";
 

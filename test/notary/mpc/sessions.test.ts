@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import type { LoopbackBridge } from "../../../src/engine/bridge.ts";
 import type { EngineVerifiers, VerifierOutput } from "../../../src/engine/verifier.ts";
-import type { LogFields, Logger } from "../../../src/log.ts";
+import type { LogFields, Logger } from "../../../src/core/log.ts";
 import type { NotarySocketData } from "../../../src/notary/modes.ts";
 import { MpcSessions } from "../../../src/notary/mpc/sessions.ts";
 import { afterPendingWork } from "../../../testkit/wait.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/core/errors.ts";
 import { type ProxyRefusal, proxyPlaces } from "../../../src/notary/proxy-mode/places.ts";
 
 /** The place bookkeeping alone: what is counted when, and each refusal's label. */

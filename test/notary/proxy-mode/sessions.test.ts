@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { trustAnchors } from "../../../src/engine/trust-anchor.ts";
 import { localVerifiers } from "../../../src/engine/verifier.ts";
 import { serializeRequest } from "../../../src/http1/request.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/core/log.ts";
 import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
 import { generateKey } from "../../../src/proof/keys.ts";
 import { verifyProof } from "../../../src/proof/verify.ts";

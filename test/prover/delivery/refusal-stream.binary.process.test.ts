@@ -45,7 +45,8 @@ describe("refusals before any work reach the id's proof stream (dist/cli prover 
     const cases: [Record<string, string>, RequestInit, string][] = [
       [{ "T-REDACTED": "res:nothing:x" }, {}, "invalid_redaction"],
       [{ "T-PROVE-FAILED-REQ": "maybe" }, {}, "invalid_header"],
-      [{ "T-PROOF-MODE": "proxy", "T-REDACTED": "req:header:authorization" }, {}, "invalid_redaction"],
+      // With the request hidden whole from the notary, a pattern naming the request cannot be honoured.
+      [{ "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "none", "T-REDACTED": "req:header:authorization" }, {}, "invalid_redaction"],
       [{ "T-MAX-RECV-DATA": "lots" }, {}, "invalid_header"],
       [{}, { method: "PATCH" }, "unsupported_method"],
       [{ "content-type": "application/json" }, { method: "POST", body: JSON.stringify({ pad: "x".repeat(200) }) }, "payload_too_large"],

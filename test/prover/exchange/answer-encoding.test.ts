@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/core/errors.ts";
 import { answerCodings } from "../../../src/http1/codings.ts";
 import { refuseEncodedAnswer } from "../../../src/prover/exchange/answer-encoding.ts";
 

@@ -5,7 +5,7 @@
  * replaced notary would.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/core/errors.ts";
 import type { Proof, ProofBody } from "../../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../../src/proof/keys.ts";
 import { signProof } from "../../../src/proof/sign.ts";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { ExchangeRequest } from "../../../src/core/exchange.ts";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/core/errors.ts";
 import { planRequest } from "../../../src/prover/proxy-mode/request-plan.ts";
 import { parseRedactions } from "../../../src/redaction/index.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../../src/errors.ts";
+import { AppError } from "../../../src/core/errors.ts";
 import { parseHeaders } from "../../../src/http/route.ts";
 import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "../../../src/prover/proxy/headers.ts";
 

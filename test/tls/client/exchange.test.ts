@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createECDH, createHash } from "node:crypto";
 import { type Server, type Socket, createServer as createTcpServer } from "node:net";
 import { createServer, type Server as HttpsServer } from "node:https";
-import { AppError, type ErrorCode } from "../../../src/errors.ts";
+import { AppError, type ErrorCode } from "../../../src/core/errors.ts";
 import { type Tls13ClientOptions, isTls12Target } from "../../../src/tls/client/exchange.ts";
 import { Extension } from "../../../src/tls/handshake.ts";
 import { HandshakeType } from "../../../src/tls/records.ts";

@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { AppError, type ErrorCode } from "../../../src/errors.ts";
+import { AppError, type ErrorCode } from "../../../src/core/errors.ts";
 
 /** Runs `run`, expecting an AppError of `code` whose message matches `message` and shows none of `secrets`. */
 export function expectRefusal(run: () => unknown, code: ErrorCode, message: RegExp, secrets: readonly string[] = []): void {

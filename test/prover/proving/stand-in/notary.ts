@@ -4,7 +4,7 @@
  * directions and sends the answer back; the transcript it signs is what it sent and received.
  */
 import { connect } from "node:tls";
-import { AppError } from "../../../../src/errors.ts";
+import { AppError } from "../../../../src/core/errors.ts";
 import { type TargetPolicy, resolveTarget } from "../../../../src/core/target-policy.ts";
 import type { NotaryMode, NotaryModeBackend, NotarySocket } from "../../../../src/notary/modes.ts";
 import type { SeenDirection, VerifiedTranscript } from "../../../../src/notary/verified-transcript.ts";

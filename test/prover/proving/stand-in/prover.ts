@@ -4,7 +4,7 @@
  * declares what the proof hides.
  */
 import type { AnswerHead } from "../../../../src/core/exchange.ts";
-import { AppError } from "../../../../src/errors.ts";
+import { AppError } from "../../../../src/core/errors.ts";
 import { parseHttpMessage } from "../../../../src/http1/message.ts";
 import { serializeRequest } from "../../../../src/http1/request.ts";
 import type { ModeRun, ProofCall, ProvingMode } from "../../../../src/prover/proving/mode.ts";

@@ -7,7 +7,7 @@ import { type ProverServer, startProverServer } from "../../../../src/app/prover
 import { loadProverConfig } from "../../../../src/config/prover.ts";
 import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
-import { createLogger } from "../../../../src/log.ts";
+import { createLogger } from "../../../../src/core/log.ts";
 import { registerNotaryMode } from "../../../../src/notary/modes.ts";
 import { generateKey } from "../../../../src/proof/keys.ts";
 import { modeFacts } from "../../../../src/proof/modes.ts";

@@ -1,4 +1,4 @@
-import pkg from "../package.json" with { type: "json" };
+import pkg from "../../package.json" with { type: "json" };
 
 // The build defines TLSPROOF_COMMIT and TLSPROOF_COMMIT_TIME; from source the commit is unknown.
 declare const TLSPROOF_COMMIT: string | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
-import { addressOfSecretKey, personalMessageHash, recoverPersonalMessageSigner, signPersonalMessage } from "../src/eth-signature.ts";
+import { addressOfSecretKey, personalMessageHash, recoverPersonalMessageSigner, signPersonalMessage } from "../../src/core/eth-signature.ts";
 
 // The web3.js documentation's example account and its `accounts.sign("Some data", key)` result.
 const KEY = hexToBytes("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318");

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { requestIdSchema } from "../src/core/request-id.ts";
+import { requestIdSchema } from "../../src/core/request-id.ts";
 
 describe("requestIdSchema", () => {
   const schema = requestIdSchema("not a UUID");

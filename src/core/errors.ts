@@ -3,7 +3,7 @@
  * the process exit code and whether a client is told to retry (`retryAfterS`, seconds), here and nowhere else.
  * The status says whose fault it is: 4xx the caller's request; 502 a target's (or the notary's) failure or limit,
  * 504 when it was too slow; 503 a load or availability limit to retry after `Retry-After`; 500 our own failure.
- * Every 5xx exits 1. test/errors.test.ts pins these rules.
+ * Every 5xx exits 1. test/core/errors.test.ts pins these rules.
  */
 
 export const errorCodes = {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { type ErrorCode, errorCodes, exitCodeOf, httpStatusOf, retryAfterOf } from "../src/errors.ts";
+import { type ErrorCode, errorCodes, exitCodeOf, httpStatusOf, retryAfterOf } from "../../src/core/errors.ts";
 
-/** The rules of src/errors.ts's table: a status says whose fault a failure is. */
+/** The rules of src/core/errors.ts's table: a status says whose fault a failure is. */
 const codes = Object.keys(errorCodes) as ErrorCode[];
 const withStatus = (test: (status: number) => boolean) => codes.filter((code) => test(httpStatusOf(code)));
 
