@@ -8,6 +8,7 @@
  */
 import { sameBytes } from "../core/bytes.ts";
 import { AppError } from "../core/errors.ts";
+import type { ByteRange } from "../core/transcript.ts";
 import { type ClientHello, Extension, type ServerHello, parseClientHello, parseServerHello } from "./handshake.ts";
 import { digest } from "./key-schedule.ts";
 import {
@@ -22,7 +23,6 @@ import {
   splitRecords,
 } from "./records.ts";
 import { type CipherSuite, type HashName, cipherSuiteOf } from "./suites.ts";
-import type { PartlyRevealed } from "./verify-client-epochs.ts";
 import { malformed } from "./wire.ts";
 
 /** Both directions of one TCP connection, exactly as the notary relayed them. */
@@ -53,6 +53,14 @@ export interface DataRecords {
   dataStart: number | null;
   /** Its close_notify record; any alert record when the side's records were not opened (TLS 1.2 without its key). */
   closeNotifyAt: number | null;
+}
+
+/** The client's application data as the revealed epochs show it. */
+export interface PartlyRevealed {
+  /** Every byte, the hidden ones zero. */
+  bytes: Uint8Array;
+  /** The hidden spans, sorted and merged. */
+  hidden: ByteRange[];
 }
 
 /** What a version's verifier gives back: the application data of each side, and where the server's lay. */

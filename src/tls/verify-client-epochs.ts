@@ -19,7 +19,7 @@ import { TAG_LENGTH } from "./aead.ts";
 import type { TrafficKeys } from "./key-schedule.ts";
 import { RecordOpener } from "./record-protection.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, type RecordStream, type TlsRecord, checkChangeCipherSpec, isCloseNotify, isKeyUpdate } from "./records.ts";
-import type { DataRecords } from "./session-start.ts";
+import type { DataRecords, PartlyRevealed } from "./session-start.ts";
 import type { CipherSuite } from "./suites.ts";
 import { malformed } from "./wire.ts";
 
@@ -33,14 +33,6 @@ export const MAX_CLIENT_EPOCHS = 33;
 export interface ClientEpochKeys {
   records: number;
   keys: TrafficKeys | null;
-}
-
-/** The client's application data as the revealed epochs show it. */
-export interface PartlyRevealed {
-  /** Every byte, the hidden ones zero. */
-  bytes: Uint8Array;
-  /** The hidden spans, sorted and merged. */
-  hidden: ByteRange[];
 }
 
 /** A KeyUpdate record's content: 4-byte header and a 1-byte body, plus the inner type byte. */

@@ -16,12 +16,12 @@ import { type DataRecords, type RelayedBytes, type SessionData, type SessionStar
 import type { CipherSuite, TlsVersionName } from "./suites.ts";
 import { verifyTls12 } from "./verify-tls12.ts";
 import { verifyTls12MasterSecret } from "./verify-tls12-master.ts";
-import type { PartlyRevealed } from "./verify-client-epochs.ts";
+import type { PartlyRevealed } from "./session-start.ts";
 import { type Tls13Secrets, verifyTls13 } from "./verify-tls13.ts";
 
 export type { DataRecords, RelayedBytes } from "./session-start.ts";
 export type { TlsVersionName } from "./suites.ts";
-export type { PartlyRevealed } from "./verify-client-epochs.ts";
+export type { PartlyRevealed } from "./session-start.ts";
 export { keysOfEpochExchange, keysToReveal } from "./keys-to-reveal.ts";
 export { type RevealedKeys, revealedKeysSchema } from "./revealed-keys.ts";
 
