@@ -1,0 +1,32 @@
+// The parts of `npm run test:mutation`: the code each mutates and the unit test files that must notice.
+export const PARTS = {
+  /** What the notary verifies of a TLS session, and our TLS 1.3 client. */
+  tls: {
+    mutate: ["src/tls/**/*.ts"],
+    tests: ["test/tls/"],
+  },
+  /** The notary's attestation path and proxy-mode sessions, with the answer rule it applies. */
+  notary: {
+    mutate: [
+      "src/notary/attest.ts",
+      "src/notary/attestation.ts",
+      "src/notary/verified-transcript.ts",
+      "src/notary/modes.ts",
+      "src/notary/proxy-mode/*.ts",
+      "src/http1/answer-rule.ts",
+      "src/http1/strict-message.ts",
+      "src/http1/codings.ts",
+    ],
+    tests: ["test/notary/", "test/http1/answer-rule.test.ts"],
+  },
+  /** What a verifier accepts. */
+  proof: {
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts"],
+    tests: ["test/proof/"],
+  },
+  /** What a proof hides. */
+  redaction: {
+    mutate: ["src/redaction/**/*.ts"],
+    tests: ["test/redaction/"],
+  },
+};
