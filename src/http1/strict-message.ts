@@ -38,10 +38,14 @@ export class MessageProblem extends Error {
 }
 
 export interface Field {
-  /** Lower-cased. */
+  /** Lower-cased; NUL where a byte was not seen. */
   name: string;
-  /** The value without surrounding whitespace. */
+  /** Whether the name and the colon ending it were seen. A field whose name was not is read only by nobody: a rule
+   * that reads a field refuses one that could be it (`fieldItems`). */
+  nameSeen: boolean;
+  /** The value without surrounding whitespace (empty at the line's end when the name's end was not seen). */
   value: ByteRange;
+  line: ByteRange;
 }
 
 export interface StrictHead {
@@ -79,17 +83,34 @@ const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09;
 
 /** A field line's name and value; `what` names the part of the message for problems. */
 function fieldOf(view: SeenBytes, line: Line, what: string): Field {
+  // A hidden first byte could be a space: an obsolete fold continuing the previous field's value.
+  if (!view.isSeen({ start: line.start, end: line.start + 1 })) throw new MessageProblem("unseen", `a field name in ${what} is hidden`);
   if (isBlank(view.bytes[line.start])) throw new MessageProblem("malformed", `${what} continues a field on a new line (obsolete line folding)`);
   const colon = view.bytes.subarray(line.start, line.end).indexOf(0x3a);
   const nameEnd = colon < 0 ? line.end : line.start + colon;
-  if (!view.isSeen({ start: line.start, end: Math.min(nameEnd + 1, line.end) })) throw new MessageProblem("unseen", `a field name in ${what} is hidden`);
+  const nameSeen = colon >= 0 && view.isSeen({ start: line.start, end: nameEnd + 1 });
   const name = text(view, { start: line.start, end: nameEnd });
-  if (colon < 0 || !TOKEN.test(name)) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
+  // Unseen bytes (NUL) stand for any token byte; a colon among them would end the name earlier, which couldBe allows for.
+  if ((nameSeen && colon < 0) || !TOKEN.test(name.replaceAll("\0", "a"))) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
+  if (!nameSeen) return { name: name.toLowerCase(), nameSeen, value: { start: line.end, end: line.end }, line };
   let start = nameEnd + 1;
   let end = line.end;
   while (start < end && isBlank(view.bytes[start])) start++;
   while (end > start && isBlank(view.bytes[end - 1])) end--;
-  return { name: name.toLowerCase(), value: { start, end } };
+  return { name: name.toLowerCase(), nameSeen, value: { start, end }, line };
+}
+
+/** Whether the field could be named `name` (lower-case): its seen bytes agree with `name` followed by a colon. */
+function couldBe(view: SeenBytes, field: Field, name: string): boolean {
+  if (field.nameSeen) return field.name === name;
+  const colonAt = field.line.start + name.length;
+  if (colonAt >= field.line.end) return false;
+  const seen = (at: number) => view.isSeen({ start: at, end: at + 1 });
+  for (let i = 0; i < name.length; i++) {
+    const at = field.line.start + i;
+    if (seen(at) && String.fromCharCode(view.bytes[at]!).toLowerCase() !== name[i]) return false;
+  }
+  return !seen(colonAt) || view.bytes[colonAt] === 0x3a;
 }
 
 /** Field lines from `pos` up to and including the empty line that ends them; null end when they do not end. */
@@ -115,8 +136,9 @@ export function readHead(view: SeenBytes, what: string): StrictHead {
 /** The comma-separated items of every field named `name`, trimmed and lower-cased; each value must have been seen. */
 export function fieldItems(view: SeenBytes, head: StrictHead, name: string): string[] {
   return head.fields
-    .filter((field) => field.name === name)
+    .filter((field) => couldBe(view, field, name))
     .flatMap((field) => {
+      if (!field.nameSeen) throw new MessageProblem("unseen", `a hidden field name could be ${name}`);
       if (!view.isSeen(field.value)) throw new MessageProblem("unseen", `the ${name} field's value is hidden`);
       return text(view, field.value).split(",");
     })
