@@ -28,8 +28,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await prover?.stop();
+  // The target first: the held exchange then ends at once instead of the prover finishing it while it stops.
   target?.stop(true);
+  await prover?.stop();
 });
 
 const proxy = (path: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
