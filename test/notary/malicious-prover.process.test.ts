@@ -7,6 +7,7 @@ import { type MaliciousSession, type NotaryAnswer, openMaliciousSession } from "
 import { verifyWithCli } from "../../testkit/prove.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../testkit/scripted-target.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
+import { type TcpProxy, startTcpProxy } from "../../testkit/tcp-proxy.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 /**
@@ -22,6 +23,8 @@ const TRANSFERS_REST = '00}]}';
 
 const tls = tlsFixture();
 let notary: KeyedNotary;
+/** A hop between the notary and bun.tls13 that can change a byte of what the target sends. */
+let forger: TcpProxy;
 const bun: Record<string, VersionedTarget> = {};
 const scripted: Record<string, ScriptedTarget> = {};
 
@@ -59,7 +62,8 @@ beforeAll(async () => {
   scripted.h2 = await startScriptedTarget(tls, { version: "TLSv1.3", alpn: ["h2", "http/1.1"] }, ({ socket }) => {
     socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   });
-  const ports = [...Object.values(bun), ...Object.values(scripted)].map((target) => target.port);
+  forger = await startTcpProxy({ host: "127.0.0.1", port: bun.tls13.port });
+  const ports = [...Object.values(bun), ...Object.values(scripted), forger].map((target) => target.port);
   notary = await startKeyedNotary(KEY, [
     "host: 127.0.0.1",
     "port: 0",
@@ -72,8 +76,9 @@ beforeAll(async () => {
   ]);
 }, 120_000);
 
-afterAll(() => {
+afterAll(async () => {
   notary?.notary.process.kill("SIGKILL");
+  await forger?.close();
   for (const target of [...Object.values(bun), ...Object.values(scripted)]) target.stop();
 });
 
@@ -129,6 +134,32 @@ describe("an honest exchange through the malicious prover's own client", () => {
     const strict = await verifyWithCli(JSON.stringify(proof), notary.pubPath);
     expect(strict.exitCode).toBe(1);
     expect(strict.stderr).toContain("does not show the method, URL, Host or port");
+  }, 30_000);
+});
+
+describe("a forger on the path between the notary and the target", () => {
+  test("one byte of the answer changed on its way: the notary's own check on the records it relayed refuses, with the honest keys", async () => {
+    // Where the answer lies in what the target sends: an untouched exchange through the same hop, signed (the hop
+    // resets the notary's connection once the target closed: a reset after the answer loses nothing).
+    const clean = await open(forger.port);
+    await wholeExchange(clean, get("/data"));
+    const cleanAnswer = await clean.attest();
+    expect(cleanAnswer.body.error).toBeUndefined();
+    expect(cleanAnswer.status).toBe(200);
+    const sent = forger.recorded().at(-1)!.toClient.length;
+    // 40 bytes before the end: inside the answer's record, before the close_notify's (24 bytes in TLS 1.3).
+    forger.changeByteToClient(sent - 40);
+    try {
+      const forged = await open(forger.port);
+      await wholeExchange(forged, get("/data"));
+      expect(refusal(await forged.attest())).toEqual({
+        status: 422,
+        code: "transcript_invalid",
+        message: expect.stringMatching(/^the server's protected record \d+ does not authenticate under the revealed server application traffic secret/),
+      });
+    } finally {
+      forger.changeByteToClient();
+    }
   }, 30_000);
 });
 

@@ -25,11 +25,11 @@ export interface RelayLimits {
 /**
  * What the relay carried, in order, by the notary's wall clock (`at`, milliseconds since the epoch): bytes each way
  * (`through`: that direction's bytes so far, this chunk's included), the end of the prover's side (the relay then
- * ends its side towards the target), and the target's FIN. relay-log.ts reads times and the connection's end from it.
+ * ends its side towards the target), the target's FIN, and a reset of the target's connection (never a clean end). relay-log.ts reads times and the connection's end from it.
  */
 export type RelayEvent =
   | { kind: "prover-bytes" | "target-bytes"; through: number; at: number }
-  | { kind: "prover-end" | "target-fin"; at: number };
+  | { kind: "prover-end" | "target-fin" | "target-reset"; at: number };
 
 export interface Relay {
   /** Starts relaying the target's bytes to `peer` (none are read before). */
@@ -42,7 +42,7 @@ export interface Relay {
   proverClosed(): void;
   /** Resolves when the prover's socket has closed (or `close` ran). */
   readonly ended: Promise<void>;
-  /** Why the relay failed (a limit passed, the target connection broke), if it did. */
+  /** Why the relay failed (a byte limit passed), if it did. */
   failure(): string | undefined;
   recorded(): RelayedBytes;
   events(): RelayEvent[];
@@ -72,7 +72,12 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     failed ??= reason;
     relay.close();
   };
-  tcp.on("error", () => fail("the connection to the target broke"));
+  // A reset is no failure of the relay's own: after the target's last byte it loses nothing (a server resets a
+  // socket it closed when the client's close_notify reaches it), and before it the records or the answer rule refuse.
+  tcp.on("error", () => {
+    events.push({ kind: "target-reset", at: Date.now() });
+    relay.close();
+  });
   tcp.on("end", () => events.push({ kind: "target-fin", at: Date.now() }));
   tcp.on("close", () => peer?.close());
 

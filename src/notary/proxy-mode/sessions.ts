@@ -240,7 +240,7 @@ export class ProxySessions implements ProxySessionRegistry {
     if (reason) this.log.info("proxy session ended", { sessionId: session.id, reason });
   }
 
-  /** Why the relay failed (a byte limit, the target's connection broke), logged and told to the prover. */
+  /** Why the relay failed (a byte limit), logged and told to the prover. */
   private relayFailure(session: ProxySession): AppError | undefined {
     const failure = session.relay.failure();
     if (failure === undefined) return undefined;
