@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { concatBytes } from "@noble/hashes/utils.js";
+import { ContentType, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
+import { type RelayedBytes, type RevealedKeys, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
+import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
+import { verifyIdentities } from "./support/identities.ts";
+import { type OpenRecord, type OpenSession, alertRecord, findRecord, keyUpdateRecord, openSession, resealed } from "./support/reseal.ts";
+import { expectRefusal } from "./support/refusal.ts";
+
+/**
+ * The TLS 1.3 verifier against forgeries a prover holding every key could make of a real session (node:tls client,
+ * Bun's HTTPS server): each forged record authenticates, so only the check under test can refuse it.
+ */
+
+const ids = verifyIdentities();
+/** Long enough for the answer to span several records. */
+const ANSWER = "hello from the target\n".repeat(2000);
+let target: Target;
+let exchange: RecordedExchange;
+let allKeys: RevealedKeys;
+let serverKeys: RevealedKeys;
+let session: OpenSession;
+
+beforeAll(async () => {
+  target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3" }, ANSWER);
+  exchange = await relayedExchange(target.port, { ca: ids.fixture.caPem });
+  allKeys = keysToReveal(exchange.keylog, exchange.relayed, true);
+  serverKeys = keysToReveal(exchange.keylog, exchange.relayed, false);
+  session = openSession(exchange.relayed, allKeys);
+});
+afterAll(() => target.stop());
+
+const expectations = () => ({ serverName: TARGET_HOST, trustAnchorsPem: [ids.fixture.caPem], now: new Date() });
+const verify = (relayed: RelayedBytes, keys = allKeys) => verifyRelayedSession(relayed, keys, expectations());
+const forged = (change: (server: OpenRecord[], client: OpenRecord[]) => void) => resealed(session, change);
+
+/** The last record under the handshake key: it ends with the Finished, whose verify_data ends the record. */
+const lastHandshakeRecord = (records: OpenRecord[]): OpenRecord => records.filter((record) => record.key === 0).at(-1)!;
+const flipLastByte = (record: OpenRecord): void => {
+  record.content[record.content.length - 1]! ^= 1;
+};
+/** The server's application records: tickets, data, then its close_notify. */
+const firstDataAt = (server: OpenRecord[]) => findRecord(server, ContentType.applicationData);
+const closeNotifyAt = (records: OpenRecord[]) => findRecord(records, ContentType.alert);
+
+test("the session sealed again unchanged verifies as relayed: the forgeries below differ from it only in what they change", () => {
+  const again = forged(() => {});
+  expect(verify(again).recv).toEqual(exchange.answer);
+  expect(verify(again).sent).toEqual(exchange.request);
+  expect(verify(again, serverKeys).recv).toEqual(exchange.answer);
+});
+
+describe("the Finished messages", () => {
+  test("a server Finished that does not match the transcript, its record authentic", () => {
+    const relayed = forged((server) => flipLastByte(lastHandshakeRecord(server)));
+    expectRefusal(() => verify(relayed, serverKeys), "tls_untrusted", /^the server's Finished does not match the handshake transcript$/);
+  });
+
+  test("a client Finished that does not match, its record authentic", () => {
+    const relayed = forged((_server, client) => flipLastByte(lastHandshakeRecord(client)));
+    expectRefusal(() => verify(relayed), "transcript_invalid", /^the client's Finished does not match the revealed client handshake traffic secret$/);
+    // Without the client's keys, its flight is not read.
+    expect(verify(relayed, serverKeys).recv).toEqual(exchange.answer);
+  });
+
+  test("a Finished followed by more in its record", () => {
+    const ticket = handshakeMessage(HandshakeType.newSessionTicket, new Uint8Array(12));
+    const server = forged((records) => {
+      const record = lastHandshakeRecord(records);
+      record.content = concatBytes(record.content, ticket);
+    });
+    expectRefusal(() => verify(server, serverKeys), "transcript_invalid", /^the server's Finished does not end its record$/);
+    const client = forged((_server, records) => {
+      const record = lastHandshakeRecord(records);
+      record.content = concatBytes(record.content, ticket);
+    });
+    expectRefusal(() => verify(client), "transcript_invalid", /^the client's Finished does not end its record$/);
+  });
+
+  test("a client flight with a message that is neither certificate, CertificateVerify nor Finished", () => {
+    const relayed = forged((_server, client) => {
+      const record = lastHandshakeRecord(client);
+      record.content = concatBytes(handshakeMessage(HandshakeType.encryptedExtensions, Uint8Array.of(0, 0)), record.content);
+    });
+    expectRefusal(() => verify(relayed), "transcript_invalid", /^the client sent handshake message type 8 before its Finished$/);
+  });
+
+  test("data or an alert inside the server's handshake flight", () => {
+    const data = forged((server) => server.splice(0, 0, { type: ContentType.applicationData, content: Uint8Array.of(1), key: 0 }));
+    expectRefusal(() => verify(data, serverKeys), "transcript_invalid", /^the server sent data of type 23 before its Finished$/);
+    const alert = forged((server) => server.splice(0, 0, alertRecord(0, 2, 40)));
+    expectRefusal(() => verify(alert, serverKeys), "transcript_invalid", /^the server sent TLS alert 40 \(handshake_failure\) at level 2: the session did not complete normally$/);
+  });
+});
+
+describe("how the server ends", () => {
+  test("a fatal alert where the close_notify was: the session did not complete normally", () => {
+    const relayed = forged((server) => (server[closeNotifyAt(server)] = alertRecord(1, 2, 80)));
+    expectRefusal(() => verify(relayed, serverKeys), "transcript_invalid", /^the server sent TLS alert 80 \(internal_error\) at level 2: the session did not complete normally$/);
+  });
+
+  test("a warning that is not close_notify, an unnamed alert, and a malformed one", () => {
+    const warning = forged((server) => (server[closeNotifyAt(server)] = alertRecord(1, 1, 90)));
+    expectRefusal(() => verify(warning, serverKeys), "transcript_invalid", /alert 90 \(user_canceled\) at level 1/);
+    const unnamed = forged((server) => (server[closeNotifyAt(server)] = alertRecord(1, 2, 200)));
+    expectRefusal(() => verify(unnamed, serverKeys), "transcript_invalid", /sent TLS alert 200 at level 2:/);
+    const long = forged((server) => (server[closeNotifyAt(server)] = { type: ContentType.alert, content: Uint8Array.of(1, 0, 0), key: 1 }));
+    expectRefusal(() => verify(long, serverKeys), "transcript_invalid", /^the server sent a malformed alert$/);
+  });
+
+  test("no close_notify at all: the answer is what the data records hold, and no close is recorded", () => {
+    const relayed = forged((server) => void server.splice(closeNotifyAt(server), 1));
+    const verified = verify(relayed, serverKeys);
+    expect(verified.recv).toEqual(exchange.answer);
+    expect(verified.serverRecords.closeNotifyAt).toBeNull();
+  });
+
+  test("where the data and the close_notify lay, in the relayed bytes", () => {
+    const verified = verify(exchange.relayed);
+    const { server, client } = session;
+    expect(server.records.filter((record) => record.type === ContentType.applicationData).length).toBeGreaterThan(1);
+    expect(verified.serverRecords).toEqual({ dataStart: server.records[firstDataAt(server.records)]!.offset!, closeNotifyAt: server.records[closeNotifyAt(server.records)]!.offset! });
+    expect(verified.clientRecords).toEqual({
+      dataStart: client.records[findRecord(client.records, ContentType.applicationData)]!.offset!,
+      closeNotifyAt: client.records[closeNotifyAt(client.records)]!.offset!,
+    });
+  });
+
+  test("protected content of an unknown type, and a clear record after the handshake", () => {
+    const unknown = forged((server) => server.splice(firstDataAt(server), 0, { type: 24, content: Uint8Array.of(1), key: 1 }));
+    expectRefusal(() => verify(unknown, serverKeys), "transcript_invalid", /^the server sent protected content of type 24$/);
+    const unclosed = forged((server) => void server.splice(closeNotifyAt(server), 1));
+    const clear = concatBytes(unclosed.serverToClient, Uint8Array.of(ContentType.handshake, 3, 3, 0, 1, 0));
+    expectRefusal(() => verify({ ...unclosed, serverToClient: clear }, serverKeys), "transcript_invalid", /^the server sent a clear record of type 22 after the handshake$/);
+  });
+});
+
+describe("post-handshake messages", () => {
+  test("a KeyUpdate: the records after it open under the next secret, the answer is whole", () => {
+    for (const body of [0, 1]) {
+      const relayed = forged((server) => {
+        const at = firstDataAt(server);
+        server.splice(at, 0, keyUpdateRecord(1, body));
+        for (const record of server.slice(at + 1)) record.key = 2;
+      });
+      expect(verify(relayed, serverKeys).recv).toEqual(exchange.answer);
+    }
+  });
+
+  test("two KeyUpdates, and records still under the first secret after one", () => {
+    const twice = forged((server) => {
+      const at = firstDataAt(server);
+      server.splice(at, 0, keyUpdateRecord(1, 0), keyUpdateRecord(2, 0));
+      for (const record of server.slice(at + 2)) record.key = 3;
+    });
+    expect(verify(twice, serverKeys).recv).toEqual(exchange.answer);
+    const stale = forged((server) => server.splice(firstDataAt(server), 0, keyUpdateRecord(1, 0), keyUpdateRecord(2, 0)));
+    expectRefusal(
+      () => verify(stale, serverKeys),
+      "transcript_invalid",
+      /^the server's protected record 0 does not authenticate under the revealed server application traffic secret after 2 key updates: the key is wrong or the relayed bytes were changed$/,
+    );
+  });
+
+  test("a KeyUpdate with another body, or not ending its record", () => {
+    for (const content of [handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(2)), handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0, 0))]) {
+      const relayed = forged((server) => server.splice(firstDataAt(server), 0, { type: ContentType.handshake, content, key: 1 }));
+      expectRefusal(() => verify(relayed, serverKeys), "transcript_invalid", /^the server's KeyUpdate is malformed or does not end its record$/);
+    }
+    const split = forged((server) => {
+      const keyUpdate = handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0));
+      server.splice(firstDataAt(server), 0, { type: ContentType.handshake, content: concatBytes(keyUpdate, keyUpdate.subarray(0, 2)), key: 1 });
+    });
+    expectRefusal(() => verify(split, serverKeys), "transcript_invalid", /KeyUpdate is malformed or does not end its record/);
+  });
+
+  test("a message split over two records is read whole", () => {
+    const relayed = forged((server) => {
+      const at = findRecord(server, ContentType.handshake, HandshakeType.newSessionTicket);
+      const ticket = server[at]!;
+      server.splice(at, 1, { ...ticket, content: ticket.content.subarray(0, 3) }, { ...ticket, content: ticket.content.subarray(3) });
+    });
+    expect(verify(relayed, serverKeys).recv).toEqual(exchange.answer);
+  });
+
+  test("a post-handshake message other than a ticket from the server; a ticket from the client", () => {
+    const request = forged((server) => server.splice(firstDataAt(server), 0, { type: ContentType.handshake, content: handshakeMessage(HandshakeType.certificateRequest, Uint8Array.of(0, 0, 0)), key: 1 }));
+    expectRefusal(() => verify(request, serverKeys), "tls_unsupported", /^the server sent post-handshake message type 13, which proxy mode does not accept$/);
+    const ticket = session.server.records[findRecord(session.server.records, ContentType.handshake, HandshakeType.newSessionTicket)]!;
+    const client = forged((_server, records) => records.splice(findRecord(records, ContentType.applicationData), 0, { ...ticket }));
+    expectRefusal(() => verify(client), "tls_unsupported", /^the client sent post-handshake message type 4, which proxy mode does not accept$/);
+  });
+
+  test("a protected record with no content type (only padding)", () => {
+    const relayed = forged((server) => server.splice(firstDataAt(server), 0, { type: 0, content: new Uint8Array(3), key: 1 }));
+    expectRefusal(() => verify(relayed, serverKeys), "transcript_invalid", /^the server's protected record \d+ has no content type$/);
+  });
+});
+
+describe("the records around the handshake", () => {
+  test("records swapped or repeated as relayed do not authenticate: each key's sequence number counts from 0", () => {
+    const { records } = splitRecords(exchange.relayed.serverToClient, "server");
+    const data = session.server.records.filter((record) => record.type === ContentType.applicationData).map((record) => records.findIndex((r) => r.offset === record.offset));
+    const bytesOf = (order: number[]) => concatBytes(...order.map((i) => exchange.relayed.serverToClient.subarray(records[i]!.offset, records[i]!.offset + 5 + records[i]!.fragment.length)));
+    const all = records.map((_, i) => i);
+    const [first, second] = [data[0]!, data[1]!];
+    const swapped = all.map((i) => (i === first ? second : i === second ? first : i));
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: bytesOf(swapped) }, serverKeys), "transcript_invalid", /^the server's protected record \d+ does not authenticate under the revealed server application traffic secret: /);
+    const repeated = all.flatMap((i) => (i === first ? [i, i] : [i]));
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: bytesOf(repeated) }, serverKeys), "transcript_invalid", /^the server's protected record \d+ does not authenticate/);
+  });
+
+  test("a ChangeCipherSpec is skipped before the flight, refused once a protected record came", () => {
+    const { clear } = session.server;
+    // The flight split over two records, a ChangeCipherSpec between them.
+    const split = forged((server) => {
+      const flight = server[0]!;
+      server.splice(0, 1, { ...flight, content: flight.content.subarray(0, 100) }, { ...flight, content: flight.content.subarray(100) });
+    });
+    const firstRecordEnd = clear.length + 5 + 100 + 1 + 16;
+    const ccs = Uint8Array.of(ContentType.changeCipherSpec, 3, 3, 0, 1, 1);
+    expect(verify(split, serverKeys).recv).toEqual(exchange.answer);
+    const inFlight = concatBytes(split.serverToClient.subarray(0, firstRecordEnd), ccs, split.serverToClient.subarray(firstRecordEnd));
+    expectRefusal(() => verify({ ...split, serverToClient: inFlight }, serverKeys), "transcript_invalid", /^the server sent a clear record of type 20 after its hello$/);
+    expect(clear.subarray(-6)).toEqual(ccs);
+    const malformedCcs = concatBytes(clear.subarray(0, clear.length - 6), Uint8Array.of(ContentType.changeCipherSpec, 3, 3, 0, 1, 2), split.serverToClient.subarray(clear.length));
+    expectRefusal(() => verify({ ...split, serverToClient: malformedCcs }, serverKeys), "transcript_invalid", /^the server sent a malformed ChangeCipherSpec$/);
+  });
+
+  test("the server's bytes ending inside its flight", () => {
+    const cut = { ...exchange.relayed, serverToClient: concatBytes(session.server.clear) };
+    expectRefusal(() => verify(cut, serverKeys), "transcript_invalid", /^the server's bytes end before its EncryptedExtensions$/);
+  });
+});
