@@ -233,3 +233,18 @@ describe("the records around the handshake", () => {
     expectRefusal(() => verify(cut, serverKeys), "transcript_invalid", /^the server's bytes end before its EncryptedExtensions$/);
   });
 });
+
+test("a server that asks for a client certificate: its CertificateRequest and the client's empty Certificate are in the transcripts", async () => {
+  const asking = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.3", requestCert: true }, "asked\n");
+  try {
+    const asked = await relayedExchange(asking.port, { ca: ids.fixture.caPem });
+    const verified = verify(asked.relayed, keysToReveal(asked.keylog, asked.relayed, true));
+    expect(verified.sent).toEqual(asked.request);
+    expect(new TextDecoder().decode(verified.recv)).toEndWith("asked\n");
+    // The client's flight holds its Certificate before its Finished.
+    const opened = openSession(asked.relayed, keysToReveal(asked.keylog, asked.relayed, true));
+    expect(opened.client.records[0]?.content[0]).toBe(HandshakeType.certificate);
+  } finally {
+    await asking.stop();
+  }
+});
