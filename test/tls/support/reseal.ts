@@ -90,7 +90,7 @@ export function sealDirection(direction: OpenDirection, suite: CipherSuite, keys
 
 /** A TLS 1.3 direction's keys: handshake, application, then `updates` key updates of it. */
 function keys13(suite: CipherSuite, handshake: string, application: string, updates: number): TrafficKeys[] {
-  const secrets = [hexToBytes(handshake), hexToBytes(application)];
+  const secrets: Uint8Array[] = [hexToBytes(handshake), hexToBytes(application)];
   for (let i = 0; i < updates; i++) secrets.push(nextTrafficSecret(suite.hash, secrets.at(-1)!));
   return secrets.map((secret) => trafficKeys(suite, secret));
 }
