@@ -41,6 +41,15 @@ export interface RawServerQuirks {
   certificateRequest?: boolean;
   /** Extensions added to EncryptedExtensions: [type, body] pairs. */
   encryptedExtensions?: [number, Uint8Array][];
+  /**
+   * The server's encrypted flight as sent instead of its one record: given its messages (EncryptedExtensions through
+   * Finished, each whole) and the sealer of its handshake key (sealing in order), the bytes to send after its
+   * ChangeCipherSpec; it stops there unless `flightThenServe`.
+   */
+  flight?: (messages: Uint8Array[], seal: (type: number, content: Uint8Array) => Uint8Array) => Uint8Array;
+  flightThenServe?: boolean;
+  /** Bytes sent in the ServerHello's record after it. */
+  afterServerHello?: Uint8Array;
   /** One byte of the CertificateVerify signature or of the Finished changed. */
   breakSignature?: boolean;
   breakFinished?: boolean;
@@ -142,7 +151,8 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
   const publicValue = quirks.serverKeyShare ?? share.publicKey;
   const extensions = [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, publicValue)))];
   const sh = serverHello(randomBytes(32), hello.sessionId, extensions, quirks.serverHelloEdit);
-  socket.write(plainRecord(ContentType.handshake, sh));
+  socket.write(plainRecord(ContentType.handshake, concatBytes(sh, quirks.afterServerHello ?? new Uint8Array(0))));
+  if (quirks.afterServerHello) return null;
   if (quirks.serverKeyShare || quirks.serverHelloEdit) return null;
   transcript.push(sh);
   return { sharedSecret, transcript };
@@ -166,7 +176,9 @@ function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcr
   if (quirks.breakFinished) finished = flip(finished);
   messages.push(handshakeMessage(HandshakeType.finished, finished));
   transcript.push(...messages);
-  return new RecordSealer(SUITE, trafficKeys(SUITE, serverHandshake)).seal(ContentType.handshake, concatBytes(...messages));
+  const sealer = new RecordSealer(SUITE, trafficKeys(SUITE, serverHandshake));
+  if (quirks.flight) return quirks.flight(messages, (type, content) => sealer.seal(type, content));
+  return sealer.seal(ContentType.handshake, concatBytes(...messages));
 }
 
 /**
@@ -198,6 +210,7 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
   const { transcript } = start;
   const secrets = handshakeSecrets(SUITE.hash, start.sharedSecret, digest(SUITE.hash, ...transcript));
   socket.write(concatBytes(CHANGE_CIPHER_SPEC, serverFlight(identity, quirks, transcript, secrets.server)));
+  if (quirks.flight && !quirks.flightThenServe) return void socket.end();
   const application = applicationSecrets(SUITE.hash, secrets.handshake, digest(SUITE.hash, ...transcript));
   server.serverSecrets.push({ handshake: bytesToHex(secrets.server), application: bytesToHex(application.server) });
   if (!(await clientFlightChecks(incoming, transcript, secrets.client, quirks))) return void socket.end();
