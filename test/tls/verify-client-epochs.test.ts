@@ -3,7 +3,9 @@ import { createServer } from "node:https";
 import type { ErrorCode } from "../../src/core/errors.ts";
 import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 import { RecordSealer } from "../../src/tls/record-protection.ts";
-import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";
+import { concatBytes } from "@noble/hashes/utils.js";
+import type { TrafficKeys } from "../../src/tls/key-schedule.ts";
+import { ContentType, HandshakeType, handshakeMessage, recordAt, splitRecords } from "../../src/tls/records.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
 import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
@@ -11,6 +13,7 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, recordedExchange } from "./client/support.ts";
 import { verifyIdentities } from "./support/identities.ts";
 import { expectRefusal as expectAppError } from "./support/refusal.ts";
+import { type OpenRecord, openDirection, sealDirection } from "./support/reseal.ts";
 
 /**
  * The notary's check of a request written in epochs, on a real session (our client, Bun's HTTPS server): what an
@@ -170,3 +173,89 @@ describe("the request rule on what the check shows: forged requests whose record
     expect(await ruleOn(request(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
   });
 });
+
+describe("the records of the epochs, forged under the revealed keys or resized in hidden ones", () => {
+  let whole: RecordedExchange;
+  let wholeKeys: RevealedKeys;
+  let opened: ReturnType<typeof openDirection>;
+  let epochKeys: TrafficKeys[];
+  beforeAll(async () => {
+    whole = await recordedExchange(port, [{ bytes: encoder.encode(`GET /whole HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\n\r\n`), hidden: false }], options());
+    wholeKeys = keysOfEpochExchange(whole);
+    const [epoch] = whole.clientEpochs;
+    if (!epoch?.revealed) throw new Error("a request revealed whole is one revealed epoch");
+    epochKeys = [epoch.keys];
+    opened = openDirection(whole.relayed.clientToServer, readHellos(whole.relayed).suite, epochKeys, "client");
+  });
+
+  /** The whole request's client side with `change` applied to its one epoch's records, sealed again under its key. */
+  const forgedClient = (change: (records: OpenRecord[]) => void) => {
+    const records = opened.records.map((record) => ({ ...record }));
+    change(records);
+    return { ...whole.relayed, clientToServer: sealDirection({ ...opened, records }, readHellos(whole.relayed).suite, epochKeys) };
+  };
+  const closeAt = (records: OpenRecord[]) => records.findIndex((record) => record.type === ContentType.alert);
+
+  test("no hidden epoch: where the client's data and close_notify lay is known; with one, it is not", () => {
+    const verified = verifyRelayedSession(whole.relayed, wholeKeys, expectations());
+    expect(verified.sentPartly?.hidden).toEqual([]);
+    expect(verified.clientRecords).toEqual({ dataStart: opened.records[0]!.offset!, closeNotifyAt: opened.records[closeAt(opened.records)]!.offset! });
+    expect(verifyRelayedSession(session.relayed, keys, expectations()).clientRecords).toBeNull();
+    expect(verifyRelayedSession(forgedClient(() => {}), wholeKeys, expectations()).sentPartly?.bytes).toEqual(whole.sent);
+  });
+
+  test("a record after the close_notify", () => {
+    const relayed = forgedClient((records) => records.push({ type: ContentType.applicationData, content: encoder.encode("more"), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent records after its close_notify alert$/, relayed);
+  });
+
+  test("a fatal alert, or a handshake message, where data or the close_notify was due", () => {
+    const alert = forgedClient((records) => (records[closeAt(records)] = { type: ContentType.alert, content: Uint8Array.of(2, 40), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 1 holds content of type 21 where application data was due$/, alert);
+    const ticket = forgedClient((records) => records.splice(0, 0, { type: ContentType.handshake, content: handshakeMessage(HandshakeType.newSessionTicket, new Uint8Array(8)), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 22 where application data was due$/, ticket);
+  });
+
+  test("a layout of no epochs, or of more than 33", () => {
+    const base = wholeKeys as Extract<RevealedKeys, { version: "TLS1.3" }>;
+    expectRefusal({ ...base, clientEpochs: [] }, "transcript_invalid", /^the layout names 0 client epochs; 1 to 33 are accepted$/, whole.relayed);
+    expectRefusal({ ...base, clientEpochs: Array.from({ length: 34 }, () => base.clientEpochs![0]!) }, "transcript_invalid", /^the layout names 34 client epochs; 1 to 33 are accepted$/, whole.relayed);
+    // 33 are read as a layout (which these records do not fit).
+    expectRefusal({ ...base, clientEpochs: Array.from({ length: 33 }, () => base.clientEpochs![0]!) }, "transcript_invalid", /^client epoch 0's last record holds content of type 21, not its KeyUpdate/, whole.relayed);
+  });
+
+  test("client bytes that end before the handshake flight, a malformed ChangeCipherSpec, a clear record inside an epoch", () => {
+    const { clientToServer } = whole.relayed;
+    const records = splitRecordsOf(clientToServer);
+    const ccs = records.find((record) => record.type === ContentType.changeCipherSpec)!;
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's bytes end before its handshake flight$/, { ...whole.relayed, clientToServer: clientToServer.subarray(0, ccs.offset + 6) });
+    const badCcs = clientToServer.slice();
+    badCcs[ccs.offset + 5] = 2;
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent a malformed ChangeCipherSpec$/, { ...whole.relayed, clientToServer: badCcs });
+    const firstData = opened.records[0]!.offset!;
+    const clearInside = concatBytes(clientToServer.subarray(0, firstData), Uint8Array.of(ContentType.handshake, 3, 3, 0, 1, 0), clientToServer.subarray(firstData));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent a clear record of type 22 in epoch 0$/, { ...whole.relayed, clientToServer: clearInside });
+  });
+
+  test("a layout that gives an epoch more records than the client sent", () => {
+    const total = session.clientEpochs.reduce((n, epoch) => n + epoch.records, 0);
+    expectRefusal(withEpochs((e) => ((e[0]!.records += total), e)), "transcript_invalid", new RegExp(`^the layout gives client epoch 0 ${session.clientEpochs[0]!.records + total} records, but the client's bytes end after ${total}: the epoch boundaries do not match the records$`));
+  });
+
+  test("a hidden epoch whose records are too short to hold data and its KeyUpdate", () => {
+    const hidden = session.clientEpochs[1]!;
+    const records = splitRecordsOf(session.relayed.clientToServer);
+    const resized = (fragmentLength: number) =>
+      concatBytes(
+        ...records.map((record, i) =>
+          i >= hidden.firstRecord && i < hidden.firstRecord + hidden.records
+            ? concatBytes(Uint8Array.of(23, 3, 3, 0, fragmentLength), new Uint8Array(fragmentLength))
+            : session.relayed.clientToServer.subarray(record.offset, record.offset + 5 + record.fragment.length),
+        ),
+      );
+    expectRefusal(keys, "transcript_invalid", /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/, { ...session.relayed, clientToServer: resized(16) });
+    expectRefusal(keys, "transcript_invalid", /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/, { ...session.relayed, clientToServer: resized(19) });
+  });
+});
+
+const splitRecordsOf = (bytes: Uint8Array) => splitRecords(bytes, "client").records;

@@ -47,7 +47,7 @@ const sequenceBytes = (seq: number): Uint8Array => {
 };
 
 /** Opens `bytes` from the first record `keys[0]` opens; each later record under the key it opens under. */
-function openDirection(bytes: Uint8Array, suite: CipherSuite, keys: TrafficKeys[], sender: string): OpenDirection {
+export function openDirection(bytes: Uint8Array, suite: CipherSuite, keys: TrafficKeys[], sender: string): OpenDirection {
   const { records } = splitRecords(bytes, sender);
   const start = records.findIndex((record) => new RecordOpener(suite, keys[0]!, "key 0", sender).tryOpen(record) !== null);
   if (start < 0) throw new Error(`no ${sender} record opens under its first key`);
