@@ -248,3 +248,26 @@ test("a server that asks for a client certificate: its CertificateRequest and th
     await asking.stop();
   }
 });
+
+describe("the client's side without its keys", () => {
+  test("counted from record sizes after its flight; a clear record after its hello is refused", () => {
+    const { clientToServer } = exchange.relayed;
+    const tiny = Uint8Array.of(ContentType.applicationData, 3, 3, 0, 10, ...new Uint8Array(10));
+    expect(verify({ ...exchange.relayed, clientToServer: concatBytes(clientToServer, tiny) }, serverKeys).sentLength).toBe(verify(exchange.relayed, serverKeys).sentLength);
+    const data = Uint8Array.of(ContentType.applicationData, 3, 3, 0, 30, ...new Uint8Array(30));
+    expect(verify({ ...exchange.relayed, clientToServer: concatBytes(clientToServer, data) }, serverKeys).sentLength).toBe(verify(exchange.relayed, serverKeys).sentLength + 30 - 16 - 1);
+    const clear = Uint8Array.of(ContentType.handshake, 3, 3, 0, 1, 0);
+    expectRefusal(() => verify({ ...exchange.relayed, clientToServer: concatBytes(clientToServer, clear) }, serverKeys), "transcript_invalid", /^the client sent a clear record of type 22 after its hello$/);
+    const lateCcs = Uint8Array.of(ContentType.changeCipherSpec, 3, 3, 0, 1, 1);
+    expectRefusal(() => verify({ ...exchange.relayed, clientToServer: concatBytes(clientToServer, lateCcs) }, serverKeys), "transcript_invalid", /^the client sent a clear record of type 20 after its hello$/);
+  });
+});
+
+test("a ServerHello that does not end its record", () => {
+  const { serverToClient } = exchange.relayed;
+  const first = splitRecords(serverToClient, "server").records[0]!;
+  const extra = Uint8Array.of(HandshakeType.encryptedExtensions, 0, 0, 2);
+  const fragment = concatBytes(first.fragment, extra);
+  const relayed = { ...exchange.relayed, serverToClient: concatBytes(Uint8Array.of(22, 3, 3, fragment.length >> 8, fragment.length & 0xff), fragment, serverToClient.subarray(5 + first.fragment.length)) };
+  expectRefusal(() => verify(relayed, serverKeys), "transcript_invalid", /^the server's ServerHello does not end its record$/);
+});

@@ -296,6 +296,8 @@ describe("the server's hellos and flight as the client reads them", () => {
     });
     const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
     expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    // The notary reads the protocol chosen from the EncryptedExtensions.
+    expect(verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations()).alpn).toBe("http/1.1");
   });
 
   test.each([
