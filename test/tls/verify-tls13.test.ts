@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { concatBytes } from "@noble/hashes/utils.js";
-import { ContentType, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
+import { concatBytes, hexToBytes } from "@noble/hashes/utils.js";
+import { digest, finishedVerifyData } from "../../src/tls/key-schedule.ts";
+import { ContentType, HandshakeAssembler, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
+import { readHellos } from "../../src/tls/session-start.ts";
 import { type RelayedBytes, type RevealedKeys, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
@@ -270,4 +272,46 @@ test("a ServerHello that does not end its record", () => {
   const fragment = concatBytes(first.fragment, extra);
   const relayed = { ...exchange.relayed, serverToClient: concatBytes(Uint8Array.of(22, 3, 3, fragment.length >> 8, fragment.length & 0xff), fragment, serverToClient.subarray(5 + first.fragment.length)) };
   expectRefusal(() => verify(relayed, serverKeys), "transcript_invalid", /^the server's ServerHello does not end its record$/);
+});
+
+describe("which key failed, named", () => {
+  const flipRecordByte = (bytes: Uint8Array, offset: number) => {
+    const out = bytes.slice();
+    out[offset + 10]! ^= 1;
+    return out;
+  };
+
+  test("a server handshake record, a client handshake record, a client application record changed", () => {
+    const serverFlight = flipRecordByte(exchange.relayed.serverToClient, session.server.records[0]!.offset!);
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: serverFlight }), "transcript_invalid", /^the server's protected record 0 does not authenticate under the revealed server handshake traffic secret: the key is wrong or the relayed bytes were changed$/);
+    const clientFlight = flipRecordByte(exchange.relayed.clientToServer, session.client.records[0]!.offset!);
+    expectRefusal(() => verify({ ...exchange.relayed, clientToServer: clientFlight }), "transcript_invalid", /^the client's protected record 0 does not authenticate under the revealed client handshake traffic secret: /);
+    const clientData = flipRecordByte(exchange.relayed.clientToServer, session.client.records[1]!.offset!);
+    expectRefusal(() => verify({ ...exchange.relayed, clientToServer: clientData }), "transcript_invalid", /^the client's protected record 0 does not authenticate under the revealed client application traffic secret: /);
+  });
+
+  test("the client's bytes ending before its Finished", () => {
+    const cut = exchange.relayed.clientToServer.subarray(0, session.client.records[0]!.offset!);
+    expectRefusal(() => verify({ ...exchange.relayed, clientToServer: cut }), "transcript_invalid", /^the client's bytes end before its Finished$/);
+  });
+
+  test("a clear alert where the server's flight was due", () => {
+    const { clear } = session.server;
+    const alerted = concatBytes(clear, Uint8Array.of(ContentType.alert, 3, 3, 0, 2, 2, 40));
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: alerted }, serverKeys), "transcript_invalid", /^the server sent TLS alert 40 \(handshake_failure\) at level 2: the session did not complete normally$/);
+  });
+});
+
+test("a client flight with a Certificate and a CertificateVerify before its Finished, which covers them", () => {
+  const start = readHellos(exchange.relayed);
+  const flight = new HandshakeAssembler();
+  flight.push(lastHandshakeRecord(session.server.records).content);
+  const serverMessages: Uint8Array[] = [];
+  for (let message = flight.next(); message; message = flight.next()) serverMessages.push(message.raw);
+  const certificate = handshakeMessage(HandshakeType.certificate, Uint8Array.of(0, 0, 0, 0));
+  const certificateVerify = handshakeMessage(HandshakeType.certificateVerify, Uint8Array.of(4, 3, 0, 1, 0));
+  const clientSecret = hexToBytes((allKeys as { clientHandshakeTrafficSecret: string }).clientHandshakeTrafficSecret);
+  const finished = handshakeMessage(HandshakeType.finished, finishedVerifyData(start.suite.hash, clientSecret, digest(start.suite.hash, ...start.transcript, ...serverMessages, certificate, certificateVerify)));
+  const relayed = forged((_server, client) => (client[0]!.content = concatBytes(certificate, certificateVerify, finished)));
+  expect(verify(relayed).sent).toEqual(exchange.request);
 });
