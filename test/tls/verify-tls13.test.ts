@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sign } from "node:crypto";
 import { concatBytes, hexToBytes } from "@noble/hashes/utils.js";
 import { digest, finishedVerifyData } from "../../src/tls/key-schedule.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
+import { vectorBytes } from "../../src/tls/wire.ts";
 import { type RelayedBytes, type RevealedKeys, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, type Target, relayedExchange, startHttpsTarget } from "./support/exchange.ts";
@@ -314,4 +316,57 @@ test("a client flight with a Certificate and a CertificateVerify before its Fini
   const finished = handshakeMessage(HandshakeType.finished, finishedVerifyData(start.suite.hash, clientSecret, digest(start.suite.hash, ...start.transcript, ...serverMessages, certificate, certificateVerify)));
   const relayed = forged((_server, client) => (client[0]!.content = concatBytes(certificate, certificateVerify, finished)));
   expect(verify(relayed).sent).toEqual(exchange.request);
+});
+
+describe("the server's flight, message by message, its records authentic", () => {
+  const start = () => readHellos(exchange.relayed);
+  /** The flight's messages: EncryptedExtensions, Certificate, CertificateVerify, Finished. */
+  const flightMessages = (): Uint8Array[] => {
+    const assembler = new HandshakeAssembler();
+    assembler.push(lastHandshakeRecord(session.server.records).content);
+    const messages: Uint8Array[] = [];
+    for (let message = assembler.next(); message; message = assembler.next()) messages.push(message.raw);
+    expect(messages.map((m) => m[0])).toEqual([HandshakeType.encryptedExtensions, HandshakeType.certificate, HandshakeType.certificateVerify, HandshakeType.finished]);
+    return messages;
+  };
+  /** The session whose server flight is `messages` in one record; with `alone`, nothing follows it. */
+  const withFlight = (messages: Uint8Array[], alone = false) =>
+    forged((server) => {
+      server[0]!.content = concatBytes(...messages);
+      if (alone) server.splice(1);
+    });
+  const serverSecret = () => hexToBytes((serverKeys as { serverHandshakeTrafficSecret: string }).serverHandshakeTrafficSecret);
+
+  test("a flight that stops after each message", () => {
+    const [ee, certificate, certificateVerify] = flightMessages();
+    expectRefusal(() => verify(withFlight([ee!], true), serverKeys), "transcript_invalid", /^the server's bytes end before its Certificate$/);
+    expectRefusal(() => verify(withFlight([ee!, certificate!], true), serverKeys), "transcript_invalid", /^the server's bytes end before its CertificateVerify$/);
+    expectRefusal(() => verify(withFlight([ee!, certificate!, certificateVerify!], true), serverKeys), "transcript_invalid", /^the server's bytes end before its Finished$/);
+    const request = handshakeMessage(HandshakeType.certificateRequest, concatBytes(Uint8Array.of(0), Uint8Array.of(0, 0)));
+    expectRefusal(() => verify(withFlight([ee!, request], true), serverKeys), "transcript_invalid", /^the server's bytes end before its Certificate$/);
+  });
+
+  test("a message missing or out of its place", () => {
+    const [ee, certificate, certificateVerify, finished] = flightMessages();
+    expectRefusal(() => verify(withFlight([certificate!, certificateVerify!, finished!]), serverKeys), "transcript_invalid", /^the server sent handshake message type 11 where its EncryptedExtensions was due$/);
+    expectRefusal(() => verify(withFlight([ee!, certificateVerify!, finished!]), serverKeys), "transcript_invalid", /^the server sent handshake message type 15 where its Certificate was due$/);
+    expectRefusal(() => verify(withFlight([ee!, certificate!, finished!]), serverKeys), "transcript_invalid", /^the server sent handshake message type 20 where its CertificateVerify was due$/);
+    expectRefusal(() => verify(withFlight([ee!, certificate!, certificateVerify!, certificateVerify!]), serverKeys), "transcript_invalid", /^the server sent handshake message type 15 where its Finished was due$/);
+    expectRefusal(() => verify(withFlight([ee!, finished!]), serverKeys), "tls_unsupported", /^the server sent no certificate; proxy mode needs one$/);
+  });
+
+  test("a CertificateVerify signed under a scheme TLS 1.3 binds to another curve, its Finished recomputed: refused", () => {
+    const [ee, certificate] = flightMessages();
+    const { suite, transcript } = start();
+    const signed = concatBytes(new Uint8Array(64).fill(0x20), new TextEncoder().encode("TLS 1.3, server CertificateVerify"), Uint8Array.of(0), digest(suite.hash, ...transcript, ee!, certificate!));
+    const resign = (scheme: number, hash: string) => {
+      const signature = new Uint8Array(sign(hash, signed, ids.ecdsa.leafKeyPem));
+      const certificateVerify = handshakeMessage(HandshakeType.certificateVerify, concatBytes(Uint8Array.of(scheme >> 8, scheme & 0xff), vectorBytes(2, signature)));
+      const finished = handshakeMessage(HandshakeType.finished, finishedVerifyData(suite.hash, serverSecret(), digest(suite.hash, ...transcript, ee!, certificate!, certificateVerify)));
+      return withFlight([ee!, certificate!, certificateVerify, finished]);
+    };
+    // The honest scheme, signed again: the flight verifies, so the refusal below is the curve's.
+    expect(verify(resign(0x0403, "sha256"), serverKeys).recv).toEqual(exchange.answer);
+    expectRefusal(() => verify(resign(0x0503, "sha384"), serverKeys), "tls_untrusted", /^the server's CertificateVerify signature scheme 0x0503 does not fit its certificate's curve$/);
+  });
 });
