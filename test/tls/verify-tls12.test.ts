@@ -178,3 +178,88 @@ describe("the clear handshake", () => {
     expect(new TextDecoder().decode(verified.recv)).toEndWith("asked\n");
   });
 });
+
+describe("resumption, told by the hellos or by what follows the ServerHello", () => {
+  /** A hello record with its session id (after version and random) replaced. */
+  const withSessionId = (hello: { type: number; fragment: Uint8Array }, sessionId: Uint8Array) => {
+    const body = hello.fragment.subarray(4);
+    const rest = body.subarray(35 + body[34]!);
+    const newBody = concatBytes(body.subarray(0, 34), Uint8Array.of(sessionId.length), sessionId, rest);
+    return { type: hello.type, fragment: concatBytes(Uint8Array.of(hello.fragment[0]!, 0, newBody.length >> 8, newBody.length & 0xff), newBody) };
+  };
+  const clientSessionId = () => {
+    const body = recordsOf(exchange.relayed.clientToServer)[0]!.fragment.subarray(4);
+    return body.subarray(35, 35 + body[34]!);
+  };
+
+  test("a ServerHello that echoes the client's session id: resumed, whatever follows", () => {
+    expect(clientSessionId().length).toBeGreaterThan(0);
+    const server = recordsOf(exchange.relayed.serverToClient);
+    server[0] = withSessionId(server[0]!, clientSessionId());
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: joined(server) }, serverKeys), "tls_unsupported", /^the server resumed a TLS 1\.2 session; proxy mode needs a full handshake with the server's certificate$/);
+  });
+
+  test("no session id on either side is no resumption: the session verifies with the server's keys (its signature covers the randoms, not the ids)", () => {
+    const client = recordsOf(exchange.relayed.clientToServer);
+    const server = recordsOf(exchange.relayed.serverToClient);
+    client[0] = withSessionId(client[0]!, new Uint8Array(0));
+    server[0] = withSessionId(server[0]!, new Uint8Array(0));
+    expect(verify({ clientToServer: joined(client), serverToClient: joined(server) }, serverKeys).recv).toEqual(exchange.answer);
+  });
+
+  test("a ChangeCipherSpec, a NewSessionTicket or a Finished right after the ServerHello", () => {
+    const records = recordsOf(exchange.relayed.serverToClient);
+    const withoutFlight = (keep: (record: { type: number; fragment: Uint8Array }) => boolean) => joined(records.filter((record, i) => i === 0 || record.type !== ContentType.handshake || keep(record)));
+    const ccs = withoutFlight(() => false);
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: ccs }, serverKeys), "tls_unsupported", /^the server resumed a TLS 1\.2 session/);
+    const ticket = withoutFlight((record) => record.fragment[0] === HandshakeType.newSessionTicket);
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: ticket }, serverKeys), "tls_unsupported", /^the server resumed a TLS 1\.2 session/);
+    const finished = joined([records[0]!, { type: ContentType.handshake, fragment: handshakeMessage(HandshakeType.finished, new Uint8Array(12)) }, ...records.slice(1)]);
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: finished }, serverKeys), "tls_unsupported", /^the server resumed a TLS 1\.2 session/);
+  });
+});
+
+describe("the server's clear flight cut short", () => {
+  test.each([
+    ["after its ServerHello", HandshakeType.serverHello, "Certificate"],
+    ["after its Certificate", HandshakeType.certificate, "ServerKeyExchange"],
+    ["after its ServerKeyExchange", HandshakeType.serverKeyExchange, "ServerHelloDone"],
+    ["after its ServerHelloDone", HandshakeType.serverHelloDone, "ChangeCipherSpec"],
+  ] as const)("%s", (_name, last, expecting) => {
+    const records = recordsOf(exchange.relayed.serverToClient);
+    const cut = joined(records.slice(0, clearRecordOf(records, last) + 1));
+    expectRefusal(() => verify({ ...exchange.relayed, serverToClient: cut }, serverKeys), "transcript_invalid", new RegExp(`^the server's bytes end before its ${expecting}$`));
+  });
+
+  test("after a CertificateRequest", async () => {
+    const target = await startHttpsTarget(ids.ecdsa, { version: "TLSv1.2", requestCert: true }, "asked\n");
+    targets.push(target);
+    const asked = await relayedExchange(target.port, { ca: ids.fixture.caPem });
+    const records = recordsOf(asked.relayed.serverToClient);
+    const cut = joined(records.slice(0, clearRecordOf(records, HandshakeType.certificateRequest) + 1));
+    expectRefusal(() => verify({ ...asked.relayed, serverToClient: cut }, keysToReveal(asked.keylog, asked.relayed, false)), "transcript_invalid", /^the server's bytes end before its ServerHelloDone$/);
+  });
+});
+
+test("a ServerKeyExchange whose signature does not cover the randoms as sent, named", () => {
+  const server = exchange.relayed.serverToClient.slice();
+  server[5 + 4 + 2 + 3]! ^= 1;
+  expectRefusal(() => verify({ ...exchange.relayed, serverToClient: server }, serverKeys), "tls_untrusted", /^the server's ServerKeyExchange signature does not verify with its certificate's key$/);
+});
+
+test("a client record changed, with the master secret: named by its key", () => {
+  const { client } = session;
+  const data = client.records[findRecord(client.records, ContentType.applicationData)]!;
+  const changed = exchange.relayed.clientToServer.slice();
+  changed[data.offset! + 20]! ^= 1;
+  expectRefusal(() => verify({ ...exchange.relayed, clientToServer: changed }), "transcript_invalid", /^the client's protected record 1 does not authenticate under the revealed client write key: /);
+});
+
+test("a server that sends no close_notify: none is located", () => {
+  const relayed = forged((server) => void server.splice(closeNotifyAt(server), 1));
+  const verified = verify(relayed, serverKeys);
+  expect(verified.recv).toEqual(exchange.answer);
+  expect(verified.serverRecords.closeNotifyAt).toBeNull();
+  const noData = forged((server) => void server.splice(1));
+  expect(verify(noData, serverKeys).serverRecords).toEqual({ dataStart: null, closeNotifyAt: null });
+});
