@@ -97,6 +97,18 @@ describe("handshake messages", () => {
     }
   });
 
+  test("a message of more than 64 KiB (a uint24 length)", () => {
+    const large = handshakeMessage(HandshakeType.certificate, new Uint8Array(70_000).fill(3));
+    expect(large.subarray(0, 4)).toEqual(Uint8Array.of(11, 0x01, 0x11, 0x70));
+    const assembler = new HandshakeAssembler();
+    for (let at = 0; at < large.length; at += 16_384) {
+      expect(assembler.next()).toBeNull();
+      assembler.push(large.subarray(at, at + 16_384));
+    }
+    expect(assembler.next()?.body.length).toBe(70_000);
+    expect(assembler.empty).toBe(true);
+  });
+
   test("a KeyUpdate is type 24 with the one byte 0 or 1", () => {
     const message = (type: number, body: number[]) => ({ type, body: Uint8Array.from(body), raw: new Uint8Array(0) });
     expect(isKeyUpdate(message(24, [0]))).toBe(true);
