@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type CertificateOptions, type IssuedCertificate, issueCertificate, makeTestCa } from "../../src/engine/test-ca.ts";
 import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { OTHER_HOST, TARGET_HOST, rsaPssIdentity } from "../../testkit/tls-fixture.ts";
-import { chainIdentities, verifyIdentities } from "./support/identities.ts";
+import { chainIdentities, cornerCertificates, verifyIdentities } from "./support/identities.ts";
 import { expectRefusal } from "./support/refusal.ts";
 
 /**
@@ -54,7 +54,7 @@ describe("validity at the time of the check", () => {
     const expiring = issueCertificate({ subject: "anchor", ca: {}, notBefore: at(-10), notAfter: at(1) });
     const leaf = leafOf(expiring);
     expect(check([leaf], [expiring], NOW)).toBeDefined();
-    expectRefusal(() => check([leaf], [expiring], at(2)), "tls_untrusted", /^the trust anchor \(.*\) is not valid at /);
+    expectRefusal(() => check([leaf], [expiring], at(2)), "tls_untrusted", /^the trust anchor \(OU=GlobalSign ECC Root CA - R4, O=GlobalSign, CN=GlobalSign\) is not valid at /);
     const future = issueCertificate({ subject: "anchor", ca: {}, notBefore: at(1) });
     expectRefusal(() => check([leafOf(future)], [future]), "tls_untrusted", /^the trust anchor \(.*\) is not valid at /);
   });
@@ -144,5 +144,33 @@ describe("trust anchors", () => {
     const broken = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
     expectRefusal(() => parseTrustAnchors([ca.pem, broken]), "config_invalid", /^trust anchor 2 is not a valid PEM certificate$/);
     expectRefusal(() => parseTrustAnchors(["nothing"]), "config_invalid", /^trust anchor 1 is not a PEM certificate$/);
+  });
+});
+
+describe("certificates made by OpenSSL for the corner cases", () => {
+  const corner = cornerCertificates();
+  const { fixture } = verifyIdentities();
+  const checkPems = (chain: string[], anchors = [fixture.caPem]) => checkCertificateChain(chain.map(derOf), TARGET_HOST, parseTrustAnchors(anchors), new Date());
+
+  test("basic constraints read wherever they sit among the extensions, critical or not", () => {
+    expect(checkPems([corner.keyUsageFirst.leaf, corner.keyUsageFirst.intermediate])).toBeDefined();
+  });
+
+  test("a path length of two bytes (256) allows an intermediate below it", () => {
+    const { leaf, below, intermediate } = corner.pathLength256;
+    expect(checkPems([leaf, below, intermediate])).toBeDefined();
+  });
+
+  test("a leaf without extended key usage may serve", () => {
+    expect(checkPems([corner.noExtendedKeyUsage])).toBeDefined();
+  });
+
+  test("an anchor with the issuer's key but another name did not issue the leaf", () => {
+    expect(checkPems([corner.noExtendedKeyUsage])).toBeDefined();
+    expectRefusal(() => checkPems([corner.noExtendedKeyUsage], [corner.renamedCa]), "tls_untrusted", /^the server's certificate chain for target\.tlsproof\.test does not lead to a trusted anchor$/);
+  });
+
+  test("an anchor whose key cannot be read issues nothing", () => {
+    expectRefusal(() => checkPems([corner.pssCa.leaf], [corner.pssCa.ca]), "tls_untrusted", /^the server's certificate chain for target\.tlsproof\.test does not lead to a trusted anchor$/);
   });
 });
