@@ -73,10 +73,24 @@ describe("what a scheme binds", () => {
     expectRefusal(() => checkSignature(rsa.publicKey, 0x0808, data, new Uint8Array(114), "TLS1.3", "CertificateVerify"), "tls_untrusted", /scheme 0x0808 does not fit its certificate's rsa key$/);
   });
 
-  test("the curve, in TLS 1.3: a P-256 key under the P-384 scheme; TLS 1.2 names no curve", () => {
-    const signature = plain("sha384", p256.privateKey);
-    expectRefusal(() => checkSignature(p256.publicKey, 0x0503, data, signature, "TLS1.3", "CertificateVerify"), "tls_untrusted", /^the server's CertificateVerify signature scheme 0x0503 does not fit its certificate's curve$/);
-    expect(() => checkSignature(p256.publicKey, 0x0503, data, signature, "TLS1.2", "ServerKeyExchange")).not.toThrow();
+  test.each([
+    ["a P-256 key under the P-384 scheme", 0x0503, "sha384", p256],
+    ["a P-384 key under the P-256 scheme", 0x0403, "sha256", p384],
+    ["a P-256 key under the P-521 scheme", 0x0603, "sha512", p256],
+  ] as const)("the curve, in TLS 1.3: %s; TLS 1.2 names no curve", (_name, scheme, hash, pair) => {
+    const signature = plain(hash, pair.privateKey);
+    expectRefusal(
+      () => checkSignature(pair.publicKey, scheme, data, signature, "TLS1.3", "CertificateVerify"),
+      "tls_untrusted",
+      new RegExp(`^the server's CertificateVerify signature scheme 0x0${scheme.toString(16)} does not fit its certificate's curve$`),
+    );
+    expect(() => checkSignature(pair.publicKey, scheme, data, signature, "TLS1.2", "ServerKeyExchange")).not.toThrow();
+  });
+
+  test("the RSASSA-PSS key schemes need an RSASSA-PSS key, not an rsaEncryption one", () => {
+    for (const scheme of [0x0809, 0x080a, 0x080b]) {
+      expectRefusal(() => checkSignature(rsa.publicKey, scheme, data, pss("sha256", 32), "TLS1.3", "CertificateVerify"), "tls_untrusted", new RegExp(`^the server's CertificateVerify signature scheme 0x0${scheme.toString(16)} does not fit its certificate's rsa key$`));
+    }
   });
 
   test("SHA-1 and unknown schemes are refused in both versions", () => {
