@@ -5,10 +5,10 @@ import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof
 import { RecordSealer } from "../../src/tls/record-protection.ts";
 import { concatBytes } from "@noble/hashes/utils.js";
 import type { TrafficKeys } from "../../src/tls/key-schedule.ts";
-import { ContentType, HandshakeType, handshakeMessage, recordAt, splitRecords } from "../../src/tls/records.ts";
+import { ContentType, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
-import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { type RelayedBytes, type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, recordedExchange } from "./client/support.ts";
 import { verifyIdentities } from "./support/identities.ts";
@@ -125,20 +125,29 @@ test("a relayed byte of a revealed epoch changed", () => {
   expectRefusal(keys, "transcript_invalid", /client epoch 4's record \d+ does not authenticate under its revealed key/, { ...session.relayed, clientToServer });
 });
 
-test("a revealed epoch ending with a KeyUpdate that asks the server for one (re-sealed under that epoch's own key)", () => {
+/** The session with epoch 0's last record (its KeyUpdate) replaced by one of `type` holding `content`, sealed under epoch 0's own key. */
+function withEpochZeroEnding(type: number, content: Uint8Array): RelayedBytes {
   const epoch = session.clientEpochs[0]!;
   if (!epoch.revealed) throw new Error("epoch 0 is revealed");
-  const offsets: number[] = [];
-  for (let offset = 0, record = recordAt(session.relayed.clientToServer, 0, "client"); record; record = recordAt(session.relayed.clientToServer, offset, "client")) {
-    offsets.push(offset);
-    offset += 5 + record.fragment.length;
-  }
+  const bytes = session.relayed.clientToServer;
+  const last = splitRecords(bytes, "client").records[epoch.firstRecord + epoch.records - 1]!;
   const sealer = new RecordSealer(readHellos(session.relayed).suite, epoch.keys);
   for (let i = 0; i < epoch.records - 1; i++) sealer.seal(ContentType.applicationData, new Uint8Array(1));
-  const forged = sealer.seal(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)));
-  const clientToServer = session.relayed.clientToServer.slice();
-  clientToServer.set(forged, offsets[epoch.firstRecord + epoch.records - 1]!);
-  expectRefusal(keys, "transcript_invalid", /client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record/, { ...session.relayed, clientToServer });
+  return { ...session.relayed, clientToServer: concatBytes(bytes.subarray(0, last.offset), sealer.seal(type, content), bytes.subarray(last.offset + 5 + last.fragment.length)) };
+}
+
+test("a revealed epoch ending with anything but one KeyUpdate (update_not_requested) alone in its record", () => {
+  const endings = [
+    handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)),
+    handshakeMessage(HandshakeType.newSessionTicket, Uint8Array.of(0, 0, 0, 0)),
+    Uint8Array.of(HandshakeType.keyUpdate, 0),
+    concatBytes(handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0)), Uint8Array.of(4)),
+  ];
+  for (const ending of endings) {
+    expectRefusal(keys, "transcript_invalid", /^client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record$/, withEpochZeroEnding(ContentType.handshake, ending));
+  }
+  // The same record with the KeyUpdate it held verifies: the refusals above are the endings'.
+  expect(verifyRelayedSession(withEpochZeroEnding(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0))), keys, expectations()).sentPartly?.hidden).toHaveLength(2);
 });
 
 test("epochs with the client's traffic secrets too, or a key without its IV", () => {
@@ -216,6 +225,30 @@ describe("the records of the epochs, forged under the revealed keys or resized i
     expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 22 where application data was due$/, ticket);
   });
 
+  test("a handshake record shaped like a close_notify, an alert starting like a KeyUpdate, a record of padding only", () => {
+    const closeShaped = forgedClient((records) => records.splice(0, 0, { type: ContentType.handshake, content: Uint8Array.of(1, 0), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 22 where application data was due$/, closeShaped);
+    const keyUpdateShaped = forgedClient((records) => records.splice(0, 0, { type: ContentType.alert, content: Uint8Array.of(HandshakeType.keyUpdate, 1), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 21 where application data was due$/, keyUpdateShaped);
+    const padding = forgedClient((records) => records.splice(0, 0, { type: 0, content: new Uint8Array(3), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's protected record 0 has no content type$/, padding);
+  });
+
+  test("no close_notify: the data located, no close", () => {
+    const unclosed = forgedClient((records) => void records.splice(closeAt(records), 1));
+    const verified = verifyRelayedSession(unclosed, wholeKeys, expectations());
+    expect(verified.clientRecords).toEqual({ dataStart: opened.records[0]!.offset!, closeNotifyAt: null });
+  });
+
+  test("a client that sent no ChangeCipherSpec; client bytes that end after its hello", () => {
+    const records = splitRecordsOf(whole.relayed.clientToServer);
+    const ccs = records.find((record) => record.type === ContentType.changeCipherSpec)!;
+    const bytes = whole.relayed.clientToServer;
+    const withoutCcs = concatBytes(bytes.subarray(0, ccs.offset), bytes.subarray(ccs.offset + 6));
+    expect(verifyRelayedSession({ ...whole.relayed, clientToServer: withoutCcs }, wholeKeys, expectations()).sentPartly?.bytes).toEqual(whole.sent);
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's bytes end before its handshake flight$/, { ...whole.relayed, clientToServer: bytes.subarray(0, ccs.offset) });
+  });
+
   test("a layout of no epochs, or of more than 33", () => {
     const base = wholeKeys as Extract<RevealedKeys, { version: "TLS1.3" }>;
     expectRefusal({ ...base, clientEpochs: [] }, "transcript_invalid", /^the layout names 0 client epochs; 1 to 33 are accepted$/, whole.relayed);
@@ -245,16 +278,24 @@ describe("the records of the epochs, forged under the revealed keys or resized i
   test("a hidden epoch whose records are too short to hold data and its KeyUpdate", () => {
     const hidden = session.clientEpochs[1]!;
     const records = splitRecordsOf(session.relayed.clientToServer);
-    const resized = (fragmentLength: number) =>
+    expect(hidden.records).toBe(2);
+    /** Epoch 1's two records replaced by records of these fragment lengths (nobody can open them: their key is hidden). */
+    const resized = (lengths: number[]) =>
       concatBytes(
-        ...records.map((record, i) =>
-          i >= hidden.firstRecord && i < hidden.firstRecord + hidden.records
-            ? concatBytes(Uint8Array.of(23, 3, 3, 0, fragmentLength), new Uint8Array(fragmentLength))
-            : session.relayed.clientToServer.subarray(record.offset, record.offset + 5 + record.fragment.length),
-        ),
+        ...records.map((record, i) => {
+          const inEpoch = i - hidden.firstRecord;
+          return inEpoch >= 0 && inEpoch < hidden.records
+            ? concatBytes(Uint8Array.of(23, 3, 3, 0, lengths[inEpoch]!), new Uint8Array(lengths[inEpoch]!))
+            : session.relayed.clientToServer.subarray(record.offset, record.offset + 5 + record.fragment.length);
+        }),
       );
-    expectRefusal(keys, "transcript_invalid", /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/, { ...session.relayed, clientToServer: resized(16) });
-    expectRefusal(keys, "transcript_invalid", /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/, { ...session.relayed, clientToServer: resized(19) });
+    // Each record must be longer than a tag, and together they must hold data besides the 5-byte KeyUpdate.
+    const tooShort = /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/;
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([16, 16]) });
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([16, 40]) });
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([19, 20]) });
+    const oneByte = verifyRelayedSession({ ...session.relayed, clientToServer: resized([19, 21]) }, keys, expectations());
+    expect(oneByte.sentPartly?.hidden[0]!.end! - oneByte.sentPartly?.hidden[0]!.start!).toBe(1);
   });
 });
 
