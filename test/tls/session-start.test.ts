@@ -57,3 +57,17 @@ test("the first ClientHello stands in the transcript after a retry as its hash",
   expect(messageHash("sha256", clientHello)).toEqual(concatBytes(Uint8Array.of(254, 0, 0, 32), digest("sha256", clientHello)));
   expect(messageHash("sha384", clientHello).length).toBe(4 + 48);
 });
+
+test("after a HelloRetryRequest: bytes that end before the second ClientHello, or before the ServerHello", () => {
+  const retryRandom = Uint8Array.from(Buffer.from("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c", "hex"));
+  const body = concatBytes(uint16Bytes(0x0303), retryRandom, vectorBytes(1, clientHello.subarray(44, 44 + clientHello[43]!)), uint16Bytes(0x1301), Uint8Array.of(0), vectorBytes(2, TLS13, ext(Extension.keyShare, uint16Bytes(0x17))));
+  const retry = record(22, handshakeMessage(HandshakeType.serverHello, body));
+  expectRefusal(() => readHellos({ clientToServer: clientHello, serverToClient: retry }), "transcript_invalid", /^the client's bytes end before its second ClientHello$/);
+  expectRefusal(() => readHellos({ clientToServer: concatBytes(clientHello, clientHello), serverToClient: retry }), "transcript_invalid", /^the server's bytes end before its ServerHello$/);
+});
+
+test("bytes that are not TLS records, named by direction", () => {
+  const junk = new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n");
+  expectRefusal(() => readHellos({ clientToServer: junk, serverToClient: new Uint8Array(0) }), "transcript_invalid", /^the client bytes are not TLS records \(bad record header at byte 0\)$/);
+  expectRefusal(() => readHellos({ clientToServer: clientHello, serverToClient: junk }), "transcript_invalid", /^the server bytes are not TLS records \(bad record header at byte 0\)$/);
+});
