@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { MAX_FIRST_FLIGHT_BYTES, MAX_FIRST_FLIGHT_RECORDS, judgeFirstFlight, openingGate } from "../../src/tls/first-flight.ts";
+import { parseClientHello } from "../../src/tls/handshake.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
 
 /**
@@ -89,4 +90,10 @@ describe("the first flight a relay passes on", () => {
     expect(refusalOf(Uint8Array.from(flight).subarray(0, MAX_FIRST_FLIGHT_BYTES - 1))).toBe("incomplete");
     expect(refusalOf(Uint8Array.from(flight))).toBe(`the client's first ${MAX_FIRST_FLIGHT_BYTES} bytes hold no whole ClientHello`);
   });
+});
+
+test("a ClientHello naming the server with a trailing dot and other case is for that server", async () => {
+  const dotted = await clientHelloFor("API.Target.Example.");
+  expect(parseClientHello(dotted.subarray(9)).serverName).toBe("API.Target.Example.");
+  expect(judgeFirstFlight(dotted, NAME)).toEqual({ kind: "accepted" });
 });

@@ -6,6 +6,7 @@ import { digest } from "../../src/tls/key-schedule.ts";
 import { HandshakeType, handshakeMessage } from "../../src/tls/records.ts";
 import { messageHash, readHellos } from "../../src/tls/session-start.ts";
 import { uint16Bytes, vectorBytes } from "../../src/tls/wire.ts";
+import { verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
 import { expectRefusal } from "./support/refusal.ts";
 
@@ -70,4 +71,13 @@ test("bytes that are not TLS records, named by direction", () => {
   const junk = new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n");
   expectRefusal(() => readHellos({ clientToServer: junk, serverToClient: new Uint8Array(0) }), "transcript_invalid", /^the client bytes are not TLS records \(bad record header at byte 0\)$/);
   expectRefusal(() => readHellos({ clientToServer: clientHello, serverToClient: junk }), "transcript_invalid", /^the server bytes are not TLS records \(bad record header at byte 0\)$/);
+});
+
+test("the notary's check of the ClientHello's server name: none, or another, is refused before anything else", async () => {
+  const expectations = (serverName: string) => ({ serverName, trustAnchorsPem: [], now: new Date() });
+  const serverToClient = record(22, serverHello([TLS13, KEY_SHARE]));
+  const keys = { version: "TLS1.3" as const, serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
+  const nameless = await clientHelloFor();
+  expectRefusal(() => verifyRelayedSession({ clientToServer: nameless, serverToClient }, keys, expectations("api.target.example")), "tls_untrusted", /^the ClientHello names no server, not api\.target\.example$/);
+  expectRefusal(() => verifyRelayedSession({ clientToServer: clientHello, serverToClient }, keys, expectations("other.example")), "tls_untrusted", /^the ClientHello names server "api\.target\.example", not other\.example$/);
 });

@@ -170,15 +170,39 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expect(verifyRelayedSession(first.relayed, withValue(value.toUpperCase()), expectations()).recv).toEqual(first.answer);
   });
 
-  test("one of a pair of client or server keys without the other", () => {
+  test("one of a pair of client or server keys without the other, either one", () => {
     const full = keysToReveal(first.keylog, first.relayed, true);
     if (full.version === "TLS1.3") {
-      const { clientApplicationTrafficSecret: _, ...half } = full;
-      expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: both client traffic secrets are needed$/);
+      const { clientApplicationTrafficSecret: _, ...withoutApplication } = full;
+      const { clientHandshakeTrafficSecret: __, ...withoutHandshake } = full;
+      for (const half of [withoutApplication, withoutHandshake]) {
+        expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: both client traffic secrets are needed$/);
+      }
     } else {
-      const { serverWriteIv: _, ...half } = firstKeys as Extract<RevealedKeys, { version: "TLS1.2" }>;
-      expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: the server write key and IV go together$/);
+      const { serverWriteIv: _, ...withoutIv } = firstKeys as Extract<RevealedKeys, { version: "TLS1.2" }>;
+      const { serverWriteKey: __, ...withoutKey } = firstKeys as Extract<RevealedKeys, { version: "TLS1.2" }>;
+      for (const half of [withoutIv, withoutKey]) {
+        expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: the server write key and IV go together$/);
+      }
     }
+  });
+
+  test("each revealed value named when it is not hex or not of its length", () => {
+    const full = keysToReveal(first.keylog, first.relayed, true);
+    const cases: [RevealedKeys, RegExp][] =
+      full.version === "TLS1.3"
+        ? [
+            [{ ...firstKeys, serverHandshakeTrafficSecret: "zz" }, /^the revealed server handshake traffic secret is not hex$/],
+            [{ ...full, clientHandshakeTrafficSecret: "zz" }, /^the revealed client handshake traffic secret is not hex$/],
+            [{ ...full, clientApplicationTrafficSecret: "zz" }, /^the revealed client application traffic secret is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "zz", iv: "00".repeat(12) }] }, /^the revealed client epoch 0's key is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "00".repeat(16), iv: "00".repeat(11) }] }, /^the revealed client epoch 0's IV has 11 bytes; the cipher suite needs 12$/],
+          ]
+        : [
+            [{ ...firstKeys, serverWriteIv: "00".repeat(3) }, /^the revealed server write IV has 3 bytes; the cipher suite needs 4$/],
+            [{ ...firstKeys, serverWriteKey: "00".repeat(15) }, /^the revealed server write key has 15 bytes; the cipher suite needs 16$/],
+          ];
+    for (const [keys, message] of cases) expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", message);
   });
 
   test("the expected name matches case-blind; the verified session says what it checked", () => {
