@@ -192,15 +192,15 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     const cases: [RevealedKeys, RegExp][] =
       full.version === "TLS1.3"
         ? [
-            [{ ...firstKeys, serverHandshakeTrafficSecret: "zz" }, /^the revealed server handshake traffic secret is not hex$/],
-            [{ ...full, clientHandshakeTrafficSecret: "zz" }, /^the revealed client handshake traffic secret is not hex$/],
-            [{ ...full, clientApplicationTrafficSecret: "zz" }, /^the revealed client application traffic secret is not hex$/],
-            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "zz", iv: "00".repeat(12) }] }, /^the revealed client epoch 0's key is not hex$/],
-            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "00".repeat(16), iv: "00".repeat(11) }] }, /^the revealed client epoch 0's IV has 11 bytes; the cipher suite needs 12$/],
+            [{ ...firstKeys, serverHandshakeTrafficSecret: "zz" } as RevealedKeys, /^the revealed server handshake traffic secret is not hex$/],
+            [{ ...full, clientHandshakeTrafficSecret: "zz" } as RevealedKeys, /^the revealed client handshake traffic secret is not hex$/],
+            [{ ...full, clientApplicationTrafficSecret: "zz" } as RevealedKeys, /^the revealed client application traffic secret is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "zz", iv: "00".repeat(12) }] } as RevealedKeys, /^the revealed client epoch 0's key is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "00".repeat(16), iv: "00".repeat(11) }] } as RevealedKeys, /^the revealed client epoch 0's IV has 11 bytes; the cipher suite needs 12$/],
           ]
         : [
-            [{ ...firstKeys, serverWriteIv: "00".repeat(3) }, /^the revealed server write IV has 3 bytes; the cipher suite needs 4$/],
-            [{ ...firstKeys, serverWriteKey: "00".repeat(15) }, /^the revealed server write key has 15 bytes; the cipher suite needs 16$/],
+            [{ ...firstKeys, serverWriteIv: "00".repeat(3) } as RevealedKeys, /^the revealed server write IV has 3 bytes; the cipher suite needs 4$/],
+            [{ ...firstKeys, serverWriteKey: "00".repeat(15) } as RevealedKeys, /^the revealed server write key has 15 bytes; the cipher suite needs 16$/],
           ];
     for (const [keys, message] of cases) expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", message);
   });
