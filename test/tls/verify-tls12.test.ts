@@ -263,3 +263,8 @@ test("a server that sends no close_notify: none is located", () => {
   const noData = forged((server) => void server.splice(1));
   expect(verify(noData, serverKeys).serverRecords).toEqual({ dataStart: null, closeNotifyAt: null });
 });
+
+test("an empty application data record opens to nothing (TLS 1.2 allows them)", () => {
+  const relayed = forged((server) => server.splice(findRecord(server, ContentType.applicationData), 0, { type: ContentType.applicationData, content: new Uint8Array(0), key: 0 }));
+  expect(verify(relayed, serverKeys).recv).toEqual(exchange.answer);
+});
