@@ -27,6 +27,11 @@ export interface RawServerQuirks {
   helloRetryGroup?: number;
   /** A cookie in the HelloRetryRequest, which the second ClientHello must echo. */
   cookie?: boolean;
+  /** Bytes sent after the HelloRetryRequest's record (a ChangeCipherSpec, anything); with `endAfterHelloRetry` it stops there. */
+  afterHelloRetry?: Uint8Array;
+  endAfterHelloRetry?: boolean;
+  /** Bytes in the HelloRetryRequest's record after it; it stops there. */
+  helloRetryTrailer?: Uint8Array;
   /** Answers the second ClientHello with another HelloRetryRequest. */
   secondHelloRetry?: boolean;
   /** This public value in its ServerHello's key share instead of its own (a bad point); it stops there. */
@@ -39,6 +44,10 @@ export interface RawServerQuirks {
   onClientKeyUpdate?: "follow" | "alert" | "close";
   /** Asks for a client certificate (CertificateRequest with a context), which the client must answer (with none). */
   certificateRequest?: boolean;
+  /** The CertificateRequest's body as sent instead (with `certificateRequest`). */
+  certificateRequestBody?: Uint8Array;
+  /** The EncryptedExtensions' body as sent instead of the extensions' vector. */
+  encryptedExtensionsBody?: Uint8Array;
   /** Extensions added to EncryptedExtensions: [type, body] pairs. */
   encryptedExtensions?: [number, Uint8Array][];
   /**
@@ -132,7 +141,9 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
     const cookie = quirks.cookie ? [ext(Extension.cookie, vectorBytes(2, randomBytes(16)))] : [];
     const cookieEchoed = (extensions: Map<number, Uint8Array>) => !cookie[0] || Buffer.from(extensions.get(Extension.cookie) ?? []).equals(Buffer.from(cookie[0].subarray(4)));
     const retry = serverHello(HELLO_RETRY_RANDOM, hello.sessionId, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, uint16Bytes(retryGroup)), ...cookie]);
-    socket.write(plainRecord(ContentType.handshake, retry));
+    socket.write(plainRecord(ContentType.handshake, concatBytes(retry, quirks.helloRetryTrailer ?? new Uint8Array(0))));
+    if (quirks.afterHelloRetry) socket.write(quirks.afterHelloRetry);
+    if (quirks.endAfterHelloRetry || quirks.helloRetryTrailer) return null;
     transcript = [messageHash(SUITE.hash, first.raw), retry];
     const second = await nextMessage(incoming, plain);
     if (!second) return null;
@@ -161,10 +172,10 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
 /** The server's flight: EncryptedExtensions, Certificate, CertificateVerify, Finished, in one record. */
 function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcript: Uint8Array[], serverHandshake: Uint8Array): Uint8Array {
   const extensions = (quirks.encryptedExtensions ?? []).map(([type, body]) => ext(type, body));
-  const messages = [handshakeMessage(HandshakeType.encryptedExtensions, vectorBytes(2, ...extensions))];
+  const messages = [handshakeMessage(HandshakeType.encryptedExtensions, quirks.encryptedExtensionsBody ?? vectorBytes(2, ...extensions))];
   if (quirks.certificateRequest) {
     const signatureAlgorithms = ext(Extension.signatureAlgorithms, vectorBytes(2, uint16Bytes(0x0403)));
-    messages.push(handshakeMessage(HandshakeType.certificateRequest, concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(2, signatureAlgorithms))));
+    messages.push(handshakeMessage(HandshakeType.certificateRequest, quirks.certificateRequestBody ?? concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(2, signatureAlgorithms))));
   }
   const entries = certificatesOf(identity.chainPem).map((der) => concatBytes(vectorBytes(3, der), vectorBytes(2)));
   messages.push(handshakeMessage(HandshakeType.certificate, concatBytes(vectorBytes(1), vectorBytes(3, ...entries))));

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { concatBytes } from "@noble/hashes/utils.js";
 import { createECDH, createHash } from "node:crypto";
 import { type Server, type Socket, createServer as createTcpServer } from "node:net";
 import { createServer, type Server as HttpsServer } from "node:https";
@@ -6,6 +7,7 @@ import { AppError, type ErrorCode } from "../../../src/core/errors.ts";
 import { type Tls13ClientOptions, isTls12Target } from "../../../src/tls/client/exchange.ts";
 import { Extension } from "../../../src/tls/handshake.ts";
 import { HandshakeType } from "../../../src/tls/records.ts";
+import { vectorBytes } from "../../../src/tls/wire.ts";
 import { readHellos } from "../../../src/tls/session-start.ts";
 import { keysOfEpochExchange, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
 import { type RawServer, type RawServerQuirks, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
@@ -345,5 +347,57 @@ describe("the server's hellos and flight as the client reads them", () => {
     // The ClientHello left, and the client ended its side.
     expect(scripted.written).toHaveLength(1);
     expect(scripted.ended).toBe(true);
+  });
+});
+
+describe("around a HelloRetryRequest, and messages the client parses itself", () => {
+  const ccs = (value: number) => Uint8Array.of(20, 3, 3, 0, 1, value);
+  const run = (server: RawServer) => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+
+  test("one ChangeCipherSpec after the HelloRetryRequest is skipped", async () => {
+    const exchange = await run(await rawTarget({ group: "p256", afterHelloRetry: ccs(1) }));
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+  });
+
+  test.each([
+    ["a malformed ChangeCipherSpec", { afterHelloRetry: ccs(2) }, "tls_unsupported", /^the target broke the TLS protocol: the server sent a malformed ChangeCipherSpec$/],
+    ["two ChangeCipherSpecs", { afterHelloRetry: concatBytes(ccs(1), ccs(1)) }, "tls_unsupported", /^the target broke the TLS protocol: the server sent a record of type 20 where its ServerHello was due$/],
+    ["a Certificate where the ServerHello was due", { afterHelloRetry: Uint8Array.of(22, 3, 3, 0, 4, 11, 0, 0, 0), endAfterHelloRetry: true }, "tls_unsupported", /^the target broke the TLS protocol: the server sent handshake message type 11 where its ServerHello was due$/],
+    ["the end of the connection", { endAfterHelloRetry: true }, "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its ServerHello\)$/],
+    ["more in the HelloRetryRequest's record", { helloRetryTrailer: Uint8Array.of(8, 0, 0, 2, 0, 0) }, "tls_unsupported", /^the target broke the TLS protocol: the server's HelloRetryRequest does not end its record$/],
+  ] as const)("after the HelloRetryRequest, %s", async (_name, quirks, code, message) => {
+    await expectRefused(async () => run(await rawTarget({ group: "p256", ...quirks })), code, message);
+  });
+
+  const alpn = (list: Uint8Array) => concatBytes(Uint8Array.of(0, Extension.alpn), vectorBytes(2, list));
+  test.each([
+    ["bytes after its extensions", concatBytes(vectorBytes(2), Uint8Array.of(0)), /^the target broke the TLS protocol: EncryptedExtensions has 1 unexpected trailing bytes$/],
+    ["an extension cut short", vectorBytes(2, Uint8Array.of(0, 0, 0, 5, 1)), /^the target broke the TLS protocol: EncryptedExtensions extensions is truncated$/],
+    ["an ALPN list cut short", vectorBytes(2, alpn(Uint8Array.of(0, 9, 8))), /^the target broke the TLS protocol: ALPN is truncated$/],
+    ["an ALPN list of two names", vectorBytes(2, alpn(vectorBytes(2, vectorBytes(1, new TextEncoder().encode("http/1.1")), vectorBytes(1, new TextEncoder().encode("h2"))))), /^the target broke the TLS protocol: ALPN list has 3 unexpected trailing bytes$/],
+    ["an extension the client did not ask for", vectorBytes(2, Uint8Array.of(0, 28, 0, 2, 0x40, 0)), /^the target's EncryptedExtensions carries extension 28, which the client did not ask for$/],
+  ] as const)("EncryptedExtensions with %s", async (_name, body, message) => {
+    await expectRefused(async () => run(await rawTarget({ encryptedExtensionsBody: body })), "tls_unsupported", message);
+  });
+
+  test("a CertificateRequest cut short", async () => {
+    await expectRefused(async () => run(await rawTarget({ certificateRequest: true, certificateRequestBody: Uint8Array.of(5, 1) })), "tls_unsupported", /^the target broke the TLS protocol: CertificateRequest is truncated$/);
+  });
+
+  test("a flight of exactly 256 KiB of records is read; the limit is what it exceeds", async () => {
+    const server = await rawTarget({
+      flightThenServe: true,
+      flight: (messages, seal) => {
+        // 16 records of 16384 bytes each: the flight's bytes in pieces, each padded (inner type 22, then zeros).
+        const flight = concatBytes(...messages);
+        const piece = Math.ceil(flight.length / 16);
+        const inner = 16384 - 16;
+        return concatBytes(...Array.from({ length: 16 }, (_, i) => {
+          const content = flight.subarray(i * piece, (i + 1) * piece);
+          return seal(0, concatBytes(content, Uint8Array.of(22), new Uint8Array(inner - content.length - 2)));
+        }));
+      },
+    });
+    expect(new TextDecoder().decode((await run(server)).recv)).toEndWith("ok");
   });
 });
