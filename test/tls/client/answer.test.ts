@@ -119,10 +119,15 @@ describe("an answer read whole", () => {
 });
 
 describe("the server's KeyUpdate", () => {
-  test("followed: the records after it open under its next secret", async () => {
-    const { answer, written } = await answerTo([data("before "), [ContentType.handshake, keyUpdate(0)], "update", data("after"), CLOSE]);
+  test("followed: the records after it open under its next secret; it is no ticket", async () => {
+    const { answer, written } = await answerTo([data("before "), [ContentType.handshake, keyUpdate(0)], "update", [ContentType.handshake, ticket()], data("after"), CLOSE]);
     expect(new TextDecoder().decode(answer.recv)).toBe("before after");
+    expect(answer.sessionTickets).toBe(1);
     expect(written).toHaveLength(0);
+  });
+
+  test("a record of padding only has no content type", async () => {
+    await refusal(() => answerTo([data("x"), [0, new Uint8Array(3)]]), "transcript_invalid", /^the server's protected record 1 has no content type$/);
   });
 
   test("asking for one: the client answers with its own KeyUpdate at once, in an epoch as revealed as the current", async () => {
