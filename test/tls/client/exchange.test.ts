@@ -401,3 +401,9 @@ describe("around a HelloRetryRequest, and messages the client parses itself", ()
     expect(new TextDecoder().decode((await run(server)).recv)).toEndWith("ok");
   });
 });
+
+test("the client checks the certificate at the time it is given", async () => {
+  const { port } = await httpsTarget(ids.ecdsa);
+  const later = new Date(Date.now() + 10 * 365 * 86_400_000);
+  await expectRefused(() => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ now: () => later })), "tls_untrusted", new RegExp(`^the server's certificate \\(CN=${TARGET_HOST.replaceAll(".", "\\.")}\\) is not valid at ${later.toISOString().slice(0, 10)}`));
+});
