@@ -103,14 +103,28 @@ describe("the records written", () => {
     expect(shown[0]!.sent).toEqual({ start: 0, end: MAX_PLAINTEXT + 12 });
   });
 
+  test("a part of exactly one record's worth is one record; an empty request writes none", () => {
+    const { opened } = written([part(new Uint8Array(MAX_PLAINTEXT).fill(0x42))]);
+    expect(opened[0]!.map((r) => [r.type, r.content.length])).toEqual([
+      [23, MAX_PLAINTEXT],
+      [21, 2],
+    ]);
+    const scripted = scriptedTransport();
+    const writer = new RecordWriter(scripted.transport);
+    new EpochWriter(suite, new Uint8Array(48), writer, true).writeRequest([]);
+    expect(writer.count).toBe(0);
+  });
+
   test("the shown keys are copies", () => {
     const { epochs } = written([part("a")]);
     const first = epochs.shown()[0]!;
     if (!first.revealed) throw new Error("revealed");
     first.keys.key.fill(0);
+    first.keys.iv.fill(0);
     first.sent.end = 99;
     const again = epochs.shown()[0]!;
     expect(again.revealed && again.keys.key.some((byte) => byte !== 0)).toBe(true);
+    expect(again.revealed && again.keys.iv.some((byte) => byte !== 0)).toBe(true);
     expect(again.sent.end).toBe(1);
   });
 });
@@ -126,11 +140,18 @@ test(`at most ${MAX_CLIENT_EPOCHS} epochs per connection`, () => {
     caught = error;
   }
   expect(caught).toBeInstanceOf(AppError);
-  expect((caught as AppError).message).toBe(`the request needs more than ${MAX_CLIENT_EPOCHS} client epochs`);
+  expect({ code: (caught as AppError).code, message: (caught as AppError).message }).toEqual({ code: "internal", message: `the request needs more than ${MAX_CLIENT_EPOCHS} client epochs` });
   // A KeyUpdate the server asks for cannot add one past the limit either.
   const scripted = scriptedTransport();
   const epochs = new EpochWriter(suite, new Uint8Array(48), new RecordWriter(scripted.transport), true);
   epochs.writeRequest(alternating(16));
   expect(epochs.keyUpdates).toBe(MAX_CLIENT_EPOCHS - 1);
-  expect(() => epochs.keyUpdate(true)).toThrow(`a connection holds at most ${MAX_CLIENT_EPOCHS} client epochs`);
+  const beyond = (() => {
+    try {
+      epochs.keyUpdate(true);
+    } catch (error) {
+      return error as AppError;
+    }
+  })();
+  expect({ code: beyond?.code, message: beyond?.message }).toEqual({ code: "internal", message: `a connection holds at most ${MAX_CLIENT_EPOCHS} client epochs` });
 });
