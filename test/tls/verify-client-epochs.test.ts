@@ -300,3 +300,12 @@ describe("the records of the epochs, forged under the revealed keys or resized i
 });
 
 const splitRecordsOf = (bytes: Uint8Array) => splitRecords(bytes, "client").records;
+
+test("the same exchange revealed without its request: the server's secrets only, the request's length counted", () => {
+  const serverOnly = keysOfEpochExchange(session, false);
+  expect(Object.keys(serverOnly).sort()).toEqual(["serverApplicationTrafficSecret", "serverHandshakeTrafficSecret", "version"]);
+  const verified = verifyRelayedSession(session.relayed, serverOnly, expectations());
+  expect(verified.sent).toBeNull();
+  expect(verified.sentPartly).toBeNull();
+  expect(verified.recv).toEqual(session.recv);
+});
