@@ -93,10 +93,24 @@ describe("a HelloRetryRequest", () => {
     ["accepting a pre-shared key", [ext(Extension.preSharedKey, uint16Bytes(0))], {}, /^the target's HelloRetryRequest accepts a pre-shared key or early data, which the client never offered$/],
     ["choosing a suite not offered", [groupShare(0x0017)], { suite: 0x1304 }, /^the target's HelloRetryRequest chose cipher suite 0x1304, which the client did not offer$/],
     ["choosing a compression", [groupShare(0x0017)], { compression: 1 }, /^the target's HelloRetryRequest chose a compression method$/],
-    ["with a shorter session id", [groupShare(0x0017)], { sessionId: new Uint8Array(31) }, /^the target's HelloRetryRequest does not echo the client's session id$/],
   ] as const)("%s: refused", (_name, extensions, fields, message) => {
     const sent = offer();
     expectRefusal(() => checkHelloRetry(retryFor(sent, [...extensions], fields), sent), "tls_unsupported", message);
+  });
+
+  test("with a cookie cut short: malformed", () => {
+    const sent = offer();
+    expectRefusal(() => checkHelloRetry(retryFor(sent, [ext(Extension.cookie, Uint8Array.of(0, 5, 1))]), sent), "transcript_invalid", /^cookie is truncated$/);
+  });
+
+  test("with the client's session id cut short: refused", () => {
+    const sent = offer();
+    expectRefusal(() => checkHelloRetry(retryFor(sent, [groupShare(0x0017)], { sessionId: sent.sessionId.subarray(0, 31) }), sent), "tls_unsupported", /^the target's HelloRetryRequest does not echo the client's session id$/);
+  });
+
+  test("for a group among several the client already sent: refused", () => {
+    const sent = offer({ shares: [newKeyShare("x25519"), newKeyShare("p256")] });
+    expectRefusal(() => checkHelloRetry(retryFor(sent, [groupShare(0x0017)]), sent), "tls_unsupported", /^the target's HelloRetryRequest asks for a p256 key share, which the client already sent$/);
   });
 
   test("with another session id of the same length: refused", () => {
@@ -116,6 +130,12 @@ describe("the ServerHello", () => {
     const agreed = checkServerHello(serverHello(sent, [SUPPORTED_VERSIONS, shareOf(0x0017, server.publicKey)], { suite: 0x1302 }), sent, null);
     expect(agreed.suite).toEqual(SUITES[1]!);
     expect(agreed.sharedSecret).toEqual(server.agree(sent.shares[1]!.publicKey));
+  });
+
+  test("a suite the client did not offer", () => {
+    const sent = offer({ suites: SUITES.slice(0, 1) });
+    const hello = serverHello(sent, [SUPPORTED_VERSIONS, shareOf(0x001d, newKeyShare("x25519").publicKey)], { suite: 0x1302 });
+    expectRefusal(() => checkServerHello(hello, sent, null), "tls_unsupported", /^the target's ServerHello chose cipher suite 0x1302, which the client did not offer$/);
   });
 
   test("a TLS 1.2 ServerHello: refused as a TLS 1.2 target, which the caller may prove otherwise", () => {
