@@ -267,7 +267,24 @@ describe("after the handshake", () => {
   });
 });
 
-describe("a request the client refuses before anything leaves", () => {
+describe("a request the client refuses before anything leaves, and what it takes", () => {
+  test("33 epochs (sixteen hidden parts) are within the limit: the ClientHello leaves", async () => {
+    const scripted = scriptedTransport();
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    const parts = Array.from({ length: 33 }, (_, i) => ({ bytes: new TextEncoder().encode(`p${i}`), hidden: i % 2 === 1 }));
+    const running = runTls13Exchange(scripted.transport, parts, options());
+    scripted.finish();
+    await expectRefused(() => running, "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its ServerHello\)$/);
+    expect(scripted.written).toHaveLength(1);
+  });
+
+  test("an empty part beside others is no empty request", async () => {
+    const { port } = await httpsTarget(ids.ecdsa);
+    const request = [{ bytes: new Uint8Array(0), hidden: false }, ...requestWithHiddenCredential(TARGET_HOST, CREDENTIAL)];
+    const exchange = await recordedExchange(port, request, options());
+    expect(new TextDecoder().decode(exchange.recv)).toContain(sha256(CREDENTIAL));
+  });
+
   test.each([
     ["a target named by IP address", "127.0.0.1", [{ bytes: new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n"), hidden: false }], "tls_unsupported", /^the TLS 1\.3 client needs a host name \(SNI and the certificate name\); the target is an IP address$/],
     ["an empty request", TARGET_HOST, [{ bytes: new Uint8Array(0), hidden: false }], "internal", /^the TLS 1\.3 client was given an empty request$/],
