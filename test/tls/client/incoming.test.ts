@@ -104,3 +104,11 @@ test("a Duplex as transport: data in order, one end however the stream ends", as
   await new Promise((resolve) => setTimeout(resolve, 10));
   expect(endCalls).toEqual([undefined]);
 });
+
+test("bytes that are not TLS records", async () => {
+  const scripted = scriptedTransport();
+  const incoming = new IncomingRecords(scripted.transport, 1_000);
+  scripted.deliver(new TextEncoder().encode("HTTP/1.1 400 Bad Request\r\n\r\n"));
+  const error = await incoming.next().catch((e: unknown) => e as AppError);
+  expect({ code: (error as AppError).code, message: (error as AppError).message }).toEqual({ code: "transcript_invalid", message: "the server bytes are not TLS records (bad record header at byte 0)" });
+});
