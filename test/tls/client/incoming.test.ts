@@ -1,10 +1,8 @@
 import { expect, test } from "bun:test";
-import { PassThrough } from "node:stream";
 import { concatBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../../../src/core/errors.ts";
 import { IncomingRecords } from "../../../src/tls/client/incoming.ts";
 import { CHANGE_CIPHER_SPEC, RecordWriter, plainRecord } from "../../../src/tls/client/record-writer.ts";
-import { duplexTransport } from "../../../src/tls/client/transport.ts";
 import { scriptedTransport } from "./support.ts";
 
 /** The server's bytes as whole records, however they arrive; the client's records counted and written in one go. */
@@ -76,33 +74,6 @@ test("the writer counts records and writes the queued ones at once; nothing when
   writer.flush();
   expect(scripted.written).toEqual([one, concatBytes(CHANGE_CIPHER_SPEC, two)]);
   expect(CHANGE_CIPHER_SPEC).toEqual(Uint8Array.of(20, 3, 3, 0, 1, 1));
-});
-
-test("a Duplex as transport: data in order, one end however the stream ends", async () => {
-  const stream = new PassThrough();
-  const transport = duplexTransport(stream);
-  const received: Uint8Array[] = [];
-  const ends: (Error | undefined)[] = [];
-  transport.start(
-    (bytes) => received.push(bytes),
-    (error) => ends.push(error),
-  );
-  transport.write(one);
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(received).toEqual([one]);
-  stream.destroy(new Error("reset"));
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(ends).toEqual([new Error("reset")]);
-  const ending = new PassThrough();
-  const endCalls: (Error | undefined)[] = [];
-  duplexTransport(ending).start(
-    () => {},
-    (error) => endCalls.push(error),
-  );
-  duplexTransport(ending).end();
-  ending.resume();
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(endCalls).toEqual([undefined]);
 });
 
 test("bytes that are not TLS records", async () => {
