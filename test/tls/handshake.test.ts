@@ -138,3 +138,23 @@ describe("Certificate, ServerKeyExchange, CertificateVerify", () => {
     expectRefusal(() => parseCertificateVerify(concatBytes(uint16Bytes(0x0804), vectorBytes(2, Uint8Array.of(1)), Uint8Array.of(0))), "transcript_invalid", /^CertificateVerify has 1 unexpected trailing bytes$/);
   });
 });
+
+describe("each structure named when it is cut short or repeats an extension", () => {
+  const clientHello = (suites: Uint8Array, extensions: Uint8Array) => concatBytes(uint16Bytes(0x0303), RANDOM, vectorBytes(1), vectorBytes(2, suites), vectorBytes(1, Uint8Array.of(0)), extensions);
+
+  test.each([
+    ["ClientHello extensions", () => parseClientHello(clientHello(uint16Bytes(0x1301), Uint8Array.of(0, 4, 0, 0, 0, 9))), /^ClientHello extensions is truncated$/],
+    ["ClientHello cipher suites", () => parseClientHello(clientHello(Uint8Array.of(0x13), vectorBytes(2))), /^ClientHello cipher suites is truncated$/],
+    ["server_name", () => parseClientHello(clientHello(uint16Bytes(0x1301), vectorBytes(2, ext(Extension.serverName, Uint8Array.of(0))))), /^server_name is truncated$/],
+    ["server_name list", () => parseClientHello(clientHello(uint16Bytes(0x1301), vectorBytes(2, ext(Extension.serverName, vectorBytes(2, Uint8Array.of(0, 0, 9)))))), /^server_name list is truncated$/],
+    ["key_share", () => clientKeyShares(Uint8Array.of(0)), /^key_share is truncated$/],
+    ["key_share list", () => clientKeyShares(vectorBytes(2, Uint8Array.of(0, 0x1d, 0, 9))), /^key_share list is truncated$/],
+    ["ServerHello", () => parseServerHello(Uint8Array.of(3)), /^ServerHello is truncated$/],
+    ["ServerHello's extensions", () => parseServerHello(serverHelloBody(0x0303, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.supportedVersions, uint16Bytes(0x0304))])), /^ServerHello repeats extension 43$/],
+    ["supported_versions", () => parseServerHello(serverHelloBody(0x0303, [ext(Extension.supportedVersions, Uint8Array.of(3))])), /^supported_versions is truncated$/],
+    ["EncryptedExtensions' extensions", () => parseEncryptedExtensions(vectorBytes(2, ext(0, new Uint8Array(0)), ext(0, new Uint8Array(0)))), /^EncryptedExtensions repeats extension 0$/],
+    ["certificate list", () => parseCertificates(vectorBytes(3, Uint8Array.of(0, 0, 9, 1)), "TLS1.2"), /^certificate list is truncated$/],
+  ] as const)("%s", (_name, parse, message) => {
+    expectRefusal(parse, "transcript_invalid", message);
+  });
+});
