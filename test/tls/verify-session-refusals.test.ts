@@ -223,6 +223,11 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expectRefusal(() => keysToReveal(others, first.relayed, false), "transcript_invalid", new RegExp(`^the TLS key log has no ${label} for this connection$`));
     const notHex = first.keylog.map((line) => (line.startsWith(label) ? `${line.trim()}zz` : line));
     expectRefusal(() => keysToReveal(notHex, first.relayed, false), "transcript_invalid", new RegExp(`no ${label} for this connection`));
+    const hexAfterJunk = first.keylog.map((line) => (line.startsWith(label) ? line.trim().replace(/ (\S+)$/, " zz$1") : line));
+    expectRefusal(() => keysToReveal(hexAfterJunk, first.relayed, false), "transcript_invalid", new RegExp(`no ${label} for this connection`));
+    // Fields apart by any run of blanks, a line indented, a lone word and an empty line among them: read the same.
+    const loose = [...first.keylog.map((line) => `  ${line.trim().split(" ").join(" \t ")}\n`), "CLIENT_RANDOM", ""];
+    expect(keysToReveal(loose, first.relayed, true)).toEqual(keysToReveal(first.keylog, first.relayed, true));
     if (version === "TLSv1.3") {
       const withoutClient = first.keylog.filter((line) => !line.startsWith("CLIENT_TRAFFIC_SECRET_0"));
       expect(keysToReveal(withoutClient, first.relayed, false)).toEqual(firstKeys);
