@@ -20,6 +20,11 @@ test.each([
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 2, secret }] }, /unknown key "clientEpochs\[0\]\.secret"/],
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: Array.from({ length: 34 }, () => ({ records: 2 })) }, /clientEpochs: expected at most 33 epochs/],
   [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [] }, /clientEpochs: expected at least 1 epoch/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: 5, serverApplicationTrafficSecret: secret }, /serverHandshakeTrafficSecret: expected a hex string/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: "all" }, /clientEpochs: expected an array/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: "2" }] }, /clientEpochs\[0\]\.records: expected a number/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 1.5 }] }, /clientEpochs\[0\]\.records: expected an integer/],
+  [{ version: "TLS1.3", serverHandshakeTrafficSecret: secret, serverApplicationTrafficSecret: secret, clientEpochs: [{ records: 2 ** 20 + 1 }] }, /clientEpochs\[0\]\.records: expected at most 1048576 records/],
 ])("%j is refused", (input, message) => {
   let caught: unknown;
   try {
