@@ -27,6 +27,11 @@ export interface RawServerQuirks {
   helloRetryGroup?: number;
   /** A cookie in the HelloRetryRequest, which the second ClientHello must echo. */
   cookie?: boolean;
+  /** Bytes sent after the HelloRetryRequest's record (a ChangeCipherSpec, anything); with `endAfterHelloRetry` it stops there. */
+  afterHelloRetry?: Uint8Array;
+  endAfterHelloRetry?: boolean;
+  /** Bytes in the HelloRetryRequest's record after it; it stops there. */
+  helloRetryTrailer?: Uint8Array;
   /** Answers the second ClientHello with another HelloRetryRequest. */
   secondHelloRetry?: boolean;
   /** This public value in its ServerHello's key share instead of its own (a bad point); it stops there. */
@@ -39,8 +44,21 @@ export interface RawServerQuirks {
   onClientKeyUpdate?: "follow" | "alert" | "close";
   /** Asks for a client certificate (CertificateRequest with a context), which the client must answer (with none). */
   certificateRequest?: boolean;
+  /** The CertificateRequest's body as sent instead (with `certificateRequest`). */
+  certificateRequestBody?: Uint8Array;
+  /** The EncryptedExtensions' body as sent instead of the extensions' vector. */
+  encryptedExtensionsBody?: Uint8Array;
   /** Extensions added to EncryptedExtensions: [type, body] pairs. */
   encryptedExtensions?: [number, Uint8Array][];
+  /**
+   * The server's encrypted flight as sent instead of its one record: given its messages (EncryptedExtensions through
+   * Finished, each whole) and the sealer of its handshake key (sealing in order), the bytes to send after its
+   * ChangeCipherSpec; it stops there unless `flightThenServe`.
+   */
+  flight?: (messages: Uint8Array[], seal: (type: number, content: Uint8Array) => Uint8Array) => Uint8Array;
+  flightThenServe?: boolean;
+  /** Bytes sent in the ServerHello's record after it. */
+  afterServerHello?: Uint8Array;
   /** One byte of the CertificateVerify signature or of the Finished changed. */
   breakSignature?: boolean;
   breakFinished?: boolean;
@@ -123,7 +141,9 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
     const cookie = quirks.cookie ? [ext(Extension.cookie, vectorBytes(2, randomBytes(16)))] : [];
     const cookieEchoed = (extensions: Map<number, Uint8Array>) => !cookie[0] || Buffer.from(extensions.get(Extension.cookie) ?? []).equals(Buffer.from(cookie[0].subarray(4)));
     const retry = serverHello(HELLO_RETRY_RANDOM, hello.sessionId, [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, uint16Bytes(retryGroup)), ...cookie]);
-    socket.write(plainRecord(ContentType.handshake, retry));
+    socket.write(plainRecord(ContentType.handshake, concatBytes(retry, quirks.helloRetryTrailer ?? new Uint8Array(0))));
+    if (quirks.afterHelloRetry) socket.write(quirks.afterHelloRetry);
+    if (quirks.endAfterHelloRetry || quirks.helloRetryTrailer) return null;
     transcript = [messageHash(SUITE.hash, first.raw), retry];
     const second = await nextMessage(incoming, plain);
     if (!second) return null;
@@ -142,7 +162,8 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
   const publicValue = quirks.serverKeyShare ?? share.publicKey;
   const extensions = [ext(Extension.supportedVersions, uint16Bytes(0x0304)), ext(Extension.keyShare, concatBytes(uint16Bytes(GROUP_IDS[group]), vectorBytes(2, publicValue)))];
   const sh = serverHello(randomBytes(32), hello.sessionId, extensions, quirks.serverHelloEdit);
-  socket.write(plainRecord(ContentType.handshake, sh));
+  socket.write(plainRecord(ContentType.handshake, concatBytes(sh, quirks.afterServerHello ?? new Uint8Array(0))));
+  if (quirks.afterServerHello) return null;
   if (quirks.serverKeyShare || quirks.serverHelloEdit) return null;
   transcript.push(sh);
   return { sharedSecret, transcript };
@@ -151,10 +172,10 @@ async function hellos(incoming: IncomingRecords, socket: Socket, quirks: RawServ
 /** The server's flight: EncryptedExtensions, Certificate, CertificateVerify, Finished, in one record. */
 function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcript: Uint8Array[], serverHandshake: Uint8Array): Uint8Array {
   const extensions = (quirks.encryptedExtensions ?? []).map(([type, body]) => ext(type, body));
-  const messages = [handshakeMessage(HandshakeType.encryptedExtensions, vectorBytes(2, ...extensions))];
+  const messages = [handshakeMessage(HandshakeType.encryptedExtensions, quirks.encryptedExtensionsBody ?? vectorBytes(2, ...extensions))];
   if (quirks.certificateRequest) {
     const signatureAlgorithms = ext(Extension.signatureAlgorithms, vectorBytes(2, uint16Bytes(0x0403)));
-    messages.push(handshakeMessage(HandshakeType.certificateRequest, concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(2, signatureAlgorithms))));
+    messages.push(handshakeMessage(HandshakeType.certificateRequest, quirks.certificateRequestBody ?? concatBytes(vectorBytes(1, Uint8Array.of(7, 7)), vectorBytes(2, signatureAlgorithms))));
   }
   const entries = certificatesOf(identity.chainPem).map((der) => concatBytes(vectorBytes(3, der), vectorBytes(2)));
   messages.push(handshakeMessage(HandshakeType.certificate, concatBytes(vectorBytes(1), vectorBytes(3, ...entries))));
@@ -166,7 +187,9 @@ function serverFlight(identity: ServerIdentity, quirks: RawServerQuirks, transcr
   if (quirks.breakFinished) finished = flip(finished);
   messages.push(handshakeMessage(HandshakeType.finished, finished));
   transcript.push(...messages);
-  return new RecordSealer(SUITE, trafficKeys(SUITE, serverHandshake)).seal(ContentType.handshake, concatBytes(...messages));
+  const sealer = new RecordSealer(SUITE, trafficKeys(SUITE, serverHandshake));
+  if (quirks.flight) return quirks.flight(messages, (type, content) => sealer.seal(type, content));
+  return sealer.seal(ContentType.handshake, concatBytes(...messages));
 }
 
 /**
@@ -198,6 +221,7 @@ async function serve(socket: Socket, identity: ServerIdentity, quirks: RawServer
   const { transcript } = start;
   const secrets = handshakeSecrets(SUITE.hash, start.sharedSecret, digest(SUITE.hash, ...transcript));
   socket.write(concatBytes(CHANGE_CIPHER_SPEC, serverFlight(identity, quirks, transcript, secrets.server)));
+  if (quirks.flight && !quirks.flightThenServe) return void socket.end();
   const application = applicationSecrets(SUITE.hash, secrets.handshake, digest(SUITE.hash, ...transcript));
   server.serverSecrets.push({ handshake: bytesToHex(secrets.server), application: bytesToHex(application.server) });
   if (!(await clientFlightChecks(incoming, transcript, secrets.client, quirks))) return void socket.end();

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { MAX_FIRST_FLIGHT_BYTES, MAX_FIRST_FLIGHT_RECORDS, judgeFirstFlight, openingGate } from "../../src/tls/first-flight.ts";
+import { parseClientHello } from "../../src/tls/handshake.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
 
 /**
@@ -44,6 +45,18 @@ describe("the first flight a relay passes on", () => {
     const two = inTwoRecords(hello);
     const firstEnd = 5 + Math.ceil((hello.length - 5) / 2);
     expect(judgeFirstFlight(two.subarray(0, firstEnd + 2), NAME)).toEqual({ kind: "incomplete", needed: firstEnd + 5 });
+    // With four bytes of the second header the length is not whole yet; with all five it is.
+    expect(judgeFirstFlight(two.subarray(0, firstEnd + 4), NAME)).toEqual({ kind: "incomplete", needed: firstEnd + 5 });
+    expect(judgeFirstFlight(two.subarray(0, firstEnd + 5), NAME)).toEqual({ kind: "incomplete", needed: two.length });
+  });
+
+  test("the gate keeps its own copy of each piece, and says only that more is needed", () => {
+    const gate = openingGate(NAME);
+    const piece = hello.slice(0, 10);
+    expect(gate.push(piece)).toStrictEqual({ kind: "incomplete" });
+    piece.fill(0);
+    const last = gate.push(hello.subarray(10));
+    expect(last.kind === "accepted" && Buffer.from(last.bytes).equals(Buffer.from(hello))).toBe(true);
   });
 
   test("the gate holds every piece back and hands over exactly the bytes sent, once the ClientHello is whole", () => {
@@ -87,6 +100,13 @@ describe("the first flight a relay passes on", () => {
     while (flight.length < MAX_FIRST_FLIGHT_BYTES) flight.push(...record(22, new Uint8Array(16384)));
     expect(flight.length).toBeGreaterThan(MAX_FIRST_FLIGHT_BYTES);
     expect(refusalOf(Uint8Array.from(flight).subarray(0, MAX_FIRST_FLIGHT_BYTES - 1))).toBe("incomplete");
+    expect(refusalOf(Uint8Array.from(flight).subarray(0, MAX_FIRST_FLIGHT_BYTES))).toBe(`the client's first ${MAX_FIRST_FLIGHT_BYTES} bytes hold no whole ClientHello`);
     expect(refusalOf(Uint8Array.from(flight))).toBe(`the client's first ${MAX_FIRST_FLIGHT_BYTES} bytes hold no whole ClientHello`);
   });
+});
+
+test("a ClientHello naming the server with a trailing dot and other case is for that server", async () => {
+  const dotted = await clientHelloFor("API.Target.Example.");
+  expect(parseClientHello(dotted.subarray(9)).serverName).toBe("API.Target.Example.");
+  expect(judgeFirstFlight(dotted, NAME)).toEqual({ kind: "accepted" });
 });

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { hkdfExpandLabel, prf12, trafficKeys } from "../../src/tls/key-schedule.ts";
 import { cipherSuiteOf } from "../../src/tls/suites.ts";
@@ -30,4 +31,13 @@ test("TLS 1.2 PRF (SHA-256), the IETF TLS working group's 100-byte vector", () =
     "e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a6b301791e90d35c9c9a46b4e14baf9af0fa022f7077def17abfd3797c0564bab" +
       "4fbc91666e9def9b97fce34f796789baa48082d122ee42c5a72e5a5110fff70187347b66",
   );
+});
+
+test("HKDF-Expand-Label past one hash length: T(1) | T(2) as RFC 5869 §2.3 chains them", () => {
+  const secret = hex("b6 7b 7d 69 0c c1 6c 4e 75 e5 42 13 cb 2d 37 b4 e9 c9 12 bc de d9 10 5d 42 be fd 59 d3 91 ad 38");
+  const label = new TextEncoder().encode("tls13 long");
+  const info = Uint8Array.of(0, 42, label.length, ...label, 0);
+  const t1 = createHmac("sha256", secret).update(info).update(Uint8Array.of(1)).digest();
+  const t2 = createHmac("sha256", secret).update(t1).update(info).update(Uint8Array.of(2)).digest();
+  expect(bytesToHex(hkdfExpandLabel("sha256", secret, "long", new Uint8Array(0), 42))).toBe(Buffer.concat([t1, t2]).subarray(0, 42).toString("hex"));
 });

@@ -3,14 +3,17 @@ import { createServer } from "node:https";
 import type { ErrorCode } from "../../src/core/errors.ts";
 import { partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 import { RecordSealer } from "../../src/tls/record-protection.ts";
-import { ContentType, HandshakeType, handshakeMessage, recordAt } from "../../src/tls/records.ts";
+import { concatBytes } from "@noble/hashes/utils.js";
+import type { TrafficKeys } from "../../src/tls/key-schedule.ts";
+import { ContentType, HandshakeType, handshakeMessage, splitRecords } from "../../src/tls/records.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import type { RequestPart } from "../../src/tls/client/exchange.ts";
-import { type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
+import { type RelayedBytes, type RevealedKeys, keysOfEpochExchange, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { type RecordedExchange, recordedExchange } from "./client/support.ts";
 import { verifyIdentities } from "./support/identities.ts";
 import { expectRefusal as expectAppError } from "./support/refusal.ts";
+import { type OpenRecord, openDirection, sealDirection } from "./support/reseal.ts";
 
 /**
  * The notary's check of a request written in epochs, on a real session (our client, Bun's HTTPS server): what an
@@ -122,20 +125,29 @@ test("a relayed byte of a revealed epoch changed", () => {
   expectRefusal(keys, "transcript_invalid", /client epoch 4's record \d+ does not authenticate under its revealed key/, { ...session.relayed, clientToServer });
 });
 
-test("a revealed epoch ending with a KeyUpdate that asks the server for one (re-sealed under that epoch's own key)", () => {
+/** The session with epoch 0's last record (its KeyUpdate) replaced by one of `type` holding `content`, sealed under epoch 0's own key. */
+function withEpochZeroEnding(type: number, content: Uint8Array): RelayedBytes {
   const epoch = session.clientEpochs[0]!;
   if (!epoch.revealed) throw new Error("epoch 0 is revealed");
-  const offsets: number[] = [];
-  for (let offset = 0, record = recordAt(session.relayed.clientToServer, 0, "client"); record; record = recordAt(session.relayed.clientToServer, offset, "client")) {
-    offsets.push(offset);
-    offset += 5 + record.fragment.length;
-  }
+  const bytes = session.relayed.clientToServer;
+  const last = splitRecords(bytes, "client").records[epoch.firstRecord + epoch.records - 1]!;
   const sealer = new RecordSealer(readHellos(session.relayed).suite, epoch.keys);
   for (let i = 0; i < epoch.records - 1; i++) sealer.seal(ContentType.applicationData, new Uint8Array(1));
-  const forged = sealer.seal(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)));
-  const clientToServer = session.relayed.clientToServer.slice();
-  clientToServer.set(forged, offsets[epoch.firstRecord + epoch.records - 1]!);
-  expectRefusal(keys, "transcript_invalid", /client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record/, { ...session.relayed, clientToServer });
+  return { ...session.relayed, clientToServer: concatBytes(bytes.subarray(0, last.offset), sealer.seal(type, content), bytes.subarray(last.offset + 5 + last.fragment.length)) };
+}
+
+test("a revealed epoch ending with anything but one KeyUpdate (update_not_requested) alone in its record", () => {
+  const endings = [
+    handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(1)),
+    handshakeMessage(HandshakeType.newSessionTicket, Uint8Array.of(0, 0, 0, 0)),
+    Uint8Array.of(HandshakeType.keyUpdate, 0),
+    concatBytes(handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0)), Uint8Array.of(4)),
+  ];
+  for (const ending of endings) {
+    expectRefusal(keys, "transcript_invalid", /^client epoch 0 does not end with one KeyUpdate \(update_not_requested\) alone in its last record$/, withEpochZeroEnding(ContentType.handshake, ending));
+  }
+  // The same record with the KeyUpdate it held verifies: the refusals above are the endings'.
+  expect(verifyRelayedSession(withEpochZeroEnding(ContentType.handshake, handshakeMessage(HandshakeType.keyUpdate, Uint8Array.of(0))), keys, expectations()).sentPartly?.hidden).toHaveLength(2);
 });
 
 test("epochs with the client's traffic secrets too, or a key without its IV", () => {
@@ -169,4 +181,131 @@ describe("the request rule on what the check shows: forged requests whose record
   test("a hidden span longer than the bound", async () => {
     expect(await ruleOn(request(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
   });
+});
+
+describe("the records of the epochs, forged under the revealed keys or resized in hidden ones", () => {
+  let whole: RecordedExchange;
+  let wholeKeys: RevealedKeys;
+  let opened: ReturnType<typeof openDirection>;
+  let epochKeys: TrafficKeys[];
+  beforeAll(async () => {
+    whole = await recordedExchange(port, [{ bytes: encoder.encode(`GET /whole HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\n\r\n`), hidden: false }], options());
+    wholeKeys = keysOfEpochExchange(whole);
+    const [epoch] = whole.clientEpochs;
+    if (!epoch?.revealed) throw new Error("a request revealed whole is one revealed epoch");
+    epochKeys = [epoch.keys];
+    opened = openDirection(whole.relayed.clientToServer, readHellos(whole.relayed).suite, epochKeys, "client");
+  });
+
+  /** The whole request's client side with `change` applied to its one epoch's records, sealed again under its key. */
+  const forgedClient = (change: (records: OpenRecord[]) => void) => {
+    const records = opened.records.map((record) => ({ ...record }));
+    change(records);
+    return { ...whole.relayed, clientToServer: sealDirection({ ...opened, records }, readHellos(whole.relayed).suite, epochKeys) };
+  };
+  const closeAt = (records: OpenRecord[]) => records.findIndex((record) => record.type === ContentType.alert);
+
+  test("no hidden epoch: where the client's data and close_notify lay is known; with one, it is not", () => {
+    const verified = verifyRelayedSession(whole.relayed, wholeKeys, expectations());
+    expect(verified.sentPartly?.hidden).toEqual([]);
+    expect(verified.clientRecords).toEqual({ dataStart: opened.records[0]!.offset!, closeNotifyAt: opened.records[closeAt(opened.records)]!.offset! });
+    expect(verifyRelayedSession(session.relayed, keys, expectations()).clientRecords).toBeNull();
+    expect(verifyRelayedSession(forgedClient(() => {}), wholeKeys, expectations()).sentPartly?.bytes).toEqual(whole.sent);
+  });
+
+  test("a record after the close_notify", () => {
+    const relayed = forgedClient((records) => records.push({ type: ContentType.applicationData, content: encoder.encode("more"), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent records after its close_notify alert$/, relayed);
+  });
+
+  test("a fatal alert, or a handshake message, where data or the close_notify was due", () => {
+    const alert = forgedClient((records) => (records[closeAt(records)] = { type: ContentType.alert, content: Uint8Array.of(2, 40), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 1 holds content of type 21 where application data was due$/, alert);
+    const ticket = forgedClient((records) => records.splice(0, 0, { type: ContentType.handshake, content: handshakeMessage(HandshakeType.newSessionTicket, new Uint8Array(8)), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 22 where application data was due$/, ticket);
+  });
+
+  test("a handshake record shaped like a close_notify, an alert starting like a KeyUpdate, a record of padding only", () => {
+    const closeShaped = forgedClient((records) => records.splice(0, 0, { type: ContentType.handshake, content: Uint8Array.of(1, 0), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 22 where application data was due$/, closeShaped);
+    const keyUpdateShaped = forgedClient((records) => records.splice(0, 0, { type: ContentType.alert, content: Uint8Array.of(HandshakeType.keyUpdate, 1), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^client epoch 0's record 0 holds content of type 21 where application data was due$/, keyUpdateShaped);
+    const padding = forgedClient((records) => records.splice(0, 0, { type: 0, content: new Uint8Array(3), key: 0 }));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's protected record 0 has no content type$/, padding);
+  });
+
+  test("no close_notify: the data located, no close", () => {
+    const unclosed = forgedClient((records) => void records.splice(closeAt(records), 1));
+    const verified = verifyRelayedSession(unclosed, wholeKeys, expectations());
+    expect(verified.clientRecords).toEqual({ dataStart: opened.records[0]!.offset!, closeNotifyAt: null });
+  });
+
+  test("a client that sent no ChangeCipherSpec; client bytes that end after its hello", () => {
+    const records = splitRecordsOf(whole.relayed.clientToServer);
+    const ccs = records.find((record) => record.type === ContentType.changeCipherSpec)!;
+    const bytes = whole.relayed.clientToServer;
+    const withoutCcs = concatBytes(bytes.subarray(0, ccs.offset), bytes.subarray(ccs.offset + 6));
+    expect(verifyRelayedSession({ ...whole.relayed, clientToServer: withoutCcs }, wholeKeys, expectations()).sentPartly?.bytes).toEqual(whole.sent);
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's bytes end before its handshake flight$/, { ...whole.relayed, clientToServer: bytes.subarray(0, ccs.offset) });
+  });
+
+  test("a layout of no epochs, or of more than 33", () => {
+    const base = wholeKeys as Extract<RevealedKeys, { version: "TLS1.3" }>;
+    expectRefusal({ ...base, clientEpochs: [] }, "transcript_invalid", /^the layout names 0 client epochs; 1 to 33 are accepted$/, whole.relayed);
+    expectRefusal({ ...base, clientEpochs: Array.from({ length: 34 }, () => base.clientEpochs![0]!) }, "transcript_invalid", /^the layout names 34 client epochs; 1 to 33 are accepted$/, whole.relayed);
+    // 33 are read as a layout (which these records do not fit).
+    expectRefusal({ ...base, clientEpochs: Array.from({ length: 33 }, () => base.clientEpochs![0]!) }, "transcript_invalid", /^client epoch 0's last record holds content of type 21, not its KeyUpdate/, whole.relayed);
+  });
+
+  test("client bytes that end before the handshake flight, a malformed ChangeCipherSpec, a clear record inside an epoch", () => {
+    const { clientToServer } = whole.relayed;
+    const records = splitRecordsOf(clientToServer);
+    const ccs = records.find((record) => record.type === ContentType.changeCipherSpec)!;
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client's bytes end before its handshake flight$/, { ...whole.relayed, clientToServer: clientToServer.subarray(0, ccs.offset + 6) });
+    const badCcs = clientToServer.slice();
+    badCcs[ccs.offset + 5] = 2;
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent a malformed ChangeCipherSpec$/, { ...whole.relayed, clientToServer: badCcs });
+    const firstData = opened.records[0]!.offset!;
+    const clearInside = concatBytes(clientToServer.subarray(0, firstData), Uint8Array.of(ContentType.handshake, 3, 3, 0, 1, 0), clientToServer.subarray(firstData));
+    expectRefusal(wholeKeys, "transcript_invalid", /^the client sent a clear record of type 22 in epoch 0$/, { ...whole.relayed, clientToServer: clearInside });
+  });
+
+  test("a layout that gives an epoch more records than the client sent", () => {
+    const total = session.clientEpochs.reduce((n, epoch) => n + epoch.records, 0);
+    expectRefusal(withEpochs((e) => ((e[0]!.records += total), e)), "transcript_invalid", new RegExp(`^the layout gives client epoch 0 ${session.clientEpochs[0]!.records + total} records, but the client's bytes end after ${total}: the epoch boundaries do not match the records$`));
+  });
+
+  test("a hidden epoch whose records are too short to hold data and its KeyUpdate", () => {
+    const hidden = session.clientEpochs[1]!;
+    const records = splitRecordsOf(session.relayed.clientToServer);
+    expect(hidden.records).toBe(2);
+    /** Epoch 1's two records replaced by records of these fragment lengths (nobody can open them: their key is hidden). */
+    const resized = (lengths: number[]) =>
+      concatBytes(
+        ...records.map((record, i) => {
+          const inEpoch = i - hidden.firstRecord;
+          return inEpoch >= 0 && inEpoch < hidden.records
+            ? concatBytes(Uint8Array.of(23, 3, 3, 0, lengths[inEpoch]!), new Uint8Array(lengths[inEpoch]!))
+            : session.relayed.clientToServer.subarray(record.offset, record.offset + 5 + record.fragment.length);
+        }),
+      );
+    // Each record must be longer than a tag, and together they must hold data besides the 5-byte KeyUpdate.
+    const tooShort = /^hidden client epoch 1 is too short to hold data and its KeyUpdate$/;
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([16, 16]) });
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([16, 40]) });
+    expectRefusal(keys, "transcript_invalid", tooShort, { ...session.relayed, clientToServer: resized([19, 20]) });
+    const oneByte = verifyRelayedSession({ ...session.relayed, clientToServer: resized([19, 21]) }, keys, expectations());
+    expect(oneByte.sentPartly?.hidden[0]!.end! - oneByte.sentPartly?.hidden[0]!.start!).toBe(1);
+  });
+});
+
+const splitRecordsOf = (bytes: Uint8Array) => splitRecords(bytes, "client").records;
+
+test("the same exchange revealed without its request: the server's secrets only, the request's length counted", () => {
+  const serverOnly = keysOfEpochExchange(session, false);
+  expect(Object.keys(serverOnly).sort()).toEqual(["serverApplicationTrafficSecret", "serverHandshakeTrafficSecret", "version"]);
+  const verified = verifyRelayedSession(session.relayed, serverOnly, expectations());
+  expect(verified.sent).toBeNull();
+  expect(verified.sentPartly).toBeNull();
+  expect(verified.recv).toEqual(session.recv);
 });

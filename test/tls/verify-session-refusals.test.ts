@@ -158,6 +158,83 @@ describe.each(["TLSv1.2", "TLSv1.3"] as const)("%s", (version) => {
     expect(verifyRelayedSession(extended, firstKeys, expectations()).recv).toEqual(first.answer);
   });
 
+  test("revealed values that are not hex, or not of the length the suite needs", () => {
+    const name = firstKeys.version === "TLS1.3" ? "server application traffic secret" : "server write key";
+    const field = firstKeys.version === "TLS1.3" ? "serverApplicationTrafficSecret" : "serverWriteKey";
+    const value = (firstKeys as Record<string, string>)[field]!;
+    const withValue = (v: string) => ({ ...firstKeys, [field]: v }) as RevealedKeys;
+    expectRefusal(() => verifyRelayedSession(first.relayed, withValue(`zz${value.slice(2)}`), expectations()), "transcript_invalid", new RegExp(`^the revealed ${name} is not hex$`));
+    expectRefusal(() => verifyRelayedSession(first.relayed, withValue(value.slice(1)), expectations()), "transcript_invalid", new RegExp(`^the revealed ${name} is not hex$`));
+    expectRefusal(() => verifyRelayedSession(first.relayed, withValue(value.slice(2)), expectations()), "transcript_invalid", new RegExp(`^the revealed ${name} has ${value.length / 2 - 1} bytes; the cipher suite needs ${value.length / 2}$`));
+    // Upper-case hex is hex.
+    expect(verifyRelayedSession(first.relayed, withValue(value.toUpperCase()), expectations()).recv).toEqual(first.answer);
+  });
+
+  test("one of a pair of client or server keys without the other, either one", () => {
+    const full = keysToReveal(first.keylog, first.relayed, true);
+    if (full.version === "TLS1.3") {
+      const { clientApplicationTrafficSecret: _, ...withoutApplication } = full;
+      const { clientHandshakeTrafficSecret: __, ...withoutHandshake } = full;
+      for (const half of [withoutApplication, withoutHandshake]) {
+        expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: both client traffic secrets are needed$/);
+      }
+    } else {
+      const { serverWriteIv: _, ...withoutIv } = firstKeys as Extract<RevealedKeys, { version: "TLS1.2" }>;
+      const { serverWriteKey: __, ...withoutKey } = firstKeys as Extract<RevealedKeys, { version: "TLS1.2" }>;
+      for (const half of [withoutIv, withoutKey]) {
+        expectRefusal(() => verifyRelayedSession(first.relayed, half, expectations()), "transcript_invalid", /^the revealed client keys are incomplete: the server write key and IV go together$/);
+      }
+    }
+  });
+
+  test("each revealed value named when it is not hex or not of its length", () => {
+    const full = keysToReveal(first.keylog, first.relayed, true);
+    const cases: [RevealedKeys, RegExp][] =
+      full.version === "TLS1.3"
+        ? [
+            [{ ...firstKeys, serverHandshakeTrafficSecret: "zz" } as RevealedKeys, /^the revealed server handshake traffic secret is not hex$/],
+            [{ ...full, clientHandshakeTrafficSecret: "zz" } as RevealedKeys, /^the revealed client handshake traffic secret is not hex$/],
+            [{ ...full, clientApplicationTrafficSecret: "zz" } as RevealedKeys, /^the revealed client application traffic secret is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "zz", iv: "00".repeat(12) }] } as RevealedKeys, /^the revealed client epoch 0's key is not hex$/],
+            [{ ...firstKeys, clientEpochs: [{ records: 1, key: "00".repeat(16), iv: "00".repeat(11) }] } as RevealedKeys, /^the revealed client epoch 0's IV has 11 bytes; the cipher suite needs 12$/],
+          ]
+        : [
+            [{ ...firstKeys, serverWriteIv: "00".repeat(3) } as RevealedKeys, /^the revealed server write IV has 3 bytes; the cipher suite needs 4$/],
+            [{ ...firstKeys, serverWriteKey: "00".repeat(15) } as RevealedKeys, /^the revealed server write key has 15 bytes; the cipher suite needs 16$/],
+          ];
+    for (const [keys, message] of cases) expectRefusal(() => verifyRelayedSession(first.relayed, keys, expectations()), "transcript_invalid", message);
+  });
+
+  test("the expected name matches case-blind; the verified session says what it checked", () => {
+    const now = new Date(Date.now() + 1500);
+    const verified = verifyRelayedSession(first.relayed, firstKeys, expectations({ serverName: TARGET_HOST.toUpperCase(), now }));
+    expect(verified.serverName).toBe(TARGET_HOST.toUpperCase());
+    expect(verified.connectionTime).toBe(Math.floor(now.getTime() / 1000));
+    expect(verified.tlsVersion).toBe(version === "TLSv1.3" ? "TLS1.3" : "TLS1.2");
+    expect(verified.alpn).toBeNull();
+  });
+
+  test("the key log: only this connection's lines count, whatever their case; a missing secret is named", () => {
+    const clientRandom = Buffer.from(readHellos(first.relayed).clientHello.random).toString("hex");
+    const upper = first.keylog.map((line) => line.toUpperCase());
+    expect(keysToReveal(upper, first.relayed, true)).toEqual(keysToReveal(first.keylog, first.relayed, true));
+    const others = first.keylog.map((line) => line.replace(clientRandom, "00".repeat(32)));
+    const label = version === "TLSv1.3" ? "SERVER_HANDSHAKE_TRAFFIC_SECRET" : "CLIENT_RANDOM";
+    expectRefusal(() => keysToReveal(others, first.relayed, false), "transcript_invalid", new RegExp(`^the TLS key log has no ${label} for this connection$`));
+    const notHex = first.keylog.map((line) => (line.startsWith(label) ? `${line.trim()}zz` : line));
+    expectRefusal(() => keysToReveal(notHex, first.relayed, false), "transcript_invalid", new RegExp(`no ${label} for this connection`));
+    const hexAfterJunk = first.keylog.map((line) => (line.startsWith(label) ? line.trim().replace(/ (\S+)$/, " zz$1") : line));
+    expectRefusal(() => keysToReveal(hexAfterJunk, first.relayed, false), "transcript_invalid", new RegExp(`no ${label} for this connection`));
+    // Fields apart by any run of blanks, a line indented, a lone word and an empty line among them: read the same.
+    const loose = [...first.keylog.map((line) => `  ${line.trim().split(" ").join(" \t ")}\n`), "CLIENT_RANDOM", ""];
+    expect(keysToReveal(loose, first.relayed, true)).toEqual(keysToReveal(first.keylog, first.relayed, true));
+    if (version === "TLSv1.3") {
+      const withoutClient = first.keylog.filter((line) => !line.startsWith("CLIENT_TRAFFIC_SECRET_0"));
+      expect(keysToReveal(withoutClient, first.relayed, false)).toEqual(firstKeys);
+      expectRefusal(() => keysToReveal(withoutClient, first.relayed, true), "transcript_invalid", /^the TLS key log has no CLIENT_TRAFFIC_SECRET_0 for this connection$/);
+    }
+  });
+
   test("keys for the other TLS version", () => {
     const other: RevealedKeys =
       firstKeys.version === "TLS1.3"

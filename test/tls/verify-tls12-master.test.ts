@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { readHellos } from "../../src/tls/session-start.ts";
 import { verifyTls12 } from "../../src/tls/verify-tls12.ts";
+import { verifyTls12MasterSecret } from "../../src/tls/verify-tls12-master.ts";
 import { type RelayedBytes, type SessionExpectations, keysToReveal, verifyRelayedSession } from "../../src/tls/verify-session.ts";
 import { keyBlock12 } from "../../src/tls/key-schedule.ts";
 import { hexToBytes } from "@noble/hashes/utils.js";
@@ -119,4 +120,12 @@ describe("a session with a NewSessionTicket", () => {
     expectRefusal(() => verifyRelayedTls12Session(tls13.relayed, master, expectations()), "transcript_invalid", /the revealed keys are for TLS1\.2, but the session is TLS1\.3/);
     expectRefusal(() => verifyRelayedTls12Session(exchange.relayed, master.slice(2), expectations()), "transcript_invalid", /master secret has 47 bytes; the cipher suite needs 48/);
   });
+});
+
+test("the master secret's length, checked by the Finished check itself too", async () => {
+  const exchange = await session("ECDHE-ECDSA-AES128-GCM-SHA256");
+  const chain = (der: Uint8Array[]) => checkCertificateChain(der, TARGET_HOST, parseTrustAnchors([ids.fixture.caPem]), new Date());
+  const master = hexToBytes(tls12MasterSecret(exchange));
+  expect(verifyTls12MasterSecret(readHellos(exchange.relayed), master, chain).sent).toEqual(exchange.request);
+  expectRefusal(() => verifyTls12MasterSecret(readHellos(exchange.relayed), master.subarray(1), chain), "transcript_invalid", /^the revealed master secret has 47 bytes; TLS 1\.2 has 48$/);
 });

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { concatBytes } from "@noble/hashes/utils.js";
 import { createECDH, createHash } from "node:crypto";
 import { type Server, type Socket, createServer as createTcpServer } from "node:net";
 import { createServer, type Server as HttpsServer } from "node:https";
@@ -6,6 +7,7 @@ import { AppError, type ErrorCode } from "../../../src/core/errors.ts";
 import { type Tls13ClientOptions, isTls12Target } from "../../../src/tls/client/exchange.ts";
 import { Extension } from "../../../src/tls/handshake.ts";
 import { HandshakeType } from "../../../src/tls/records.ts";
+import { vectorBytes } from "../../../src/tls/wire.ts";
 import { readHellos } from "../../../src/tls/session-start.ts";
 import { keysOfEpochExchange, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
 import { type RawServer, type RawServerQuirks, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
@@ -13,7 +15,7 @@ import { type ServerIdentity, TARGET_HOST, makeUntrustedIdentities } from "../..
 import { startTcpProxy } from "../../../testkit/tcp-proxy.ts";
 import { eventually } from "../../../testkit/wait.ts";
 import { verifyIdentities } from "../support/identities.ts";
-import { contains, recordedConnection, recordedExchange, requestWithHiddenCredential } from "./support.ts";
+import { contains, recordedConnection, recordedExchange, requestWithHiddenCredential, scriptedTransport } from "./support.ts";
 
 /**
  * Our TLS 1.3 client against a real TLS stack in this process (Bun's node:https, BoringSSL) and against the raw
@@ -263,4 +265,162 @@ describe("after the handshake", () => {
     const port = typeof address === "object" && address ? address.port : 0;
     await expectRefused(() => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ responseTimeoutMs: 200 })), "target_timeout", /silent for 200 ms/);
   });
+});
+
+describe("a request the client refuses before anything leaves, and what it takes", () => {
+  test("33 epochs (sixteen hidden parts) are within the limit: the ClientHello leaves", async () => {
+    const scripted = scriptedTransport();
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    const parts = Array.from({ length: 33 }, (_, i) => ({ bytes: new TextEncoder().encode(`p${i}`), hidden: i % 2 === 1 }));
+    const running = runTls13Exchange(scripted.transport, parts, options());
+    scripted.finish();
+    await expectRefused(() => running, "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its ServerHello\)$/);
+    expect(scripted.written).toHaveLength(1);
+  });
+
+  test("an empty part beside others is no empty request", async () => {
+    const { port } = await httpsTarget(ids.ecdsa);
+    const request = [{ bytes: new Uint8Array(0), hidden: false }, ...requestWithHiddenCredential(TARGET_HOST, CREDENTIAL)];
+    const exchange = await recordedExchange(port, request, options());
+    expect(new TextDecoder().decode(exchange.recv)).toContain(sha256(CREDENTIAL));
+  });
+
+  test.each([
+    ["a target named by IP address", "127.0.0.1", [{ bytes: new TextEncoder().encode("GET / HTTP/1.1\r\n\r\n"), hidden: false }], "tls_unsupported", /^the TLS 1\.3 client needs a host name \(SNI and the certificate name\); the target is an IP address$/],
+    ["an empty request", TARGET_HOST, [{ bytes: new Uint8Array(0), hidden: false }], "internal", /^the TLS 1\.3 client was given an empty request$/],
+    ["no parts at all", TARGET_HOST, [], "internal", /^the TLS 1\.3 client was given an empty request$/],
+    ["seventeen hidden parts", TARGET_HOST, Array.from({ length: 35 }, (_, i) => ({ bytes: new TextEncoder().encode(`p${i}`), hidden: i % 2 === 1 })), "invalid_redaction", /^the request has too many hidden parts: a connection carries at most 33 client epochs/],
+  ] as const)("%s", async (_name, serverName, parts, code, message) => {
+    const scripted = scriptedTransport();
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    await expectRefused(() => runTls13Exchange(scripted.transport, parts, options({ serverName })), code, message);
+    expect(scripted.written).toHaveLength(0);
+  });
+});
+
+describe("the server's hellos and flight as the client reads them", () => {
+  const messageOf = (messages: Uint8Array[], type: number) => messages.find((m) => m[0] === type)!;
+  const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+  const plain = (type: number, fragment: Uint8Array) => concat(Uint8Array.of(type, 3, 3, fragment.length >> 8, fragment.length & 0xff), fragment);
+
+  test("a flight in one record per message, a message split over two, and acknowledged SNI and groups: the exchange goes on", async () => {
+    const server = await rawTarget({
+      encryptedExtensions: [[Extension.serverName, new Uint8Array(0)], [Extension.supportedGroups, Uint8Array.of(0, 2, 0, 0x1d)], [Extension.alpn, new Uint8Array([0, 9, 8, ...new TextEncoder().encode("http/1.1")])]],
+      flightThenServe: true,
+      flight: (messages, seal) => {
+        const certificate = messageOf(messages, HandshakeType.certificate);
+        const pieces = messages.flatMap((m) => (m === certificate ? [m.subarray(0, 100), m.subarray(100)] : [m]));
+        return concat(...pieces.map((piece) => seal(22, piece)));
+      },
+    });
+    const exchange = await recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    // The notary reads the protocol chosen from the EncryptedExtensions.
+    expect(verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations()).alpn).toBe("http/1.1");
+  });
+
+  test.each([
+    ["a Finished with more after it in its record", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(22, concat(...m, m[0]!)), "tls_unsupported", /^the target broke the TLS protocol: the server's Finished does not end its record$/],
+    ["an alert in the flight", (_m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(21, Uint8Array.of(2, 42)), "tls_unsupported", /^the target refused the TLS 1\.3 handshake with alert 42 \(bad_certificate\)$/],
+    ["data before the Finished", (_m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(23, Uint8Array.of(1)), "tls_unsupported", /^the target broke the TLS protocol: the server sent data of type 23 before its Finished$/],
+    ["a clear handshake record after the ServerHello", (m: Uint8Array[]) => plain(22, m[0]!), "tls_unsupported", /^the target broke the TLS protocol: the server sent a clear record of type 22 after its ServerHello$/],
+    ["a ChangeCipherSpec after its first protected record", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => concat(seal(22, m[0]!), plain(20, Uint8Array.of(1))), "tls_unsupported", /^the target broke the TLS protocol: the server sent a clear record of type 20 after its ServerHello$/],
+    ["a malformed ChangeCipherSpec before the flight", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => concat(plain(20, Uint8Array.of(2)), seal(22, concat(...m))), "tls_unsupported", /^the target broke the TLS protocol: the server sent a malformed ChangeCipherSpec$/],
+    ["a flight that stops before its Finished", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(22, m[0]!), "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its Finished\)$/],
+    ["a flight without CertificateVerify", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(22, concat(...m.filter((x) => x[0] !== HandshakeType.certificateVerify))), "tls_unsupported", /^the target broke the TLS protocol: the server sent handshake message type 20 where its CertificateVerify was due$/],
+    ["a flight without Certificate", (m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => seal(22, concat(m[0]!, m.at(-1)!)), "tls_unsupported", /^the server sent no certificate; proxy mode needs one$/],
+    ["a flight larger than 256 KiB", (_m: Uint8Array[], seal: (t: number, c: Uint8Array) => Uint8Array) => {
+      const huge = concat(Uint8Array.of(HandshakeType.encryptedExtensions, 0x06, 0, 0), new Uint8Array(17 * 16_000));
+      return concat(...Array.from({ length: 17 }, (_, i) => seal(22, huge.subarray(i * 16_000, (i + 1) * 16_000))));
+    }, "tls_unsupported", /^the target broke the TLS protocol: the server's handshake flight exceeds 262144 bytes$/],
+  ] as const)("%s", async (_name, flight, code, message) => {
+    const server = await rawTarget({ flight });
+    await expectRefused(() => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), code, message);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("EncryptedExtensions repeating an extension", async () => {
+    const server = await rawTarget({ encryptedExtensions: [[Extension.serverName, new Uint8Array(0)], [Extension.serverName, new Uint8Array(0)]] });
+    await expectRefused(() => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "tls_unsupported", /^the target broke the TLS protocol: the server's EncryptedExtensions repeats extension 0$/);
+  });
+
+  test("a ServerHello that does not end its record", async () => {
+    const server = await rawTarget({ afterServerHello: Uint8Array.of(8, 0, 0, 2, 0, 0) });
+    await expectRefused(() => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options()), "tls_unsupported", /^the target broke the TLS protocol: the server's ServerHello does not end its record$/);
+  });
+
+  test.each([
+    ["closes at once", null, "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its ServerHello\)$/],
+    ["answers with application data", plain(23, Uint8Array.of(1)), "tls_unsupported", /^the target broke the TLS protocol: the server sent a record of type 23 where its ServerHello was due$/],
+    ["answers with a ChangeCipherSpec", plain(20, Uint8Array.of(1)), "tls_unsupported", /^the target broke the TLS protocol: the server sent a record of type 20 where its ServerHello was due$/],
+    ["answers with a Certificate", plain(22, Uint8Array.of(11, 0, 0, 0)), "tls_unsupported", /^the target broke the TLS protocol: the server sent handshake message type 11 where its ServerHello was due$/],
+  ] as const)("a server that %s", async (_name, answer, code, message) => {
+    const scripted = scriptedTransport();
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    const running = runTls13Exchange(scripted.transport, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+    if (answer) scripted.deliver(answer);
+    scripted.finish();
+    await expectRefused(() => running, code, message);
+    // The ClientHello left, and the client ended its side.
+    expect(scripted.written).toHaveLength(1);
+    expect(scripted.ended).toBe(true);
+  });
+});
+
+describe("around a HelloRetryRequest, and messages the client parses itself", () => {
+  const ccs = (value: number) => Uint8Array.of(20, 3, 3, 0, 1, value);
+  const run = (server: RawServer) => recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options());
+
+  test("one ChangeCipherSpec after the HelloRetryRequest is skipped", async () => {
+    const exchange = await run(await rawTarget({ group: "p256", afterHelloRetry: ccs(1) }));
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+  });
+
+  test.each([
+    ["a malformed ChangeCipherSpec", { afterHelloRetry: ccs(2) }, "tls_unsupported", /^the target broke the TLS protocol: the server sent a malformed ChangeCipherSpec$/],
+    ["two ChangeCipherSpecs", { afterHelloRetry: concatBytes(ccs(1), ccs(1)) }, "tls_unsupported", /^the target broke the TLS protocol: the server sent a record of type 20 where its ServerHello was due$/],
+    ["a Certificate where the ServerHello was due", { afterHelloRetry: Uint8Array.of(22, 3, 3, 0, 4, 11, 0, 0, 0), endAfterHelloRetry: true }, "tls_unsupported", /^the target broke the TLS protocol: the server sent handshake message type 11 where its ServerHello was due$/],
+    ["the end of the connection", { endAfterHelloRetry: true }, "tls_unsupported", /^the target closed the connection during the TLS handshake \(before its ServerHello\)$/],
+    ["more in the HelloRetryRequest's record", { helloRetryTrailer: Uint8Array.of(8, 0, 0, 2, 0, 0) }, "tls_unsupported", /^the target broke the TLS protocol: the server's HelloRetryRequest does not end its record$/],
+  ] as const)("after the HelloRetryRequest, %s", async (_name, quirks, code, message) => {
+    await expectRefused(async () => run(await rawTarget({ group: "p256", ...quirks })), code, message);
+  });
+
+  const alpn = (list: Uint8Array) => concatBytes(Uint8Array.of(0, Extension.alpn), vectorBytes(2, list));
+  test.each([
+    ["bytes after its extensions", concatBytes(vectorBytes(2), Uint8Array.of(0)), /^the target broke the TLS protocol: EncryptedExtensions has 1 unexpected trailing bytes$/],
+    ["an extension cut short", vectorBytes(2, Uint8Array.of(0, 0, 0, 5, 1)), /^the target broke the TLS protocol: EncryptedExtensions extensions is truncated$/],
+    ["an ALPN list cut short", vectorBytes(2, alpn(Uint8Array.of(0, 9, 8))), /^the target broke the TLS protocol: ALPN is truncated$/],
+    ["an ALPN list of two names", vectorBytes(2, alpn(vectorBytes(2, vectorBytes(1, new TextEncoder().encode("http/1.1")), vectorBytes(1, new TextEncoder().encode("h2"))))), /^the target broke the TLS protocol: ALPN list has 3 unexpected trailing bytes$/],
+    ["an extension the client did not ask for", vectorBytes(2, Uint8Array.of(0, 28, 0, 2, 0x40, 0)), /^the target's EncryptedExtensions carries extension 28, which the client did not ask for$/],
+  ] as const)("EncryptedExtensions with %s", async (_name, body, message) => {
+    await expectRefused(async () => run(await rawTarget({ encryptedExtensionsBody: body })), "tls_unsupported", message);
+  });
+
+  test("a CertificateRequest cut short", async () => {
+    await expectRefused(async () => run(await rawTarget({ certificateRequest: true, certificateRequestBody: Uint8Array.of(5, 1) })), "tls_unsupported", /^the target broke the TLS protocol: CertificateRequest is truncated$/);
+  });
+
+  test("a flight of exactly 256 KiB of records is read; the limit is what it exceeds", async () => {
+    const server = await rawTarget({
+      flightThenServe: true,
+      flight: (messages, seal) => {
+        // 16 records of 16384 bytes each: the flight's bytes in pieces, each padded (inner type 22, then zeros).
+        const flight = concatBytes(...messages);
+        const piece = Math.ceil(flight.length / 16);
+        const inner = 16384 - 16;
+        return concatBytes(...Array.from({ length: 16 }, (_, i) => {
+          const content = flight.subarray(i * piece, (i + 1) * piece);
+          return seal(0, concatBytes(content, Uint8Array.of(22), new Uint8Array(inner - content.length - 2)));
+        }));
+      },
+    });
+    expect(new TextDecoder().decode((await run(server)).recv)).toEndWith("ok");
+  });
+});
+
+test("the client checks the certificate at the time it is given", async () => {
+  const { port } = await httpsTarget(ids.ecdsa);
+  const later = new Date(Date.now() + 10 * 365 * 86_400_000);
+  await expectRefused(() => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ now: () => later })), "tls_untrusted", new RegExp(`^the server's certificate \\(CN=${TARGET_HOST.replaceAll(".", "\\.")}\\) is not valid at ${later.toISOString().slice(0, 10)}`));
 });

@@ -1,4 +1,4 @@
-import { type RequestPart, type Tls13ClientOptions, type Tls13Exchange, runTls13Exchange } from "../../../src/tls/client/exchange.ts";
+import { type ByteTransport, type RequestPart, type Tls13ClientOptions, type Tls13Exchange, runTls13Exchange } from "../../../src/tls/client/exchange.ts";
 import type { RelayedBytes } from "../../../src/tls/verify-session.ts";
 import { recordedConnection } from "../../../testkit/recorded-connection.ts";
 
@@ -28,3 +28,33 @@ export async function recordedExchange(port: number, request: RequestPart[], opt
 
 /** Whether `needle` occurs in `haystack`. */
 export const contains = (haystack: Uint8Array, needle: string): boolean => Buffer.from(haystack).indexOf(Buffer.from(needle)) >= 0;
+
+/** An in-memory ByteTransport: what the client writes is kept, what the test delivers is what it receives. */
+export interface ScriptedTransport {
+  transport: ByteTransport;
+  written: Uint8Array[];
+  ended: boolean;
+  deliver(bytes: Uint8Array): void;
+  /** The server's side ends (with `error`: fails). */
+  finish(error?: Error): void;
+}
+
+export function scriptedTransport(): ScriptedTransport {
+  let onData: (bytes: Uint8Array) => void = () => {};
+  let onEnd: (error?: Error) => void = () => {};
+  const scripted: ScriptedTransport = {
+    written: [],
+    ended: false,
+    transport: {
+      write: (bytes) => void scripted.written.push(bytes.slice()),
+      end: () => void (scripted.ended = true),
+      start: (data, end) => {
+        onData = data;
+        onEnd = end;
+      },
+    },
+    deliver: (bytes) => onData(bytes),
+    finish: (error) => onEnd(error),
+  };
+  return scripted;
+}

@@ -19,11 +19,12 @@ const portOf = (server: Server): number => {
 
 export async function startHttpsTarget(
   identity: ServerIdentity,
-  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string; ecdhCurve?: string },
+  /** `requestCert`: the server asks for a client certificate (and takes a client without one). */
+  options: { version: "TLSv1.2" | "TLSv1.3"; ciphers?: string; ecdhCurve?: string; requestCert?: boolean },
   body: Uint8Array | string,
 ): Promise<Target> {
   const server = createHttpsServer(
-    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}), ...(options.ecdhCurve ? { ecdhCurve: options.ecdhCurve } : {}) },
+    { key: identity.leafKeyPem, cert: identity.chainPem, minVersion: options.version, maxVersion: options.version, ...(options.ciphers ? { ciphers: options.ciphers } : {}), ...(options.ecdhCurve ? { ecdhCurve: options.ecdhCurve } : {}), ...(options.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}) },
     (_request, response) => {
       response.setHeader("content-type", "text/plain");
       response.end(body);

@@ -72,3 +72,44 @@ export function chainIdentities(): ChainIdentities {
     clientAuthOnly: { leafKeyPem: read("client-auth.key"), chainPem: read("client-auth.pem") + fixture.caPem },
   };
 }
+
+/** Certificates for the chain check's corner cases (DER read by the check itself, names, keys), from the test CA. */
+export interface CornerCertificates {
+  /** An intermediate whose keyUsage comes before its basicConstraints (not critical, path length 0), and a leaf from it. */
+  keyUsageFirst: { intermediate: string; leaf: string };
+  /** An intermediate of path length 256 (a two-byte INTEGER), an intermediate CA below it, and a leaf from that one. */
+  pathLength256: { intermediate: string; below: string; leaf: string };
+  /** A leaf for TARGET_HOST without extended key usage. */
+  noExtendedKeyUsage: string;
+  /** A self-signed CA certificate for the test CA's key under another name. */
+  renamedCa: string;
+  /** A self-signed CA with an RSASSA-PSS key (unreadable by Bun's BoringSSL), and a leaf it issued. */
+  pssCa: { ca: string; leaf: string };
+}
+
+export function cornerCertificates(): CornerCertificates {
+  const { fixture } = verifyIdentities();
+  const dir = fixture.dir;
+  const read = (name: string) => readFileSync(join(dir, `${name}.pem`), "utf8");
+  const selfSigned = (key: string, name: string, subject: string) =>
+    openssl(["req", "-x509", "-new", "-key", key, "-subj", subject, "-days", "30", "-config", "/dev/null", "-addext", "basicConstraints=critical,CA:true", "-addext", "keyUsage=critical,keyCertSign", "-out", `${name}.pem`], dir);
+  if (!existsSync(join(dir, "via-pss-ca.pem"))) {
+    issue(dir, "key-usage-first", "ca", "/CN=Test Intermediate CA, key usage first", ["keyUsage = critical,keyCertSign,cRLSign", "basicConstraints = CA:true,pathlen:0"]);
+    issue(dir, "via-key-usage-first", "key-usage-first", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "path-length-256", "ca", "/CN=Test Intermediate CA, path length 256", ["basicConstraints = critical,CA:true,pathlen:256", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "below-path-length-256", "path-length-256", "/CN=Test Intermediate CA below one of path length 256", ["basicConstraints = critical,CA:true", "keyUsage = critical,keyCertSign,cRLSign"]);
+    issue(dir, "via-path-length-256", "below-path-length-256", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+    issue(dir, "no-extended-key-usage", "ca", `/CN=${TARGET_HOST}`, SERVER_LEAF);
+    selfSigned("ca.key", "renamed-ca", "/CN=Another Name For The Test CA Key");
+    openssl(["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "pss-ca.key"], dir);
+    selfSigned("pss-ca.key", "pss-ca", "/CN=Test RSASSA-PSS CA");
+    issue(dir, "via-pss-ca", "pss-ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
+  }
+  return {
+    keyUsageFirst: { intermediate: read("key-usage-first"), leaf: read("via-key-usage-first") },
+    pathLength256: { intermediate: read("path-length-256"), below: read("below-path-length-256"), leaf: read("via-path-length-256") },
+    noExtendedKeyUsage: read("no-extended-key-usage"),
+    renamedCa: read("renamed-ca"),
+    pssCa: { ca: read("pss-ca"), leaf: read("via-pss-ca") },
+  };
+}
