@@ -57,7 +57,7 @@ describe("credentialParts: the secrets inside a header's value", () => {
     expect(parts("Set-Cookie", "sid=xyz789; Path=/; HttpOnly; Domain=example.com")).toEqual({ whole: [], parts: ["xyz789"] });
     // Spaces around a value are not part of it; a nameless cookie has a value; a quote at one end only, or a lone
     // quote, is part of the value; an empty quoted value is the empty string inside.
-    expect(parts("cookie", 'e=  spaced  ; =nameless; b=abc"; c="abc; a="; d=""')).toEqual({
+    expect(parts("cookie", 'e=  spaced  ;=nameless; b=abc"; c="abc; a="; d=""')).toEqual({
       whole: [],
       parts: ["spaced", "nameless", 'abc"', '"abc', '"', '""', ""],
     });
