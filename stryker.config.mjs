@@ -10,7 +10,7 @@ if (!part) throw new Error(`MUTATION_PART must be one of ${Object.keys(PARTS).jo
 // MUTATION_TESTS (space-separated test files) narrows the run to some of the part's files while working on one source
 // file: a mutant those files kill, the whole list kills too (with the others it can only fail sooner).
 const tests = process.env.MUTATION_TESTS ? process.env.MUTATION_TESTS.split(/\s+/).filter(Boolean) : part.tests;
-const ignored = ["**/*.e2e.test.ts", "**/*.process.test.ts", "**/*.browser.test.ts"].map((pattern) => `--path-ignore-patterns='${pattern}'`);
+const ignored = ["**/*.e2e.test.ts", "**/*.process.test.ts", "**/*.browser.test.ts", ...(part.skip ?? [])].map((pattern) => `--path-ignore-patterns='${pattern}'`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {

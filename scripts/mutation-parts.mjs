@@ -24,9 +24,13 @@ export const PARTS = {
     mutate: ["src/proof/verify.ts", "src/proof/check.ts"],
     tests: ["test/proof/"],
   },
-  /** What a proof hides. */
+  /**
+   * What a proof hides. The property test over random transcripts (13 s of a run's 20) is left out: on this code it
+   * killed no mutant the other files do not, and each surviving mutant would pay for it.
+   */
   redaction: {
     mutate: ["src/redaction/**/*.ts"],
     tests: ["test/redaction/"],
+    skip: ["**/redaction/property.test.ts"],
   },
 };
