@@ -7,12 +7,15 @@ const name = process.env.MUTATION_PART ?? "";
 const part = PARTS[name];
 if (!part) throw new Error(`MUTATION_PART must be one of ${Object.keys(PARTS).join(", ")}`);
 
-const ignored = ["**/*.e2e.test.ts", "**/*.process.test.ts", "**/*.browser.test.ts"].map((pattern) => `--path-ignore-patterns='${pattern}'`);
+// MUTATION_TESTS (space-separated test files) narrows the run to some of the part's files while working on one source
+// file: a mutant those files kill, the whole list kills too (with the others it can only fail sooner).
+const tests = process.env.MUTATION_TESTS ? process.env.MUTATION_TESTS.split(/\s+/).filter(Boolean) : part.tests;
+const ignored = ["**/*.e2e.test.ts", "**/*.process.test.ts", "**/*.browser.test.ts", ...(part.skip ?? [])].map((pattern) => `--path-ignore-patterns='${pattern}'`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "command",
-  commandRunner: { command: `bun test --timeout 20000 --bail ${ignored.join(" ")} ${part.tests.join(" ")}` },
+  commandRunner: { command: `bun test --timeout 20000 --bail ${ignored.join(" ")} ${tests.join(" ")}` },
   mutate: part.mutate,
   ignorePatterns: ["dist", ".tmp", "reports", ".stryker-tmp", "node_modules"],
   incremental: true,

@@ -24,9 +24,13 @@ export const PARTS = {
     mutate: ["src/proof/verify.ts", "src/proof/check.ts"],
     tests: ["test/proof/"],
   },
-  /** What a proof hides. */
+  /**
+   * What a proof hides. The property test over random transcripts is left out: on this code it kills no mutant the
+   * other files do not (docs/testing.md), and it would take two thirds of every mutant's run (2.7 s against 1.4 s).
+   */
   redaction: {
     mutate: ["src/redaction/**/*.ts"],
     tests: ["test/redaction/"],
+    skip: ["**/redaction/property.test.ts"],
   },
 };

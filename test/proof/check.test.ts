@@ -8,13 +8,13 @@ import { mpcTranscript } from "../../src/notary/mpc/transcript.ts";
 import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { AppError } from "../../src/core/errors.ts";
 import { buildProofBody } from "../../src/notary/attest.ts";
-import { MAX_PROOF_ENTRIES } from "../../src/proof/check.ts";
+import { checkedFieldsProblem, isHiddenRequest, MAX_PROOF_ENTRIES } from "../../src/proof/check.ts";
 import type { DeclaredRedaction } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { complementRanges } from "../../src/core/ranges.ts";
-import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "./fixtures.ts";
+import { legacySampleBody, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, spanOf } from "./fixtures.ts";
 
 const key = generateKey("secp256k1");
 const apiKey = spanOf(REQUEST, SECRET_API_KEY);
@@ -148,5 +148,22 @@ describe("the notary signs only a request that shows it asked the server it veri
   test("a hidden path segment or query value, a port and another letter case are fine", () => {
     expect(refusal(REQUEST, [spanOf(REQUEST, "balance")])).toBeNull();
     expect(refusal(withHost("API.Example.com:8443"), [])).toBeNull();
+  });
+});
+
+describe("a mode this process does not know has no facts: its notary neither dials nor leaves the request unseen", () => {
+  // verifyProof refuses such a proof before these rules run; a notary applies them to the modes it registered.
+  const mode = "unregistered-mode";
+  const body = { ...sampleBody(key), mode };
+  const noRequestByte = { ...body.transcript, sent: { length: body.transcript.sent.length, revealed: [] } };
+
+  test("a port is refused, its absence is fine", () => {
+    expect(checkedFieldsProblem({ ...body, serverPort: 443 })).toBe(`body.serverPort: a notary in ${mode} mode never dials the server`);
+    expect(checkedFieldsProblem(body)).toBeNull();
+  });
+
+  test("a hidden request is refused, and an older proof revealing no request byte did not hide it", () => {
+    expect(checkedFieldsProblem({ ...body, request: "hidden", transcript: noRequestByte })).toBe(`body.request: a notary in ${mode} mode never leaves the request unseen`);
+    expect(isHiddenRequest({ ...legacySampleBody(key), mode, transcript: noRequestByte })).toBe(false);
   });
 });

@@ -84,6 +84,12 @@ describe("verifyProof's method and url", () => {
     expect(mismatch({ url: "http://api.example.com/" }, "not even JSON")).toMatchObject({ code: "config_invalid" });
     expect(mismatch({ url: "nonsense" })).toMatchObject({ code: "config_invalid" });
   });
+
+  test("the config error quotes the URL given, cut at 200 characters", () => {
+    expect(mismatch({ url: "http://api.example.com/" })).toEqual({ code: "config_invalid", message: 'the expected URL "http://api.example.com/" is not an https URL' });
+    const long = `http://api.example.com/${"a".repeat(300)}`;
+    expect(mismatch({ url: long })?.message).toBe(`the expected URL ${JSON.stringify(long.slice(0, 200))} is not an https URL`);
+  });
 });
 
 describe("prove() and a hidden request", () => {

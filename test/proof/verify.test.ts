@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
-import { curveOf, decodePublicKeyPem, generateKey } from "../../src/proof/keys.ts";
+import { curveOf, decodePublicKeyPem, generateKey, publicKeyFingerprint } from "../../src/proof/keys.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "../../src/proof/canonical.ts";
@@ -42,6 +42,10 @@ function signedWith(edit: (body: ProofBody) => void): Proof {
 }
 
 const SIGNATURE_MISMATCH = "invalid proof: signature does not match: the proof was altered or not signed by this key";
+/** The warning of a proof whose request does not show it asked the sample's server, for `problem`. */
+const warning = (problem: string) => [`WARNING: the request does not show that it asked api.example.com: ${problem}`];
+const METHOD_HIDDEN = "the request line's method and the start of its target must be revealed (an origin-form target, /…)";
+const VERSION_HIDDEN = "the request line's HTTP version must be revealed";
 
 describe("a valid proof", () => {
   test.each(["secp256k1", "secp256r1"] as const)("verifies (%s), from an object or JSON text", (algorithm) => {
@@ -76,6 +80,60 @@ describe("a valid proof", () => {
     const verified = verifyProof(signProof(body, key), key.publicKeyPem);
     expect(verified.sent.text).toBe("h\\xc3█llo \\u2588 w██rld");
     expect(verified.recv.text).toBe("a\\xffb\\xe2\\x82");
+  });
+
+  test("one redaction may list spans of both directions: its sent spans first, wherever its recv spans begin", () => {
+    const apiKey = spanOf(REQUEST, SECRET_API_KEY);
+    const balance = spanOf(RESPONSE, "1234");
+    expect(balance.start).toBeLessThan(apiKey.end);
+    const both = signedWith((body) => {
+      body.transcript.recv = directionHiding(RESPONSE, [balance, spanOf(RESPONSE, SECRET_TOKEN)]);
+      body.redactions = [{ pattern: "search:*", spans: [{ direction: "sent", ...apiKey }, { direction: "recv", ...balance }], matched: true }];
+    });
+    expect(verifyProof(both, key.publicKeyPem).body.redactions).toEqual(both.body.redactions);
+  });
+
+  /** The text a verifier shows of a response whose bytes are all revealed. */
+  function shownText(bytes: number[]): string {
+    const body = sampleBody(key);
+    body.transcript.recv = { length: bytes.length, revealed: [{ start: 0, end: bytes.length, data: Buffer.from(bytes).toString("base64") }] };
+    body.redactions = [];
+    return verifyProof(signProof(body, key), key.publicKeyPem).recv.text;
+  }
+
+  // RFC 3629's table at each of its edges: the first and last lead of each row, the second byte's narrower range after
+  // E0, ED, F0 and F4, the continuation range of the later bytes; a sequence cut by the end of the bytes is not one.
+  test.each<[string, number[], string]>([
+    ["the last one-byte character", [0x7f], "\x7f"],
+    ["a lone continuation byte", [0x80], "\\x80"],
+    ["continuation bytes with no lead", [0x80, 0x80, 0x80, 0x80], "\\x80\\x80\\x80\\x80"],
+    ["an overlong two-byte form", [0xc1, 0xbf], "\\xc1\\xbf"],
+    ["the first two-byte character", [0xc2, 0x80], "\u0080"],
+    ["the last two-byte character", [0xdf, 0xbf], "\u07ff"],
+    ["a second byte below the continuation range", [0xc2, 0x7f], "\\xc2\x7f"],
+    ["a second byte above the continuation range", [0xc2, 0xc0], "\\xc2\\xc0"],
+    ["an overlong three-byte form", [0xe0, 0x9f, 0xbf], "\\xe0\\x9f\\xbf"],
+    ["the first three-byte character", [0xe0, 0xa0, 0x80], "\u0800"],
+    ["the first lead of the plain three-byte row", [0xe1, 0x80, 0x80], "\u1000"],
+    ["the last character before ED", [0xec, 0xbf, 0xbf], "\ucfff"],
+    ["the last character before the surrogates", [0xed, 0x9f, 0xbf], "\ud7ff"],
+    ["a surrogate", [0xed, 0xa0, 0x80], "\\xed\\xa0\\x80"],
+    ["the first character after the surrogates", [0xee, 0x80, 0x80], "\ue000"],
+    ["the last three-byte character", [0xef, 0xbf, 0xbf], "\uffff"],
+    ["a third byte below the continuation range", [0xe1, 0x80, 0x7f], "\\xe1\\x80\x7f"],
+    ["a third byte above the continuation range", [0xe1, 0x80, 0xc0], "\\xe1\\x80\\xc0"],
+    ["an overlong four-byte form", [0xf0, 0x8f, 0xbf, 0xbf], "\\xf0\\x8f\\xbf\\xbf"],
+    ["the first four-byte character", [0xf0, 0x90, 0x80, 0x80], "\u{10000}"],
+    ["the first lead of the plain four-byte row", [0xf1, 0x80, 0x80, 0x80], "\u{40000}"],
+    ["the last lead of the plain four-byte row", [0xf3, 0xbf, 0xbf, 0xbf], "\u{fffff}"],
+    ["a fourth byte above the continuation range", [0xf1, 0x80, 0x80, 0xc0], "\\xf1\\x80\\x80\\xc0"],
+    ["the last character", [0xf4, 0x8f, 0xbf, 0xbf], "\u{10ffff}"],
+    ["beyond the last character", [0xf4, 0x90, 0x80, 0x80], "\\xf4\\x90\\x80\\x80"],
+    ["a lead byte no character starts with", [0xf5, 0x80, 0x80, 0x80], "\\xf5\\x80\\x80\\x80"],
+    ["a sequence ending exactly at the end", [0x41, 0xe2, 0x82, 0xac], "A€"],
+    ["a sequence cut by the end", [0x41, 0xe2, 0x82], "A\\xe2\\x82"],
+  ])("views: UTF-8 read by RFC 3629, %s", (_, bytes, text) => {
+    expect(shownText(bytes)).toBe(text);
   });
 });
 
@@ -148,6 +206,15 @@ describe("tampering is rejected", () => {
     expect(verifyProof(signProof(body, key), key.publicKeyPem).body).toEqual(body);
   });
 
+  test("a deployment pinning several keys accepts a proof by any of them and names them all when none signed it", () => {
+    const [first, second] = [generateKey("secp256k1"), generateKey("secp256r1")].map((other) => decodePublicKeyPem(other.publicKeyPem));
+    const pinned = decodePublicKeyPem(key.publicKeyPem);
+    expect(verifyProof(proof, [first!, pinned, second!]).notaryFingerprint).toBe(publicKeyFingerprint(pinned));
+    expect(() => verifyProof(proof, [first!, second!])).toThrow(
+      `invalid proof: signed by a different notary key (${publicKeyFingerprint(pinned)}, expected ${publicKeyFingerprint(first!)} or ${publicKeyFingerprint(second!)})`,
+    );
+  });
+
   test("a proof naming the pinned key but signed by another key is a signature mismatch", () => {
     const forger = generateKey("secp256k1");
     const forged = clone(proof);
@@ -162,6 +229,7 @@ describe("malformed proofs are rejected with the field at fault", () => {
     ["truncated JSON", JSON.stringify(proof).slice(0, 200), /^invalid proof: not JSON \(/],
     ["a JSON array", "[]", /^invalid proof: not a JSON object$/],
     ["null", null, /^invalid proof: not a JSON object$/],
+    ["a number", 42, /^invalid proof: not a JSON object$/],
     ["missing version", { body: proof.body, signature: proof.signature }, /^invalid proof: missing key "version"$/],
     ["another version", { ...proof, version: "tlsproof/2" }, /^invalid proof: unsupported version "tlsproof\/2" \(expected "tlsproof\/1"\)$/],
     ["unknown top-level key", { ...proof, extra: 1 }, /^invalid proof: unknown key "extra"$/],
@@ -198,6 +266,10 @@ describe("malformed proofs are rejected with the field at fault", () => {
       const range = b.transcript.sent.revealed[0]!;
       range.data = Buffer.from(range.data, "base64").subarray(1).toString("base64");
     }, /body\.transcript\.sent\.revealed\[0\]\.data: holds 70 bytes, but the range 0\.\.71 spans 71/],
+    ["data shorter than a range further on", (b) => {
+      const range = b.transcript.recv.revealed[1]!;
+      range.data = Buffer.from(range.data, "base64").subarray(1).toString("base64");
+    }, /body\.transcript\.recv\.revealed\[1\]\.data: holds 1 bytes, but the range 130\.\.132 spans 2$/],
     ["bad base64", (b) => void (b.transcript.sent.revealed[0]!.data = "@@@@"), /body\.transcript\.sent\.revealed\[0\]\.data: not valid base64/],
     ["non-canonical base64", (b) => {
       b.transcript.sent = { length: 1, revealed: [{ start: 0, end: 1, data: "YR==" }] };
@@ -299,6 +371,34 @@ describe("a request that does not show the server it asked (signed before notari
     expect(verifyProof(proof, key.publicKeyPem).warnings).toEqual([]);
   });
 
+  /** The warnings of a signed proof whose request is `request`, revealed but for `hidden`. */
+  const warningsOf = (request: string, hidden: { start: number; end: number }[] = []) =>
+    verifyProof(signedWith((body) => ((body.transcript.sent = directionHiding(request, hidden)), (body.redactions = []))), key.publicKeyPem).warnings;
+
+  test("the request line must show a method, an origin-form target's start and an HTTP/1.0 or 1.1 version", () => {
+    expect(warningsOf(REQUEST)).toEqual([]);
+    expect(warningsOf(REQUEST.replace("GET ", " "))).toEqual(warning(METHOD_HIDDEN));
+    expect(warningsOf(REQUEST.replace(" HTTP/1.1", ""))).toEqual(warning(METHOD_HIDDEN));
+    expect(warningsOf(REQUEST, [{ start: 2, end: 3 }])).toEqual(warning(METHOD_HIDDEN));
+    expect(warningsOf(REQUEST.replace("HTTP/1.1", "HTTP/1.0"))).toEqual([]);
+    expect(warningsOf(REQUEST.replace("HTTP/1.1", "HTTP/1.2"))).toEqual(warning(VERSION_HIDDEN));
+    expect(warningsOf(REQUEST.replace("HTTP/1.1", "HTTP/1.10"))).toEqual(warning(VERSION_HIDDEN));
+  });
+
+  test("the path and query may be hidden anywhere, however long the request line", () => {
+    const long = REQUEST.replace("/v1/balance", `/v1/balance?q=${"x".repeat(200)}`);
+    const query = spanOf(long, "x".repeat(200));
+    expect(warningsOf(long, [{ start: query.end - 10, end: query.end - 1 }])).toEqual([]);
+    expect(warningsOf(long, [query])).toEqual([]);
+  });
+
+  test("only a port at the end of the Host is set aside before it is compared", () => {
+    expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.example.com:8443"))).toEqual([]);
+    expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.exam:1ple.com"))).toEqual(
+      warning('the request\'s Host header names "api.exam:1ple.com", not the verified server api.example.com'),
+    );
+  });
+
   test("a Host naming another server is warned about too", () => {
     const otherHost = signedWith((body) => (body.serverName = "api.example.org"));
     expect(verifyProof(otherHost, key.publicKeyPem).warnings).toEqual([
@@ -342,6 +442,19 @@ describe("expectations: the mode, and a request hidden whole only when the calle
     expect(verifyProof(hidden, key.publicKeyPem, { allowHiddenRequest: true, mode: "proxy" }).body.request).toBe("hidden");
   });
 
+  test("no other proof is taken for one whose request is hidden: each is verified without the opt-in", () => {
+    const older = legacySampleBody(key);
+    // An older MPC proof revealing no request byte: an MPC notary never leaves the request unseen, the prover hid it all.
+    const olderMpc = signProof({ ...older, transcript: { ...older.transcript, sent: { length: 80, revealed: [] } }, redactions: [] }, key);
+    expect(verifyProof(olderMpc, key.publicKeyPem).warnings).toEqual([...warning(METHOD_HIDDEN), UNCHECKED_ANSWER_WARNING]);
+    // An older proxy-mode proof revealing its request.
+    expect(verifyProof(signProof({ ...older, mode: "proxy" }, key), key.publicKeyPem).warnings).toEqual([UNCHECKED_ANSWER_WARNING]);
+    // A checked proxy-mode proof whose notary saw the request, every byte of which the prover then hid.
+    const seen = sampleBody(key);
+    const allHidden = { ...seen, mode: "proxy", serverPort: 443, transcript: { ...seen.transcript, sent: { length: seen.transcript.sent.length, revealed: [] } } };
+    expect(verifyProof(signProof(allHidden, key), key.publicKeyPem).warnings).toEqual(warning(METHOD_HIDDEN));
+  });
+
   test("an older proxy-mode proof revealing no request byte hid it too: the same opt-in", () => {
     const older = legacySampleBody(key);
     const hiddenOlder = signProof({ ...older, mode: "proxy", transcript: { ...older.transcript, sent: { length: 80, revealed: [] } }, redactions: [] }, key);
@@ -355,6 +468,11 @@ describe("the fields of a checked answer", () => {
   test("an older proof lacks them all: valid, with a warning that its answer was not checked", () => {
     const verified = verifyProof(signProof(legacySampleBody(key), key), key.publicKeyPem);
     expect(verified.warnings).toEqual([UNCHECKED_ANSWER_WARNING]);
+    expect(UNCHECKED_ANSWER_WARNING).toStartWith("WARNING: a proof from before notaries checked answers: the answer may be cut short");
+  });
+
+  test("an answer that ended within the second its connection began is fine", () => {
+    expect(verifyProof(signedWith((b) => void (b.responseTime = b.connectionTime)), key.publicKeyPem).body.responseTime).toBe(1_717_171_717);
   });
 
   test.each<[string, (body: ProofBody) => void, string]>([

@@ -355,6 +355,14 @@ describe("echoes: a hidden value met again elsewhere is hidden too", () => {
     expect(r.recv).toContain(`"short":"abc"`);
   });
 
+  test("a value under 4 bytes is not looked for in a longer spelling, nor a longer value in a spelling under 4 bytes", () => {
+    const sent = request('GET /?key=%41%42 HTTP/1.1\r\nX-Short: a"b');
+    const recv = plainResponse("", String.raw`{"note":"a\"b","AB":1}`);
+    const r = redact({ sent, recv }, "req:header:x-short,res:query:key");
+    expect(r.sent).toStartWith("GET /?key=****** HTTP/1.1\r\nX-Short: ***\r\n");
+    expect(r.recv).toEndWith(String.raw`{"note":"a\"b","AB":1}`);
+  });
+
   test("a value echoed in the request itself is hidden there too", () => {
     const sent = request("GET /?token=abcd1234 HTTP/1.1\r\nX-Token: abcd1234");
     const r = redact({ sent, recv: emptyResponse }, "res:query:token");
@@ -467,6 +475,19 @@ describe("credential headers are hidden by default", () => {
       "default:res:header:set-cookie",
     ]);
     expect(r.result.unmatched).toEqual([]);
+  });
+
+  test("a pattern naming the same header elsewhere, or a query parameter of that name, leaves the default in place", () => {
+    const r = redact({ sent, recv }, "res:header:cookie,res:query:authorization");
+    expect(r.sent).toBe("GET / HTTP/1.1\r\nAuthorization: **********\r\nProxy-Authorization: **********\r\nCookie: ******\r\n\r\n");
+    expect(r.declared.map((d) => d[0])).toEqual([
+      "res:header:cookie",
+      "res:query:authorization",
+      "default:req:header:authorization",
+      "default:req:header:proxy-authorization",
+      "default:req:header:cookie",
+      "default:res:header:set-cookie",
+    ]);
   });
 
   test("reveal: shows one of them; naming one explicitly lists the client's entry instead", () => {

@@ -24,6 +24,10 @@ describe("credentialParts: the secrets inside a header's value", () => {
     // Not `scheme token68`: auth-params, a media type, free text.
     expect(parts("authorization", 'Digest username="bob", realm="x"')).toEqual({ whole: [], parts: [] });
     expect(parts("x-note", "application/json; charset=utf-8")).toEqual({ whole: [], parts: [] });
+    // The whole value is `scheme credential`, not only its end.
+    expect(parts("x-note", "three plain words")).toEqual({ whole: [], parts: [] });
+    // Only Basic is decoded, though another scheme's credential may look like base64.
+    expect(parts("authorization", "Bearer dXNlcjpwYXNz")).toEqual({ whole: [], parts: ["dXNlcjpwYXNz"] });
   });
 
   test("Basic: the credential, its decoded user:password, the user and the password", () => {
@@ -36,6 +40,8 @@ describe("credentialParts: the secrets inside a header's value", () => {
     expect(parts("authorization", basic("u:p:w")).parts.slice(1)).toEqual(["u", "p:w"]);
     // An API key as the user and no password (as Stripe's API takes it).
     expect(parts("authorization", basic("sk_test_123:")).parts.slice(1)).toEqual(["sk_test_123", ""]);
+    // No user, a password: the colon still divides them.
+    expect(parts("authorization", basic(":hunter2pw"))).toEqual({ whole: [":hunter2pw"], parts: [basic(":hunter2pw").slice(6), "", "hunter2pw"] });
     expect(parts("authorization", basic("no-colon-here"))).toEqual({ whole: ["no-colon-here"], parts: [basic("no-colon-here").slice(6)] });
     // Unpadded base64 is read too; bytes that are not base64 are only a credential.
     expect(parts("authorization", "basic dXNlcjpwYXNz").whole).toEqual(["user:pass"]);
@@ -49,6 +55,12 @@ describe("credentialParts: the secrets inside a header's value", () => {
       parts: ["abc123", "dark", '"quoted val"', "quoted val"],
     });
     expect(parts("Set-Cookie", "sid=xyz789; Path=/; HttpOnly; Domain=example.com")).toEqual({ whole: [], parts: ["xyz789"] });
+    // Spaces around a value are not part of it; a nameless cookie has a value; a quote at one end only, or a lone
+    // quote, is part of the value; an empty quoted value is the empty string inside.
+    expect(parts("cookie", 'e=  spaced  ;=nameless; b=abc"; c="abc; a="; d=""')).toEqual({
+      whole: [],
+      parts: ["spaced", "nameless", 'abc"', '"abc', '"', '""', ""],
+    });
     // Another header with the same text is not split into cookies.
     expect(parts("x-cookie-copy", "sid=abc123; theme=dark")).toEqual({ whole: [], parts: [] });
   });
@@ -83,6 +95,13 @@ describe("percent-encoded runs", () => {
     expect(runs('see "https://x.example/?k=a%2fb%2Bc+d&z=1" or %zz and plain')).toEqual(["https://x.example/?k=a/b+c+d&z=1"]);
     expect(runs("100% sure, %4")).toEqual([]);
     expect(runs("%41%42%43\r\n%44")).toEqual(["ABC", "D"]);
+  });
+
+  test("an escape is % and two hex digits, 0-9, A-F or a-f, any byte from %00 on", () => {
+    // The characters just past each range of hex digits are not digits: `:` and `@` after 9, `W` to backquote.
+    expect(runs("a%4:b %@1 %W1 %_Z %G0 %5z")).toEqual([]);
+    expect(runs("a%00b %0Ab %fFc")).toEqual(["a\0b", "\nb", "\xffc"]);
+    expect([...percentDecoded(utf8("%00%0a"))!]).toEqual([0, 10]);
   });
 
   test("each decoded byte's source is the escape or the byte that wrote it", () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/core/errors.ts";
 import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
-import { entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
+import { DEFAULT_HIDDEN, entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 
 function parseError(header: string): AppError {
   try {
@@ -60,6 +60,7 @@ describe("parseRedactions", () => {
     ["path with leading zero", "res:path:01", 1, /whole number/],
     ["negative path", "res:path:-1", 1, /whole number/],
     ["empty path number", "res:path:", 1, /whole number/],
+    ["path number followed by text", "res:path:2a", 1, /whole number/],
     ["huge path", "res:path:99999999999999999999", 1, /too large/],
     ["empty search", "search:", 1, /empty search/],
     ["empty entry between commas", "req:header:a,,search:x", 2, /empty entry/],
@@ -128,8 +129,30 @@ describe("whitespace, escapes, reveal and limits", () => {
 
   test("at most MAX_ENTRIES entries of MAX_ENTRY_LENGTH characters", () => {
     expect(parseRedactions(Array(MAX_ENTRIES).fill("search:x").join(","))).toHaveLength(MAX_ENTRIES);
-    expect(parseError(Array(MAX_ENTRIES + 1).fill("search:x").join(",")).message).toMatch(/at most/);
-    expect(parseError(`search:${"x".repeat(MAX_ENTRY_LENGTH)}`).message).toMatch(/entry 1: longer than/);
+    const tooMany = parseError(Array(MAX_ENTRIES + 1).fill("search:x").join(","));
+    expect(tooMany.message).toBe(`T-REDACTED entry ${MAX_ENTRIES + 1}: at most ${MAX_ENTRIES} entries`);
+    expect(tooMany.details).toEqual({ entry: MAX_ENTRIES + 1 });
+    expect(parseRedactions(`search:${"x".repeat(MAX_ENTRY_LENGTH - "search:".length)}`)).toHaveLength(1);
+    expect(parseError(`search:${"x".repeat(MAX_ENTRY_LENGTH - "search:".length + 1)}`).message).toBe(`T-REDACTED entry 1: longer than ${MAX_ENTRY_LENGTH} characters`);
+  });
+
+  test("an unknown kind or reveal target is refused naming what is accepted", () => {
+    expect(parseError("req:hdr:x").message).toBe(
+      "T-REDACTED entry 1: unknown kind (expected one of req:header:, req:body:, res:header:, res:body:, res:query:, res:path:, search:, reveal:)",
+    );
+    expect(parseError("reveal:req:header:x-api-key").message).toBe(
+      "T-REDACTED entry 1: reveal: applies only to req:header:authorization, req:header:proxy-authorization, req:header:cookie, res:header:set-cookie",
+    );
+  });
+});
+
+describe("entryText", () => {
+  test("a reveal entry is written as the client wrote it, in normal form, and reads back the same", () => {
+    for (const header of DEFAULT_HIDDEN) {
+      const pattern = { kind: "reveal" as const, header };
+      expect(entryText(pattern)).toBe(`reveal:${header.kind}:${header.name}`);
+      expect(parseRedactions(entryText(pattern))).toEqual([pattern]);
+    }
   });
 });
 

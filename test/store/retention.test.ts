@@ -32,8 +32,18 @@ describe("store retention", () => {
     return recorded.state === "settled" && recorded.outcome.event === "error" ? recorded.outcome.code : recorded.state;
   };
 
+  /**
+   * Waits until everything saved so far is older than `retentionMs`: a proof published in the millisecond of the
+   * prune's cut would outlive its record by one run (on a fast machine the first run came that soon).
+   */
+  const olderThan = async (retentionMs: number) => {
+    const saved = Date.now();
+    while (Date.now() <= saved + retentionMs) await Bun.sleep(1);
+  };
+
   test("prunes at start and then periodically: proofs past the retention time read as outcome_expired, and each run that removed something says so", async () => {
     const first = await settledProof();
+    await olderThan(1);
     const retention = startRetention(records, 1, log, 50);
     try {
       expect(await eventually(() => outcomeCode(first), (code) => code === "outcome_expired", 10_000)).toBe("outcome_expired");
