@@ -6,10 +6,19 @@
  */
 import type { SessionTraffic } from "../../core/session-traffic.ts";
 
+/** The clocks a counter reads: monotonic for spells, wall for dates (a test steps its own instead of sleeping). */
+export interface TrafficClock {
+  monotonicMs(): number;
+  wallMs(): number;
+}
+
+export const systemTrafficClock: TrafficClock = { monotonicMs: () => performance.now(), wallMs: () => Date.now() };
+
 export interface TrafficCounter {
+  readonly clock: TrafficClock;
   fromProverBytes: number;
   toProverBytes: number;
-  /** performance.now() of the last byte either way, or of the start. */
+  /** The monotonic clock's time of the last byte either way, or of the start. */
   lastAt: number;
   /** Longest spell with no byte either way, so far (logged when the session ends). */
   longestQuietMs: number;
@@ -20,18 +29,19 @@ export interface TrafficCounter {
 /** The shortest quiet spell that counts as a wait between two activities (a warm session's, between setup and request). */
 export const QUIET_SPELL_MS = 2_000;
 
-export const newTrafficCounter = (): TrafficCounter => ({
+export const newTrafficCounter = (clock: TrafficClock = systemTrafficClock): TrafficCounter => ({
+  clock,
   fromProverBytes: 0,
   toProverBytes: 0,
-  lastAt: performance.now(),
+  lastAt: clock.monotonicMs(),
   longestQuietMs: 0,
-  activeSince: Date.now(),
+  activeSince: clock.wallMs(),
 });
 
 export function countTraffic(counter: TrafficCounter, direction: "fromProver" | "toProver", bytes: number): void {
-  const now = performance.now();
+  const now = counter.clock.monotonicMs();
   // A warm session's wait for its request is its longest quiet spell; shorter ones (computing) do not move it.
-  if (now - counter.lastAt >= QUIET_SPELL_MS && now - counter.lastAt > counter.longestQuietMs) counter.activeSince = Date.now();
+  if (now - counter.lastAt >= QUIET_SPELL_MS && now - counter.lastAt > counter.longestQuietMs) counter.activeSince = counter.clock.wallMs();
   counter.longestQuietMs = Math.max(counter.longestQuietMs, now - counter.lastAt);
   counter.lastAt = now;
   if (direction === "fromProver") counter.fromProverBytes += bytes;
@@ -41,7 +51,7 @@ export function countTraffic(counter: TrafficCounter, direction: "fromProver" | 
 export const trafficNow = (counter: TrafficCounter): SessionTraffic => ({
   fromProverBytes: counter.fromProverBytes,
   toProverBytes: counter.toProverBytes,
-  quietMs: Math.round(performance.now() - counter.lastAt),
+  quietMs: Math.round(counter.clock.monotonicMs() - counter.lastAt),
 });
 
 /** The counter as log fields, when the session ends. */
