@@ -1,0 +1,268 @@
+/**
+ * A proxy-mode notary's places, timeouts and relay rule, over its real routes in this process with limits of a
+ * fraction of a second (the standalone notary's own are tested in proxy-abuse.process.test.ts): a caller that does
+ * not play along holds no place for long and passes no byte that is not TLS to the session's server.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
+import { createLogger } from "../../../src/core/log.ts";
+import { localVerifiers } from "../../../src/engine/verifier.ts";
+import { generateKey } from "../../../src/proof/keys.ts";
+import { clientHelloFor } from "../../../testkit/client-hello.ts";
+import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
+import { createProxySession, openRawRelay, postProxyAttestation, postProxySession } from "../../../testkit/raw-relay.ts";
+import { type RecordingListener, startRecordingListener } from "../../../testkit/recording-listener.ts";
+import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { type UnacceptingListener, startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
+import { eventually } from "../../../testkit/wait.ts";
+
+const IDLE_MS = 300;
+const SESSION_MS = 900;
+const CONNECT_MS = 300;
+/** The raw relay limit each way for proxy sizes of 64 bytes (relay.ts, tlsBytesFor). */
+const RELAY_LIMIT = 64 + 1 + 64 * 1024;
+
+let raw: RecordingListener;
+let unaccepting: UnacceptingListener;
+let closedPort: number;
+/** Two places, two connections in progress at once; `slow`: three places, one connection in progress at a time. */
+let notary: NotaryServer;
+let slow: NotaryServer;
+
+function startProxyNotary(ports: number[], places: { concurrency: number; maxPendingConnects: number }): NotaryServer {
+  return startNotaryServer({
+    host: "127.0.0.1",
+    port: 0,
+    sessions: { concurrency: places.concurrency, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
+    verifiers: localVerifiers,
+    key: generateKey("secp256k1"),
+    testTrustAnchor: true,
+    proxy: {
+      policy: {
+        allowPrivateTargets: true,
+        resolve: new Map(ports.map((port) => [`${TARGET_HOST}:${port}`, "127.0.0.1"])),
+        allowedHosts: [TARGET_HOST],
+        allowedPorts: ports,
+        settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
+      },
+      maxSentData: 64,
+      maxRecvData: 64,
+      sessionTimeoutMs: SESSION_MS,
+      idleTimeoutMs: IDLE_MS,
+      connectTimeoutMs: CONNECT_MS,
+      maxPendingConnects: places.maxPendingConnects,
+      attestationWindowMs: 10_000,
+      maxHiddenSpanBytes: 64,
+      trustAnchorsPem: [],
+    },
+    log: createLogger({ level: "error" }),
+  });
+}
+
+beforeAll(async () => {
+  [raw, unaccepting] = await Promise.all([startRecordingListener(), startUnacceptingListener()]);
+  const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  closedPort = closed.port;
+  closed.stop(true);
+  const ports = [raw.port, unaccepting.port, closedPort];
+  notary = startProxyNotary(ports, { concurrency: 2, maxPendingConnects: 2 });
+  slow = startProxyNotary(ports, { concurrency: 3, maxPendingConnects: 1 });
+});
+
+afterAll(async () => {
+  await Promise.all([notary?.stop(0), slow?.stop(0)]);
+  raw?.stop();
+  unaccepting?.close();
+});
+
+const activeProxySessions = async (on = notary) => ((await (await fetch(`${on.url}/info`)).json()) as { activeProxySessions: number }).activeProxySessions;
+const placesFree = async (on = notary) => expect(await eventually(() => activeProxySessions(on), (n) => n === 0, 5_000)).toBe(0);
+const release = (id: string, on = notary) => fetch(`${on.url}/proxy-session/${id}`, { method: "DELETE" });
+const refusals = async (reason: string, on = notary) => sample(await scrapeMetrics(on.url), "tlsproof_notary_proxy_refusals_total", { reason }) ?? 0;
+const errorOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
+
+/** A session to the recording target, and the index its connection there has. */
+async function rawSession(): Promise<{ sessionId: string; connection: number }> {
+  const connection = raw.connections().length;
+  const sessionId = await createProxySession(notary, TARGET_HOST, raw.port);
+  await eventually(() => raw.connections().length, (n) => n > connection, 5_000);
+  return { sessionId, connection };
+}
+
+/** Any well-formed attestation body: what is tested here is decided before its keys are looked at. */
+const attestationBody = () => ({
+  requestId: crypto.randomUUID(),
+  keys: { version: "TLS1.3", serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) },
+  redactions: [],
+});
+
+describe("a proxy session's place", () => {
+  test("creates at once against 2 places: 2 sessions, the rest over_capacity; each session's end gives its place back", async () => {
+    await placesFree();
+    const before = await refusals("over_capacity");
+    const answers = await Promise.all(Array.from({ length: 5 }, () => postProxySession(notary, TARGET_HOST, raw.port)));
+    const created = answers.filter((answer) => answer.status === 200);
+    expect(created.length).toBe(2);
+    for (const answer of answers.filter((answer) => answer.status !== 200)) {
+      expect(await errorOf(answer)).toEqual({ status: 503, code: "over_capacity", message: "the notary is running its maximum of 2 proxy sessions" });
+    }
+    expect(await refusals("over_capacity")).toBe(before + 3);
+    expect(await activeProxySessions()).toBe(2);
+    const [first, second] = await Promise.all(created.map(async (answer) => ((await answer.json()) as { sessionId: string }).sessionId));
+    await release(first!);
+    expect(await activeProxySessions()).toBe(1);
+    // A released session is gone: no relay, no attestation.
+    await expect(openRawRelay(notary, first!)).rejects.toThrow("refused the relay socket");
+    expect(await errorOf(await postProxyAttestation(notary, first!, attestationBody()))).toMatchObject({ status: 404, code: "not_found" });
+    const third = await createProxySession(notary, TARGET_HOST, raw.port);
+    await Promise.all([release(second!), release(third)]);
+    expect(await activeProxySessions()).toBe(0);
+  });
+
+  test("a create that fails gives its place back: more failures than places, then every place still serves", async () => {
+    await placesFree();
+    for (let i = 0; i < 3; i++) {
+      expect(await errorOf(await postProxySession(notary, TARGET_HOST, closedPort))).toMatchObject({ status: 502, code: "target_unreachable" });
+    }
+    const ids = await Promise.all([createProxySession(notary, TARGET_HOST, raw.port), createProxySession(notary, TARGET_HOST, raw.port)]);
+    await Promise.all(ids.map((id) => release(id)));
+  });
+
+  test("an IP address is refused before any connection or place", async () => {
+    const connections = raw.connections().length;
+    expect(await errorOf(await postProxySession(notary, "127.0.0.1", raw.port))).toEqual({
+      status: 403,
+      code: "target_forbidden",
+      message: "proxy mode needs a host name: a ClientHello carries no server name for an IP address",
+    });
+    expect(raw.connections().length).toBe(connections);
+    expect(await activeProxySessions()).toBe(0);
+  });
+
+  test("a target that never accepts: target_timeout after the connect timeout; meanwhile the next connection is refused, and no place is kept", async () => {
+    await placesFree(slow);
+    const before = await refusals("connects_pending", slow);
+    const stuck = postProxySession(slow, TARGET_HOST, unaccepting.port);
+    expect(await eventually(() => activeProxySessions(slow), (n) => n === 1, 5_000)).toBe(1);
+    expect(await errorOf(await postProxySession(slow, TARGET_HOST, raw.port))).toEqual({
+      status: 503,
+      code: "over_capacity",
+      message: "the notary is already connecting to 1 targets; try again shortly",
+    });
+    expect(await refusals("connects_pending", slow)).toBe(before + 1);
+    expect(await errorOf(await stuck)).toEqual({ status: 504, code: "target_timeout", message: `the target did not accept the notary's connection within ${CONNECT_MS} ms` });
+    expect(await activeProxySessions(slow)).toBe(0);
+    await release(await createProxySession(slow, TARGET_HOST, raw.port), slow);
+  });
+});
+
+describe("the relay's first bytes", () => {
+  test.each([
+    ["plain HTTP", async () => new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${TARGET_HOST}\r\n\r\n`), "the client's first bytes are not a TLS handshake record"],
+    ["a ClientHello for another server", () => clientHelloFor("elsewhere.example"), `the ClientHello names another server than ${TARGET_HOST}`],
+  ])("%s: the relay is closed with its reason, not one byte reaches the target, the place is free", async (_what, bytes, reason) => {
+    const before = await refusals("first_flight");
+    const { sessionId, connection } = await rawSession();
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(await bytes());
+    expect(await relay.closed).toEqual({ code: 4000, reason: `target_forbidden: relay refused: ${reason}` });
+    await raw.closedConnections(connection + 1);
+    expect(raw.connections()[connection]!.bytes.length).toBe(0);
+    expect(await refusals("first_flight")).toBe(before + 1);
+    expect(await activeProxySessions()).toBe(0);
+  });
+
+  test("a ClientHello for the session's server passes whole, however it was cut into messages, and what follows passes too", async () => {
+    const hello = await clientHelloFor(TARGET_HOST);
+    const { sessionId, connection } = await rawSession();
+    const relay = await openRawRelay(notary, sessionId);
+    for (const [start, end] of [[0, 1], [1, 6], [6, 300], [300, hello.length]] as const) relay.send(hello.subarray(start, end));
+    relay.send(Uint8Array.of(7, 7, 7));
+    const passed = await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length + 3, 5_000);
+    expect(Buffer.from(passed).equals(Buffer.concat([hello, Uint8Array.of(7, 7, 7)]))).toBe(true);
+    await release(sessionId);
+  });
+});
+
+describe("a proxy session's time", () => {
+  test("an attached relay that carries nothing is closed after the idle timeout, not before, saying so", async () => {
+    await placesFree();
+    const before = await refusals("idle");
+    const { sessionId } = await rawSession();
+    const opened = performance.now();
+    const relay = await openRawRelay(notary, sessionId);
+    expect(await relay.closed).toEqual({ code: 4000, reason: `session_timeout: no byte passed the relay either way for ${IDLE_MS / 1000} s` });
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    expect(await activeProxySessions()).toBe(0);
+    expect(await refusals("idle")).toBe(before + 1);
+  });
+
+  test("a session whose relay socket never comes holds its place no longer than the idle timeout", async () => {
+    await placesFree();
+    const { sessionId } = await rawSession();
+    expect(await activeProxySessions()).toBe(1);
+    await placesFree();
+    await expect(openRawRelay(notary, sessionId)).rejects.toThrow("refused the relay socket");
+  });
+
+  test("bytes either way keep a relay from idling, until the session's lifetime ends it", async () => {
+    await placesFree();
+    const before = await refusals("lifetime");
+    const { sessionId, connection } = await rawSession();
+    const opened = performance.now();
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(await clientHelloFor(TARGET_HOST));
+    // Well inside the idle limit, until the notary ends the session.
+    const ticker = setInterval(() => relay.ws.readyState === WebSocket.OPEN && relay.send(Uint8Array.of(0)), IDLE_MS / 3);
+    const closed = await relay.closed;
+    clearInterval(ticker);
+    expect(closed).toEqual({ code: 4000, reason: `session_timeout: the proxy session outlived its ${SESSION_MS / 1000} s` });
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(SESSION_MS - 150);
+    await raw.closedConnections(connection + 1);
+    expect(await refusals("lifetime")).toBe(before + 1);
+    expect(await activeProxySessions()).toBe(0);
+  });
+});
+
+describe("one relay, one attestation", () => {
+  test("a second relay socket for a session is refused; the first keeps relaying", async () => {
+    const { sessionId, connection } = await rawSession();
+    const first = await openRawRelay(notary, sessionId);
+    await expect(openRawRelay(notary, sessionId)).rejects.toThrow("refused the relay socket");
+    const hello = await clientHelloFor(TARGET_HOST);
+    first.send(hello);
+    expect((await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length, 5_000)).length).toBe(hello.length);
+    await release(sessionId);
+  });
+
+  test("two attestations at once: the second is 409 session_taken; the first waits for the relay's end, then is judged", async () => {
+    const { sessionId } = await rawSession();
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(await clientHelloFor(TARGET_HOST));
+    const both = [postProxyAttestation(notary, sessionId, attestationBody()), postProxyAttestation(notary, sessionId, attestationBody())].map((answer) => answer.then(errorOf));
+    expect(await Promise.race(both)).toEqual({ status: 409, code: "session_taken", message: "this session's attestation was already requested" });
+    relay.ws.close();
+    const codes = (await Promise.all(both)).map((error) => error.code);
+    // The session's one attestation ran, on a relay the target sent nothing through.
+    expect(codes.sort()).toEqual(["session_taken", "transcript_invalid"]);
+    // Taken, the session is gone.
+    expect(await errorOf(await postProxyAttestation(notary, sessionId, attestationBody()))).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
+describe("the relay's byte limits", () => {
+  test("the prover sends more than the limit: the relay ends saying why, the excess never reaches the target, the attestation is refused", async () => {
+    const { sessionId, connection } = await rawSession();
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(await clientHelloFor(TARGET_HOST));
+    for (let sent = 0; sent < RELAY_LIMIT; sent += 16 * 1024) relay.send(new Uint8Array(16 * 1024));
+    expect(await relay.closed).toEqual({ code: 4000, reason: `session_failed: the prover sent more than this notary relays (${RELAY_LIMIT} bytes)` });
+    await raw.closedConnections(connection + 1);
+    expect(raw.connections()[connection]!.bytes.length).toBeLessThanOrEqual(RELAY_LIMIT);
+    expect(await errorOf(await postProxyAttestation(notary, sessionId, attestationBody()))).toEqual({
+      status: 500,
+      code: "session_failed",
+      message: `the prover sent more than this notary relays (${RELAY_LIMIT} bytes)`,
+    });
+  });
+});
