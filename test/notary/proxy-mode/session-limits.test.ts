@@ -16,9 +16,9 @@ import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type UnacceptingListener, startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
 import { eventually } from "../../../testkit/wait.ts";
 
-const IDLE_MS = 300;
-const SESSION_MS = 900;
-const CONNECT_MS = 300;
+const IDLE_MS = 150;
+const SESSION_MS = 450;
+const CONNECT_MS = 150;
 /** The raw relay limit each way for proxy sizes of 64 bytes (relay.ts, tlsBytesFor). */
 const RELAY_LIMIT = 64 + 1 + 64 * 1024;
 
@@ -76,7 +76,7 @@ afterAll(async () => {
 });
 
 const activeProxySessions = async (on = notary) => ((await (await fetch(`${on.url}/info`)).json()) as { activeProxySessions: number }).activeProxySessions;
-const placesFree = async (on = notary) => expect(await eventually(() => activeProxySessions(on), (n) => n === 0, 5_000)).toBe(0);
+const placesFree = async (on = notary) => expect(await eventually(() => activeProxySessions(on), (n) => n === 0, 5_000, { intervalMs: 10 })).toBe(0);
 const release = (id: string, on = notary) => fetch(`${on.url}/proxy-session/${id}`, { method: "DELETE" });
 const refusals = async (reason: string, on = notary) => sample(await scrapeMetrics(on.url), "tlsproof_notary_proxy_refusals_total", { reason }) ?? 0;
 const errorOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
@@ -85,7 +85,7 @@ const errorOf = async (response: Response) => ({ status: response.status, ...((a
 async function rawSession(): Promise<{ sessionId: string; connection: number }> {
   const connection = raw.connections().length;
   const sessionId = await createProxySession(notary, TARGET_HOST, raw.port);
-  await eventually(() => raw.connections().length, (n) => n > connection, 5_000);
+  await eventually(() => raw.connections().length, (n) => n > connection, 5_000, { intervalMs: 5 });
   return { sessionId, connection };
 }
 
@@ -143,7 +143,7 @@ describe("a proxy session's place", () => {
     await placesFree(slow);
     const before = await refusals("connects_pending", slow);
     const stuck = postProxySession(slow, TARGET_HOST, unaccepting.port);
-    expect(await eventually(() => activeProxySessions(slow), (n) => n === 1, 5_000)).toBe(1);
+    expect(await eventually(() => activeProxySessions(slow), (n) => n === 1, 5_000, { intervalMs: 5 })).toBe(1);
     expect(await errorOf(await postProxySession(slow, TARGET_HOST, raw.port))).toEqual({
       status: 503,
       code: "over_capacity",
@@ -178,7 +178,7 @@ describe("the relay's first bytes", () => {
     const relay = await openRawRelay(notary, sessionId);
     for (const [start, end] of [[0, 1], [1, 6], [6, 300], [300, hello.length]] as const) relay.send(hello.subarray(start, end));
     relay.send(Uint8Array.of(7, 7, 7));
-    const passed = await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length + 3, 5_000);
+    const passed = await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length + 3, 5_000, { intervalMs: 5 });
     expect(Buffer.from(passed).equals(Buffer.concat([hello, Uint8Array.of(7, 7, 7)]))).toBe(true);
     await release(sessionId);
   });
@@ -192,7 +192,7 @@ describe("a proxy session's time", () => {
     const opened = performance.now();
     const relay = await openRawRelay(notary, sessionId);
     expect(await relay.closed).toEqual({ code: 4000, reason: `session_timeout: no byte passed the relay either way for ${IDLE_MS / 1000} s` });
-    expect(performance.now() - opened).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(IDLE_MS - 20);
     expect(await activeProxySessions()).toBe(0);
     expect(await refusals("idle")).toBe(before + 1);
   });
@@ -217,7 +217,7 @@ describe("a proxy session's time", () => {
     const closed = await relay.closed;
     clearInterval(ticker);
     expect(closed).toEqual({ code: 4000, reason: `session_timeout: the proxy session outlived its ${SESSION_MS / 1000} s` });
-    expect(performance.now() - opened).toBeGreaterThanOrEqual(SESSION_MS - 150);
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(SESSION_MS - 50);
     await raw.closedConnections(connection + 1);
     expect(await refusals("lifetime")).toBe(before + 1);
     expect(await activeProxySessions()).toBe(0);
@@ -231,7 +231,7 @@ describe("one relay, one attestation", () => {
     await expect(openRawRelay(notary, sessionId)).rejects.toThrow("refused the relay socket");
     const hello = await clientHelloFor(TARGET_HOST);
     first.send(hello);
-    expect((await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length, 5_000)).length).toBe(hello.length);
+    expect((await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length, 5_000, { intervalMs: 5 })).length).toBe(hello.length);
     await release(sessionId);
   });
 
