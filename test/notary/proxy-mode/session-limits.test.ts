@@ -266,3 +266,44 @@ describe("the relay's byte limits", () => {
     });
   });
 });
+
+describe("what the routes say of themselves", () => {
+  /** The error codes GET /openapi.json documents for an operation, by status. */
+  async function documented(path: string): Promise<{ summary: string; codes: Record<string, string> }> {
+    const document = (await (await fetch(`${notary.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: { summary: string; responses: Record<string, { description: string }> } }>;
+    };
+    const { summary, responses } = document.paths[path]!.post;
+    return { summary, codes: Object.fromEntries(Object.entries(responses).map(([status, { description }]) => [status, description])) };
+  }
+
+  test("the session route documents every refusal a target or the places cause, with its status", async () => {
+    const { summary, codes } = await documented("/proxy-session");
+    expect(summary).toBe("open a proxy-mode session: the notary connects to the target; its prover then relays through GET /relay?sessionId=");
+    for (const [status, code] of [["503", "over_capacity"], ["403", "target_forbidden"], ["502", "target_unresolvable"], ["502", "target_unreachable"], ["504", "target_timeout"]]) {
+      expect(codes[status!] ?? `nothing documented for ${status}`).toContain(code!);
+    }
+  });
+
+  test("the attestation route documents its refusals: a late attestation, an untrusted server, a transcript that does not verify", async () => {
+    const { codes } = await documented("/proxy-session/{id}/attestation");
+    for (const [status, code] of [["422", "attestation_late"], ["422", "transcript_invalid"], ["502", "tls_untrusted"]]) {
+      expect(codes[status!]).toContain(code!);
+    }
+  });
+
+  test("a refused body is named as the mode's session or attestation request", async () => {
+    expect(await errorOf(await fetch(`${notary.url}/proxy-session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }))).toMatchObject({
+      status: 400,
+      code: "invalid_body",
+      message: expect.stringMatching(/^proxy session request: /),
+    });
+    const { sessionId } = await rawSession();
+    expect(await errorOf(await postProxyAttestation(notary, sessionId, { requestId: "x" }))).toMatchObject({
+      status: 400,
+      code: "invalid_body",
+      message: expect.stringMatching(/^proxy attestation request: /),
+    });
+    await release(sessionId);
+  });
+});
