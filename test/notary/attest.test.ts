@@ -5,37 +5,15 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import { buildProofBody, transcriptDirection } from "../../src/notary/attest.ts";
-import type { SeenDirection, VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
+import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
 import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "../proof/fixtures.ts";
+import { mpcTranscript, proxyTranscript, whole } from "./support/transcripts.ts";
 
 const key = generateKey("secp256k1");
 const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0", embedded: true };
 const declared: AttestationRequest = { requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01", redactions: [] };
-
-const whole = (text: string): SeenDirection => {
-  const bytes = new TextEncoder().encode(text);
-  return { length: bytes.length, bytes, seen: [{ start: 0, end: bytes.length }] };
-};
-
-const proxyTranscript = (change: Partial<VerifiedTranscript> = {}): VerifiedTranscript => ({
-  mode: "proxy",
-  serverName: "api.example.com",
-  serverPort: 443,
-  tlsVersion: "TLS1.3",
-  connectionTime: 1_717_171_717,
-  responseTime: 1_717_171_718,
-  sent: { length: REQUEST.length, bytes: null, seen: [] },
-  recv: whole(RESPONSE),
-  hiddenBy: "notary",
-  connectionEnd: { closed: true },
-  alpn: "http/1.1",
-  ...change,
-});
-
-const mpcTranscript = (change: Partial<VerifiedTranscript> = {}): VerifiedTranscript =>
-  proxyTranscript({ mode: "mpc", serverPort: undefined, alpn: undefined, sent: whole(REQUEST), hiddenBy: "prover", connectionEnd: { closed: false, why: "an MPC notary does not see how the connection ended" }, ...change });
 
 function refusal(transcript: VerifiedTranscript, request: AttestationRequest = declared): { code: string; message: string } {
   try {
