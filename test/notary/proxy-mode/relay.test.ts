@@ -3,11 +3,14 @@
  * or never accepts the notary's connection. The relay does not read TLS, so a plain TCP target whose bytes the test
  * writes shows exactly what passed.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Server, type Socket, createServer } from "node:net";
 import { AppError } from "../../../src/core/errors.ts";
 import { type Relay, type RelayLimits, openRelay } from "../../../src/notary/proxy-mode/relay.ts";
 import { startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
+
+// Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
+setDefaultTimeout(3_000);
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const bytes = (value: string) => new TextEncoder().encode(value);

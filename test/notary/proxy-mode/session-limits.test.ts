@@ -3,7 +3,7 @@
  * fraction of a second (the standalone notary's own are tested in proxy-abuse.process.test.ts): a caller that does
  * not play along holds no place for long and passes no byte that is not TLS to the session's server.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
 import { createLogger } from "../../../src/core/log.ts";
 import { localVerifiers } from "../../../src/engine/verifier.ts";
@@ -15,6 +15,9 @@ import { type RecordingListener, startRecordingListener } from "../../../testkit
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type UnacceptingListener, startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
 import { eventually } from "../../../testkit/wait.ts";
+
+// Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
+setDefaultTimeout(3_000);
 
 const IDLE_MS = 150;
 const SESSION_MS = 450;

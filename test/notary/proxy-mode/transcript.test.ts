@@ -3,7 +3,7 @@
  * certificate checked at the ServerHello's time), refused when asked for after the attestation window, the request
  * as the notary read it (whole with the client's keys, or its length only).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
 import { type ProxyVerification, proxyTranscript } from "../../../src/notary/proxy-mode/transcript.ts";
 import { keysToReveal } from "../../../src/tls/verify-session.ts";
@@ -11,6 +11,9 @@ import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type Target, startHttpsTarget } from "../../tls/support/exchange.ts";
 import { verifyIdentities } from "../../tls/support/identities.ts";
 import { type RelayedThrough, exchangeThroughRelay } from "./support/relayed.ts";
+
+// Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
+setDefaultTimeout(3_000);
 
 const ids = verifyIdentities();
 const BODY = "the answer: 42\n";
