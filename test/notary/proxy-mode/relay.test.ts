@@ -84,6 +84,15 @@ describe("the relay", () => {
     expect(relay.failure()).toBeUndefined();
   });
 
+  test("the relay records its own copy of the prover's bytes: a buffer reused by the caller changes nothing", async () => {
+    const { relay } = await relayTo();
+    const buffer = bytes("abc");
+    relay.toTarget(buffer);
+    buffer.fill(0x7a);
+    expect(text(relay.recorded().clientToServer)).toBe("abc");
+    relay.close();
+  });
+
   test("a relay's log is its own copy: what a caller does with it changes nothing", async () => {
     const { relay, nextChunk } = await relayTo();
     const first = nextChunk();

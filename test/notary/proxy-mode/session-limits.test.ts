@@ -3,6 +3,7 @@
  * fraction of a second (the standalone notary's own are tested in proxy-abuse.process.test.ts): a caller that does
  * not play along holds no place for long and passes no byte that is not TLS to the session's server.
  */
+import { type Server, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
 import { createLogger } from "../../../src/core/log.ts";
@@ -26,6 +27,8 @@ const CONNECT_MS = 150;
 const RELAY_LIMIT = 64 + 1 + 64 * 1024;
 
 let raw: RecordingListener;
+/** A target that ends its connection as soon as bytes come. */
+let closing: Server;
 let unaccepting: UnacceptingListener;
 let closedPort: number;
 /** Two places, two connections in progress at once; `slow`: three places, one connection in progress at a time. */
@@ -64,10 +67,15 @@ function startProxyNotary(ports: number[], places: { concurrency: number; maxPen
 
 beforeAll(async () => {
   [raw, unaccepting] = await Promise.all([startRecordingListener(), startUnacceptingListener()]);
+  closing = createServer((socket) => {
+    socket.on("error", () => {});
+    socket.once("data", () => socket.end());
+  });
+  await new Promise<void>((resolve) => closing.listen(0, "127.0.0.1", resolve));
   const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   closedPort = closed.port;
   closed.stop(true);
-  const ports = [raw.port, unaccepting.port, closedPort];
+  const ports = [raw.port, unaccepting.port, closedPort, (closing.address() as { port: number }).port];
   notary = startProxyNotary(ports, { concurrency: 2, maxPendingConnects: 2 });
   slow = startProxyNotary(ports, { concurrency: 3, maxPendingConnects: 1 });
 });
@@ -75,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([notary?.stop(0), slow?.stop(0)]);
   raw?.stop();
+  closing?.close();
   unaccepting?.close();
 });
 
@@ -120,6 +129,10 @@ describe("a proxy session's place", () => {
     const third = await createProxySession(notary, TARGET_HOST, raw.port);
     await Promise.all([release(second!), release(third)]);
     expect(await activeProxySessions()).toBe(0);
+  });
+
+  test("releasing a session that is unknown or gone is no error", async () => {
+    expect((await release(crypto.randomUUID())).status).toBe(204);
   });
 
   test("a create that fails gives its place back: more failures than places, then every place still serves", async () => {
@@ -244,12 +257,41 @@ describe("one relay, one attestation", () => {
     relay.send(await clientHelloFor(TARGET_HOST));
     const both = [postProxyAttestation(notary, sessionId, attestationBody()), postProxyAttestation(notary, sessionId, attestationBody())].map((answer) => answer.then(errorOf));
     expect(await Promise.race(both)).toEqual({ status: 409, code: "session_taken", message: "this session's attestation was already requested" });
+    // Taken, the session is its attestation's: the idle limit passes without ending its relay.
+    const idleBefore = await refusals("idle");
+    await Bun.sleep(IDLE_MS * 2);
+    expect(relay.ws.readyState).toBe(WebSocket.OPEN);
+    expect(await refusals("idle")).toBe(idleBefore);
+    // The attestation goes on as soon as the relay socket closes, well before the grace for its close runs out (2 s).
+    const closedAt = performance.now();
     relay.ws.close();
     const codes = (await Promise.all(both)).map((error) => error.code);
+    expect(performance.now() - closedAt).toBeLessThan(1_000);
     // The session's one attestation ran, on a relay the target sent nothing through.
     expect(codes.sort()).toEqual(["session_taken", "transcript_invalid"]);
     // Taken, the session is gone.
     expect(await errorOf(await postProxyAttestation(notary, sessionId, attestationBody()))).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
+describe("a relay's end", () => {
+  test("a target that ends its connection closes the relay normally, with no failure to report", async () => {
+    const sessionId = await createProxySession(notary, TARGET_HOST, (closing.address() as { port: number }).port);
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(await clientHelloFor(TARGET_HOST));
+    expect((await relay.closed).code).toBe(1000);
+    await release(sessionId);
+  });
+
+  test("a notary that stops ends its sessions' relays and their connections to targets", async () => {
+    const stopping = startProxyNotary([raw.port], { concurrency: 2, maxPendingConnects: 2 });
+    const connection = raw.connections().length;
+    const sessionId = await createProxySession(stopping, TARGET_HOST, raw.port);
+    const relay = await openRawRelay(stopping, sessionId);
+    await stopping.stop(0);
+    await relay.closed;
+    await raw.closedConnections(connection + 1);
+    expect(raw.connections()[connection]!.closed).toBe(true);
   });
 });
 

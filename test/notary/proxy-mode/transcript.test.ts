@@ -6,11 +6,12 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
 import { type ProxyVerification, proxyTranscript } from "../../../src/notary/proxy-mode/transcript.ts";
-import { keysToReveal } from "../../../src/tls/verify-session.ts";
+import { createServer as createTlsServer } from "node:tls";
+import { keysOfEpochExchange, keysToReveal } from "../../../src/tls/verify-session.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type Target, startHttpsTarget } from "../../tls/support/exchange.ts";
 import { verifyIdentities } from "../../tls/support/identities.ts";
-import { type RelayedThrough, exchangeThroughRelay } from "./support/relayed.ts";
+import { type RelayedThrough, epochExchangeThroughRelay, exchangeThroughRelay } from "./support/relayed.ts";
 
 // Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
 setDefaultTimeout(3_000);
@@ -132,5 +133,48 @@ describe("proxy mode's verified transcript", () => {
       code: "transcript_invalid",
       message: "the target sent nothing through the relay",
     });
+  });
+});
+
+describe("the request as the notary read it", () => {
+  test("in epochs: the revealed ones seen, the hidden ones zero and unseen, the length whole", async () => {
+    const encoder = new TextEncoder();
+    const [line, secret, rest] = [`GET /data HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nAuthorization: `, "Bearer hidden-credential", "\r\nConnection: close\r\n\r\n"];
+    const parts = [
+      { bytes: encoder.encode(line), hidden: false },
+      { bytes: encoder.encode(secret), hidden: true },
+      { bytes: encoder.encode(rest), hidden: false },
+    ];
+    const { relayed, exchange } = await epochExchangeThroughRelay(tls13.port, parts, ids.fixture.caPem);
+    const transcript = proxyTranscript(relayed, keysOfEpochExchange(exchange), options, logTimes({ relayed } as RelayedThrough).ended);
+    const length = line.length + secret.length + rest.length;
+    const expected = encoder.encode(line + secret + rest);
+    expected.fill(0, line.length, line.length + secret.length);
+    expect(transcript.sent).toEqual({
+      length,
+      bytes: expected,
+      seen: [
+        { start: 0, end: line.length },
+        { start: line.length + secret.length, end: length },
+      ],
+    });
+  });
+
+  test("a client that sent no application data, its keys revealed: an empty request, none of it seen", async () => {
+    // A server that speaks first: its answer needs no request.
+    const server = createTlsServer({ key: ids.ecdsa.leafKeyPem, cert: ids.ecdsa.chainPem, minVersion: "TLSv1.2", maxVersion: "TLSv1.2" }, (socket) => {
+      socket.on("error", () => {});
+      socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const silent = await exchangeThroughRelay(port, "", { ca: [ids.fixture.caPem] });
+      const transcript = proxyTranscript(silent.relayed, keysOf(silent, true), options, logTimes(silent).ended);
+      expect(transcript.sent).toEqual({ length: 0, bytes: new Uint8Array(0), seen: [] });
+      expect(transcript.recv.seen).toEqual([{ start: 0, end: silent.answer.length }]);
+    } finally {
+      server.close();
+    }
   });
 });
