@@ -4,7 +4,6 @@
  */
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
-import { createLogger } from "../../src/core/log.ts";
 import { NotaryMetrics } from "../../src/metrics/notary.ts";
 import { attest } from "../../src/notary/attestation.ts";
 import type { NotaryMode } from "../../src/notary/modes.ts";
@@ -12,6 +11,7 @@ import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts
 import { generateKey } from "../../src/proof/keys.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
+import { keptLog } from "../../testkit/kept-log.ts";
 import { RESPONSE } from "../proof/fixtures.ts";
 import { proxyTranscript } from "./support/transcripts.ts";
 
@@ -24,15 +24,16 @@ const modeVerifying = (verify: NotaryMode["verify"]) => ({ verify }) as unknown 
 
 function path() {
   const metrics = new NotaryMetrics({ activeSessions: () => 0, failedSessions: () => 0 });
-  const deps = { key, context, metrics, log: createLogger({ level: "error" }) };
+  const { log, lines } = keptLog((message, fields) => `${message} ${JSON.stringify(fields)}`);
+  const deps = { key, context, metrics, log };
   const counted = async () =>
     Object.fromEntries(((await metrics.registry.getSingleMetric("tlsproof_notary_attestations_total")!.get()).values as { labels: { result: string }; value: number }[]).map((v) => [v.labels.result, v.value]));
-  return { deps, counted };
+  return { deps, counted, lines };
 }
 
 describe("the attestation path", () => {
   test("signs what the mode verified: a proof that verifies, its EVM attestation inside, counted as signed", async () => {
-    const { deps, counted } = path();
+    const { deps, counted, lines } = path();
     const asked: { sessionId: string; declared: AttestationRequest; askedAt: number }[] = [];
     const before = Date.now();
     const proof = await attest(deps, modeVerifying(async (sessionId, request, askedAt) => (asked.push({ sessionId, declared: request, askedAt }), proxyTranscript())), "s-1", async () => {
@@ -50,6 +51,7 @@ describe("the attestation path", () => {
     expect(verified.recv.text).toBe(RESPONSE);
     expect(proof.body.evm).toBeDefined();
     expect(await counted()).toEqual({ signed: 1 });
+    expect(lines).toEqual([`proof signed ${JSON.stringify({ sessionId: "s-1", requestId: declared.requestId, mode: "proxy" })}`]);
   });
 
   test("a refusal, from the body, the mode or the builder, is counted by its code and thrown as it was", async () => {

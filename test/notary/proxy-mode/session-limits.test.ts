@@ -6,7 +6,6 @@
 import { type Server, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
-import { createLogger } from "../../../src/core/log.ts";
 import { localVerifiers } from "../../../src/engine/verifier.ts";
 import { generateKey } from "../../../src/proof/keys.ts";
 import { clientHelloFor } from "../../../testkit/client-hello.ts";
@@ -15,6 +14,7 @@ import { createProxySession, openRawRelay, postProxyAttestation, postProxySessio
 import { type RecordingListener, startRecordingListener } from "../../../testkit/recording-listener.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type UnacceptingListener, startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
+import { keptLog } from "../../../testkit/kept-log.ts";
 import { eventually } from "../../../testkit/wait.ts";
 
 // Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
@@ -34,6 +34,12 @@ let closedPort: number;
 /** Two places, two connections in progress at once; `slow`: three places, one connection in progress at a time. */
 let notary: NotaryServer;
 let slow: NotaryServer;
+
+/** What the notaries logged, each line its message and fields (`name=value`). */
+const logged = keptLog((message, fields) => `${message}${Object.entries(fields).map(([name, value]) => ` ${name}=${value}`).join("")}`);
+const linesOf = (sessionId: string) => logged.lines.filter((line) => line.includes(`sessionId=${sessionId}`));
+/** The line a session's creation logs: the target it was opened for. */
+const createdLine = (sessionId: string, port = raw.port) => `session created sessionId=${sessionId} mode=proxy serverName=${TARGET_HOST} port=${port}`;
 
 function startProxyNotary(ports: number[], places: { concurrency: number; maxPendingConnects: number }): NotaryServer {
   return startNotaryServer({
@@ -61,7 +67,7 @@ function startProxyNotary(ports: number[], places: { concurrency: number; maxPen
       maxHiddenSpanBytes: 64,
       trustAnchorsPem: [],
     },
-    log: createLogger({ level: "error" }),
+    log: logged.log,
   });
 }
 
@@ -123,6 +129,7 @@ describe("a proxy session's place", () => {
     const [first, second] = await Promise.all(created.map(async (answer) => ((await answer.json()) as { sessionId: string }).sessionId));
     await release(first!);
     expect(await activeProxySessions()).toBe(1);
+    expect(linesOf(first!)).toEqual([createdLine(first!), `proxy session ended sessionId=${first} reason=released by the prover`]);
     // A released session is gone: no relay, no attestation.
     await expect(openRawRelay(notary, first!)).rejects.toThrow("refused the relay socket");
     expect(await errorOf(await postProxyAttestation(notary, first!, attestationBody()))).toMatchObject({ status: 404, code: "not_found" });
@@ -185,6 +192,8 @@ describe("the relay's first bytes", () => {
     await raw.closedConnections(connection + 1);
     expect(raw.connections()[connection]!.bytes.length).toBe(0);
     expect(await refusals("first_flight")).toBe(before + 1);
+    // The log says why, never a byte relayed.
+    expect(linesOf(sessionId)).toEqual([createdLine(sessionId), `proxy session refused sessionId=${sessionId} reason=first_flight code=target_forbidden error=relay refused: ${reason}`]);
     expect(await activeProxySessions()).toBe(0);
   });
 
@@ -209,6 +218,9 @@ describe("a proxy session's time", () => {
     const relay = await openRawRelay(notary, sessionId);
     expect(await relay.closed).toEqual({ code: 4000, reason: `session_timeout: no byte passed the relay either way for ${IDLE_MS / 1000} s` });
     expect(performance.now() - opened).toBeGreaterThanOrEqual(IDLE_MS - 20);
+    expect(linesOf(sessionId)).toContain(
+      `proxy session refused sessionId=${sessionId} reason=idle code=session_timeout error=no byte passed the relay either way for ${IDLE_MS / 1000} s`,
+    );
     expect(await activeProxySessions()).toBe(0);
     expect(await refusals("idle")).toBe(before + 1);
   });
@@ -292,6 +304,7 @@ describe("a relay's end", () => {
     await relay.closed;
     await raw.closedConnections(connection + 1);
     expect(raw.connections()[connection]!.closed).toBe(true);
+    expect(linesOf(sessionId)).toEqual([createdLine(sessionId), `proxy session ended sessionId=${sessionId} reason=the notary shut down`]);
   });
 });
 
@@ -302,6 +315,7 @@ describe("the relay's byte limits", () => {
     relay.send(await clientHelloFor(TARGET_HOST));
     for (let sent = 0; sent < RELAY_LIMIT; sent += 16 * 1024) relay.send(new Uint8Array(16 * 1024));
     expect(await relay.closed).toEqual({ code: 4000, reason: `session_failed: the prover sent more than this notary relays (${RELAY_LIMIT} bytes)` });
+    expect(linesOf(sessionId)).toEqual([createdLine(sessionId), `proxy relay failed sessionId=${sessionId} error=the prover sent more than this notary relays (${RELAY_LIMIT} bytes)`]);
     await raw.closedConnections(connection + 1);
     expect(raw.connections()[connection]!.bytes.length).toBeLessThanOrEqual(RELAY_LIMIT);
     expect(await errorOf(await postProxyAttestation(notary, sessionId, attestationBody()))).toEqual({
