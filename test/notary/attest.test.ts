@@ -206,11 +206,27 @@ describe("a revealed request", () => {
     ]);
   });
 
+  test("MPC mode: a request naming another Host is refused by the Host rule alone, with no request rule set", () => {
+    expect(refusal(mpcTranscript({ sent: whole(REQUEST.replace("api.example.com", "evil.example")) }))).toEqual({
+      code: "invalid_body",
+      message: 'request refused: the request\'s Host header names "evil.example", not the verified server api.example.com',
+    });
+  });
+
+  test("a request hidden whole in a mode nobody registered is refused, not signed", () => {
+    expect(refusal(proxyTranscript({ mode: "unregistered-mode" }))).toEqual({ code: "invalid_body", message: "request refused: the prover revealed no byte of its request" });
+  });
+
   test("MPC mode: the proof shows what the notary saw, and the prover's unseen bytes need no span of the notary's", () => {
     const secret = spanOf(REQUEST, SECRET_API_KEY);
     const bytes = new TextEncoder().encode(REQUEST);
     bytes.fill(0, secret.start, secret.end);
     const sent = { length: bytes.length, bytes, seen: [{ start: 0, end: secret.start }, { start: secret.end, end: bytes.length }] };
+    // The prover kept them from the notary itself: declared or not, they are not in the proof.
+    expect(buildProofBody(mpcTranscript({ sent }), declared, context).transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
+      [0, secret.start],
+      [secret.end, bytes.length],
+    ]);
     const body = buildProofBody(mpcTranscript({ sent }), hidingKey(REQUEST), context);
     expect(body.request).toBe("revealed");
     expect(body.transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
