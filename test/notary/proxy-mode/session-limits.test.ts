@@ -213,11 +213,12 @@ describe("a proxy session's time", () => {
   test("an attached relay that carries nothing is closed after the idle timeout, not before, saying so", async () => {
     await placesFree();
     const before = await refusals("idle");
+    // The idle time runs from the session's creation (the socket's coming counts no byte).
+    const asked = performance.now();
     const { sessionId } = await rawSession();
-    const opened = performance.now();
     const relay = await openRawRelay(notary, sessionId);
     expect(await relay.closed).toEqual({ code: 4000, reason: `session_timeout: no byte passed the relay either way for ${IDLE_MS / 1000} s` });
-    expect(performance.now() - opened).toBeGreaterThanOrEqual(IDLE_MS - 20);
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(IDLE_MS - 5);
     expect(linesOf(sessionId)).toContain(
       `proxy session refused sessionId=${sessionId} reason=idle code=session_timeout error=no byte passed the relay either way for ${IDLE_MS / 1000} s`,
     );
@@ -236,8 +237,9 @@ describe("a proxy session's time", () => {
   test("bytes either way keep a relay from idling, until the session's lifetime ends it", async () => {
     await placesFree();
     const before = await refusals("lifetime");
+    // The lifetime runs from the session's creation.
+    const asked = performance.now();
     const { sessionId, connection } = await rawSession();
-    const opened = performance.now();
     const relay = await openRawRelay(notary, sessionId);
     relay.send(await clientHelloFor(TARGET_HOST));
     // Well inside the idle limit, until the notary ends the session.
@@ -245,7 +247,7 @@ describe("a proxy session's time", () => {
     const closed = await relay.closed;
     clearInterval(ticker);
     expect(closed).toEqual({ code: 4000, reason: `session_timeout: the proxy session outlived its ${SESSION_MS / 1000} s` });
-    expect(performance.now() - opened).toBeGreaterThanOrEqual(SESSION_MS - 50);
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(SESSION_MS - 5);
     await raw.closedConnections(connection + 1);
     expect(await refusals("lifetime")).toBe(before + 1);
     expect(await activeProxySessions()).toBe(0);
