@@ -17,7 +17,8 @@ export const PARTS = {
       "src/http1/strict-message.ts",
       "src/http1/codings.ts",
     ],
-    tests: ["test/notary/", "test/http1/answer-rule.test.ts"],
+    // answer-encoding.test.ts: the prover's refusal of an encoded answer is codings.ts's answerCodings and codingsText.
+    tests: ["test/notary/", "test/http1/answer-rule.test.ts", "test/prover/exchange/answer-encoding.test.ts"],
   },
   /** What a verifier accepts. */
   proof: {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type AnswerContext, checkAnswer, checkSingleRequest } from "../../src/http1/answer-rule.ts";
+import { type AnswerContext, RESPONSE_FRAMINGS, checkAnswer, checkSingleRequest } from "../../src/http1/answer-rule.ts";
 import { type SeenBytes, allSeen } from "../../src/http1/strict-message.ts";
 import type { ByteRange } from "../../src/core/transcript.ts";
 
@@ -8,15 +8,18 @@ const closed: AnswerContext = { end: { closed: true } };
 const open: AnswerContext = { end: { closed: false, why: "the server did not close" } };
 const unseen: AnswerContext = { end: { closed: false, why: "this notary cannot see the connection" } };
 
-/** What the rule decides on `text`, all of it seen: the framing, or the refusal's code and message. */
-function verdict(text: string, context: AnswerContext = open): string {
+/** What `rule` decides: its result, or the refusal's code and message (less the rule's prefix). */
+function decided(rule: () => string): string {
   try {
-    return checkAnswer(allSeen(bytes(text)), context);
+    return rule();
   } catch (error) {
     const { code, message } = error as { code: string; message: string };
-    return `${code}: ${message.replace("the answer is not one complete HTTP/1.1 answer: ", "")}`;
+    return `${code}: ${message.replace(/^(the answer is not one complete HTTP\/1\.1 answer|request refused): /, "")}`;
   }
 }
+
+/** What the rule decides on `text`, all of it seen: the framing, or the refusal's code and message. */
+const verdict = (text: string, context: AnswerContext = open): string => decided(() => checkAnswer(allSeen(bytes(text)), context));
 
 /** `text` as an MPC notary sees it: the bytes of `hidden` are 0 and unseen. */
 function partlySeen(text: string, hidden: ByteRange[]): SeenBytes {
@@ -24,6 +27,11 @@ function partlySeen(text: string, hidden: ByteRange[]): SeenBytes {
   for (const range of hidden) view.fill(0, range.start, range.end);
   return { bytes: view, isSeen: (range) => !hidden.some((h) => h.start < range.end && range.start < h.end) };
 }
+
+/** What the rule decides on `text` with the bytes of `hidden` unseen, as an MPC notary reads it. */
+const seenVerdict = (text: string, hidden: ByteRange[]): string => decided(() => checkAnswer(partlySeen(text, hidden), unseen));
+const requestVerdict = (text: string, hidden: ByteRange[] = []): string => decided(() => checkSingleRequest(partlySeen(text, hidden)));
+const at = (text: string, part: string, length = part.length): ByteRange => ({ start: text.indexOf(part), end: text.indexOf(part) + length });
 
 const JSON_BODY = '{"transfers":[{"to":"bob","amount":5}]}';
 const lengthAnswer = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${JSON_BODY.length}\r\n\r\n${JSON_BODY}`;
@@ -103,6 +111,55 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
     expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY0\r\n\r\n")).toBe("answer_malformed: a chunk's data is not followed by CRLF");
   });
 
+  test("the proof format lists exactly the framings the rule returns", () => {
+    const framings = [verdict(lengthAnswer), verdict(chunkedAnswer), verdict("HTTP/1.1 200 OK\r\n\r\nabc", closed), verdict("HTTP/1.1 204 No Content\r\n\r\n")];
+    expect(framings.sort()).toEqual([...RESPONSE_FRAMINGS].sort());
+  });
+
+  test("the status line is read strictly: where it starts and ends, its three digits", () => {
+    expect(verdict("XHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: its first line is not an HTTP/1.1 status line");
+    expect(verdict("HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: its first line is not an HTTP/1.1 status line");
+    expect(verdict("HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n")).toBe("content-length");
+    expect(verdict("\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's start line ends with a bare LF, not CRLF");
+  });
+
+  test("field lines are read strictly: a name that is a token, a colon, no bare CR, no folding by tab either", () => {
+    expect(verdict("HTTP/1.1 200 OK\r\nBad Name: 1\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a line that is not a field (name: value)");
+    expect(verdict("HTTP/1.1 200 OK\r\nNoColon\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a line that is not a field (name: value)");
+    expect(verdict("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a bare CR");
+    expect(verdict("HTTP/1.1 200 OK\r\nX-A: 1\r\n\tfolded\r\nContent-Length: 0\r\n\r\n")).toBe(
+      "answer_malformed: the answer's head continues a field on a new line (obsolete line folding)",
+    );
+  });
+
+  test("framing fields: names and codings in any case, blanks and empty list items around values", () => {
+    expect(verdict("HTTP/1.1 200 OK\r\ncontent-LENGTH:\t 2 \t\r\n\r\nok")).toBe("content-length");
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n")).toBe("chunked");
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Encoding: , IDENTITY,\r\nContent-Length: 2\r\n\r\nok")).toBe("content-length");
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n")).toBe("answer_malformed: the body is chunked more than once");
+    expect(verdict("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")).toBe(
+      "answer_malformed: the body is chunked more than once",
+    );
+    for (const length of ["x2", "2x", "-2", "1234567890123456"]) {
+      expect(verdict(`HTTP/1.1 200 OK\r\nContent-Length: ${length}\r\n\r\nok`)).toBe("answer_malformed: the Content-Length is not one decimal number");
+    }
+    expect(verdict("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok")).toBe("content-length");
+  });
+
+  test("chunk-size lines are read strictly; each chunk's data ends with CRLF", () => {
+    const chunked = (body: string) => `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body}`;
+    expect(verdict(chunked("2 \t;name=value\r\nok\r\n0\r\n\r\n"))).toBe("chunked");
+    expect(verdict(chunked("A\r\n0123456789\r\n0\r\n\r\n"))).toBe("chunked");
+    for (const size of ["x2", "2x", "1234567890abc"]) {
+      expect(verdict(chunked(`${size}\r\nok\r\n0\r\n\r\n`))).toBe("answer_malformed: a chunk-size line is not a hexadecimal size");
+    }
+    expect(verdict(chunked("2\nok\r\n0\r\n\r\n"))).toBe("answer_malformed: a chunk-size line ends with a bare LF, not CRLF");
+    expect(verdict(chunked("2\r\nok"))).toBe("answer_incomplete: a chunk is cut short");
+    expect(verdict(chunked("2\r\nok\r"))).toBe("answer_incomplete: a chunk is cut short");
+    expect(verdict(chunked("2\r\nok\rX0\r\n\r\n"))).toBe("answer_malformed: a chunk's data is not followed by CRLF");
+    expect(verdict(chunked("2\r\nokX\n0\r\n\r\n"))).toBe("answer_malformed: a chunk's data is not followed by CRLF");
+  });
+
   describe("on what an MPC notary saw", () => {
     test("hidden body bytes and header values are fine; the framing must be seen", () => {
       const secretAt = lengthAnswer.indexOf("bob");
@@ -111,6 +168,26 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
       expect(checkAnswer(partlySeen(lengthAnswer, [{ start: typeAt, end: typeAt + 16 }]), unseen)).toBe("content-length");
       const dataAt = chunkedAnswer.indexOf("bob");
       expect(checkAnswer(partlySeen(chunkedAnswer, [{ start: dataAt, end: dataAt + 3 }]), unseen)).toBe("chunked");
+    });
+
+    test("each hidden byte a decision rests on is refused as answer_incomplete, naming it", () => {
+      expect(seenVerdict(lengthAnswer, [at(lengthAnswer, "200")])).toBe("answer_incomplete: its status line is hidden");
+      expect(seenVerdict(lengthAnswer, [at(lengthAnswer, String(JSON_BODY.length))])).toBe("answer_incomplete: the content-length field's value is hidden");
+      // The name's last byte, the colon, a whole field line: the name cannot be read.
+      expect(seenVerdict(lengthAnswer, [at(lengthAnswer, "Content-Length", 14)].map((r) => ({ start: r.end - 1, end: r.end })))).toBe(
+        "answer_incomplete: a field name in the answer's head is hidden",
+      );
+      expect(seenVerdict(lengthAnswer, [at(lengthAnswer, "Content-Type: application/json")])).toBe("answer_incomplete: a field name in the answer's head is hidden");
+      const sizeAt = chunkedAnswer.indexOf("13\r\n");
+      expect(seenVerdict(chunkedAnswer, [{ start: sizeAt, end: sizeAt + 1 }])).toBe("answer_incomplete: a chunk-size line is hidden");
+      const breakAt = chunkedAnswer.indexOf(firstChunk) + firstChunk.length;
+      expect(seenVerdict(chunkedAnswer, [{ start: breakAt, end: breakAt + 1 }])).toBe("answer_incomplete: the line break after a chunk is hidden");
+      expect(seenVerdict(chunkedAnswer, [{ start: breakAt + 1, end: breakAt + 2 }])).toBe("answer_incomplete: the line break after a chunk is hidden");
+    });
+
+    test("a field line with nothing but a colon and a hidden value is no field, whatever it hid", () => {
+      const answer = "HTTP/1.1 200 OK\r\n: hidden\r\nContent-Length: 0\r\n\r\n";
+      expect(seenVerdict(answer, [at(answer, "hidden")])).toBe("answer_malformed: the answer's head holds a line that is not a field (name: value)");
     });
 
     test("a hidden Content-Length, Content-Encoding, chunk size or status line cannot be checked: refused", () => {
@@ -158,6 +235,23 @@ describe("the request rule: one request", () => {
   test("a second, pipelined request is refused as answer_not_single", () => {
     for (const pipelined of [get + get, `HEAD /data HTTP/1.1\r\nHost: target.test\r\n\r\n${get}`, `${post}${get}`]) {
       expect(() => checkSingleRequest(allSeen(bytes(pipelined)))).toThrow(expect.objectContaining({ code: "answer_not_single" }));
+    }
+  });
+
+  test("each refusal says why, with its code", () => {
+    expect(requestVerdict(get, [{ start: 1, end: 3 }])).toBe("invalid_body: its method is hidden");
+    expect(requestVerdict(get, [{ start: 0, end: 1 }])).toBe("invalid_body: its method is hidden");
+    expect(requestVerdict(post.slice(0, -2))).toBe("invalid_body: its body is shorter than its Content-Length says");
+    expect(requestVerdict(get + get)).toBe(`answer_not_single: ${get.length} bytes follow the request's end: a second, pipelined request would get a second answer`);
+    expect(requestVerdict("GET /data HTTP/1.1\r\nHost: target.test")).toBe("invalid_body: the request's head does not end (no empty line)");
+    expect(requestVerdict("GET /data HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n")).toBe("invalid_body: the body has a transfer coding other than chunked");
+    const secret = "GET /data HTTP/1.1\r\nX-Key: secret\r\nContent-Length: 0\r\n\r\n";
+    expect(requestVerdict(secret, [at(secret, "Content-Length: 0")])).toBe("invalid_body: a field name in the request's head is hidden");
+  });
+
+  test("the request line is read strictly: where it starts and ends", () => {
+    for (const line of [" GET / HTTP/1.1", "GET / HTTP/1.10", "GET / HTTP/2", "GET  HTTP/1.1"]) {
+      expect(requestVerdict(`${line}\r\nHost: target.test\r\n\r\n`)).toBe("invalid_body: its first line is not an HTTP/1.1 request line");
     }
   });
 

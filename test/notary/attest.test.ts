@@ -4,38 +4,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
-import { buildProofBody } from "../../src/notary/attest.ts";
-import type { SeenDirection, VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
+import { buildProofBody, transcriptDirection } from "../../src/notary/attest.ts";
+import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
-import { REQUEST, RESPONSE, SECRET_TOKEN, spanOf } from "../proof/fixtures.ts";
+import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "../proof/fixtures.ts";
+import { mpcTranscript, proxyTranscript, whole } from "./support/transcripts.ts";
 
 const key = generateKey("secp256k1");
 const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0", embedded: true };
 const declared: AttestationRequest = { requestId: "3f1c9a52-8d4e-4b7a-9c1e-2a6b5d8e7f01", redactions: [] };
-
-const whole = (text: string): SeenDirection => {
-  const bytes = new TextEncoder().encode(text);
-  return { length: bytes.length, bytes, seen: [{ start: 0, end: bytes.length }] };
-};
-
-const proxyTranscript = (change: Partial<VerifiedTranscript> = {}): VerifiedTranscript => ({
-  mode: "proxy",
-  serverName: "api.example.com",
-  serverPort: 443,
-  tlsVersion: "TLS1.3",
-  connectionTime: 1_717_171_717,
-  responseTime: 1_717_171_718,
-  sent: { length: REQUEST.length, bytes: null, seen: [] },
-  recv: whole(RESPONSE),
-  hiddenBy: "notary",
-  connectionEnd: { closed: true },
-  alpn: "http/1.1",
-  ...change,
-});
-
-const mpcTranscript = (change: Partial<VerifiedTranscript> = {}): VerifiedTranscript =>
-  proxyTranscript({ mode: "mpc", serverPort: undefined, alpn: undefined, sent: whole(REQUEST), hiddenBy: "prover", connectionEnd: { closed: false, why: "an MPC notary does not see how the connection ended" }, ...change });
 
 function refusal(transcript: VerifiedTranscript, request: AttestationRequest = declared): { code: string; message: string } {
   try {
@@ -99,5 +77,161 @@ describe("one builder for both modes", () => {
       code: "invalid_body",
       message: "declared redactions refused: the request is hidden whole, so no span may name it",
     });
+  });
+});
+
+describe("what the builder signs", () => {
+  test("the body holds the declaration, the notary's context and the transcript's facts, dated now", () => {
+    const redactions = [{ pattern: "res:body:token", matched: true, spans: [{ direction: "recv" as const, ...spanOf(RESPONSE, SECRET_TOKEN) }] }];
+    const before = Date.now();
+    const body = buildProofBody(proxyTranscript(), { ...declared, redactions }, { ...context, testTrustAnchor: true, embedded: false });
+    expect(body.notarizedAt).toBeGreaterThanOrEqual(before);
+    expect(body.notarizedAt).toBeLessThanOrEqual(Date.now());
+    const token = spanOf(RESPONSE, SECRET_TOKEN);
+    const base64 = (text: string) => Buffer.from(text).toString("base64");
+    expect(body).toEqual({
+      requestId: declared.requestId,
+      notary: { publicKey: key.publicKeyPem, algorithm: key.algorithm, embedded: false },
+      mode: "proxy",
+      serverName: "api.example.com",
+      serverPort: 443,
+      connectionTime: 1_717_171_717,
+      responseTime: 1_717_171_718,
+      responseFraming: "content-length",
+      request: "hidden",
+      tlsVersion: "TLS1.3",
+      notarizedAt: body.notarizedAt,
+      transcript: {
+        sent: { length: REQUEST.length, revealed: [] },
+        recv: {
+          length: RESPONSE.length,
+          revealed: [
+            { start: 0, end: token.start, data: base64(RESPONSE.slice(0, token.start)) },
+            { start: token.end, end: RESPONSE.length, data: base64(RESPONSE.slice(token.end)) },
+          ],
+        },
+      },
+      redactions,
+      testTrustAnchor: true,
+      notaryVersion: "0.1.0",
+    });
+  });
+
+  test("a server that chose another protocol than HTTP/1.1 by ALPN is refused; none chosen, or unseen (MPC), is fine", () => {
+    expect(refusal(proxyTranscript({ alpn: "h2" }))).toEqual({
+      code: "alpn_refused",
+      message: 'the server chose the application protocol "h2" by ALPN; a notary signs HTTP/1.1 answers only',
+    });
+    expect(refusal(proxyTranscript({ alpn: "x".repeat(40) })).message).toBe(
+      `the server chose the application protocol "${"x".repeat(32)}" by ALPN; a notary signs HTTP/1.1 answers only`,
+    );
+    expect(buildProofBody(proxyTranscript({ alpn: null }), declared, context).mode).toBe("proxy");
+    expect(buildProofBody(mpcTranscript({ alpn: undefined }), declared, context).mode).toBe("mpc");
+  });
+
+  test("revealed ranges are sorted, and touching or overlapping ones merged, as the format wants", () => {
+    const bytes = new TextEncoder().encode("0123456789abcdef");
+    const data = (text: string) => Buffer.from(text).toString("base64");
+    expect(
+      transcriptDirection(bytes, [{ start: 8, end: 10 }, { start: 0, end: 2 }, { start: 2, end: 4 }, { start: 9, end: 12 }, { start: 10, end: 11 }, { start: 14, end: 16 }], 16),
+    ).toEqual({
+      length: 16,
+      revealed: [
+        { start: 0, end: 4, data: data("0123") },
+        { start: 8, end: 12, data: data("89ab") },
+        { start: 14, end: 16, data: data("ef") },
+      ],
+    });
+    expect(transcriptDirection(bytes, [], 16)).toEqual({ length: 16, revealed: [] });
+  });
+});
+
+describe("a revealed request", () => {
+  const revealed = (request: string, change: Partial<VerifiedTranscript> = {}) => proxyTranscript({ sent: whole(request), requestRule: { maxHiddenSpanBytes: 64 }, ...change });
+  const hidingKey = (request: string) => ({
+    ...declared,
+    redactions: [{ pattern: "req:header:authorization", matched: true, spans: [{ direction: "sent" as const, ...spanOf(request, SECRET_API_KEY) }] }],
+  });
+
+  test("is signed as revealed, less the spans the prover declared hidden", () => {
+    const body = buildProofBody(revealed(REQUEST), hidingKey(REQUEST), context);
+    expect(body.request).toBe("revealed");
+    const shown = body.transcript.sent.revealed.map((range) => Buffer.from(range.data, "base64").toString()).join("");
+    expect(shown).toBe(REQUEST.replace(SECRET_API_KEY, ""));
+  });
+
+  test("must name the verified server in its one Host, and show its request line", () => {
+    expect(refusal(revealed(REQUEST.replace("api.example.com", "evil.example")), hidingKey(REQUEST))).toEqual({
+      code: "invalid_body",
+      message: 'request refused: the request\'s Host header names "evil.example", not the verified server api.example.com',
+    });
+    const method = { ...declared, redactions: [{ pattern: "req:x", matched: true, spans: [{ direction: "sent" as const, start: 0, end: 3 }] }] };
+    expect(refusal(revealed(REQUEST), method)).toEqual({
+      code: "invalid_body",
+      message: "request refused: the request line's method and the start of its target must be revealed (an origin-form target, /…)",
+    });
+  });
+
+  test("is one request: a pipelined second one is refused", () => {
+    expect(refusal(revealed(REQUEST + REQUEST), hidingKey(REQUEST)).code).toBe("answer_not_single");
+  });
+
+  test("keeps the mode's request rule: a hidden span longer than the notary allows is refused", () => {
+    const refused = refusal(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length - 1 } }), hidingKey(REQUEST));
+    expect(refused.code).toBe("invalid_body");
+    expect(refused.message).toStartWith("request refused: ");
+    expect(buildProofBody(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length } }), hidingKey(REQUEST), context).request).toBe("revealed");
+  });
+
+  test("its method frames the answer: the answer to HEAD has no body, whatever its Content-Length says", () => {
+    const head = REQUEST.replace("GET", "HEAD");
+    const answer = RESPONSE.slice(0, RESPONSE.indexOf("\r\n\r\n") + 4);
+    expect(buildProofBody(revealed(head, { recv: whole(answer) }), hidingKey(head), context).responseFraming).toBe("no-body");
+    expect(refusal(revealed(REQUEST, { recv: whole(answer) }), hidingKey(REQUEST)).code).toBe("answer_incomplete");
+  });
+
+  test("proxy mode: bytes hidden from the notary (a hidden epoch) must be declared hidden, and are not shown", () => {
+    const secret = spanOf(REQUEST, SECRET_API_KEY);
+    const bytes = new TextEncoder().encode(REQUEST);
+    bytes.fill(0, secret.start, secret.end);
+    const epoch = revealed(REQUEST, { sent: { length: bytes.length, bytes, seen: [{ start: 0, end: secret.start }, { start: secret.end, end: bytes.length }] } });
+    expect(refusal(epoch)).toEqual({
+      code: "invalid_body",
+      message: `declared redactions refused: the request's bytes ${secret.start}..${secret.end} were hidden from the notary, but no declared span hides them`,
+    });
+    const body = buildProofBody(epoch, hidingKey(REQUEST), context);
+    expect(body.transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
+      [0, secret.start],
+      [secret.end, bytes.length],
+    ]);
+  });
+
+  test("MPC mode: a request naming another Host is refused by the Host rule alone, with no request rule set", () => {
+    expect(refusal(mpcTranscript({ sent: whole(REQUEST.replace("api.example.com", "evil.example")) }))).toEqual({
+      code: "invalid_body",
+      message: 'request refused: the request\'s Host header names "evil.example", not the verified server api.example.com',
+    });
+  });
+
+  test("a request hidden whole in a mode nobody registered is refused, not signed", () => {
+    expect(refusal(proxyTranscript({ mode: "unregistered-mode" }))).toEqual({ code: "invalid_body", message: "request refused: the prover revealed no byte of its request" });
+  });
+
+  test("MPC mode: the proof shows what the notary saw, and the prover's unseen bytes need no span of the notary's", () => {
+    const secret = spanOf(REQUEST, SECRET_API_KEY);
+    const bytes = new TextEncoder().encode(REQUEST);
+    bytes.fill(0, secret.start, secret.end);
+    const sent = { length: bytes.length, bytes, seen: [{ start: 0, end: secret.start }, { start: secret.end, end: bytes.length }] };
+    // The prover kept them from the notary itself: declared or not, they are not in the proof.
+    expect(buildProofBody(mpcTranscript({ sent }), declared, context).transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
+      [0, secret.start],
+      [secret.end, bytes.length],
+    ]);
+    const body = buildProofBody(mpcTranscript({ sent }), hidingKey(REQUEST), context);
+    expect(body.request).toBe("revealed");
+    expect(body.transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
+      [0, secret.start],
+      [secret.end, bytes.length],
+    ]);
   });
 });

@@ -6,19 +6,19 @@
  */
 import type { SessionTraffic } from "../../core/session-traffic.ts";
 
-/** Where a counter reads the time: a monotonic clock for spells, the wall clock for dates. */
+/** The clocks a counter reads: monotonic for spells, wall for dates (a test steps its own instead of sleeping). */
 export interface TrafficClock {
   monotonicMs(): number;
   wallMs(): number;
 }
 
-const SYSTEM_CLOCK: TrafficClock = { monotonicMs: () => performance.now(), wallMs: () => Date.now() };
+export const systemTrafficClock: TrafficClock = { monotonicMs: () => performance.now(), wallMs: () => Date.now() };
 
 export interface TrafficCounter {
   readonly clock: TrafficClock;
   fromProverBytes: number;
   toProverBytes: number;
-  /** The monotonic time of the last byte either way, or of the start. */
+  /** The monotonic clock's time of the last byte either way, or of the start. */
   lastAt: number;
   /** Longest spell with no byte either way, so far (logged when the session ends). */
   longestQuietMs: number;
@@ -29,7 +29,7 @@ export interface TrafficCounter {
 /** The shortest quiet spell that counts as a wait between two activities (a warm session's, between setup and request). */
 export const QUIET_SPELL_MS = 2_000;
 
-export const newTrafficCounter = (clock: TrafficClock = SYSTEM_CLOCK): TrafficCounter => ({
+export const newTrafficCounter = (clock: TrafficClock = systemTrafficClock): TrafficCounter => ({
   clock,
   fromProverBytes: 0,
   toProverBytes: 0,

@@ -20,7 +20,7 @@ export function proxyNotaryMode(sessions: ProxySessionRegistry, options: ProxyMo
     sessionRequest: {
       schema: ProxySessionRequest,
       where: "proxy session request",
-      errors: ["over_capacity", "target_forbidden", "target_unresolvable", "target_unreachable"],
+      errors: ["over_capacity", "target_forbidden", "target_unresolvable", "target_unreachable", "target_timeout"],
     },
     async open(request) {
       return { sessionId: await sessions.create(request), logFields: { serverName: request.serverName, port: request.port } };

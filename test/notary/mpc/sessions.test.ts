@@ -2,26 +2,12 @@ import { describe, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import type { LoopbackBridge } from "../../../src/engine/bridge.ts";
 import type { EngineVerifiers, VerifierOutput } from "../../../src/engine/verifier.ts";
-import type { LogFields, Logger } from "../../../src/core/log.ts";
 import type { NotarySocketData } from "../../../src/notary/modes.ts";
 import { MpcSessions } from "../../../src/notary/mpc/sessions.ts";
+import { keptLog } from "../../../testkit/kept-log.ts";
 import { afterPendingWork } from "../../../testkit/wait.ts";
 
 const LIMITS = { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 30_000 };
-
-/** A logger that keeps each line as `message reason`. */
-function keptLog(): { log: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const log: Logger = {
-    log: (_level, message, fields?: LogFields) => void lines.push(`${message} ${fields?.reason ?? ""}`.trim()),
-    debug: (message, fields) => log.log("debug", message, fields),
-    info: (message, fields) => log.log("info", message, fields),
-    warn: (message, fields) => log.log("warn", message, fields),
-    error: (message, fields) => log.log("error", message, fields),
-    child: () => log,
-  };
-  return { log, lines };
-}
 
 /** Sessions whose Verifiers the test fails by hand; the bridge and the prover's socket are inert. */
 function sessionsWithFakeVerifier() {
@@ -41,7 +27,7 @@ function sessionsWithFakeVerifier() {
       return { url: "ws://127.0.0.1:1/", send() {}, release() {}, close() {} };
     },
   } as unknown as LoopbackBridge;
-  const { log, lines } = keptLog();
+  const { log, lines } = keptLog((message, fields) => `${message} ${fields.reason ?? ""}`.trim());
   const sessions = new MpcSessions(LIMITS, bridge, verifiers, log);
   const socketOf = (sessionId: string) =>
     ({ data: { sessionId, mode: "mpc" }, readyState: 1, close() {}, sendBinary() {} }) as unknown as ServerWebSocket<NotarySocketData>;

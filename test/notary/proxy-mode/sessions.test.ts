@@ -12,6 +12,7 @@ import { openRelaySocket } from "../../../src/prover/proxy-mode/relay-socket.ts"
 import { runTlsExchange } from "../../../src/prover/proxy-mode/tls-exchange.ts";
 import { keysToReveal } from "../../../src/tls/verify-session.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
+import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 
@@ -80,6 +81,9 @@ async function relayedExchange(path = "/data") {
   return { client, sessionId, exchange, keys: keysToReveal(exchange.keylog, relay.handshakeBytes(), false) };
 }
 
+/** The notary's count of attestations that ended with `result` (signed, or a refusal's code). */
+const attestations = async (result: string) => sample(await scrapeMetrics(notary.url), "tlsproof_notary_attestations_total", { result }) ?? 0;
+
 const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAttestationRequest["redactions"] = []): ProxyAttestationRequest => ({
   requestId: crypto.randomUUID(),
   keys,
@@ -89,7 +93,9 @@ const attestation = (keys: ProxyAttestationRequest["keys"], redactions: ProxyAtt
 describe("proxy sessions on the notary", () => {
   test("the proof holds the answer the notary decrypted, and the request's length only", async () => {
     const { client, sessionId, exchange, keys } = await relayedExchange();
+    const signedBefore = await attestations("signed");
     const proof = await client.attest("proxy", sessionId, attestation(keys));
+    expect(await attestations("signed")).toBe(signedBefore + 1);
     const verified = verifyProof(JSON.stringify(proof), key.publicKeyPem, { allowHiddenRequest: true });
     expect(verified.body.mode).toBe("proxy");
     expect(verified.body).toMatchObject({ request: "hidden", serverPort: target.port, responseFraming: "content-length" });
@@ -102,11 +108,14 @@ describe("proxy sessions on the notary", () => {
     if (keys.version !== "TLS1.3") throw new Error("expected a TLS 1.3 session");
     const secret = keys.serverApplicationTrafficSecret;
     const wrong = { ...keys, serverApplicationTrafficSecret: `${secret[0] === "0" ? "1" : "0"}${secret.slice(1)}` };
+    const [failedBefore, signedBefore] = [await attestations("transcript_invalid"), await attestations("signed")];
     // Refused for the reason that matters: the relayed records do not open under the key the prover revealed.
     await expect(client.attest("proxy", sessionId, attestation(wrong))).rejects.toMatchObject({
       code: "session_failed",
       message: expect.stringMatching(/the server's protected record \d+ does not authenticate under/),
     });
+    // The prover's client reports any refusal as session_failed; the notary counts it by its own code.
+    expect([await attestations("transcript_invalid"), await attestations("signed")]).toEqual([failedBefore + 1, signedBefore]);
     await expect(client.attest("proxy", sessionId, attestation(keys))).rejects.toMatchObject({ message: expect.stringContaining("unknown or finished") });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
-import { answerCodings } from "../../../src/http1/codings.ts";
+import { answerCodings, codingsText } from "../../../src/http1/codings.ts";
 import { refuseEncodedAnswer } from "../../../src/prover/exchange/answer-encoding.ts";
 
 const answer = (headers: string) => new TextEncoder().encode(`HTTP/1.1 200 OK\r\n${headers}\r\nbody`);
@@ -30,5 +30,11 @@ describe("an encoded answer is refused", () => {
     expect((refusal as AppError).code).toBe("target_encoding_refused");
     expect((refusal as AppError).message).toContain("(gzip, an unnamed coding)");
     expect((refusal as AppError).message).not.toContain("script");
+  });
+
+  test("a coding is named only when all of it looks like a coding's name, of at most 32 characters", () => {
+    expect(codingsText(["x-gzip", "<script", "script>", "a".repeat(33), "a".repeat(32)])).toBe(
+      `x-gzip, an unnamed coding, an unnamed coding, an unnamed coding, ${"a".repeat(32)}`,
+    );
   });
 });
