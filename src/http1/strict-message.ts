@@ -88,7 +88,8 @@ function fieldOf(view: SeenBytes, line: Line, what: string): Field {
   if (isBlank(view.bytes[line.start])) throw new MessageProblem("malformed", `${what} continues a field on a new line (obsolete line folding)`);
   const colon = view.bytes.subarray(line.start, line.end).indexOf(0x3a);
   const nameEnd = colon < 0 ? line.end : line.start + colon;
-  const nameSeen = colon >= 0 && view.isSeen({ start: line.start, end: nameEnd + 1 });
+  // The name and its colon; without a seen colon, the whole line (a colon may be among its hidden bytes).
+  const nameSeen = view.isSeen({ start: line.start, end: Math.min(nameEnd + 1, line.end) });
   const name = text(view, { start: line.start, end: nameEnd });
   // Unseen bytes (NUL) stand for any token byte; a colon among them would end the name earlier, which couldBe allows for.
   if ((nameSeen && colon < 0) || !TOKEN.test(name.replaceAll("\0", "a"))) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
