@@ -37,11 +37,10 @@ export class MessageProblem extends Error {
   }
 }
 
+/** A field line; its name is read from its bytes by whoever looks for a name (`fieldItems`). */
 export interface Field {
-  /** Lower-cased; NUL where a byte was not seen. */
-  name: string;
-  /** Whether the name and the colon ending it were seen. A field whose name was not is read only by nobody: a rule
-   * that reads a field refuses one that could be it (`fieldItems`). */
+  /** Whether the name and the colon ending it were seen. A field whose name was not is read by nobody: a rule that
+   * reads a field refuses one that could be it. */
   nameSeen: boolean;
   /** The value without surrounding whitespace (empty at the line's end when the name's end was not seen). */
   value: ByteRange;
@@ -93,19 +92,20 @@ function fieldOf(view: SeenBytes, line: Line, what: string): Field {
   const name = text(view, { start: line.start, end: nameEnd });
   // Unseen bytes (NUL) stand for any token byte; a colon among them would end the name earlier, which couldBe allows for.
   if ((nameSeen && colon < 0) || !TOKEN.test(name.replaceAll("\0", "a"))) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
-  if (!nameSeen) return { name: name.toLowerCase(), nameSeen, value: { start: line.end, end: line.end }, line };
+  if (!nameSeen) return { nameSeen, value: { start: line.end, end: line.end }, line };
   let start = nameEnd + 1;
   let end = line.end;
   while (start < end && isBlank(view.bytes[start])) start++;
   while (end > start && isBlank(view.bytes[end - 1])) end--;
-  return { name: name.toLowerCase(), nameSeen, value: { start, end }, line };
+  return { nameSeen, value: { start, end }, line };
 }
 
-/** Whether the field could be named `name` (lower-case): its seen bytes agree with `name` followed by a colon. */
+/**
+ * Whether the field could be named `name` (lower-case): its seen bytes agree with `name` followed by a colon. For a
+ * seen name that is plain equality; a name longer than the line meets its CR, which is always seen.
+ */
 function couldBe(view: SeenBytes, field: Field, name: string): boolean {
-  if (field.nameSeen) return field.name === name;
   const colonAt = field.line.start + name.length;
-  if (colonAt >= field.line.end) return false;
   const seen = (at: number) => view.isSeen({ start: at, end: at + 1 });
   for (let i = 0; i < name.length; i++) {
     const at = field.line.start + i;
