@@ -27,7 +27,8 @@ interface Link {
   /** Messages it still passes. */
   passes: number;
   upstream?: WebSocket;
-  queue: Uint8Array[];
+  /** Messages that came before the upstream opened; its open event sends them, in order, and ends the queue. */
+  queue: Uint8Array[] | undefined;
 }
 
 const UNLIMITED = 1024 ** 3;
@@ -62,8 +63,8 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
         upstream.binaryType = "arraybuffer";
         link.upstream = upstream;
         upstream.onopen = () => {
-          for (const chunk of link.queue) upstream.send(chunk);
-          link.queue = [];
+          for (const chunk of link.queue ?? []) upstream.send(chunk);
+          link.queue = undefined;
         };
         upstream.onmessage = (event) => {
           if (link.passes <= 0) return;
@@ -82,8 +83,8 @@ export function startNotaryRelay(notaryUrl: string, taps: RelayTaps = {}): Notar
         link.passes -= 1;
         const chunk = typeof message === "string" ? new TextEncoder().encode(message) : new Uint8Array(message);
         taps.message?.("toNotary", chunk.length, chunk);
-        if (link.upstream?.readyState === WebSocket.OPEN) link.upstream.send(chunk);
-        else link.queue.push(chunk);
+        if (link.queue) link.queue.push(chunk);
+        else link.upstream?.send(chunk);
       },
       close(ws) {
         ws.data.upstream?.close();

@@ -99,7 +99,8 @@ describe("a stalled refill", () => {
       // The retry after the back-off passes the relay: one warm session, and the stalled one's notary session is gone.
       const refilled = await eventually(pool, (p) => p.ready === 1, MPC_MS);
       expect(refilled).toMatchObject({ ready: 1, warming: 0, failures: 0, lastError: null });
-      expect(mpcSockets).toBe(2);
+      // A failed retry before this one would show here: what each side logged says why.
+      expect(mpcSockets, `prover:\n${prover().log()}\nnotary:\n${notary.log()}`).toBe(2);
       expect(await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000)).toBe(1);
     },
     SESSION_TIMEOUT_MS + MPC_MS + 60_000,
