@@ -1,15 +1,16 @@
 /**
  * Packs `tlsproof/client` as an npm package of its own, `tlsproof-client-<version>.tgz`, for projects that depend on
  * it from a release (`npm install ./tlsproof-client-<version>.tgz`): the bundled ES module of scripts/build-client.ts
- * (no dependencies: everything it uses is inside) and TypeScript declarations emitted from src/ (`types/`).
+ * (no dependencies: everything it uses is inside) and TypeScript declarations emitted from src/ (`types/`): only
+ * those its entry needs, and they need nothing else, so a strict project compiles them without `skipLibCheck`.
  *
  *   bun scripts/pack-client.ts [outdir]      (default dist/)
  *
  * scripts/build-all.ts runs it beside the binaries and lists the tarball in SHA256SUMS.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { buildClientBundle } from "./build-client.ts";
 
@@ -51,12 +52,40 @@ function emitDeclarations(outdir: string): void {
   );
 }
 
+/**
+ * Keeps of the emitted declarations those the entry needs, as tsc finds them for a consumer (strict, no
+ * skipLibCheck, no @types), and refuses declarations that need anything else than TypeScript's own libraries:
+ * valibot's or @noble/curves' types, Bun's, anything the package does not ship.
+ */
+async function keepSelfContainedDeclarations(stage: string): Promise<void> {
+  const dir = await realpath(join(stage, "types"));
+  const tsc = Bun.spawnSync(
+    [join(root, "node_modules", ".bin", "tsc"), "--ignoreConfig", "--noEmit", "--listFiles", "--strict", "--target", "ES2022", "--module", "Preserve",
+      "--moduleResolution", "bundler", "--types", "", join(dir, "..", TYPES_ENTRY)],
+    { cwd: dir, stdout: "pipe", stderr: "pipe" },
+  );
+  // tsc prints its errors among the files it lists.
+  const listed = tsc.stdout.toString().split("\n").filter(Boolean);
+  const errors = listed.filter((line) => /error TS\d+:/.test(line));
+  if (tsc.exitCode !== 0 || errors.length > 0) {
+    throw new Error(`the client's declarations do not compile on their own: ${errors.join("; ") || tsc.stderr.toString().trim()}`);
+  }
+  const libDir = dirname(listed.find((file) => basename(file) === "lib.es5.d.ts") ?? "");
+  const needed = new Set(listed.filter((file) => dirname(file) !== libDir));
+  const foreign = [...needed].filter((file) => !file.startsWith(`${dir}/`));
+  if (foreign.length > 0) throw new Error(`the client's declarations need files the package does not ship: ${foreign.join(", ")}`);
+  for (const file of await readdir(dir, { recursive: true })) {
+    if (file.endsWith(".d.ts") && !needed.has(join(dir, file))) await rm(join(dir, file));
+  }
+}
+
 /** Builds and packs the client into `outdir`; returns the tarball's path. */
 export async function packClient(outdir: string, version = pkg.version): Promise<string> {
   const stage = await mkdtemp(join(tmpdir(), "tlsproof-client-"));
   try {
     await buildClientBundle(join(stage, "dist"));
     emitDeclarations(join(stage, "types"));
+    await keepSelfContainedDeclarations(stage);
     await writeFile(join(stage, "package.json"), `${JSON.stringify(clientPackageJson(version), null, 2)}\n`);
     await writeFile(join(stage, "README.md"), `# ${CLIENT_PACKAGE}\n\ntlsproof's TypeScript client (\`prove()\`, \`verifyProof()\`, \`redact\`): see tlsproof's README, "TypeScript client".\n`);
     await mkdir(resolve(outdir), { recursive: true });

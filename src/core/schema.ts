@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { AppError, type ErrorCode } from "./errors.ts";
+import type { RedactionSpan } from "./transcript.ts";
 
 /** A strict object schema that also refuses arrays, which valibot's object schemas accept. */
 export const strictMapping = <T extends v.ObjectEntries, M extends string>(entries: T, message: M) =>
@@ -21,6 +22,16 @@ export const nonNegativeInteger = (max = Number.MAX_SAFE_INTEGER) =>
     v.minValue(0, "expected a non-negative integer"),
     v.maxValue(max, `expected at most ${max}`),
   );
+
+/** A hidden byte range [start, end) of one transcript direction; proofs list the same spans. */
+export const RedactionSpanSchema = strictMapping(
+  {
+    direction: v.picklist(["sent", "recv"], 'expected one of "sent", "recv"'),
+    start: nonNegativeInteger(),
+    end: nonNegativeInteger(),
+  },
+  "expected an object",
+) satisfies v.GenericSchema<unknown, RedactionSpan>;
 
 /** How a schema issue is worded; the default is `<path>: <message>`. */
 export interface IssueWording {

@@ -1,9 +1,9 @@
 /**
  * The transcript's coordinates, shared by every role: which direction of the TLS connection, which bytes of it,
  * and a hidden span of one direction. Proofs, redaction, the notary protocol and the verifier all speak in them.
+ * Types only, no valibot (their schema is RedactionSpanSchema, core/schema.ts): the client package's declarations
+ * name them and must import nothing it does not ship.
  */
-import * as v from "valibot";
-import { nonNegativeInteger, strictMapping } from "./schema.ts";
 
 /** `sent`: the client's bytes (the HTTP request); `recv`: the server's (the answer). */
 export type Direction = "sent" | "recv";
@@ -18,13 +18,3 @@ export interface ByteRange {
 export interface RedactionSpan extends ByteRange {
   direction: Direction;
 }
-
-/** A hidden byte range [start, end) of one transcript direction; proofs list the same spans. */
-export const RedactionSpanSchema = strictMapping(
-  {
-    direction: v.picklist(["sent", "recv"], 'expected one of "sent", "recv"'),
-    start: nonNegativeInteger(),
-    end: nonNegativeInteger(),
-  },
-  "expected an object",
-) satisfies v.GenericSchema<unknown, RedactionSpan>;

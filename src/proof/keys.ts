@@ -6,13 +6,12 @@
  * a crash, on anything it does not understand.
  */
 import { readFileSync } from "node:fs";
-import { p256 } from "@noble/curves/nist.js";
-import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { base64ToBytes, bytesToBase64, sameBytes } from "../core/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import { DER_TAG as TAG, type Tlv, decodeOid, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
+import { curveOf } from "./curves.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 
 export interface NotaryKey {
@@ -28,9 +27,6 @@ export interface PublicKey {
   /** Uncompressed SEC1 point (0x04 || x || y): one encoding per key, so keys compare byte-wise. */
   point: Uint8Array;
 }
-
-const curves = { secp256k1, secp256r1: p256 } as const;
-export const curveOf = (algorithm: SignatureAlgorithm) => curves[algorithm];
 
 const OID_EC_PUBLIC_KEY = "1.2.840.10045.2.1";
 const curveOids: Record<SignatureAlgorithm, string> = {

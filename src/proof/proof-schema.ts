@@ -3,8 +3,7 @@
  * OpenAPI document's proof schema). Messages name what was expected, for `cli verify`'s one-line reasons.
  */
 import * as v from "valibot";
-import { RedactionSpanSchema } from "../core/transcript.ts";
-import { nonNegativeInteger, strictMapping } from "../core/schema.ts";
+import { RedactionSpanSchema, nonNegativeInteger, strictMapping } from "../core/schema.ts";
 import { RESPONSE_FRAMINGS } from "../http1/answer-rule.ts";
 import { PROOF_VERSION, type Proof } from "./format.ts";
 import { MODE_NAME } from "./modes.ts";

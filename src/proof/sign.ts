@@ -7,7 +7,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "./canonical.ts";
 import { PROOF_VERSION, type Proof, type ProofBody } from "./format.ts";
-import { curveOf, decodePublicKeyPem, type NotaryKey, type PublicKey, samePublicKey } from "./keys.ts";
+import { curveOf } from "./curves.ts";
+import { decodePublicKeyPem, type NotaryKey, type PublicKey, samePublicKey } from "./keys.ts";
 
 const signedDigest = (version: string, body: ProofBody): Uint8Array => sha256(canonicalEncoding(version, body));
 const ECDSA_OPTIONS = { prehash: false, lowS: true, format: "compact" } as const;

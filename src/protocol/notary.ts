@@ -19,7 +19,7 @@
 import * as v from "valibot";
 import { AppError } from "../core/errors.ts";
 import type { DeclaredRedaction } from "../proof/format.ts";
-import { RedactionSpanSchema } from "../core/transcript.ts";
+import { RedactionSpanSchema } from "../core/schema.ts";
 import { requestIdSchema } from "../core/request-id.ts";
 import { SessionTraffic } from "../core/session-traffic.ts";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLIENT_PACKAGE, clientTarballName, packClient } from "../../scripts/pack-client.ts";
 import { tempDir } from "../../testkit/env.ts";
@@ -10,9 +10,10 @@ import { run } from "./support.ts";
 /**
  * The release's client package (`tlsproof-client-<v>.tgz`, as build-all packs it) installed the way the README says,
  * `npm install ./tlsproof-client-<v>.tgz`, into a fresh Node project, offline: it needs nothing from a registry. Node
- * imports it by name and verifies a proof with it; TypeScript sees its types (a wrong type is an error).
+ * imports it by name and verifies a proof with it; TypeScript sees its types (a wrong type is an error), and a strict
+ * project compiles them without skipLibCheck.
  */
-test("the client tarball installs offline into a Node project, imports by name, verifies a proof, and carries its types", async () => {
+test("the client tarball installs offline into a Node project, imports by name, verifies a proof, and carries self-contained types", async () => {
   const dir = tempDir("client-package");
   const tarball = await packClient(join(dir, "release"), "9.8.7");
   expect(tarball).toBe(join(dir, "release", clientTarballName("9.8.7")));
@@ -51,12 +52,23 @@ test("the client tarball installs offline into a Node project, imports by name, 
      export const host = async (): Promise<string> => ((await prove(options)) satisfies ProveResult).verified.body.serverName;
      export const wrong: number = (await prove(options)).verified.body.serverName;`,
   );
-  writeFileSync(
-    join(project, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", skipLibCheck: true, types: [] }, files: ["typed.ts"] }),
-  );
-  const tsc = run([join(REPO, "node_modules", ".bin", "tsc"), "-p", "."], project);
-  // The one error is the deliberate one: the types resolved (else `mode` would be any and nothing would be reported).
-  const errors = tsc.stdout.split("\n").filter((line) => /error TS/.test(line));
-  expect(errors).toEqual([expect.stringMatching(/^typed\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/)]);
+  // A demanding consumer: strict and stricter, no skipLibCheck (every declaration it loads is checked), no @types.
+  // In either ESM resolution the package's declarations compile with nothing but TypeScript's own libraries.
+  const strictest = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true, target: "es2022", types: [] };
+  const resolutions = { nodenext: { module: "nodenext", moduleResolution: "nodenext" }, bundler: { module: "esnext", moduleResolution: "bundler" } };
+  for (const [name, resolution] of Object.entries(resolutions)) {
+    writeFileSync(join(project, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions: { ...strictest, ...resolution }, files: ["typed.ts"] }));
+    const tsc = run([join(REPO, "node_modules", ".bin", "tsc"), "-p", `tsconfig.${name}.json`], project);
+    // The one error is the deliberate one: the types resolved (else `mode` would be any and nothing would be reported).
+    const errors = tsc.stdout.split("\n").filter((line) => /error TS/.test(line));
+    expect({ name, errors }).toEqual({ name, errors: [expect.stringMatching(/^typed\.ts\(5,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/)] });
+  }
+
+  // No declaration it ships names a package (valibot, @noble/curves, bun...), not even one its entry does not reach.
+  const types = join(project, "node_modules", CLIENT_PACKAGE, "types");
+  const imported = readdirSync(types, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".d.ts"))
+    .flatMap((file) => [...readFileSync(join(types, file), "utf8").matchAll(/(?:from|import\()\s*"([^"]+)"|reference types="([^"]+)"/g)].map((match) => `${file}: ${match[1] ?? match[2]}`));
+  expect(imported.length).toBeGreaterThan(0);
+  expect(imported.filter((line) => !/: \.\.?\//.test(line))).toEqual([]);
 }, 120_000);

@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../../src/core/errors.ts";
+import { curveOf } from "../../src/proof/curves.ts";
 import type { SignatureAlgorithm } from "../../src/proof/format.ts";
 import {
-  curveOf,
   decodePrivateKeyPem,
   decodePublicKeyPem,
   encodePrivateKeyPem,

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
-import { curveOf, decodePublicKeyPem, generateKey, publicKeyFingerprint } from "../../src/proof/keys.ts";
+import { curveOf } from "../../src/proof/curves.ts";
+import { decodePublicKeyPem, generateKey, publicKeyFingerprint } from "../../src/proof/keys.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "../../src/proof/canonical.ts";
