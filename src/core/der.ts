@@ -2,9 +2,10 @@
  * A strict DER reader (definite, minimal lengths, one-byte tags), for notary keys (src/proof/keys.ts) and X.509
  * extensions (src/tls/certificates.ts). It reports every fault through its caller's `fail`, so each caller throws
  * its own error: a bad key file is a configuration fault, a bad server certificate an untrusted one. And the
- * writer's two steps (`derTlv`, `derOid`), for key files and test certificates (src/engine/test-ca.ts).
+ * writer's steps (`derTlv`, `derInteger`, `derOid`), for key files and test certificates (src/engine/test-ca.ts).
  */
 import { concatBytes } from "@noble/hashes/utils.js";
+import { AppError } from "./errors.ts";
 
 export const DER_TAG = {
   boolean: 0x01,
@@ -33,6 +34,18 @@ export function derTlv(tag: number, ...parts: Uint8Array[]): Uint8Array {
   const n = content.length;
   const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : n < 0x10000 ? [0x82, n >> 8, n & 0xff] : [0x83, n >> 16, (n >> 8) & 0xff, n & 0xff];
   return concatBytes(Uint8Array.of(tag, ...length), content);
+}
+
+/**
+ * A non-negative INTEGER (X.690 8.3): big-endian, fewest bytes, and a leading 0x00 when the high bit is set, since
+ * the encoding is two's complement (0x80 alone is -128).
+ */
+export function derInteger(value: number): Uint8Array {
+  if (!Number.isSafeInteger(value) || value < 0) throw new AppError("internal", `DER INTEGER: not a non-negative safe integer: ${value}`);
+  const bytes: number[] = [];
+  for (let rest = value; rest > 0 || bytes.length === 0; rest = Math.floor(rest / 256)) bytes.unshift(rest % 256);
+  if (bytes[0]! & 0x80) bytes.unshift(0);
+  return derTlv(DER_TAG.integer, Uint8Array.from(bytes));
 }
 
 /** An OBJECT IDENTIFIER from dotted text. */

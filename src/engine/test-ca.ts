@@ -9,7 +9,7 @@ import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { DER_TAG as TAG, decodeOid, derOid as oid, derReader, derTlv as tlv } from "../core/der.ts";
+import { DER_TAG as TAG, decodeOid, derInteger, derOid as oid, derReader, derTlv as tlv } from "../core/der.ts";
 import { AppError } from "../core/errors.ts";
 import { decodePrivateKeyPem, encodePrivateKeyPem, generateKey, pem, spkiDer } from "../proof/keys.ts";
 import { ANCHOR_SUBJECT, testCaPoint } from "./trust-anchor.ts";
@@ -85,7 +85,7 @@ function extensions(options: CertificateOptions, keyId: Uint8Array, issuer: Issu
   const { ca, dnsNames = [] } = options;
   const list = [
     extension(OID.basicConstraints, true, tlv(TAG.sequence, ...(ca ? [tlv(TAG.boolean, Uint8Array.of(0xff))] : []),
-      ...(ca?.pathLength !== undefined ? [tlv(TAG.integer, Uint8Array.of(ca.pathLength))] : []))),
+      ...(ca?.pathLength !== undefined ? [derInteger(ca.pathLength)] : []))),
     extension(OID.keyUsage, true, ca ? CA_KEY_USAGE : SERVER_KEY_USAGE),
     extension(OID.subjectKeyIdentifier, false, tlv(TAG.octetString, keyId)),
   ];
@@ -140,7 +140,7 @@ export function issueCertificate(options: CertificateOptions, issuer?: IssuedCer
   const notAfter = options.notAfter ?? new Date(now + (options.ca ? CA_DAYS : LEAF_DAYS) * DAY_MS);
   const tbs = tlv(
     TAG.sequence,
-    tlv(TAG.explicit0, tlv(TAG.integer, Uint8Array.of(2))),
+    tlv(TAG.explicit0, derInteger(2)),
     serialNumber(),
     SIGNATURE_ALGORITHM,
     issuer?.subject ?? subject,

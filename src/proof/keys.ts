@@ -10,7 +10,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { base64ToBytes, bytesToBase64, sameBytes } from "../core/bytes.ts";
 import { AppError } from "../core/errors.ts";
-import { DER_TAG as TAG, type Tlv, decodeOid, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
+import { DER_TAG as TAG, type Tlv, decodeOid, derInteger, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
 import { curveOf } from "./curves.ts";
 import type { SignatureAlgorithm } from "./format.ts";
 
@@ -114,11 +114,11 @@ export function encodePrivateKeyPem(key: NotaryKey): string {
   const point = curveOf(key.algorithm).getPublicKey(key.privateKey, false);
   const ecPrivateKey = tlv(
     TAG.sequence,
-    tlv(TAG.integer, Uint8Array.of(1)),
+    derInteger(1),
     tlv(TAG.octetString, key.privateKey),
     tlv(TAG.explicit1, tlv(TAG.bitString, Uint8Array.of(0), point)),
   );
-  return pem("PRIVATE KEY", tlv(TAG.sequence, tlv(TAG.integer, Uint8Array.of(0)), ecAlgorithm(key.algorithm), tlv(TAG.octetString, ecPrivateKey)));
+  return pem("PRIVATE KEY", tlv(TAG.sequence, derInteger(0), ecAlgorithm(key.algorithm), tlv(TAG.octetString, ecPrivateKey)));
 }
 
 /** Bit string content with no unused bits → its bytes. */
