@@ -48,41 +48,6 @@ export function interopIdentities(): InteropIdentities {
   return { fixture: ids.fixture, ecdsa: files("ecdsa", ids.ecdsa), rsa: files("rsa", ids.rsa), rsaPss: files("rsa-pss", rsaPssIdentity(ids.fixture)) };
 }
 
-export interface ServerProcess {
-  port: number;
-  /** Everything it printed on stdout so far. */
-  output(): string;
-  /** Writes to its stdin. */
-  write(text: string): void;
-  stop(): Promise<void>;
-}
-
-/** Starts `command`, reads its stdout, and resolves once `portOf` finds its port there. */
-export async function startServerProcess(command: string[], portOf: (output: string) => number | undefined, cwd?: string): Promise<ServerProcess> {
-  const child = Bun.spawn(command, { cwd, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  let output = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stdout) output += decoder.decode(chunk);
-  })();
-  const port = await waitUntil(`${command[0]} to listen`, () => portOf(output), (p) => p !== undefined, 30_000, {
-    hopeless: () => (child.exitCode !== null ? `it exited with ${child.exitCode}` : undefined),
-    intervalMs: 20,
-  });
-  return {
-    port: port!,
-    output: () => output,
-    write(text) {
-      child.stdin.write(text);
-      child.stdin.flush();
-    },
-    stop: async () => {
-      child.kill();
-      await child.exited;
-    },
-  };
-}
-
 /** A port free now (nginx takes its port in its configuration). */
 export async function freePort(): Promise<number> {
   const server = createServer();

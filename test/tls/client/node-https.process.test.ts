@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { TLS13_SUITES } from "../../../src/tls/client/exchange.ts";
 import { readHellos } from "../../../src/tls/session-start.ts";
-import { BIG_BODY, type IdentityFiles, type ServerProcess, expectP256RetryOrNot, expectProven, helloRetried, interopIdentities, prove, startServerProcess } from "./interop.ts";
+import { type ServerProcess, startServerProcess } from "../../../testkit/server-process.ts";
+import { BIG_BODY, type IdentityFiles, expectP256RetryOrNot, expectProven, helloRetried, interopIdentities, prove } from "./interop.ts";
 
 /** The TLS 1.3 client proves against Node's https (OpenSSL) and Bun's (BoringSSL), each in its own process. */
 

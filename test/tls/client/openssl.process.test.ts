@@ -1,7 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { type Tls13SuiteName, TLS13_SUITES, isTls12Target } from "../../../src/tls/client/exchange.ts";
 import { waitUntil } from "../../../testkit/wait.ts";
-import { BIG_BODY, CREDENTIAL, type IdentityFiles, type Proof, type ServerProcess, expectProven, helloRetried, interopIdentities, prove, startServerProcess } from "./interop.ts";
+import { type ServerProcess, startServerProcess } from "../../../testkit/server-process.ts";
+import { BIG_BODY, CREDENTIAL, type IdentityFiles, type Proof, expectProven, helloRetried, interopIdentities, prove } from "./interop.ts";
 
 /**
  * The TLS 1.3 client proves against OpenSSL's s_server in its plain mode: it prints what it received on stdout

@@ -1,7 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { TLS13_SUITES } from "../../../src/tls/client/exchange.ts";
-import { BIG_BODY, type IdentityFiles, type ServerProcess, expectP256RetryOrNot, expectProven, interopIdentities, prove, startServerProcess } from "./interop.ts";
+import { type ServerProcess, startServerProcess } from "../../../testkit/server-process.ts";
+import { BIG_BODY, type IdentityFiles, expectP256RetryOrNot, expectProven, interopIdentities, prove } from "./interop.ts";
 
 /** The TLS 1.3 client proves against Python's ssl module (http.server over an SSLContext), in its own process. */
 

@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { concatBytes } from "@noble/hashes/utils.js";
 import type { RelayedBytes } from "../../../src/tls/verify-session.ts";
+import { startServerProcess } from "../../../testkit/server-process.ts";
 import { TARGET_HOST, type ServerIdentity } from "../../../testkit/tls-fixture.ts";
 
 /** A local HTTPS target answering every GET with `body`. */
@@ -36,31 +37,14 @@ export async function startHttpsTarget(
 
 /**
  * `openssl s_server` limited to one TLS 1.3 suite (Bun's TLS 1.3 server cannot be limited to one): `-www` answers a
- * status page; with `serveFiles`, `-WWW` answers GET /<file> with that file from `dir`.
+ * status page; with `serveFiles`, `-WWW` answers GET /<file> with that file from `dir`. It dies with the test process.
  */
-export async function startOpensslTls13Target(identity: ServerIdentity, dir: string, suite: string, serveFiles = false): Promise<Target> {
+export async function startOpensslTls13Target(identity: ServerIdentity, dir: string, suite: string, serveFiles = false): Promise<Target & { pid: number }> {
   await Bun.write(`${dir}/s_server-cert.pem`, identity.chainPem);
   await Bun.write(`${dir}/s_server-key.pem`, identity.leafKeyPem);
-  const child = Bun.spawn(
-    ["openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", "s_server-cert.pem", "-key", "s_server-key.pem", "-tls1_3", "-ciphersuites", suite, serveFiles ? "-WWW" : "-www"],
-    { cwd: dir, stdout: "pipe", stderr: "ignore" },
-  );
-  const reader = child.stdout.getReader();
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`openssl s_server did not start: ${text}`);
-    text += new TextDecoder().decode(value);
-    const port = /ACCEPT 127\.0\.0\.1:(\d+)/.exec(text)?.[1];
-    if (port) {
-      void drain(reader); // s_server logs each connection: keep its pipe from filling
-      return { port: Number(port), stop: async () => void child.kill() };
-    }
-  }
-}
-
-async function drain(reader: { read(): Promise<{ done: boolean }> }): Promise<void> {
-  while (!(await reader.read()).done);
+  const command = ["openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", "s_server-cert.pem", "-key", "s_server-key.pem", "-tls1_3", "-ciphersuites", suite, serveFiles ? "-WWW" : "-www"];
+  const { pid, port, stop } = await startServerProcess(command, (output) => Number(/ACCEPT 127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined, dir);
+  return { pid, port, stop };
 }
 
 /** One HTTPS exchange as a prover makes it through a notary: relayed bytes, the client's key log, what it read. */
