@@ -2,6 +2,7 @@ import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
 import { flag, parseEnv, wholeNumber } from "./env.ts";
 import { AppError } from "../core/errors.ts";
+import { tlsServerNameSchema } from "../core/schema.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { type Engines, enginesText } from "../engine/host/placement.ts";
 import { defaultPoolSize, maxPoolSize } from "../prover/pool/pool-policy.ts";
@@ -54,7 +55,7 @@ const sizeClass = v.pipe(
  */
 const DEFAULT_IDLE_S = { remoteNotary: 600, embeddedNotary: 3600 };
 
-const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "must list host names"));
+const hostName = v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]+$/, "must list host names"), tlsServerNameSchema("must list host names"));
 
 const PoolEnv = v.object({
   PROVER_POOL_SIZE: v.optional(wholeNumber(0, 64)),

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode } from "./errors.ts";
 import type { RedactionSpan } from "./transcript.ts";
+import { tlsServerName } from "./server-name.ts";
 
 /** A strict object schema that also refuses arrays, which valibot's object schemas accept. */
 export const strictMapping = <T extends v.ObjectEntries, M extends string>(entries: T, message: M) =>
@@ -32,6 +33,14 @@ export const RedactionSpanSchema = strictMapping(
   },
   "expected an object",
 ) satisfies v.GenericSchema<unknown, RedactionSpan>;
+
+/** A server name read as TLS names the host (server-name.ts): a trailing dot dropped; one with an empty label refused. */
+export const tlsServerNameSchema = (message: string) =>
+  v.pipe(
+    v.string(message),
+    v.check((name) => tlsServerName(name) !== null, message),
+    v.transform((name) => tlsServerName(name)!),
+  );
 
 /** How a schema issue is worded; the default is `<path>: <message>`. */
 export interface IssueWording {

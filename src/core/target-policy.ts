@@ -6,10 +6,11 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { AppError } from "./errors.ts";
 import { isPublicAddress } from "./address-policy.ts";
+import { serverNameKey } from "./server-name.ts";
 
 /** What a policy decides on: the host name and port to dial. */
 export interface TargetEndpoint {
-  /** Host name for TLS (SNI and certificate check); IPv6 literals without brackets. */
+  /** Host name for TLS (SNI and certificate check), without a trailing dot (server-name.ts); IPv6 literals without brackets. */
   serverName: string;
   port: number;
 }
@@ -35,16 +36,17 @@ export function parseResolveList(text: string | undefined, setting = "PROVER_RES
     if (!match || !isIP(match[3]!.replace(/^\[(.*)\]$/, "$1"))) {
       throw new AppError("config_invalid", `${setting}: "${entry}" is not host:port:address`);
     }
-    map.set(`${match[1]!.toLowerCase()}:${match[2]}`, match[3]!.replace(/^\[(.*)\]$/, "$1"));
+    map.set(`${serverNameKey(match[1]!)}:${match[2]}`, match[3]!.replace(/^\[(.*)\]$/, "$1"));
   }
   return map;
 }
 
+/** Whether a host matches a pattern of the list; names compare as server names do (server-name.ts), so `api.example.com.` is `api.example.com`. */
 export function hostAllowed(host: string, patterns: readonly string[]): boolean {
   if (patterns.length === 0) return true;
-  const name = host.toLowerCase();
+  const name = serverNameKey(host);
   return patterns.some((p) => {
-    const pattern = p.toLowerCase();
+    const pattern = serverNameKey(p);
     return pattern.startsWith("*.") ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern;
   });
 }
@@ -63,7 +65,7 @@ export function checkTargetAllowed(target: TargetEndpoint, policy: TargetPolicy)
 /** Resolves the target once and checks the address that will be dialled. */
 export async function resolveTarget<T extends TargetEndpoint>(target: T, policy: TargetPolicy): Promise<T & { address: string }> {
   checkTargetAllowed(target, policy);
-  let address = policy.resolve.get(`${target.serverName.toLowerCase()}:${target.port}`);
+  let address = policy.resolve.get(`${serverNameKey(target.serverName)}:${target.port}`);
   if (!address && isIP(target.serverName)) address = target.serverName;
   if (!address) {
     try {

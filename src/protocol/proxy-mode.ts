@@ -4,12 +4,17 @@
  */
 import * as v from "valibot";
 import { AppError, isErrorCode } from "../core/errors.ts";
+import { tlsServerNameSchema } from "../core/schema.ts";
 import { revealedKeysSchema } from "../tls/revealed-keys.ts";
 import { AttestationRequest } from "./notary.ts";
 
-/** A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. */
+/**
+ * A proxy session: the notary resolves `serverName` (under its own target policy) and connects to it. The name is
+ * read as TLS names the host, a trailing dot dropped (src/core/server-name.ts): the relay's ClientHello and the
+ * certificate must name it so, and the proof names it so.
+ */
 export const ProxySessionRequest = v.strictObject({
-  serverName: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
+  serverName: v.pipe(v.string(), v.minLength(1), v.maxLength(253), tlsServerNameSchema("expected a host name without an empty label")),
   port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
 });
 export type ProxySessionRequest = v.InferOutput<typeof ProxySessionRequest>;

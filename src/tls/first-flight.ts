@@ -8,7 +8,7 @@ import { concatBytes } from "../core/bytes.ts";
 import type { AppError } from "../core/errors.ts";
 import { parseClientHello } from "./handshake.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, splitRecords } from "./records.ts";
-import { sameName } from "./verify-session.ts";
+import { dottedSniReason } from "./verify-session.ts";
 
 /**
  * Largest opening flight waited for: a ClientHello with post-quantum key shares is about 2 KB; 32 KiB leaves
@@ -65,7 +65,8 @@ function judgeClientHello(body: Uint8Array, serverName: string): FirstFlightVerd
     return refused((error as AppError).message);
   }
   if (sni === null) return refused(`the ClientHello names no server (no SNI), not ${serverName}`);
-  if (!sameName(sni, serverName)) return refused(`the ClientHello names another server than ${serverName}`);
+  if (sni.endsWith(".")) return refused(dottedSniReason(serverName));
+  if (sni.toLowerCase() !== serverName.toLowerCase()) return refused(`the ClientHello names another server than ${serverName}`);
   return { kind: "accepted" };
 }
 

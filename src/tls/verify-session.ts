@@ -73,15 +73,20 @@ function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T,
   return [a, b];
 }
 
-/** Host names compared as DNS does: case-blind, a trailing dot ignored. */
-export const sameName = (a: string, b: string): boolean => a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
+/**
+ * Why a ClientHello whose server name ends in a dot is refused: SNI never carries one (RFC 6066 §3), and a session's
+ * name has none (src/core/server-name.ts); otherwise names compare case-blind, as DNS does. Short: a relay's close
+ * reason carries it.
+ */
+export const dottedSniReason = (serverName: string): string => `the ClientHello's SNI ends in a dot (RFC 6066 sends none); expected ${serverName}`;
 
 /** The hellos, checked to name the expected server, and the chain check for its certificate. */
 function startOf(bytes: RelayedBytes, expect: SessionExpectations) {
   const anchors = parseTrustAnchors(expect.trustAnchorsPem);
   const start = readHellos(bytes);
   const sni = start.clientHello.serverName;
-  if (sni === null || !sameName(sni, expect.serverName)) {
+  if (sni?.endsWith(".")) throw new AppError("tls_untrusted", dottedSniReason(expect.serverName));
+  if (sni === null || sni.toLowerCase() !== expect.serverName.toLowerCase()) {
     throw new AppError("tls_untrusted", `the ClientHello names ${sni === null ? "no server" : `server ${JSON.stringify(sni)}`}, not ${expect.serverName}`);
   }
   const checkChain = (chainDer: Uint8Array[]) => checkCertificateChain(chainDer, expect.serverName, anchors, expect.now);

@@ -93,6 +93,12 @@ describe("prover configuration", () => {
     expect(failure({ PROVER_PROXY_SESSION_TIMEOUT_S: "0" }).message).toBe("PROVER_PROXY_SESSION_TIMEOUT_S: must be at least 1");
   });
 
+  test("PROVER_POOL_HOSTS: host names, a fully qualified one's trailing dot dropped as the prover names targets; an empty label is refused", () => {
+    expect(loadProverConfig({ PROVER_POOL_HOSTS: "API.example.com., b.test" }).pool.hosts).toEqual(["api.example.com", "b.test"]);
+    expect(loadProverConfig({ PROVER_POOL_HOSTS: "a.test, a.test." }).pool.hosts).toEqual(["a.test"]);
+    expect(() => loadProverConfig({ PROVER_POOL_HOSTS: "a..test" })).toThrow("PROVER_POOL_HOSTS");
+  });
+
   test("PROVER_ALLOWED_PORTS: a list, or * for any port", () => {
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "443, 4443" }).proxy.policy.allowedPorts).toEqual([443, 4443]);
     expect(loadProverConfig({ PROVER_ALLOWED_PORTS: "*" }).proxy.policy.allowedPorts).toEqual([]);

@@ -129,6 +129,10 @@ describe("parseTargetUrl", () => {
     ["https://[::ffff:7f00:1]/", "::ffff:7f00:1"],
     ["https://[0:0:0:0:0:ffff:a9fe:a9fe]/", "::ffff:a9fe:a9fe"],
     ["https://LOCALHOST/", "localhost"],
+    // A fully qualified name: TLS names the host without the trailing dot (RFC 6066), and so does everything after.
+    ["https://API.Example.COM./x", "api.example.com"],
+    ["https://localhost./", "localhost"],
+    ["https://127.0.0.1./", "127.0.0.1"],
   ])("normalizes %s to %s", (url, serverName) => {
     expect(parseTargetUrl(url).serverName).toBe(serverName);
   });
@@ -137,6 +141,7 @@ describe("parseTargetUrl", () => {
     const target = parseTargetUrl("https://api.example.com:8443/a/b?c=1&d=2");
     expect(target).toMatchObject({ serverName: "api.example.com", port: 8443, pathAndQuery: "/a/b?c=1&d=2" });
     expect(parseTargetUrl("https://api.example.com").port).toBe(443);
+    expect(parseTargetUrl("https://api.example.com.:8443/a?b")).toMatchObject({ serverName: "api.example.com", port: 8443, pathAndQuery: "/a?b" });
   });
 
   test.each([
@@ -149,6 +154,9 @@ describe("parseTargetUrl", () => {
     ["gopher://127.0.0.1:6379/", "https"],
     ["https://user:pass@api.example.com/", "credentials"],
     ["https://[fe80::1%25eth0]/", "not a valid URL"],
+    ["https://api.example.com../", "T-PROXY-URL's host api.example.com.. has an empty label"],
+    ["https://a..b/", "T-PROXY-URL's host a..b has an empty label"],
+    ["https://./", "T-PROXY-URL's host . has an empty label"],
   ])("refuses %p", (raw, message) => {
     try {
       parseTargetUrl(raw);
@@ -173,7 +181,13 @@ describe("hostAllowed", () => {
     expect(hostAllowed("evildata.example.org", list)).toBe(false);
     expect(hostAllowed("example.com", list)).toBe(false);
     expect(hostAllowed("api.example.com.evil.test", list)).toBe(false);
-    expect(hostAllowed("api.example.com.", list)).toBe(false);
+  });
+  test("a fully qualified name's trailing dot, in the host or in a pattern, names the same host", () => {
+    expect(hostAllowed("api.example.com.", ["api.example.com"])).toBe(true);
+    expect(hostAllowed("api.example.com", ["API.example.com."])).toBe(true);
+    expect(hostAllowed("x.data.example.org", ["*.data.example.org."])).toBe(true);
+    expect(hostAllowed("data.example.org.", ["*.data.example.org"])).toBe(false);
+    expect(hostAllowed("api.example.com..", ["api.example.com"])).toBe(false);
   });
 });
 
@@ -205,6 +219,13 @@ describe("resolveTarget", () => {
     const ok = await resolveTarget(parseTargetUrl("https://pub.example.com/"), { ...strict, resolve });
     expect(ok.address).toBe("8.8.8.8");
     expect(ok.serverName).toBe("pub.example.com");
+  });
+
+  test("a host named with a trailing dot, in the URL or in the resolve list, is the same host", async () => {
+    const plain = parseResolveList("pub.example.com:443:8.8.8.8");
+    expect(await resolveTarget(parseTargetUrl("https://pub.example.com./"), { ...strict, resolve: plain })).toMatchObject({ serverName: "pub.example.com", address: "8.8.8.8" });
+    const dotted = parseResolveList("PUB.example.com.:443:8.8.4.4");
+    expect(await resolveTarget(parseTargetUrl("https://pub.example.com/"), { ...strict, resolve: dotted })).toMatchObject({ serverName: "pub.example.com", address: "8.8.4.4" });
   });
 
   test("refuses hosts outside PROVER_ALLOWED_HOSTS before resolving them", async () => {

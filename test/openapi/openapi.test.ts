@@ -142,6 +142,7 @@ describe("a route's declared schemas validate what it is sent, and its document 
   const cases: [string, string, RequestInit, number, { code: string } | { error: string; code: string }][] = [
     ["get /proof/{requestId}", "/proof/not-a-uuid", {}, 400, { code: "invalid_request_id" }],
     ["delete /pool/{host}", "/pool/not_a_host", { method: "DELETE" }, 400, { code: "invalid_query" }],
+    ["delete /pool/{host}", "/pool/a..test", { method: "DELETE" }, 400, { code: "invalid_query" }],
     ["get /prepare", "/prepare", { headers: { "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
     ["get /prepare", "/prepare", { headers: { "T-PREPARE": "two", "T-PROXY-URL": "https://a.test/" } }, 400, { code: "invalid_header" }],
     // /prepare reads the target and the sizes with /proxy's own header schema.
@@ -177,6 +178,12 @@ describe("a route's declared schemas validate what it is sent, and its document 
       expect(documented?.content).toEqual({ "application/json": { schema: { $ref: `#/components/schemas/${errorBody}` } } });
     });
   }
+
+  test("delete /pool/{host}: a fully qualified name is the host without its trailing dot, as /proxy names targets", async () => {
+    const response = await fetch(`${server.url}/pool/API.example.com.`, { method: "DELETE", headers: auth });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ host: "api.example.com", closed: 0 });
+  });
 
   test("a parameter is documented with its schema: the request id a UUID, T-PREPARE required, the store's format one of its values", () => {
     const parameter = (method: string, path: string, name: string) => document.paths[path]?.[method]?.parameters?.find((p) => p.name === name);

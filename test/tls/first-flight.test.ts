@@ -32,9 +32,10 @@ const refusalOf = (bytes: Uint8Array, name = NAME) => {
 };
 
 describe("the first flight a relay passes on", () => {
-  test("a whole ClientHello for the session's server, its name compared case-blind without a trailing dot", () => {
+  test("a whole ClientHello for the session's server, its name compared case-blind", async () => {
     expect(judgeFirstFlight(hello, NAME)).toEqual({ kind: "accepted" });
-    expect(judgeFirstFlight(hello, "API.Target.Example.")).toEqual({ kind: "accepted" });
+    expect(judgeFirstFlight(hello, "API.Target.Example")).toEqual({ kind: "accepted" });
+    expect(judgeFirstFlight(await clientHelloFor("API.Target.Example"), NAME)).toEqual({ kind: "accepted" });
     expect(judgeFirstFlight(inTwoRecords(hello), NAME)).toEqual({ kind: "accepted" });
   });
 
@@ -105,8 +106,11 @@ describe("the first flight a relay passes on", () => {
   });
 });
 
-test("a ClientHello naming the server with a trailing dot and other case is for that server", async () => {
+test("a ClientHello naming the server with a trailing dot is refused, whatever the session's name: SNI never carries one (RFC 6066)", async () => {
   const dotted = await clientHelloFor("API.Target.Example.");
   expect(parseClientHello(dotted.subarray(9)).serverName).toBe("API.Target.Example.");
-  expect(judgeFirstFlight(dotted, NAME)).toEqual({ kind: "accepted" });
+  const reason = `the ClientHello's SNI ends in a dot (RFC 6066 sends none); expected ${NAME}`;
+  expect(judgeFirstFlight(dotted, NAME)).toEqual({ kind: "refused", reason });
+  expect(judgeFirstFlight(dotted, `${NAME}.`)).toEqual({ kind: "refused", reason: `${reason}.` });
+  expect(openingGate(NAME).push(dotted)).toEqual({ kind: "refused", reason });
 });

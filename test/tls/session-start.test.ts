@@ -73,11 +73,20 @@ test("bytes that are not TLS records, named by direction", () => {
   expectRefusal(() => readHellos({ clientToServer: clientHello, serverToClient: junk }), "transcript_invalid", /^the server bytes are not TLS records \(bad record header at byte 0\)$/);
 });
 
-test("the notary's check of the ClientHello's server name: none, or another, is refused before anything else", async () => {
+test("the notary's check of the ClientHello's server name: none, another, or one with a trailing dot is refused before anything else", async () => {
   const expectations = (serverName: string) => ({ serverName, trustAnchorsPem: [], now: new Date() });
   const serverToClient = record(22, serverHello([TLS13, KEY_SHARE]));
   const keys = { version: "TLS1.3" as const, serverHandshakeTrafficSecret: "00".repeat(32), serverApplicationTrafficSecret: "00".repeat(32) };
   const nameless = await clientHelloFor();
   expectRefusal(() => verifyRelayedSession({ clientToServer: nameless, serverToClient }, keys, expectations("api.target.example")), "tls_untrusted", /^the ClientHello names no server, not api\.target\.example$/);
   expectRefusal(() => verifyRelayedSession({ clientToServer: clientHello, serverToClient }, keys, expectations("other.example")), "tls_untrusted", /^the ClientHello names server "api\.target\.example", not other\.example$/);
+  // SNI never carries a trailing dot (RFC 6066), even when the name expected has one.
+  const dotted = await clientHelloFor("api.target.example.");
+  for (const name of ["api.target.example", "api.target.example."]) {
+    expectRefusal(() => verifyRelayedSession({ clientToServer: dotted, serverToClient }, keys, expectations(name)), "tls_untrusted", /^the ClientHello's SNI ends in a dot \(RFC 6066 sends none\); expected api\.target\.example\.?$/);
+  }
+  // Case-blind: the name passes, and the check goes on (here to the server's flight, which these bytes lack).
+  expect(() => verifyRelayedSession({ clientToServer: clientHello, serverToClient }, keys, expectations("API.Target.Example"))).toThrow(/^(?!the ClientHello)/);
+  const upper = await clientHelloFor("API.Target.Example");
+  expect(() => verifyRelayedSession({ clientToServer: upper, serverToClient }, keys, expectations("api.target.example"))).toThrow(/^(?!the ClientHello)/);
 });

@@ -10,6 +10,7 @@
  * connection's end cannot be shown complete.
  */
 import { AppError } from "../../core/errors.ts";
+import { tlsServerName } from "../../core/server-name.ts";
 import type { ByteRange } from "../../core/transcript.ts";
 import { mergeRanges } from "../../core/ranges.ts";
 import type { VerifiedMpcSession } from "./sessions.ts";
@@ -23,11 +24,14 @@ const seenDirection = (bytes: number[], authed: readonly ByteRange[], length: nu
 
 export function mpcTranscript({ output, activeSince, verifiedAt }: VerifiedMpcSession): VerifiedTranscript {
   if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
+  // Signed as TLS names the host, as in proxy mode: a trailing dot the prover gave goes (src/core/server-name.ts).
+  const serverName = tlsServerName(output.server_name);
+  if (serverName === null) throw new AppError("session_failed", "the prover revealed a server name with an empty label");
   if (!output.transcript) throw new AppError("session_failed", "the prover revealed no transcript");
   const { sent, recv } = output.connection_info.transcript_length;
   return {
     mode: "mpc",
-    serverName: output.server_name,
+    serverName,
     tlsVersion: output.connection_info.version === "V1_3" ? "TLS1.3" : "TLS1.2",
     connectionTime: Math.floor(activeSince / 1000),
     responseTime: Math.floor(verifiedAt / 1000),

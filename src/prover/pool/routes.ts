@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { EngineHosts } from "../../engine/host/engine-hosts.ts";
 import { enginesText } from "../../engine/host/placement.ts";
 import { AppError } from "../../core/errors.ts";
+import { tlsServerNameSchema } from "../../core/schema.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
@@ -94,7 +95,7 @@ export const dropPoolHostRoute = declareRoute({
   operationId: "dropPoolHost",
   summary: "stop keeping sessions warm for a host; its ready sessions close",
   access: "key",
-  params: { schema: v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]{1,253}$/, "must be a host name")) }), code: "invalid_query", wording: { where: "path" } },
+  params: { schema: v.object({ host: v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z0-9.-]{1,253}$/, "must be a host name"), tlsServerNameSchema("must be a host name")) }), code: "invalid_query", wording: { where: "path" } },
   responses: {
     200: { description: "sessions closed", content: { "application/json": v.object({ host: v.string(), closed: count }) } },
   },

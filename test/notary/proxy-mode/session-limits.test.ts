@@ -99,10 +99,10 @@ const release = (id: string, on = notary) => fetch(`${on.url}/proxy-session/${id
 const refusals = async (reason: string, on = notary) => sample(await scrapeMetrics(on.url), "tlsproof_notary_proxy_refusals_total", { reason }) ?? 0;
 const errorOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
 
-/** A session to the recording target, and the index its connection there has. */
-async function rawSession(): Promise<{ sessionId: string; connection: number }> {
+/** A session to the recording target (named `serverName`), and the index its connection there has. */
+async function rawSession(serverName = TARGET_HOST): Promise<{ sessionId: string; connection: number }> {
   const connection = raw.connections().length;
-  const sessionId = await createProxySession(notary, TARGET_HOST, raw.port);
+  const sessionId = await createProxySession(notary, serverName, raw.port);
   await eventually(() => raw.connections().length, (n) => n > connection, 5_000, { intervalMs: 5 });
   return { sessionId, connection };
 }
@@ -183,6 +183,7 @@ describe("the relay's first bytes", () => {
   test.each([
     ["plain HTTP", async () => new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${TARGET_HOST}\r\n\r\n`), "the client's first bytes are not a TLS handshake record"],
     ["a ClientHello for another server", () => clientHelloFor("elsewhere.example"), `the ClientHello names another server than ${TARGET_HOST}`],
+    ["a ClientHello naming the server with a trailing dot (RFC 6066 sends none)", () => clientHelloFor(`${TARGET_HOST}.`), `the ClientHello's SNI ends in a dot (RFC 6066 sends none); expected ${TARGET_HOST}`],
   ])("%s: the relay is closed with its reason, not one byte reaches the target, the place is free", async (_what, bytes, reason) => {
     const before = await refusals("first_flight");
     const { sessionId, connection } = await rawSession();
@@ -206,6 +207,29 @@ describe("the relay's first bytes", () => {
     const passed = await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length + 3, 5_000, { intervalMs: 5 });
     expect(Buffer.from(passed).equals(Buffer.concat([hello, Uint8Array.of(7, 7, 7)]))).toBe(true);
     await release(sessionId);
+  });
+});
+
+describe("a session for a fully qualified name (a trailing dot)", () => {
+  test("is the session of the name without the dot: that name is logged, and a ClientHello naming it passes", async () => {
+    const hello = await clientHelloFor(TARGET_HOST);
+    const { sessionId, connection } = await rawSession(`${TARGET_HOST}.`);
+    expect(linesOf(sessionId)).toEqual([createdLine(sessionId)]);
+    const relay = await openRawRelay(notary, sessionId);
+    relay.send(hello);
+    const passed = await eventually(() => raw.connections()[connection]!.bytes, (bytes) => bytes.length >= hello.length, 5_000, { intervalMs: 5 });
+    expect(Buffer.from(passed).equals(Buffer.from(hello))).toBe(true);
+    await release(sessionId);
+  });
+
+  test("a name with an empty label is refused as the request's fault before anything is dialled", async () => {
+    const connections = raw.connections().length;
+    expect(await errorOf(await postProxySession(notary, `${TARGET_HOST}..`, raw.port))).toEqual({
+      status: 400,
+      code: "invalid_body",
+      message: "proxy session request: serverName: expected a host name without an empty label",
+    });
+    expect(raw.connections().length).toBe(connections);
   });
 });
 

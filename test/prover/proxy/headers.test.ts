@@ -57,12 +57,15 @@ describe("the /proxy headers, parsed once", () => {
       mode: undefined,
     });
     expect(parse({ ...base, "t-prove-failed-req": "1" }).proveFailed).toBe(true);
+    // A fully qualified name: the target is its host without the trailing dot (src/core/server-name.ts).
+    expect(parse({ ...base, "t-proxy-url": "https://API.example.com.:8443/v1?x=1" }).target).toMatchObject({ serverName: "api.example.com", port: 8443, pathAndQuery: "/v1?x=1" });
     expect(parse({ ...base, "t-proxy-reveal": " NONE " }).proxyReveal).toBe("none");
   });
 
   test.each([
     [{ "t-request-id": ID }, "invalid_header", "T-PROXY-URL is required"],
     [{ "t-proxy-url": "http://api.example.com/", "t-request-id": ID }, "invalid_header", "T-PROXY-URL must be an https URL"],
+    [{ "t-proxy-url": "https://api.example.com../", "t-request-id": ID }, "invalid_header", "T-PROXY-URL's host api.example.com.. has an empty label"],
     [{ "t-proxy-url": URL_ }, "invalid_request_id", "T-REQUEST-ID must be a UUID"],
     [{ ...base, "t-request-id": "42" }, "invalid_request_id", "T-REQUEST-ID must be a UUID"],
     [{ ...base, "t-redacted-unmatched": "yes" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
