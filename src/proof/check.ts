@@ -4,6 +4,7 @@
  * what a verifier then rejects.
  */
 import { base64ToBytes, bytesToBase64 } from "../core/bytes.ts";
+import { sameServerName } from "../core/server-name.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
@@ -148,7 +149,8 @@ const latin1 = new TextDecoder("latin1");
  * Why the request does not show the host the notary verified, or null. The proof's server name is the one the
  * certificate proved; the request must say it asked that server: its request line revealed but for the target's
  * path and query (method, origin-form "/", version), and one Host field, wholly revealed, naming that server (a
- * port may follow). Otherwise a proof of api.example.com could carry a request the reader takes for another.
+ * port may follow; case-blind, a trailing dot aside: src/core/server-name.ts). Otherwise a proof of api.example.com
+ * could carry a request the reader takes for another.
  */
 export function requestHostProblem(sent: TranscriptDirection, serverName: string): string | null {
   const { bytes, isShown } = revealedView(sent);
@@ -169,6 +171,6 @@ export function requestHostProblem(sent: TranscriptDirection, serverName: string
   if (!isShown(host.value)) return "the request's Host header value is hidden";
   const value = latin1.decode(bytes.subarray(host.value.start, host.value.end));
   const name = value.replace(/:[0-9]+$/, "");
-  if (name.toLowerCase() !== serverName.toLowerCase()) return `the request's Host header names ${JSON.stringify(value)}, not the verified server ${serverName}`;
+  if (!sameServerName(name, serverName)) return `the request's Host header names ${JSON.stringify(value)}, not the verified server ${serverName}`;
   return null;
 }

@@ -5,6 +5,7 @@
  * the length must match). The notary checked that the request names the server it verified; only the reader knows
  * what was asked. A proof whose request is hidden whole shows the host and port only: its reader accepted that.
  */
+import { sameServerName, tlsServerName } from "../core/server-name.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import { isHiddenRequest, revealedView } from "./check.ts";
 import type { ProofBody, TranscriptDirection } from "./format.ts";
@@ -20,10 +21,24 @@ export interface SentRequest {
 
 const latin1 = new TextDecoder("latin1");
 
-/** The Host a prover sends for an https URL (src/core/target.ts, hostOf). */
+/** The Host a prover sends for an https URL (src/core/target.ts, hostOf): its name as TLS gives it, no trailing dot. */
 export function hostOf(url: URL): string {
-  const name = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const name = tlsServerName(host) ?? host;
   return url.port === "" ? name : `${name}:${url.port}`;
+}
+
+/** A Host value's name and its `:port` ("" without one). */
+function splitHost(value: string): [string, string] {
+  const port = /:[0-9]+$/.exec(value)?.[0] ?? "";
+  return [value.slice(0, value.length - port.length), port];
+}
+
+/** Whether two Host values name the same port and host, the names compared as server names are (server-name.ts). */
+function sameHost(a: string, b: string): boolean {
+  const [nameA, portA] = splitHost(a);
+  const [nameB, portB] = splitHost(b);
+  return portA === portB && sameServerName(nameA, nameB);
 }
 
 /** The request a URL and a method name: each part of the request line and the Host. */
@@ -62,7 +77,7 @@ export function requestMismatch(sent: TranscriptDirection, expected: SentRequest
   if (expected.host === undefined) return null;
   const hosts = message.headers.filter((field) => latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
   const host = hosts.length === 1 && isShown(hosts[0]!.value) ? latin1.decode(bytes.subarray(hosts[0]!.value.start, hosts[0]!.value.end)) : undefined;
-  if (host?.toLowerCase() !== expected.host.toLowerCase()) return `the proof's request does not show the one Host ${expected.host} expected`;
+  if (host === undefined || !sameHost(host, expected.host)) return `the proof's request does not show the one Host ${expected.host} expected`;
   return null;
 }
 
@@ -70,7 +85,7 @@ export function requestMismatch(sent: TranscriptDirection, expected: SentRequest
 export function expectedRequestMismatch(body: ProofBody, method: string | undefined, url: URL | undefined): string | null {
   if (url) {
     const name = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    if (name.toLowerCase() !== body.serverName.toLowerCase()) return `the proof is of server ${body.serverName}, not the expected URL's ${name}`;
+    if (!sameServerName(name, body.serverName)) return `the proof is of server ${body.serverName}, not the expected URL's ${name}`;
     const port = Number(url.port || 443);
     if (body.serverPort !== undefined && body.serverPort !== port) return `the proof is of port ${body.serverPort}, not the expected URL's ${port}`;
   }

@@ -12,6 +12,7 @@
 import * as v from "valibot";
 import { AppError } from "../core/errors.ts";
 import { describeIssue } from "../core/schema.ts";
+import { sameServerName } from "../core/server-name.ts";
 import type { ProofBody, ProofMode, RevealedRange, TranscriptDirection } from "./format.ts";
 import { proofModeOf, unknownModeProblem } from "./modes.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
@@ -38,7 +39,7 @@ export interface TranscriptView {
   text: string;
 }
 
-/** What a proof must be about, beyond being signed by a pinned key. The names compare case-blind. */
+/** What a proof must be about, beyond being signed by a pinned key. The names compare case-blind, a host's trailing dot aside. */
 export interface ProofExpectations {
   /** The request id the client sent (a proof of another request is someone else's). */
   requestId?: string;
@@ -104,7 +105,7 @@ function proofKey(body: ProofBody): PublicKey {
 function expectationMismatch(body: ProofBody, expected: ProofExpectations, url: URL | undefined): string | null {
   const differs = (actual: string, wanted: string | undefined) => wanted !== undefined && actual.toLowerCase() !== wanted.toLowerCase();
   if (differs(body.requestId, expected.requestId)) return `the proof is of request id ${body.requestId}, expected ${expected.requestId}`;
-  if (differs(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
+  if (expected.serverName !== undefined && !sameServerName(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
   const mode = proofModeOf(body);
   if (differs(mode, expected.mode)) return `the proof is of mode ${mode}, expected ${expected.mode}`;
   if (isHiddenRequest(body) && !expected.allowHiddenRequest) {

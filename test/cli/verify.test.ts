@@ -151,10 +151,12 @@ describe("cli verify", () => {
     expectOneErrorLine(empty.stderr, "error: --proof needs a file path");
   });
 
-  test("--request-id and --server-name: exit 0 when the proof is of them (case-blind), exit 1 naming the mismatch", async () => {
+  test("--request-id and --server-name: exit 0 when the proof is of them (case-blind, a trailing dot aside), exit 1 naming the mismatch", async () => {
     const { requestId, serverName } = proof.body;
     const met = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--request-id", requestId.toUpperCase(), "--server-name", serverName);
     expect(met.exitCode).toBe(0);
+    const fullyQualified = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--server-name", `${serverName.toUpperCase()}.`);
+    expect(fullyQualified.exitCode).toBe(0);
     const otherId = await verify("--notary-pub-key", pubPath, "--proof", proofPath, "--request-id", "0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f");
     expect(otherId.exitCode).toBe(1);
     expect(otherId.stdout).toBe("");

@@ -40,6 +40,24 @@ describe("requestMismatch", () => {
     expect(hostOf(new URL("https://API.example.com/x"))).toBe("api.example.com");
     expect(hostOf(new URL("https://api.example.com:443/x"))).toBe("api.example.com");
     expect(hostOf(new URL("https://api.example.com:8443/x"))).toBe("api.example.com:8443");
+    // A fully qualified name: the prover sends its name as TLS gives it, without the trailing dot.
+    expect(hostOf(new URL("https://API.example.com./x"))).toBe("api.example.com");
+    expect(hostOf(new URL("https://api.example.com.:8443/x"))).toBe("api.example.com:8443");
+    // An IPv6 address without its URL brackets, as the prover names it.
+    expect(hostOf(new URL("https://[2001:db8::1]/x"))).toBe("2001:db8::1");
+    expect(hostOf(new URL("https://[::1]:8443/x"))).toBe("::1:8443");
+  });
+
+  test("a Host with or without a fully qualified name's trailing dot is the same Host; its port is not", () => {
+    expect(requestMismatch(sent, { ...asked, host: "api.example.com." })).toBeNull();
+    const dottedHost = directionHiding(REQUEST.replace("Host: api.example.com", "Host: api.example.com."), []);
+    expect(requestMismatch(dottedHost, asked)).toBeNull();
+    expect(requestMismatch(sent, { ...asked, host: "api.example.com.:443" })).toBe("the proof's request does not show the one Host api.example.com.:443 expected");
+    expect(requestMismatch(sent, { ...asked, host: "api.example.com.." })).toBe("the proof's request does not show the one Host api.example.com.. expected");
+    const withPort = (host: string) => directionHiding(REQUEST.replace("Host: api.example.com", `Host: ${host}`), []);
+    expect(requestMismatch(withPort("api.example.com.:8443"), { host: "api.example.com:8443" })).toBeNull();
+    // Only a port at the end is set aside before the names are compared.
+    expect(requestMismatch(withPort("api.exam:1ple.com"), { host: "api.exam:1ple.com." })).toBeNull();
   });
 });
 
@@ -64,6 +82,9 @@ describe("verifyProof's method and url", () => {
       code: "proof_mismatch",
       message: "the proof is of server api.example.com, not the expected URL's other.example.com",
     });
+    // A fully qualified URL names the same server, Host and port.
+    expect(mismatch({ method: "GET", url: "https://api.example.com./v1/balance" })).toBeNull();
+    expect(mismatch({ url: "https://API.example.com.:443/v1/balance" })).toBeNull();
     // The URL's port is in the Host a prover sends, so a proof of port 443 shows another Host.
     expect(mismatch({ url: "https://api.example.com:8443/v1/balance" })).toEqual({
       code: "proof_mismatch",

@@ -349,6 +349,13 @@ describe("expectations: the proof of the request and server the caller asked for
     expect(verifyProof(proof, key.publicKeyPem, { requestId: requestId.toUpperCase(), serverName: "API.Example.com" }).body.requestId).toBe(requestId);
   });
 
+  test("a server name with or without a fully qualified name's trailing dot is the same server, on either side", () => {
+    expect(verifyProof(proof, key.publicKeyPem, { serverName: `${serverName}.` }).body.serverName).toBe(serverName);
+    const dotted = signedWith((body) => (body.serverName = `${serverName}.`));
+    expect(verifyProof(dotted, key.publicKeyPem, { serverName }).body.serverName).toBe(`${serverName}.`);
+    expect(mismatch({ serverName: `${serverName}..` }).message).toBe(`the proof is of server ${serverName}, expected ${serverName}..`);
+  });
+
   test("another request id or server name is proof_mismatch, with both values", () => {
     const otherId = mismatch({ requestId: "0b6f8a8e-5f0c-4a63-9d7e-1c2b3a4d5e6f", serverName });
     expect(otherId.code).toBe("proof_mismatch");
@@ -397,6 +404,15 @@ describe("a request that does not show the server it asked (signed before notari
     expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.example.com:8443"))).toEqual([]);
     expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.exam:1ple.com"))).toEqual(
       warning('the request\'s Host header names "api.exam:1ple.com", not the verified server api.example.com'),
+    );
+  });
+
+  test("a Host naming the server with a trailing dot, or a server name with one, names that server", () => {
+    expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.example.com."))).toEqual([]);
+    expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.example.com.:8443"))).toEqual([]);
+    expect(verifyProof(signedWith((body) => (body.serverName = "api.example.com.")), key.publicKeyPem).warnings).toEqual([]);
+    expect(warningsOf(REQUEST.replace("Host: api.example.com", "Host: api.example.com.."))).toEqual(
+      warning('the request\'s Host header names "api.example.com..", not the verified server api.example.com'),
     );
   });
 

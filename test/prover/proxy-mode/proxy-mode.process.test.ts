@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { prove, redact, verifyProof } from "../../../src/client/index.ts";
 import type { VerifiedProofJson } from "../../../src/proof/render.ts";
 import { HIDDEN_BYTE_MARKER } from "../../../src/proof/verify.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { verifyWithCli } from "../../../testkit/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
 import { type ProofData, errorData, openStream, proofData } from "../../../testkit/sse.ts";
 import { SECRET_VALUE, type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST, rsaIdentity } from "../../../testkit/tls-fixture.ts";
@@ -167,6 +169,33 @@ describe("a TLS 1.2 target", () => {
     expect(speaksTls12(await proveLogged())).toHaveLength(1);
     // Logged before the answer, when it happens: the second call went to node:tls at once.
     expect(speaksTls12(await proveLogged())).toEqual([]);
+  }, 60_000);
+});
+
+describe("a fully qualified URL (its host ends in a dot)", () => {
+  const dotted = (name: string, path: string) => urlOf(name, path).replace(`://${TARGET_HOST}:`, `://${TARGET_HOST}.:`);
+
+  test("is proven for the host without the dot: SNI, certificate, Host and the proof's server name; verifiers take either spelling", async () => {
+    const url = dotted("tls13", "/echo?user=42");
+    const result = await prove({ prover: prover.url, notaryKeys: [prover.notaryPubPem], mode: "proxy", url, timeoutMs: 30_000 });
+    const host = `${TARGET_HOST}:${targets.tls13!.port}`;
+    expect(JSON.parse(result.response.text()).headers.host).toBe(host);
+    expect(result.verified.body).toMatchObject({ serverName: TARGET_HOST, request: "revealed" });
+    expect(result.verified.sent.text).toContain(`\r\nhost: ${host}\r\n`);
+    expect(verifyProof(result.proofText, prover.notaryPubPem, { url, serverName: `${TARGET_HOST}.` }).body.serverName).toBe(TARGET_HOST);
+    expect(verifyProof(result.proofText, prover.notaryPubPem, { url: urlOf("tls13", "/echo?user=42"), serverName: TARGET_HOST }).body.serverName).toBe(TARGET_HOST);
+    const report = await verifyWithCli(result.proofText, prover.notaryPubPath, "--server-name", `${TARGET_HOST}.`, "--url", url);
+    expect([report.exitCode, report.stderr]).toEqual([0, ""]);
+  }, 60_000);
+
+  test("on a TLS 1.2 target too (node:tls names the server), and through cli prove", async () => {
+    const proved = await proveProxy(dotted("tls12", "/data"));
+    expect(proved.status).toBe(200);
+    expect(await verified(proved.proof!)).toMatchObject({ mode: "proxy", tlsVersion: "TLS1.2", serverName: TARGET_HOST });
+    const out = join(prover.dataDir, `dotted-${crypto.randomUUID()}.json`);
+    const cli = await runCli(SOURCE_CLI, ["prove", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath, "--mode", "proxy", "--url", dotted("tls13", "/data"), "--out", out]);
+    expect([cli.exitCode, cli.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(readFileSync(out, "utf8")).body.serverName).toBe(TARGET_HOST);
   }, 60_000);
 });
 
