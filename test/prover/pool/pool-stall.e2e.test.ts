@@ -99,8 +99,13 @@ describe("a stalled refill", () => {
       // The retry after the back-off passes the relay: one warm session, and the stalled one's notary session is gone.
       const refilled = await eventually(pool, (p) => p.ready === 1, MPC_MS);
       expect(refilled).toMatchObject({ ready: 1, warming: 0, failures: 0, lastError: null });
-      // A failed retry before this one would show here: what each side logged says why.
-      expect(mpcSockets, `prover:\n${prover().log()}\nnotary:\n${notary.log()}`).toBe(2);
+      expect(refilled.engineHosts.replaced).toEqual({ hung: 1, died: 0 });
+      // Each MPC socket is one setup the pool ran: the stalled one, the one that filled the pool, and any retry
+      // between them that failed on a loaded machine, each logged with its reason (CI saw one, once in many runs).
+      const failed = [...prover().log().matchAll(/warming a session failed; retrying later.* error="([^"]*)"/g)].map((m) => m[1]);
+      expect(failed[0]).toBe(stalled.lastError!);
+      if (failed.length > 1) console.warn(`retries that failed before the pool filled: ${failed.slice(1).join("; ")}`);
+      expect(mpcSockets, `prover:\n${prover().log()}\nnotary:\n${notary.log()}`).toBe(1 + failed.length);
       expect(await eventually(() => notarySessions(notary.url), (n) => n === 1, 10_000)).toBe(1);
     },
     SESSION_TIMEOUT_MS + MPC_MS + 60_000,
