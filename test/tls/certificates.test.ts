@@ -165,6 +165,10 @@ describe("certificates made by OpenSSL for the corner cases", () => {
     expect(checkPems([corner.noExtendedKeyUsage])).toBeDefined();
   });
 
+  test("a leaf without extensions (X.509 v1) may serve, named by its common name", () => {
+    expect(checkPems([corner.noExtensions])).toBeDefined();
+  });
+
   test("an anchor with the issuer's key but another name did not issue the leaf", () => {
     expect(checkPems([corner.noExtendedKeyUsage])).toBeDefined();
     expectRefusal(() => checkPems([corner.noExtendedKeyUsage], [corner.renamedCa]), "tls_untrusted", /^the server's certificate chain for target\.tlsproof\.test does not lead to a trusted anchor$/);
