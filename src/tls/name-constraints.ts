@@ -10,7 +10,7 @@
  */
 import type { X509Certificate } from "node:crypto";
 import { DER_TAG, type Tlv, derReader } from "../core/der.ts";
-import { EXTENSION_ID, certificateDer, extensionOf, untrusted } from "./certificate-extensions.ts";
+import { EXTENSION_ID, extensionOf, untrusted } from "./certificate-extensions.ts";
 
 type Subtree = { type: "dns"; name: string } | { type: "ip"; address: Uint8Array; mask: Uint8Array } | { type: "other"; tag: number; name: string };
 
@@ -90,7 +90,9 @@ export function readNameConstraints(ca: X509Certificate, describe: string): Name
 /** The names of `leaf` that name constraints apply to, the server name first. */
 export function leafNames(leaf: X509Certificate, serverName: string): LeafNames {
   const altNames = extensionOf(leaf, EXTENSION_ID.subjectAltName);
-  const entries = altNames ? certificateDer.sequence(altNames.value, "subjectAltName") : [];
+  // The runtime reads the name from the common name when it cannot read these; the names here must all be read.
+  const der = derReader("subjectAltName", (reason) => untrusted(`the server's certificate has an unreadable subjectAltName (${reason})`));
+  const entries = altNames ? der.sequence(altNames.value, "subjectAltName") : [];
   return {
     dns: [serverName, ...entries.filter((entry) => entry.tag === DER_TAG.dnsName).map((entry) => latin1.decode(entry.content))].map(dnsForm),
     ips: entries.filter((entry) => entry.tag === DER_TAG.ipAddress).map((entry) => entry.content),
@@ -101,7 +103,7 @@ export function leafNames(leaf: X509Certificate, serverName: string): LeafNames 
 /** Whether `name` lies within the constraint `base`. */
 const dnsWithin = (name: string, base: string): boolean => base === "" || (base.startsWith(".") ? name.endsWith(base) : name === base || name.endsWith(`.${base}`));
 /** Whether the names `name` stands for meet `base`: a wildcard `*.example.com` meets `www.example.com` too. */
-const dnsMeets = (name: string, base: string): boolean => dnsWithin(name, base) || base.replace(/^[^.]+/, "*") === name;
+const dnsMeets = (name: string, base: string): boolean => dnsWithin(name, base) || (name.startsWith("*.") && base.slice(base.indexOf(".")) === name.slice(1));
 
 const ipWithin = (address: Uint8Array, base: { address: Uint8Array; mask: Uint8Array }): boolean =>
   address.length === base.address.length && address.every((byte, i) => ((byte ^ base.address[i]!) & base.mask[i]!) === 0);

@@ -4,7 +4,7 @@ import { DER_TAG, derOid, derTlv } from "../../src/core/der.ts";
 import { type CertificateOptions, type IssuedCertificate, type RawExtension, issueCertificate } from "../../src/engine/test-ca.ts";
 import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
-import { directoryName, dns, email, ip, nameConstraints, rawNameConstraints, subjectAltNames } from "./support/name-constraints.ts";
+import { SUBJECT_ALT_NAME, directoryName, dns, email, ip, nameConstraints, rawNameConstraints, subjectAltNames } from "./support/name-constraints.ts";
 import { expectRefusal } from "./support/refusal.ts";
 
 /**
@@ -66,7 +66,7 @@ describe("DNS names", () => {
       /^the intermediate certificate \(CN=Constrained CA\) excludes the name target\.tlsproof\.test \(name constraints\)$/,
     );
     expectRefusal(() => check(through(nameConstraints({ permitted: [dns("tlsproof.test")], excluded: [dns(".tlsproof.test")] }))), "tls_untrusted", / excludes the name target\.tlsproof\.test /);
-    expect(check(through(nameConstraints({ excluded: [dns("example.org"), dns("arget.tlsproof.test")] })))).toBeDefined();
+    expect(check(through(nameConstraints({ excluded: [dns("example.org"), dns("arget.tlsproof.test"), dns("xarget.tlsproof.test")] })))).toBeDefined();
   });
 
   test("an empty subtree holds every name", () => {
@@ -101,6 +101,8 @@ describe("DNS names", () => {
     expect(check(through(nameConstraints({ excluded: [dns("a.elsewhere.tlsproof.test"), dns(".elsewhere.tlsproof.test")] }), wildcard))).toBeDefined();
     expect(check(through(nameConstraints({ permitted: [dns("tlsproof.test")] }), wildcard))).toBeDefined();
     expectRefusal(() => check(through(nameConstraints({ permitted: [dns("target.tlsproof.test")] }), wildcard)), "tls_untrusted", / does not permit the name \*\.tlsproof\.test /);
+    // A one-letter label is no wildcard: it meets itself only.
+    expect(check(through(nameConstraints({ excluded: [dns("b.tlsproof.test")] }), { dnsNames: [TARGET_HOST, "a.tlsproof.test"] }))).toBeDefined();
   });
 });
 
@@ -219,6 +221,11 @@ describe("an extension that does not read", () => {
   test("one the runtime cannot read either is refused for what it is, even on a certificate the path does not need", () => {
     const unreadable = constrained(rawNameConstraints(Uint8Array.of(0x30, 0x03, 0xa0)));
     expectRefusal(() => check([leafOf(ca), unreadable]), "tls_untrusted", new RegExp(`^${escape(INTERMEDIATE)} has unreadable name constraints \\(malformed DER: truncated\\)$`));
+  });
+
+  test("a leaf whose subjectAltName does not read, though the runtime takes its common name instead", () => {
+    const leaf = issueCertificate({ subject: { commonName: TARGET_HOST }, extensions: [{ id: SUBJECT_ALT_NAME, critical: false, value: derTlv(DER_TAG.integer, Uint8Array.of(1)) }] }, ca);
+    expectRefusal(() => check([leaf]), "tls_untrusted", /^the server's certificate has an unreadable subjectAltName \(malformed subjectAltName: expected subjectAltName SEQUENCE\)$/);
   });
 
   test("the extension twice", () => {
