@@ -23,9 +23,14 @@ export const DER_TAG = {
   keyIdentifier: 0x80,
   /** [2] IMPLICIT IA5String: a GeneralName's dNSName. */
   dnsName: 0x82,
+  /** [7] IMPLICIT OCTET STRING: a GeneralName's iPAddress (an address, or in a name constraint an address and mask). */
+  ipAddress: 0x87,
   explicit0: 0xa0,
   explicit1: 0xa1,
   explicit3: 0xa3,
+  /** [0] and [1] IMPLICIT GeneralSubtrees: a nameConstraints' permittedSubtrees and excludedSubtrees. */
+  permittedSubtrees: 0xa0,
+  excludedSubtrees: 0xa1,
 } as const;
 
 /** One TLV with a definite, minimal length (contents up to 16 MiB). */

@@ -31,10 +31,21 @@ export interface CertificateOptions {
   subject: "anchor" | { commonName: string };
   /** DNS names for subjectAltName, the names TLS clients check (a server certificate needs one). */
   dnsNames?: readonly string[];
+  /** IP addresses for subjectAltName, their 4 or 16 bytes as they are written. */
+  ipAddresses?: readonly Uint8Array[];
   /** A CA certificate (keyCertSign), with an optional path length; otherwise a TLS server certificate. */
   ca?: { pathLength?: number };
   notBefore?: Date;
   notAfter?: Date;
+  /** Further extensions, written as given after the others (the tests' name constraints, well formed or not). */
+  extensions?: readonly RawExtension[];
+}
+
+export interface RawExtension {
+  id: string;
+  critical: boolean;
+  /** The extnValue's content: the extension's own DER. */
+  value: Uint8Array;
 }
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -82,7 +93,7 @@ const SERVER_KEY_USAGE = tlv(TAG.bitString, Uint8Array.of(7, 0x80));
  * test CA (the same subject) pick the issuer by it, and would otherwise try the real root's key.
  */
 function extensions(options: CertificateOptions, keyId: Uint8Array, issuer: IssuedCertificate | undefined): Uint8Array {
-  const { ca, dnsNames = [] } = options;
+  const { ca, dnsNames = [], ipAddresses = [] } = options;
   const list = [
     extension(OID.basicConstraints, true, tlv(TAG.sequence, ...(ca ? [tlv(TAG.boolean, Uint8Array.of(0xff))] : []),
       ...(ca?.pathLength !== undefined ? [derInteger(ca.pathLength)] : []))),
@@ -91,7 +102,9 @@ function extensions(options: CertificateOptions, keyId: Uint8Array, issuer: Issu
   ];
   if (issuer) list.push(extension(OID.authorityKeyIdentifier, false, tlv(TAG.sequence, tlv(TAG.keyIdentifier, issuer.keyId))));
   if (!ca) list.push(extension(OID.extendedKeyUsage, false, tlv(TAG.sequence, oid(OID.serverAuth))));
-  if (dnsNames.length > 0) list.push(extension(OID.subjectAltName, false, tlv(TAG.sequence, ...dnsNames.map((name) => tlv(TAG.dnsName, text(name))))));
+  const altNames = [...dnsNames.map((name) => tlv(TAG.dnsName, text(name))), ...ipAddresses.map((address) => tlv(TAG.ipAddress, address))];
+  if (altNames.length > 0) list.push(extension(OID.subjectAltName, false, tlv(TAG.sequence, ...altNames)));
+  for (const { id, critical, value } of options.extensions ?? []) list.push(extension(id, critical, value));
   return tlv(TAG.explicit3, tlv(TAG.sequence, ...list));
 }
 

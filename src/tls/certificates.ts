@@ -2,40 +2,32 @@
  * The server's certificate chain, checked with node:crypto's X509Certificate: from the leaf, each certificate must
  * be issued (names and signature) by the next, found among the certificates the server sent or the trust anchors,
  * until an anchor is reached; every certificate on the path, the anchor included, must be valid at `now`; every
- * issuer must be a CA, with no fewer intermediates below it than its path length allows (basicConstraints); the
- * leaf must name the server and, when it lists extended key usages, allow serverAuth.
- * Not checked: name constraints, revocation.
+ * issuer must be a CA, with no fewer intermediates below it than its path length allows (basicConstraints), whose
+ * name constraints the leaf's names meet (name-constraints.ts); the leaf must name the server and, when it lists
+ * extended key usages, allow serverAuth.
+ * Not checked: revocation.
  */
 import { type KeyObject, X509Certificate } from "node:crypto";
-import { DER_TAG, decodeOid, derReader } from "../core/der.ts";
+import { DER_TAG } from "../core/der.ts";
 import { AppError } from "../core/errors.ts";
+import { EXTENSION_ID, certificateDer, extensionOf, untrusted } from "./certificate-extensions.ts";
+import { checkNameConstraints, leafNames, readNameConstraints } from "./name-constraints.ts";
 
 const MAX_DEPTH = 10;
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
-
-const untrusted = (message: string): AppError => new AppError("tls_untrusted", message);
-const certificateDer = derReader("certificate", untrusted);
-const BASIC_CONSTRAINTS = "2.5.29.19";
 
 /**
  * The pathLenConstraint of a CA certificate's basicConstraints: how many intermediate CA certificates may follow
  * it on a path to a leaf; undefined when it sets none (no limit).
  */
 function pathLengthLimit(cert: X509Certificate): number | undefined {
-  const [tbs] = certificateDer.sequence(cert.raw, "certificate");
-  const extensions = certificateDer.all(certificateDer.expect(tbs, DER_TAG.sequence, "a TBSCertificate")).find((field) => field.tag === DER_TAG.explicit3);
-  if (!extensions) return undefined;
-  for (const extension of certificateDer.sequence(extensions.content, "extensions")) {
-    const [id, ...rest] = certificateDer.all(certificateDer.expect(extension, DER_TAG.sequence, "an extension"));
-    if (decodeOid(certificateDer.expect(id, DER_TAG.oid, "an extension id")) !== BASIC_CONSTRAINTS) continue;
-    const value = certificateDer.expect(rest.at(-1), DER_TAG.octetString, "an extension value");
-    const limit = certificateDer.sequence(value, "basicConstraints").find((field) => field.tag === DER_TAG.integer);
-    if (!limit) return undefined;
-    if (limit.content.length === 0 || (limit.content[0]! & 0x80) !== 0) throw untrusted("a certificate in the server's chain has a negative path length");
-    // Four bytes and more: more intermediates than any chain here can hold.
-    return limit.content.length > 3 ? Number.MAX_SAFE_INTEGER : limit.content.reduce((value, byte) => value * 256 + byte, 0);
-  }
-  return undefined;
+  const extension = extensionOf(cert, EXTENSION_ID.basicConstraints);
+  if (!extension) return undefined;
+  const limit = certificateDer.sequence(extension.value, "basicConstraints").find((field) => field.tag === DER_TAG.integer);
+  if (!limit) return undefined;
+  if (limit.content.length === 0 || (limit.content[0]! & 0x80) !== 0) throw untrusted("a certificate in the server's chain has a negative path length");
+  // Four bytes and more: more intermediates than any chain here can hold.
+  return limit.content.length > 3 ? Number.MAX_SAFE_INTEGER : limit.content.reduce((value, byte) => value * 256 + byte, 0);
 }
 
 /** Refuses an issuer whose path length allows fewer intermediate CAs below it than the chain puts there. */
@@ -77,9 +69,12 @@ export function parseTrustAnchors(pems: readonly string[]): X509Certificate[] {
   return anchors;
 }
 
+/** `cert` in a refusal: "the intermediate certificate (CN=…)". */
+const described = (cert: X509Certificate, what: string): string => `the ${what} (${cert.subject.replaceAll("\n", ", ")})`;
+
 function checkValidAt(cert: X509Certificate, now: Date, what: string): void {
   if (now < cert.validFromDate || now > cert.validToDate) {
-    throw untrusted(`the ${what} (${cert.subject.replaceAll("\n", ", ")}) is not valid at ${now.toISOString()}: valid ${cert.validFromDate.toISOString()} to ${cert.validToDate.toISOString()}`);
+    throw untrusted(`${described(cert, what)} is not valid at ${now.toISOString()}: valid ${cert.validFromDate.toISOString()} to ${cert.validToDate.toISOString()}`);
   }
 }
 
@@ -113,12 +108,15 @@ export function checkCertificateChain(
   if (!leafDer) throw new AppError("tls_unsupported", "the server sent no certificate; proxy mode needs one");
   const leaf = parse(leafDer, "certificate");
   const intermediates = restDer.map((der, i) => parse(der, `certificate ${i + 2}`));
+  // Read before the path is built: the runtime takes a CA whose nameConstraints it cannot read for no issuer at all.
+  const constraints = new Map(intermediates.map((c) => [c, readNameConstraints(c, described(c, "intermediate certificate"))]));
   if (leaf.checkHost(serverName) === undefined) throw untrusted(`the server's certificate is not valid for ${serverName}`);
   const usages = leaf.keyUsage;
   if (Array.isArray(usages) && usages.length > 0 && !usages.includes(SERVER_AUTH)) {
     throw untrusted("the server's certificate is not for server authentication (extended key usage)");
   }
   checkValidAt(leaf, now, "server's certificate");
+  const names = leafNames(leaf, serverName);
   let current = leaf;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const anchor = anchors.find((a) => issues(a, current));
@@ -126,6 +124,7 @@ export function checkCertificateChain(
       if (!anchor.ca) throw untrusted("the trust anchor that issued the server's chain is not a CA certificate");
       checkValidAt(anchor, now, "trust anchor");
       checkPathLength(anchor, depth);
+      checkNameConstraints(readNameConstraints(anchor, described(anchor, "trust anchor")), names);
       return publicKeyOf(leaf);
     }
     const issuer = intermediates.find((c) => c !== current && issues(c, current));
@@ -133,6 +132,7 @@ export function checkCertificateChain(
     if (!issuer.ca) throw untrusted("a certificate in the server's chain issues others but is not a CA certificate");
     checkValidAt(issuer, now, "intermediate certificate");
     checkPathLength(issuer, depth);
+    checkNameConstraints(constraints.get(issuer), names);
     current = issuer;
   }
   throw untrusted(`the server's certificate chain is longer than ${MAX_DEPTH}`);

@@ -8,9 +8,11 @@ import { AppError } from "../../../src/core/errors.ts";
 import { type ProxyVerification, proxyTranscript } from "../../../src/notary/proxy-mode/transcript.ts";
 import { createServer as createTlsServer } from "node:tls";
 import { keysOfEpochExchange, keysToReveal } from "../../../src/tls/verify-session.ts";
+import { issueCertificate, issueServerCertificate, makeTestCa } from "../../../src/engine/test-ca.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { type Target, startHttpsTarget } from "../../tls/support/exchange.ts";
 import { verifyIdentities } from "../../tls/support/identities.ts";
+import { dns, nameConstraints } from "../../tls/support/name-constraints.ts";
 import { type RelayedThrough, epochExchangeThroughRelay, exchangeThroughRelay } from "./support/relayed.ts";
 
 // Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
@@ -175,6 +177,26 @@ describe("the request as the notary read it", () => {
       expect(transcript.recv.seen).toEqual([{ start: 0, end: silent.answer.length }]);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe("the certificate chain", () => {
+  test("a leaf from an intermediate whose name constraints do not permit it: the notary refuses to sign", async () => {
+    const anchor = makeTestCa();
+    const intermediate = issueCertificate({ subject: { commonName: "Constrained CA" }, ca: {}, extensions: [nameConstraints({ permitted: [dns("example.org")] })] }, anchor);
+    const leaf = issueServerCertificate(intermediate, [TARGET_HOST]);
+    const target = await startHttpsTarget({ leafKeyPem: leaf.keyPem, chainPem: leaf.pem + intermediate.pem }, { version: "TLSv1.3" }, BODY);
+    try {
+      // The prover's client takes any chain here: the notary's check is the one under test.
+      const exchange = await exchangeThroughRelay(target.port, REQUEST, { rejectUnauthorized: false });
+      expect(exchange.answer.length).toBeGreaterThan(0);
+      expect(refusal(() => proxyTranscript(exchange.relayed, keysOf(exchange, false), { ...options, trustAnchorsPem: [anchor.pem] }, logTimes(exchange).ended))).toEqual({
+        code: "tls_untrusted",
+        message: `the intermediate certificate (CN=Constrained CA) does not permit the name ${TARGET_HOST} (name constraints)`,
+      });
+    } finally {
+      await target.stop();
     }
   });
 });

@@ -85,6 +85,8 @@ export interface CornerCertificates {
   renamedCa: string;
   /** A self-signed CA with an RSASSA-PSS key (unreadable by Bun's BoringSSL), and a leaf it issued. */
   pssCa: { ca: string; leaf: string };
+  /** An X.509 v1 leaf (no extensions) that names TARGET_HOST in its common name only. */
+  noExtensions: string;
 }
 
 export function cornerCertificates(): CornerCertificates {
@@ -105,11 +107,13 @@ export function cornerCertificates(): CornerCertificates {
     selfSigned("pss-ca.key", "pss-ca", "/CN=Test RSASSA-PSS CA");
     issue(dir, "via-pss-ca", "pss-ca", `/CN=${TARGET_HOST}`, [...SERVER_LEAF, "extendedKeyUsage = serverAuth"]);
   }
+  if (!existsSync(join(dir, "no-extensions.pem"))) issue(dir, "no-extensions", "ca", `/CN=${TARGET_HOST}`, []);
   return {
     keyUsageFirst: { intermediate: read("key-usage-first"), leaf: read("via-key-usage-first") },
     pathLength256: { intermediate: read("path-length-256"), below: read("below-path-length-256"), leaf: read("via-path-length-256") },
     noExtendedKeyUsage: read("no-extended-key-usage"),
     renamedCa: read("renamed-ca"),
     pssCa: { ca: read("pss-ca"), leaf: read("via-pss-ca") },
+    noExtensions: read("no-extensions"),
   };
 }
