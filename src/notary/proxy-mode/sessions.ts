@@ -13,6 +13,7 @@ import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } fr
 import { resolveTarget } from "../../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../../tls/first-flight.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
+import { type IdleWatch, idleWatch } from "./idle-watch.ts";
 import { type ProxyPlaces, type ProxyRefusal, proxyPlaces } from "./places.ts";
 import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "../modes.ts";
@@ -60,23 +61,6 @@ export interface ProxySessionRegistry {
 
 /** After the prover asks for its attestation, how long its relay socket may take to close. */
 const RELAY_END_GRACE_MS = 2_000;
-
-interface IdleWatch {
-  touch(): void;
-  stop(): void;
-}
-
-/** Calls `expired` once `touch` was not called for `ms`: one timer, re-armed for the rest when touched meanwhile. */
-function idleWatch(ms: number, expired: () => void): IdleWatch {
-  let last = performance.now();
-  const check = () => {
-    const quiet = performance.now() - last;
-    if (quiet >= ms) expired();
-    else timer = setTimeout(check, ms - quiet);
-  };
-  let timer = setTimeout(check, ms);
-  return { touch: () => (last = performance.now()), stop: () => clearTimeout(timer) };
-}
 
 /** Ends a relay socket; a failure goes in its close reason (RELAY_ENDED_CLOSE_CODE) for the prover to report. */
 function closeRelaySocket(socket: ServerWebSocket<NotarySocketData> | undefined, failure?: AppError) {
