@@ -47,7 +47,9 @@ export interface ProxySessionRegistry {
    * target_timeout, over_capacity (no place, or enough connections in progress).
    */
   create(request: ProxySessionRequest): Promise<string>;
+  /** Whether a relay socket may open for the session: it is there and has none yet. */
   has(id: string): boolean;
+  /** A relay socket opened for a session `has` accepted, in that same turn (the route's upgrade, sockets.ts). */
   attach(socket: ServerWebSocket<NotarySocketData>): void;
   forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void;
   drain(socket: ServerWebSocket<NotarySocketData>): void;
@@ -146,8 +148,7 @@ export class ProxySessions implements ProxySessionRegistry {
   }
 
   attach(socket: ServerWebSocket<NotarySocketData>): void {
-    const session = this.sessions.get(socket.data.sessionId);
-    if (!session || session.socket) return socket.close(1008, "unknown or used session");
+    const session = this.sessionOf(socket);
     session.socket = socket;
     session.relay.attach({
       send: (data) => {
@@ -161,17 +162,17 @@ export class ProxySessions implements ProxySessionRegistry {
 
   forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
     const session = this.sessionOf(socket);
-    if (!session) return;
     session.idle.touch();
     fromProver(session, data, this.end);
   }
 
   drain(socket: ServerWebSocket<NotarySocketData>): void {
-    this.sessionOf(socket)?.relay.resume();
+    this.sessionOf(socket).relay.resume();
   }
 
+  /** Also called once the session has ended: its end closes its socket. */
   detach(socket: ServerWebSocket<NotarySocketData>): void {
-    this.sessionOf(socket)?.relay.proverClosed();
+    this.sessions.get(socket.data.sessionId)?.relay.proverClosed();
   }
 
   async takeRelayed(id: string): Promise<RelayedSession> {
@@ -232,8 +233,12 @@ export class ProxySessions implements ProxySessionRegistry {
     return new AppError("session_failed", failure);
   }
 
-  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession | undefined {
-    const session = this.sessions.get(socket.data.sessionId);
-    return session?.socket === socket ? session : undefined;
+  /**
+   * The session of a relay socket that is open, always there and its own: the route opens a socket only for a
+   * session `has` accepted, in that same turn (sockets.ts), and a session's end closes its socket, which Bun then
+   * hands no more events.
+   */
+  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession {
+    return this.sessions.get(socket.data.sessionId)!;
   }
 }
