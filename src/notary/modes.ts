@@ -34,6 +34,7 @@ export interface OpenedSession {
 export interface ModeSocket {
   /** Whether a socket may open for this session now; an unknown or used session is refused with 404. */
   accepts(sessionId: string): boolean;
+  /** A socket `accepts` let open, in that same turn (sockets.ts). */
   open(socket: NotarySocket): void;
   message(socket: NotarySocket, bytes: Uint8Array): void;
   /** The socket's send buffer emptied (backpressure over). */

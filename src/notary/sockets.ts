@@ -16,6 +16,7 @@ export function socketUpgrade(modes: NotaryModes, request: Request, server: Serv
   if (!mode?.socket) return null;
   const sessionId = searchParams.get("sessionId") ?? "";
   if (!mode.socket.accepts(sessionId)) return errorResponse(new AppError("not_found", "unknown or used session"));
+  // Bun runs the socket's `open` inside `upgrade`: nothing comes between a mode accepting a session and its socket opening.
   if (server.upgrade(request, { data: { sessionId, mode: mode.facts.name } })) return undefined;
   return errorResponse(new AppError("invalid_header", "a WebSocket upgrade is required"));
 }

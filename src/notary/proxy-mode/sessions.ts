@@ -13,6 +13,7 @@ import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } fr
 import { resolveTarget } from "../../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../../tls/first-flight.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
+import { type IdleWatch, idleWatch } from "./idle-watch.ts";
 import { type ProxyPlaces, type ProxyRefusal, proxyPlaces } from "./places.ts";
 import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
 import type { NotarySocketData } from "../modes.ts";
@@ -46,7 +47,9 @@ export interface ProxySessionRegistry {
    * target_timeout, over_capacity (no place, or enough connections in progress).
    */
   create(request: ProxySessionRequest): Promise<string>;
+  /** Whether a relay socket may open for the session: it is there and has none yet. */
   has(id: string): boolean;
+  /** A relay socket opened for a session `has` accepted, in that same turn (the route's upgrade, sockets.ts). */
   attach(socket: ServerWebSocket<NotarySocketData>): void;
   forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void;
   drain(socket: ServerWebSocket<NotarySocketData>): void;
@@ -60,23 +63,6 @@ export interface ProxySessionRegistry {
 
 /** After the prover asks for its attestation, how long its relay socket may take to close. */
 const RELAY_END_GRACE_MS = 2_000;
-
-interface IdleWatch {
-  touch(): void;
-  stop(): void;
-}
-
-/** Calls `expired` once `touch` was not called for `ms`: one timer, re-armed for the rest when touched meanwhile. */
-function idleWatch(ms: number, expired: () => void): IdleWatch {
-  let last = performance.now();
-  const check = () => {
-    const quiet = performance.now() - last;
-    if (quiet >= ms) expired();
-    else timer = setTimeout(check, ms - quiet);
-  };
-  let timer = setTimeout(check, ms);
-  return { touch: () => (last = performance.now()), stop: () => clearTimeout(timer) };
-}
 
 /** Ends a relay socket; a failure goes in its close reason (RELAY_ENDED_CLOSE_CODE) for the prover to report. */
 function closeRelaySocket(socket: ServerWebSocket<NotarySocketData> | undefined, failure?: AppError) {
@@ -162,8 +148,7 @@ export class ProxySessions implements ProxySessionRegistry {
   }
 
   attach(socket: ServerWebSocket<NotarySocketData>): void {
-    const session = this.sessions.get(socket.data.sessionId);
-    if (!session || session.socket) return socket.close(1008, "unknown or used session");
+    const session = this.sessionOf(socket);
     session.socket = socket;
     session.relay.attach({
       send: (data) => {
@@ -177,17 +162,17 @@ export class ProxySessions implements ProxySessionRegistry {
 
   forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
     const session = this.sessionOf(socket);
-    if (!session) return;
     session.idle.touch();
     fromProver(session, data, this.end);
   }
 
   drain(socket: ServerWebSocket<NotarySocketData>): void {
-    this.sessionOf(socket)?.relay.resume();
+    this.sessionOf(socket).relay.resume();
   }
 
+  /** Also called once the session has ended: its end closes its socket. */
   detach(socket: ServerWebSocket<NotarySocketData>): void {
-    this.sessionOf(socket)?.relay.proverClosed();
+    this.sessions.get(socket.data.sessionId)?.relay.proverClosed();
   }
 
   async takeRelayed(id: string): Promise<RelayedSession> {
@@ -248,8 +233,12 @@ export class ProxySessions implements ProxySessionRegistry {
     return new AppError("session_failed", failure);
   }
 
-  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession | undefined {
-    const session = this.sessions.get(socket.data.sessionId);
-    return session?.socket === socket ? session : undefined;
+  /**
+   * The session of a relay socket that is open, always there and its own: the route opens a socket only for a
+   * session `has` accepted, in that same turn (sockets.ts), and a session's end closes its socket, which Bun then
+   * hands no more events.
+   */
+  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession {
+    return this.sessions.get(socket.data.sessionId)!;
   }
 }
