@@ -16,7 +16,7 @@ import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { openUnreadWebSocket } from "../../../testkit/unread-websocket.ts";
 import { eventually } from "../../../testkit/wait.ts";
 
-setDefaultTimeout(15_000);
+setDefaultTimeout(30_000);
 
 /**
  * What the target sends: more than the loopback connections' kernel buffers hold on both sides of the notary (about
@@ -99,14 +99,14 @@ test("a prover that stops reading: the relay stops reading the target; once it r
   const relay = await openUnreadWebSocket(`${notary.url.replace(/^http/, "ws")}/relay?sessionId=${sessionId}`);
   relay.stopReading();
   relay.send(await clientHelloFor(TARGET_HOST));
-  expect(await eventually(() => target.blocked(), (blocked) => blocked, 5_000, { intervalMs: 10 })).toBe(true);
+  expect(await eventually(() => target.blocked(), (blocked) => blocked, 10_000, { intervalMs: 10 })).toBe(true);
   // A relay that kept reading would take the rest in well under this; one that paused never does while unread.
   await Bun.sleep(300);
   expect(target.blocked()).toBe(true);
   expect(target.written()).toBeLessThan(ANSWER_BYTES);
   relay.resumeReading();
   // The socket drains, and the relay goes on reading the target, each time it backs up again.
-  expect(await eventually(() => relay.receivedLength(), (length) => length >= ANSWER_BYTES, 5_000, { intervalMs: 20 })).toBe(ANSWER_BYTES);
+  expect(await eventually(() => relay.receivedLength(), (length) => length >= ANSWER_BYTES, 10_000, { intervalMs: 20 })).toBe(ANSWER_BYTES);
   expect(Buffer.from(relay.received()).equals(answer)).toBe(true);
   relay.close();
 });
