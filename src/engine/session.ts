@@ -96,23 +96,18 @@ export async function setupProverSession(
   } catch (error) {
     // A setup given up (its notary gone, or its deadline passed) may never end inside the engine.
     engine.abandon();
-    if (signal?.aborted) {
-      void notary.release(notarySessionId);
-      throw signal.reason;
-    }
-    // whileReachable's own failure: the notary was found gone, and a second setup would meet the same.
-    if (error instanceof AppError) throw new AppError("notary_unavailable", `MPC setup with the notary failed: ${error.message}`);
-    // A stalled session still runs at the notary: its slot comes back now.
+    // A stalled session still runs at the notary: its slot comes back now (a notary found gone answers nothing).
     void notary.release(notarySessionId);
+    if (signal?.aborted) throw signal.reason;
     throw new SetupFailed(error);
   }
   return { notarySessionId, serverName, sizes, engine, closed: false };
 }
 
 /**
- * The engine's MPC setup failed while its notary was not found gone: its socket dropped (`uid_mux::yamux: not
- * connected`, `unexpected end of file`), or it stalled (setup-watch.ts). Nothing has reached a target yet, so
- * the pool may set up once more.
+ * The engine's MPC setup failed with its notary: its socket dropped (`uid_mux::yamux: not connected`, `unexpected
+ * end of file`), it stalled (setup-watch.ts), or the notary was found gone (`whileReachable`). Nothing has reached a
+ * target yet, so the pool may set up once more when a notary answers: another of several, or this one back.
  */
 export class SetupFailed extends AppError {
   constructor(cause: unknown) {

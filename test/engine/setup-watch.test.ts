@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { AppError } from "../../src/core/errors.ts";
 import type { EngineProvers } from "../../src/engine/prover.ts";
 import type { EngineSocketStats } from "../../src/engine/socket-stats.ts";
 import type { SessionCheck } from "../../src/core/session-traffic.ts";
@@ -121,6 +122,29 @@ describe("a setup the engine never settles", () => {
     );
     // Moved at the 2nd check (4 s), quiet at the 3rd (6 s, 2 s) and the 4th (8 s, 4 s ≥ 3 s).
     expect(notary.asked()).toBe(4);
+    expect(abandoned).toEqual(["setup"]);
+    expect(released).toEqual(["n1"]);
+  });
+
+  test("whose notary was found gone fails as SetupFailed too: another notary may take the setup", async () => {
+    const abandoned: string[] = [];
+    const released: string[] = [];
+    let notaryGone = () => {};
+    const notary: NotarySessions = {
+      ...answeringNotary([{ state: "running" }], released),
+      // As the notary pool does once its health checks fail: the work waiting on the session gives up.
+      whileReachable: <T>(_sessionId: string, work: Promise<T>) =>
+        new Promise<T>((resolve, reject) => {
+          notaryGone = () => reject(new AppError("notary_unavailable", "the notary went away during the session"));
+          work.then(resolve, reject);
+        }),
+    };
+    const setup = setupProverSession(notary, stuckEngine(abandoned), "a.test", SIZES, { checkMs: CHECK_MS }).catch((error: unknown) => error);
+    await afterTimersDue(CHECK_MS);
+    notaryGone();
+    const failure = await setup;
+    expect(failure).toBeInstanceOf(SetupFailed);
+    expect(failure).toMatchObject({ code: "notary_unavailable", message: "MPC setup with the notary failed: the notary went away during the session" });
     expect(abandoned).toEqual(["setup"]);
     expect(released).toEqual(["n1"]);
   });

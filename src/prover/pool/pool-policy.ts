@@ -187,10 +187,11 @@ const UNTIMED_SETUP_MS = 60_000;
 const AFTER_SETUP_MS = 30_000;
 
 /**
- * Whether a request's on-demand setup may run once more after `error`. Only an engine failure of the setup
- * (`SetupFailed`: its notary socket dropped) qualifies: nothing was sent to a target, so a retry repeats no
- * request. Never a third time, never for an abandoned request or while stopping, and only when the time left
- * holds another setup of its class plus the exchange. The caller also checks that the notary answers.
+ * Whether a request's on-demand setup may run once more after `error`. Only a failure of the setup with its notary
+ * (`SetupFailed`: its socket dropped or stalled, or the notary was found gone) qualifies: nothing was sent to a
+ * target, so a retry repeats no request. Never a third time, never for an abandoned request or while stopping, and
+ * only when the time left holds another setup of its class plus the exchange. The caller also checks that a notary
+ * answers now (the one found gone no longer counts: with several, another takes the second setup).
  */
 export function maySetupAgain(error: unknown, state: SetupRetryState): boolean {
   if (!(error instanceof SetupFailed) || state.attempts >= 2 || state.stopped || state.abandoned) return false;

@@ -615,8 +615,12 @@ describe("an on-demand setup whose notary socket dropped", () => {
     expect(maySetupAgain(dropped(), fresh)).toBe(true);
     // The message a client sees is the one it saw before.
     expect(dropped()).toMatchObject({ code: "notary_unavailable", message: "MPC setup with the notary failed: uid_mux::yamux: not connected" });
-    // The notary found gone, a deadline, a full engine: not a dropped socket.
-    expect(maySetupAgain(new AppError("notary_unavailable", "MPC setup with the notary failed: the notary went away during the session"), fresh)).toBe(false);
+    // The notary found gone during the setup fails it with its notary too: another notary, if one answers, may take it.
+    const gone = new SetupFailed(new AppError("notary_unavailable", "the notary went away during the session"));
+    expect(gone).toMatchObject({ code: "notary_unavailable", message: "MPC setup with the notary failed: the notary went away during the session" });
+    expect(maySetupAgain(gone, fresh)).toBe(true);
+    // A deadline, a full engine, a failure that is not the setup's with its notary: not run again.
+    expect(maySetupAgain(new AppError("notary_unavailable", "no notary can be reached"), fresh)).toBe(false);
     expect(maySetupAgain(new AppError("session_timeout", "the session took longer than 300000 ms"), fresh)).toBe(false);
     expect(maySetupAgain(new AppError("over_capacity", "no engine host has room"), fresh)).toBe(false);
     expect(maySetupAgain(new Error("uid_mux::yamux: not connected"), fresh)).toBe(false);
