@@ -21,6 +21,8 @@ interface Running {
   stdout: () => string;
   stderr: () => string;
   exited: Promise<number>;
+  /** Whether the command has not exited. Not read from its group: setsid makes that group only once it runs. */
+  running: () => boolean;
 }
 
 function startInOwnGroup(command: string[], cwd = REPO): Running {
@@ -31,7 +33,13 @@ function startInOwnGroup(command: string[], cwd = REPO): Running {
     stdout: "pipe",
     stderr: "pipe",
   });
-  return { pid: child.pid, stdout: collectText(child.stdout), stderr: collectText(child.stderr), exited: child.exited };
+  return {
+    pid: child.pid,
+    stdout: collectText(child.stdout),
+    stderr: collectText(child.stderr),
+    exited: child.exited,
+    running: () => child.exitCode === null && child.signalCode === null,
+  };
 }
 
 /** The demo's temporary folder, from the report's "Saved as <folder>/<mode>-proof.json". */
@@ -43,7 +51,7 @@ describe("cli demo", () => {
     const context = () => `stdout:\n${demo.stdout().slice(-3000)}\nstderr:\n${demo.stderr().slice(-3000)}`;
     await waitUntil("both proofs", demo.stderr, (text) => text.includes("both proofs verified"), MPC_MS, {
       intervalMs: 500,
-      hopeless: () => (processGroup(demo.pid).includes(demo.pid) ? undefined : "the demo exited"),
+      hopeless: () => (demo.running() ? undefined : "the demo exited"),
       context,
     });
     const out = demo.stdout();
@@ -84,7 +92,7 @@ describe("cli demo", () => {
     // Its report ends with the line naming the saved file, written apart from the heading before it.
     await waitUntil("the first proof saved", demo.stdout, (text) => /Saved as \S+\/proxy-proof\.json/.test(text), 120_000, {
       intervalMs: 200,
-      hopeless: () => (processGroup(demo.pid).length > 0 ? undefined : "the demo exited"),
+      hopeless: () => (demo.running() ? undefined : "the demo exited"),
       context: () => demo.stderr().slice(-3000),
     });
     const folder = dirname(savedProof(demo.stdout(), "proxy"));
