@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { useBuiltBinary } from "../../testkit/binary.ts";
@@ -25,6 +25,20 @@ interface Running {
   running: () => boolean;
 }
 
+/** Groups started here: a test that fails before it stops its demo leaves nothing running after the file. */
+const started: number[] = [];
+afterAll(() => {
+  for (const pgid of started) {
+    for (const pid of processGroup(pgid)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+  }
+});
+
 function startInOwnGroup(command: string[], cwd = REPO): Running {
   const child = Bun.spawn(["setsid", ...command], {
     cwd,
@@ -33,6 +47,7 @@ function startInOwnGroup(command: string[], cwd = REPO): Running {
     stdout: "pipe",
     stderr: "pipe",
   });
+  started.push(child.pid);
   return {
     pid: child.pid,
     stdout: collectText(child.stdout),
