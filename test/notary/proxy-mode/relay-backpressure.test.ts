@@ -6,15 +6,13 @@
 import { randomBytes } from "node:crypto";
 import { type Server, type Socket, createServer } from "node:net";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
-import { createLogger } from "../../../src/core/log.ts";
-import { localVerifiers } from "../../../src/engine/verifier.ts";
-import { generateKey } from "../../../src/proof/keys.ts";
+import type { NotaryServer } from "../../../src/app/notary.ts";
 import { clientHelloFor } from "../../../testkit/client-hello.ts";
 import { createProxySession } from "../../../testkit/raw-relay.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { openUnreadWebSocket } from "../../../testkit/unread-websocket.ts";
 import { eventually } from "../../../testkit/wait.ts";
+import { startProxyNotary } from "./support/proxy-notary.ts";
 
 setDefaultTimeout(30_000);
 
@@ -60,33 +58,7 @@ let notary: NotaryServer;
 
 beforeAll(async () => {
   target = await startStreamingTarget();
-  notary = startNotaryServer({
-    host: "127.0.0.1",
-    port: 0,
-    sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
-    key: generateKey("secp256k1"),
-    testTrustAnchor: true,
-    proxy: {
-      policy: {
-        allowPrivateTargets: true,
-        resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]),
-        allowedHosts: [TARGET_HOST],
-        allowedPorts: [target.port],
-        settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
-      },
-      maxSentData: 4096,
-      maxRecvData: 2 * ANSWER_BYTES,
-      sessionTimeoutMs: 30_000,
-      idleTimeoutMs: 10_000,
-      connectTimeoutMs: 5_000,
-      maxPendingConnects: 1,
-      attestationWindowMs: 10_000,
-      maxHiddenSpanBytes: 64,
-      trustAnchorsPem: [],
-    },
-    log: createLogger({ level: "error" }),
-  });
+  notary = startProxyNotary({ ports: [target.port], concurrency: 1, proxy: { maxRecvData: 2 * ANSWER_BYTES, maxPendingConnects: 1 } });
 });
 
 afterAll(async () => {

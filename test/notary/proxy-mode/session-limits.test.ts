@@ -5,9 +5,7 @@
  */
 import { type Server, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
-import { localVerifiers } from "../../../src/engine/verifier.ts";
-import { generateKey } from "../../../src/proof/keys.ts";
+import type { NotaryServer } from "../../../src/app/notary.ts";
 import { clientHelloFor } from "../../../testkit/client-hello.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import { createProxySession, openRawRelay, postProxyAttestation, postProxySession } from "../../../testkit/raw-relay.ts";
@@ -17,6 +15,7 @@ import { type UnacceptingListener, startUnacceptingListener } from "../../../tes
 import { openUnreadWebSocket } from "../../../testkit/unread-websocket.ts";
 import { keptLog } from "../../../testkit/kept-log.ts";
 import { eventually } from "../../../testkit/wait.ts";
+import { startProxyNotary } from "./support/proxy-notary.ts";
 
 // Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
 setDefaultTimeout(3_000);
@@ -42,31 +41,17 @@ const linesOf = (sessionId: string) => logged.lines.filter((line) => line.includ
 /** The line a session's creation logs: the target it was opened for. */
 const createdLine = (sessionId: string, port = raw.port) => `session created sessionId=${sessionId} mode=proxy serverName=${TARGET_HOST} port=${port}`;
 
-function startProxyNotary(ports: number[], places: { concurrency: number; maxPendingConnects: number }): NotaryServer {
-  return startNotaryServer({
-    host: "127.0.0.1",
-    port: 0,
-    sessions: { concurrency: places.concurrency, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
-    key: generateKey("secp256k1"),
-    testTrustAnchor: true,
+function limitedNotary(ports: number[], places: { concurrency: number; maxPendingConnects: number }): NotaryServer {
+  return startProxyNotary({
+    ports,
+    concurrency: places.concurrency,
     proxy: {
-      policy: {
-        allowPrivateTargets: true,
-        resolve: new Map(ports.map((port) => [`${TARGET_HOST}:${port}`, "127.0.0.1"])),
-        allowedHosts: [TARGET_HOST],
-        allowedPorts: ports,
-        settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
-      },
       maxSentData: 64,
       maxRecvData: 64,
       sessionTimeoutMs: SESSION_MS,
       idleTimeoutMs: IDLE_MS,
       connectTimeoutMs: CONNECT_MS,
       maxPendingConnects: places.maxPendingConnects,
-      attestationWindowMs: 10_000,
-      maxHiddenSpanBytes: 64,
-      trustAnchorsPem: [],
     },
     log: logged.log,
   });
@@ -83,8 +68,8 @@ beforeAll(async () => {
   closedPort = closed.port;
   closed.stop(true);
   const ports = [raw.port, unaccepting.port, closedPort, (closing.address() as { port: number }).port];
-  notary = startProxyNotary(ports, { concurrency: 2, maxPendingConnects: 2 });
-  slow = startProxyNotary(ports, { concurrency: 3, maxPendingConnects: 1 });
+  notary = limitedNotary(ports, { concurrency: 2, maxPendingConnects: 2 });
+  slow = limitedNotary(ports, { concurrency: 3, maxPendingConnects: 1 });
 });
 
 afterAll(async () => {
@@ -330,7 +315,7 @@ describe("a relay's end", () => {
   });
 
   test("a notary that stops ends its sessions' relays and their connections to targets", async () => {
-    const stopping = startProxyNotary([raw.port], { concurrency: 2, maxPendingConnects: 2 });
+    const stopping = limitedNotary([raw.port], { concurrency: 2, maxPendingConnects: 2 });
     const connection = raw.connections().length;
     const sessionId = await createProxySession(stopping, TARGET_HOST, raw.port);
     const relay = await openRawRelay(stopping, sessionId);

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { trustAnchors } from "../../../src/engine/trust-anchor.ts";
-import { localVerifiers } from "../../../src/engine/verifier.ts";
 import { serializeRequest } from "../../../src/http1/request.ts";
-import { createLogger } from "../../../src/core/log.ts";
-import { type NotaryServer, startNotaryServer } from "../../../src/app/notary.ts";
+import type { NotaryServer } from "../../../src/app/notary.ts";
 import { generateKey } from "../../../src/proof/keys.ts";
 import { verifyProof } from "../../../src/proof/verify.ts";
 import type { ProxyAttestationRequest } from "../../../src/protocol/proxy-mode.ts";
@@ -15,6 +13,7 @@ import { tlsFixture } from "../../../testkit/env.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { startProxyNotary } from "./support/proxy-notary.ts";
 
 /**
  * The notary's side of proxy mode, driven over its real HTTP and WebSocket routes by the prover's own relay and
@@ -30,32 +29,10 @@ let notary: NotaryServer;
 beforeAll(async () => {
   const tls = tlsFixture();
   target = await startVersionedTarget(tls, "TLSv1.3");
-  notary = startNotaryServer({
-    host: "127.0.0.1",
-    port: 0,
-    sessions: { concurrency: 4, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
+  notary = startProxyNotary({
+    ports: [target.port],
     key,
-    testTrustAnchor: true,
-    proxy: {
-      policy: {
-        allowPrivateTargets: true,
-        resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]),
-        allowedHosts: [TARGET_HOST],
-        allowedPorts: [target.port],
-        settingNames: { hosts: "proxy.allowed_hosts", ports: "proxy.allowed_ports" },
-      },
-      maxSentData: 4096,
-      maxRecvData: RECV_LIMIT,
-      sessionTimeoutMs: 30_000,
-      idleTimeoutMs: 10_000,
-      connectTimeoutMs: 5_000,
-      maxPendingConnects: 4,
-      attestationWindowMs: 10_000,
-      maxHiddenSpanBytes: 4096,
-      trustAnchorsPem: trustAnchors(tls.caPem),
-    },
-    log: createLogger({ level: "error" }),
+    proxy: { maxRecvData: RECV_LIMIT, maxHiddenSpanBytes: 4096, trustAnchorsPem: trustAnchors(tls.caPem) },
   });
 });
 
