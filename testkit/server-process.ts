@@ -4,6 +4,7 @@
  * handler runs: it is started under `setpriv --pdeathsig KILL`, the kernel's parent-death signal that
  * src/engine/host/parent-death.ts sets in an engine host, here set before exec since the server is not our code.
  */
+import { collectText } from "./prover.ts";
 import { waitUntil } from "./wait.ts";
 
 /** `command` run so that the kernel kills it when the process that starts it dies (Linux, util-linux's setpriv). */
@@ -23,26 +24,18 @@ export interface ServerProcess {
 /** Starts `command`, reads its stdout, and resolves once `portOf` finds its port there. */
 export async function startServerProcess(command: string[], portOf: (output: string) => number | undefined, cwd?: string): Promise<ServerProcess> {
   const child = Bun.spawn(dyingWithParent(command), { cwd, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  let output = "";
-  let errors = "";
   // Both pipes read to their end, so that a server logging every connection never blocks on a full one.
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stdout) output += decoder.decode(chunk);
-  })();
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) errors = (errors + decoder.decode(chunk)).slice(-4096);
-  })();
-  const port = await waitUntil(`${command[0]} to listen`, () => portOf(output), (p) => p !== undefined, 30_000, {
+  const output = collectText(child.stdout);
+  const errors = collectText(child.stderr);
+  const port = await waitUntil(`${command[0]} to listen`, () => portOf(output()), (p) => p !== undefined, 30_000, {
     hopeless: () => (child.exitCode !== null ? `it exited with ${child.exitCode}` : undefined),
     intervalMs: 20,
-    context: () => errors,
+    context: () => errors().slice(-4096),
   });
   return {
     pid: child.pid,
     port: port!,
-    output: () => output,
+    output,
     write(text) {
       child.stdin.write(text);
       child.stdin.flush();
