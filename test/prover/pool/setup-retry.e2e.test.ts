@@ -64,7 +64,9 @@ describe("an on-demand setup cut from its notary", () => {
       const verified = await verifyWithCli(proved.proof!.proofText, notaryPubPath);
       expect(verified.exitCode).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true });
-      expect(notary.log()).toMatch(new RegExp(`session ended .*sessionId=${first} .*reason="the MPC session failed or the prover went away"`));
+      // The first session ended at the notary: by its own Verifier's failure, or by the prover's release when that
+      // reached it first (the prover releases a setup that failed at once; the two race on a cut).
+      expect(notary.log()).toMatch(new RegExp(`session ended .*sessionId=${first} .*reason="(the MPC session failed or the prover went away|released by the prover)"`));
       expect(prover.log()).toContain("an on-demand setup failed with its notary (its MPC socket dropped or stalled); setting it up once more");
       const pool = (await (await fetch(`${prover.url}/pool`)).json()) as PoolStatus;
       expect(pool).toMatchObject({ setupRetries: 1, served: { onDemand: 1 } });
