@@ -5,7 +5,8 @@ import { startLoopbackBridge } from "../engine/bridge.ts";
 import type { EngineVerifiers } from "../engine/verifier.ts";
 import { errorHandling, errorResponse } from "../core/http.ts";
 import { healthcheck } from "../http/health.ts";
-import { type RouteGroup, bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup } from "../http/route.ts";
+import { DeclaredRoutes, routeGuard } from "../http/route-guard.ts";
+import { type DescribedRoute, type RouteGroup, bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup } from "../http/route.ts";
 import { idleLimit } from "../core/idle-limit.ts";
 import type { Logger } from "../core/log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
@@ -53,6 +54,8 @@ export interface NotaryServer {
   activeSessions(): number;
   /** Its metrics (also served at its own /metrics). */
   metrics: Registry;
+  /** The routes it answers, as Elysia lists them, with what each declares. */
+  routes(): DescribedRoute[];
   /** Stops accepting sessions, waits up to graceMs for running ones, then closes. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -140,8 +143,8 @@ function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, me
 const sessionPaths = (modes: NotaryModes): string[] =>
   [...new Set([...Object.keys(BUILT_IN_MODES), ...modes.names()])].map((mode) => modeRoutes(mode).session);
 
-/** The HTTP routes: info, health and metrics, then the session routes of every mode, then the document. */
-function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics: NotaryMetrics) {
+/** The HTTP routes: info, health and metrics, then the session routes of every mode, then the document; each call admitted first. */
+function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics: NotaryMetrics, refusal: Refusal) {
   const { log } = options;
   const info = notaryInfo(options, modes);
   const context = attestationContext(options);
@@ -157,14 +160,23 @@ function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics:
     metricsRoutes(metrics.registry),
     sessionRoutes(modes, { key: options.key, context, metrics, log }),
   ];
-  const app = new Elysia().use(errorHandling(log));
-  groups.push(openApiRoutes(() => describeRoutes(app.routes, groups.flatMap(groupRoutes)), notaryApi));
-  for (const group of groups) app.use(group);
-  return app;
+  const declared = new DeclaredRoutes();
+  // Admission first: a path no route answers meets it before the error handler answers "not found".
+  const app = new Elysia().use(routeGuard(declared, (request, route) => {
+    const refused = refusal(request, route);
+    return refused && errorResponse(refused);
+  })).use(errorHandling(log));
+  const routes = () => describeRoutes(app.routes, declared.all());
+  groups.push(openApiRoutes(routes, notaryApi));
+  for (const group of groups) {
+    app.use(group);
+    declared.add(groupRoutes(group));
+  }
+  return { app, routes };
 }
 
-/** The listening server: sockets first, then the refusals made before any body is read, then the routes. */
-function serveNotary(options: NotaryServerOptions, modes: NotaryModes, app: { handle(request: Request): Promise<Response> }, refusal: Refusal) {
+/** The listening server: sockets first, then the routes (each call admitted before its body is read). */
+function serveNotary(options: NotaryServerOptions, modes: NotaryModes, app: { handle(request: Request): Promise<Response> }) {
   const idle = idleLimit(() => server, IDLE_TIMEOUT_S);
   const server = Bun.serve<NotarySocketData>({
     hostname: options.host,
@@ -175,8 +187,6 @@ function serveNotary(options: NotaryServerOptions, modes: NotaryModes, app: { ha
       const upgraded = socketUpgrade(modes, request, srv);
       if (upgraded !== null) return upgraded;
       const { pathname } = new URL(request.url);
-      const refused = refusal(request, pathname);
-      if (refused) return errorResponse(refused);
       // An attestation waits for the verification to end; the prover waits as long. Its keep-alive connection
       // then idles under the usual limit again.
       if (pathname.endsWith("/attestation")) {
@@ -199,7 +209,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   // The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it.
   const bodyLimit = Math.max(...modes.all().map((mode) => mode.maxBodyBytes));
   const refusal = notaryAdmission({ auth: options.auth, sessionPaths: sessionPaths(modes), bodyLimit, stopping: () => stopping });
-  const server = serveNotary(options, modes, notaryRoutes(options, modes, metrics), refusal);
+  const { app, routes } = notaryRoutes(options, modes, metrics, refusal);
+  const server = serveNotary(options, modes, app);
 
   const scheme = options.tls ? "https" : "http";
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
@@ -208,6 +219,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     port: server.port ?? options.port,
     activeSessions: () => sessions.active(),
     metrics: metrics.registry,
+    routes,
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;

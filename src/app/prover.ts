@@ -214,7 +214,8 @@ interface RouteParts extends Notaries, Delivery {
 function proverApp(config: ProverConfig, parts: RouteParts, log: Logger): { app: AnyElysia; access: RouteAccessTable } {
   const { notary, embedded, delivery, idle } = parts;
   const access = new RouteAccessTable();
-  const app = new Elysia().use(errorHandling(log, (pathname) => access.errorShapeOf(pathname))).use(apiKeyAuth(config.auth, config.store, access));
+  // The key check first: a path no route answers meets it before the error handler answers "not found".
+  const app = new Elysia().use(apiKeyAuth(config.auth, config.store, access)).use(errorHandling(log, (pathname) => access.errorShapeOf(pathname)));
   const nodeAddress = parts.nodeKey.address;
   access.mount(app, statusRoutes({ notary, nodeAddress, embeddedNotary: embedded !== undefined, sessionSizes: config.sessionLimits, testTrustAnchor: parts.testTrustAnchor }));
   access.mount(app, notaryInfoRoutes(notary));

@@ -1,11 +1,12 @@
 /**
  * The notary's refusals decided from the request line and headers alone, before any body is read: a
- * whitelisted key on the session routes and the metrics, no new session while it stops, and every body bounded
- * by its declared length. They run before routing: an Elysia parse hook cannot refuse with its own error (Elysia
- * turns what it throws into a parse error), and the other hooks run once the body is read.
+ * whitelisted key on every route not declared open (a path no route answers included), no new session while it
+ * stops, and every body bounded by its declared length. They are judged on the route the router matched
+ * (src/http/route-guard.ts), never on the raw path, before the handler reads the body (routes parse none).
  */
 import { apiKeyMatcher } from "../core/api-key.ts";
 import { AppError, type ErrorCode } from "../core/errors.ts";
+import type { DescribedRoute } from "../http/route.ts";
 import { whitelistChecker } from "./whitelist.ts";
 
 /**
@@ -30,9 +31,6 @@ export const BODY_REFUSALS = ["invalid_header", "payload_too_large"] as const sa
 /** API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>` (TLSNotary clients send it bare). */
 const apiKeyOf = (request: Request) => request.headers.get("authorization")?.replace(/^Bearer\s+/i, "").trim() ?? "";
 
-/** Whether a path is one of a session path's routes: the path itself, or below it. */
-const under = (sessionPaths: readonly string[], pathname: string) => sessionPaths.some((path) => pathname === path || pathname.startsWith(`${path}/`));
-
 function allowedKeys(auth: NotaryAuth | undefined): (apiKey: string) => boolean {
   if (!auth) return () => true;
   if ("whitelistPath" in auth) return whitelistChecker(auth.whitelistPath);
@@ -40,16 +38,18 @@ function allowedKeys(auth: NotaryAuth | undefined): (apiKey: string) => boolean 
   return (apiKey) => matches(apiKey);
 }
 
-/** The refusal for a request to `pathname`, or undefined when it may go on to its route. */
-export type Refusal = (request: Request, pathname: string) => AppError | undefined;
+/** The refusal of a call to `route` (undefined: no declared route answers its path), or undefined when it may go on. */
+export type Refusal = (request: Request, route: DescribedRoute | undefined) => AppError | undefined;
 
 export function notaryAdmission(options: AdmissionOptions): Refusal {
   const isAllowed = allowedKeys(options.auth);
   const { bodyLimit, sessionPaths } = options;
-  return (request, pathname) => {
+  return (request, route) => {
     // The session routes cost a place or act on one, and the metrics say what the notary does: with auth, a listed key.
-    if (under(sessionPaths, pathname) || pathname === "/metrics") {
-      if (options.stopping() && request.method === "POST" && sessionPaths.includes(pathname)) return new AppError("shutting_down", "the notary is shutting down");
+    if (route?.access !== "open") {
+      if (options.stopping() && request.method === "POST" && route !== undefined && sessionPaths.includes(route.path)) {
+        return new AppError("shutting_down", "the notary is shutting down");
+      }
       if (!isAllowed(apiKeyOf(request))) return new AppError("unauthorized", "a whitelisted API key is required");
     }
     if (request.method !== "POST") return undefined;

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { Elysia } from "elysia";
 import { apiKeyMatcher } from "../core/api-key.ts";
 import { AppError } from "../core/errors.ts";
 import { errorResponse } from "../core/http.ts";
+import { routeGuard } from "../http/route-guard.ts";
 import { type RouteAccess, alwaysNeedsKey } from "../http/route.ts";
 import type { RouteAccessTable } from "./route-access.ts";
 
@@ -14,29 +14,16 @@ export interface ProofReadAccess {
   publicProofs: boolean;
 }
 
-/** The stream id of a `/stores/{id}/…` path as the store routes decode it; undefined for other paths. */
-function storeStreamOf(pathname: string): string | undefined {
-  const match = /^\/stores\/([^/]*)\//.exec(pathname);
-  if (!match) return undefined;
-  try {
-    return decodeURIComponent(match[1] ?? "");
-  } catch {
-    // Not decodable: the route refuses it anyway; asking for a key first reveals nothing.
-    return "";
-  }
-}
-
 /**
- * Whether a call needs an API key, by the access its route group was declared with: routes that cost the
- * operator something (MPC sessions, proofs, storage) or hand out proofs.
+ * Whether a call needs an API key, by the access its route declares: routes that cost the operator something (MPC
+ * sessions, proofs, storage) or hand out proofs. A store read needs one for the proofs stream, `stream` being
+ * the id as the router decoded it for the route; a call of unknown access (no declared route answers it) needs one.
  */
-export function needsApiKey(access: RouteAccess, method: string, pathname: string, proofs: ProofReadAccess): boolean {
+export function needsApiKey(access: RouteAccess | undefined, method: string, stream: string | undefined, proofs: ProofReadAccess): boolean {
+  if (access === undefined) return true;
   if (access !== "store") return alwaysNeedsKey(access, method);
-  const stream = storeStreamOf(pathname);
-  // Not a stream's path: no store route answers it.
-  if (stream === undefined) return false;
   if (alwaysNeedsKey(access, method)) return true;
-  return !proofs.publicProofs && (stream === proofs.proofStream || stream === "");
+  return !proofs.publicProofs && stream === proofs.proofStream;
 }
 
 /** The API key in a request, or null when it carries none. */
@@ -84,18 +71,17 @@ export function ownProofsOnly(keys: ApiKeys): (request: Request) => string | und
 }
 
 /**
- * Elysia plugin: 401 without a key, 403 with a wrong one, on the calls `needsApiKey` names; a scoped key gets
- * 403 on every such route but those declared `key-or-scoped` (requests, and the proofs of its own, checked
- * there). It runs before routing, so that a wrong path behind a key is refused as the route would be.
+ * Elysia plugin: 401 without a key, 403 with a wrong one, on the calls `needsApiKey` names, judged on the route the
+ * router matched (src/http/route-guard.ts); a scoped key gets 403 on every such call but those of routes declared
+ * `key-or-scoped` (requests, and the proofs of its own, checked there).
  */
-export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, routes: Pick<RouteAccessTable, "accessOf" | "errorShapeOf">) {
+export function apiKeyAuth(keys: ApiKeys, proofs: ProofReadAccess, routes: Pick<RouteAccessTable, "routes" | "errorShapeOf">) {
   const isFull = apiKeyMatcher(keys.full);
   const isScoped = apiKeyMatcher(keys.scoped);
-  return new Elysia({ name: "api-key-auth" }).onRequest(({ request }) => {
-    const pathname = new URL(request.url).pathname;
-    const access = routes.accessOf(pathname);
-    if (!keysOn(keys) || !needsApiKey(access, request.method, pathname, proofs)) return;
-    const shape = routes.errorShapeOf(pathname);
+  return routeGuard(routes.routes, (request, route, params) => {
+    const access = route?.access;
+    if (!keysOn(keys) || !needsApiKey(access, request.method, route?.access === "store" ? params.id : undefined, proofs)) return;
+    const shape = routes.errorShapeOf(new URL(request.url).pathname);
     const key = presentedKey(request);
     if (key === null) {
       return errorResponse(new AppError("unauthorized", "an API key is required: Authorization: Bearer <key>"), {

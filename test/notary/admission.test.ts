@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import type { DescribedRoute, RouteAccess } from "../../src/http/route.ts";
 import { notaryAdmission } from "../../src/notary/admission.ts";
 
-/** The refusals a notary makes before any body is read, over every mode's session paths alike. */
+/**
+ * The refusals a notary makes before any body is read, over every mode's session paths alike, judged on the
+ * route the router matched (its declared path and access; undefined where no route answers).
+ */
 const SESSION_PATHS = ["/session", "/proxy-session", "/modes/tee/session"];
 const KEY = "the-embedded-key";
 
@@ -11,19 +15,21 @@ const request = (method: string, path: string, headers: Record<string, string> =
 describe("the notary's admission", () => {
   let stopping = false;
   const refusal = notaryAdmission({ auth: { embeddedKey: KEY }, sessionPaths: SESSION_PATHS, bodyLimit: 1024, stopping: () => stopping });
-  const codeOf = (method: string, path: string, headers?: Record<string, string>) => refusal(request(method, path, headers), path)?.code;
+  const route = (path: string, access: RouteAccess = "key"): DescribedRoute => ({ method: "GET", path, access });
+  const codeOf = (method: string, path: string, headers?: Record<string, string>, access?: RouteAccess) => refusal(request(method, path, headers), route(path, access))?.code;
   const keyed = { authorization: `Bearer ${KEY}` };
 
-  test("every mode's session routes, and the metrics, need the key; other routes do not", () => {
+  test("every route not declared open needs the key, and so does a path no route answers", () => {
     for (const base of SESSION_PATHS) {
-      for (const [method, path] of [["POST", base], ["GET", `${base}/s1`], ["DELETE", `${base}/s1`], ["POST", `${base}/s1/attestation`]] as const) {
+      for (const [method, path] of [["POST", base], ["DELETE", `${base}/:id`], ["POST", `${base}/:id/attestation`]] as const) {
         expect({ path, code: codeOf(method, path) }).toEqual({ path, code: "unauthorized" });
         expect({ path, code: codeOf(method, path, keyed) }).toEqual({ path, code: undefined });
       }
     }
     expect(codeOf("GET", "/metrics")).toBe("unauthorized");
-    expect(codeOf("GET", "/info")).toBeUndefined();
-    expect(codeOf("GET", "/sessions")).toBeUndefined();
+    expect(codeOf("GET", "/info", {}, "open")).toBeUndefined();
+    expect(refusal(request("GET", "/sessions"), undefined)?.code).toBe("unauthorized");
+    expect(refusal(request("GET", "/sessions", keyed), undefined)).toBeUndefined();
   });
 
   test("a stopping notary opens no session in any mode, and still takes attestations", () => {
@@ -31,7 +37,7 @@ describe("the notary's admission", () => {
     try {
       for (const base of SESSION_PATHS) {
         expect({ base, code: codeOf("POST", base, keyed) }).toEqual({ base, code: "shutting_down" });
-        expect(codeOf("POST", `${base}/s1/attestation`, keyed)).toBeUndefined();
+        expect(codeOf("POST", `${base}/:id/attestation`, keyed)).toBeUndefined();
       }
     } finally {
       stopping = false;
@@ -40,6 +46,6 @@ describe("the notary's admission", () => {
 
   test("a body is bounded by its declared length before it is read", () => {
     expect(codeOf("POST", "/session", { ...keyed, "content-length": "1025" })).toBe("payload_too_large");
-    expect(refusal(new Request("http://notary.test/session", { method: "POST", headers: keyed }), "/session")?.code).toBe("invalid_header");
+    expect(refusal(new Request("http://notary.test/session", { method: "POST", headers: keyed }), route("/session"))?.code).toBe("invalid_header");
   });
 });

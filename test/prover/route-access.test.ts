@@ -37,23 +37,21 @@ describe("RouteAccessTable", () => {
     expect(access.errorShapeOf("/no-such-route")).toBe("coded");
   });
 
-  test("a path takes the access of the route it names, a parameter's place matching any value", () => {
+  test("a matched route's access is looked up by the path the router reports; a path no route declares has none", () => {
     const access = table();
-    expect(access.accessOf("/pool")).toBe("key");
-    expect(access.accessOf("/pool/example.com")).toBe("key");
-    expect(access.accessOf("/proof/7d0c2c4e-5b7e-4b0e-9f3a-2a8f2d1c0b9e")).toBe("key-or-scoped");
-    expect(access.accessOf("/stores/proofs/data/partitions/0/last")).toBe("store");
-    expect(access.accessOf("/pool-status")).toBe("open");
+    expect(access.routes.at("/pool")?.access).toBe("key");
+    expect(access.routes.at("/pool/:host")?.access).toBe("key");
+    expect(access.routes.at("/proof/:requestId")?.access).toBe("key-or-scoped");
+    expect(access.routes.at("/stores/:id/data/partitions/:partition/:queryType")?.access).toBe("store");
+    expect(access.routes.at("/pool-status")?.access).toBe("open");
+    // Raw request paths are not looked up: only the router's patterns.
+    expect(access.routes.at("/pool/example.com")).toBeUndefined();
+    expect(access.routes.at(undefined)).toBeUndefined();
   });
 
-  test("a path no route answers falls under the group whose territory it is in, else it is open", () => {
+  test("one path declared under two accesses is refused as it is mounted", () => {
     const access = table();
-    // Refused behind the key like the routes beside it, not revealed as missing.
-    expect(access.accessOf("/proof/")).toBe("key-or-scoped");
-    expect(access.accessOf("/pool/a/b")).toBe("key");
-    expect(access.accessOf("/stores/x")).toBe("store");
-    expect(access.accessOf("/pools-of-nothing")).toBe("open");
-    expect(access.accessOf("/")).toBe("open");
+    expect(() => access.mount(new Elysia(), group("open", [["POST", "/pool"]]))).toThrow("/pool: declared with access key and open");
   });
 
   test("routes are described with the access they declare; one mounted some other way with none", () => {
