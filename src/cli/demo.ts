@@ -6,7 +6,7 @@
  * Everything runs until Ctrl-C (SIGINT or SIGTERM), which stops all of it: the servers, the engine host processes,
  * and the temporary folder (unless --dir named one to keep).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
@@ -15,6 +15,7 @@ import { prove, type ProveOptions } from "../client/prove.ts";
 import { TlsproofError } from "../client/errors.ts";
 import { loadProverConfig } from "../config/prover.ts";
 import { AppError } from "../core/errors.ts";
+import { makePrivateDir } from "../core/private-files.ts";
 import { createLogger } from "../core/log.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof } from "../proof/render.ts";
@@ -126,7 +127,7 @@ function signalled(stop: AbortController): Promise<string> {
 function workFolder(dir: unknown): { work: string; keep: boolean } {
   if (typeof dir === "string" && dir !== "") {
     const work = resolve(dir);
-    mkdirSync(work, { recursive: true });
+    makePrivateDir(work);
     return { work, keep: true };
   }
   return { work: mkdtempSync(join(tmpdir(), "tlsproof-demo-")), keep: false };

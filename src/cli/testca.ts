@@ -4,12 +4,13 @@
  * prover trust it, as `export` lines (`eval "$(cli testca ...)"`). No openssl needed (src/engine/test-ca.ts).
  * An existing CA in the folder is kept (a prover already trusting it keeps working) unless --force.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type IssuedCertificate, issueServerCertificate, loadTestCa, makeTestCa } from "../engine/test-ca.ts";
 import { AppError } from "../core/errors.ts";
+import { makePrivateDir } from "../core/private-files.ts";
 import { optionValues } from "./option-values.ts";
 
 export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;
@@ -46,7 +47,7 @@ function readCa(dir: string): IssuedCertificate {
 /** Writes (or keeps) the CA in `dir` and a server certificate for `names` from it. */
 export function writeTestCa(dir: string, names: readonly string[], forceNewCa = false): TestCaFolder {
   try {
-    mkdirSync(dir, { recursive: true });
+    makePrivateDir(dir);
   } catch (error) {
     throw new AppError("file_unreadable", `cannot create ${dir}: ${(error as Error).message}`);
   }

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../core/errors.ts";
+import { makePrivateDir } from "../core/private-files.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { encodePrivateKeyPem, generateKey, type NotaryKey, readPrivateKeyFile } from "../proof/keys.ts";
 
@@ -26,7 +27,7 @@ export function writeKeyPair(dir: string, algorithm: SignatureAlgorithm, force: 
     throw new AppError("usage", `refusing to overwrite ${existing.join(" and ")} (use --force to replace)`);
   }
   try {
-    mkdirSync(dir, { recursive: true });
+    makePrivateDir(dir);
   } catch (error) {
     throw new AppError("file_unreadable", `cannot create ${dir}: ${(error as Error).message}`);
   }

@@ -1,9 +1,10 @@
 /** The node's own secp256k1 key: it signs what the node publishes and the answers it vouches for. */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../core/errors.ts";
+import { makePrivateDir } from "../core/private-files.ts";
 import { addressOfSecretKey, type Address } from "../core/eth-signature.ts";
 
 export interface NodeKey {
@@ -17,7 +18,7 @@ export const NODE_KEY_FILE = "node.key";
 /** Reads `<dataDir>/node.key` (hex secret key), creating it with mode 0600 when missing. */
 export function loadNodeKey(dataDir: string): NodeKey {
   const path = join(dataDir, NODE_KEY_FILE);
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   let hex: string;
   try {
     hex = readFileSync(path, "utf8").trim();

@@ -1,13 +1,15 @@
 /** The embedded backend: one SQLite file in the data folder, WAL with durable (synchronous=FULL) commits. */
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { ensurePrivateFile, makePrivateDir } from "../core/private-files.ts";
 import type { SqlDriver, SqlRun, SqlStatement } from "./driver.ts";
 
 export const SQLITE_FILE = "messages.sqlite";
 
 export function openSqliteDriver(dataDir: string): SqlDriver {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
+  // Made 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
+  ensurePrivateFile(join(dataDir, SQLITE_FILE));
   const db = new Database(join(dataDir, SQLITE_FILE), { create: true, strict: false });
   // Rows hold both texts (~1 KB): with 4 KiB pages WITHOUT ROWID rows that large spill to overflow pages
   // (measured 4.7 KB on disk per message, reads 2.5x slower). Takes effect only when the file is created.
