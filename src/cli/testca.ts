@@ -103,8 +103,9 @@ export default defineCommand({
     const lines = [
       `# ${folder.newCa ? "A new" : "The existing"} test CA ${folder.caPath}: trust it nowhere but in tlsproof tests.`,
       `# Serve ${folder.chainPath} with the key ${folder.keyPath} (${names.join(", ")}) on ${args.address}:${port}; TLS 1.2 for MPC mode.`,
-      "# A prover trusts it, and reaches the server by those names, with:",
-      ...Object.entries(env).map(([name, value]) => `export ${name}=${shellQuoted(value)}`),
+      // One command, not exports: a shell that kept the anchor would make every later prover a test node.
+      "# A prover that trusts it and reaches the server by those names (the settings hold for this command only):",
+      `env ${Object.entries(env).map(([name, value]) => `${name}=${shellQuoted(value)}`).join(" ")} cli prover start`,
       "# A standalone notary needs TLSN_TEST_TRUST_ANCHOR too; for proxy mode, in its YAML's proxy section:",
       `#   resolve: [${names.map((name) => `"${name}:${port}:${args.address}"`).join(", ")}], allow_private_targets: true, allowed_ports: [${port}]`,
     ];

@@ -16,7 +16,8 @@ import type { SignatureAlgorithm } from "../proof/format.ts";
 import { DEFAULT_MAX_HIDDEN_REQUEST_SPAN } from "../proof/request-rule.ts";
 import { strictMapping } from "../core/schema.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
-import { parseEnv, wholeNumber } from "./env.ts";
+import { refuseExposedTestAnchor } from "../core/test-anchor-exposure.ts";
+import { flag as envFlag, parseEnv, wholeNumber } from "./env.ts";
 
 export type LogLevel = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR";
 export type LogFormat = "COMPACT" | "JSON";
@@ -96,6 +97,7 @@ const NotaryEnv = v.object({
   NOTARY_THREADS: v.optional(wholeNumber(1, 64)),
   NOTARY_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
+  TLSN_TEST_TRUST_ANCHOR_EXPOSED: v.optional(envFlag(), "0"),
 });
 
 const positiveInteger = v.pipe(
@@ -247,8 +249,17 @@ export function loadNotaryConfig(path: string, env: Record<string, string | unde
     const reason = ((error as Error).message.split("\n")[0] ?? "").trim();
     throw new AppError("config_invalid", `notary config ${path}: not valid YAML: ${reason}`);
   }
+  const config = parseNotaryConfig(document, dirname(resolve(path)));
+  refuseExposedTestAnchor({
+    role: "notary",
+    host: config.listen.host,
+    hostSetting: "the config's host",
+    tls: config.tls.enabled,
+    testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    allowed: e.TLSN_TEST_TRUST_ANCHOR_EXPOSED,
+  });
   return {
-    ...parseNotaryConfig(document, dirname(resolve(path))),
+    ...config,
     process: {
       threads: e.NOTARY_THREADS ?? Math.max(1, cpus().length),
       shutdownGraceMs: e.NOTARY_SHUTDOWN_GRACE_S * 1000,

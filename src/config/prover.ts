@@ -12,6 +12,7 @@ import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
+import { refuseExposedTestAnchor } from "../core/test-anchor-exposure.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
 import { duration, flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
 import {
@@ -108,6 +109,7 @@ const ProverEnv = v.object({
   // A client subscribes just before its /proxy call: an id nobody uses holds its place seconds, not minutes.
   PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
+  TLSN_TEST_TRUST_ANCHOR_EXPOSED: v.optional(flag(), "0"),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
   PROVER_LOG_LEVEL: v.optional(oneOfAnyCase(["trace", "debug", "info", "warn", "error"]), "info"),
   XDG_DATA_HOME: v.optional(v.string()),
@@ -300,6 +302,13 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
   }
   const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
   refuseInconsistent(e);
+  refuseExposedTestAnchor({
+    role: "prover",
+    host: e.PROVER_HOST,
+    hostSetting: "PROVER_HOST",
+    testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
+    allowed: e.TLSN_TEST_TRUST_ANCHOR_EXPOSED,
+  });
   const targetPolicy: TargetPolicy = {
     allowPrivateTargets: e.PROVER_ALLOW_PRIVATE_TARGETS,
     resolve: parseResolveList(e.PROVER_RESOLVE),

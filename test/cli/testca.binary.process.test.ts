@@ -12,11 +12,23 @@ useBuiltBinary();
 const cli = BINARY_CLI;
 const read = (path: string) => readFileSync(path, "utf8");
 
-/** The variables a shell gets from `eval "$(cli testca ...)"`. */
+/**
+ * What `cli prover start` gets when the one command `cli testca` prints is run as printed, in a shell whose `cli`
+ * prints the settings it was given; the shell itself keeps none of them.
+ */
 async function evaluated(stdout: string): Promise<string[]> {
   const names = ["TLSN_TEST_TRUST_ANCHOR", "PROVER_RESOLVE", "PROVER_ALLOW_PRIVATE_TARGETS", "PROVER_ALLOWED_PORTS"];
-  const shell = Bun.spawn(["sh", "-c", `eval "$1"; printf '%s\\n' ${names.map((n) => `"$${n}"`).join(" ")}`, "sh", stdout], { stdout: "pipe" });
-  return (await new Response(shell.stdout).text()).trimEnd().split("\n");
+  const command = stdout.split("\n").filter((line) => line.startsWith("env "));
+  expect(command).toHaveLength(1);
+  expect(command[0]).toEndWith(" cli prover start");
+  const bin = tempDir("testca-bin");
+  writeFileSync(join(bin, "cli"), `#!/bin/sh\n[ "$*" = "prover start" ] || exit 9\nprintf '%s\\n' ${names.map((n) => `"$${n}"`).join(" ")}\n`, { mode: 0o755 });
+  const script = `${command[0]}; printf 'left:%s\\n' "$TLSN_TEST_TRUST_ANCHOR"`;
+  const shell = Bun.spawn(["sh", "-c", script], { stdout: "pipe", env: { PATH: `${bin}:${process.env.PATH ?? ""}` } });
+  const lines = (await new Response(shell.stdout).text()).trimEnd().split("\n");
+  expect(await shell.exited).toBe(0);
+  expect(lines.pop()).toBe("left:");
+  return lines;
 }
 
 describe("cli testca (dist/cli)", () => {

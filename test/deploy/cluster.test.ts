@@ -136,7 +136,8 @@ describe.skipIf(nginxMissing !== undefined)("deploy/: nginx, two provers on Post
         .replace(/^  certificate_path: notary-[ab]\/tls\.crt$/m, `  certificate_path: ${identity.chainPath}`);
       writeFileSync(join(dir, `notary-${name}.yaml`), yaml);
       writeFileSync(join(dir, "notary-whitelist.csv"), readFileSync(join(DEPLOY, "notary-whitelist.csv"), "utf8").replace("CHANGE-ME-notary-key", NOTARY_KEY));
-      notaries[name] = await startNotary(join(dir, `notary-${name}.yaml`));
+      // The deployment's notaries listen on every address with TLS: a test anchor there must be allowed explicitly.
+      notaries[name] = await startNotary(join(dir, `notary-${name}.yaml`), { TLSN_TEST_TRUST_ANCHOR_EXPOSED: "1" });
       everyProcess.push({ process: notaries[name].process, stop: "SIGKILL" });
     }
 

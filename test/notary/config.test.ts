@@ -82,7 +82,8 @@ proxy:
   max_hidden_span: 512
 `);
     const folder = join(path, "..");
-    const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", PROVER_PORT: "ignored" };
+    // A test anchor on a notary serving TLS is allowed only when said so (src/core/test-anchor-exposure.ts).
+    const env = { NOTARY_THREADS: "3", NOTARY_SHUTDOWN_GRACE_S: "0", TLSN_TEST_TRUST_ANCHOR: "/tmp/ca.pem", TLSN_TEST_TRUST_ANCHOR_EXPOSED: "1", PROVER_PORT: "ignored" };
     expect(loadNotaryConfig(path, env)).toEqual({
       listen: { host: "127.0.0.1", port: 8047 },
       sessions: { concurrency: 4, maxSentData: 8192, maxRecvData: 65536, timeoutMs: 60_000, connectTimeoutMs: 5_000 },
