@@ -11,6 +11,7 @@ import { defineCommand } from "citty";
 import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.ts";
 import { TlsproofError } from "../client/errors.ts";
 import { AppError } from "../core/errors.ts";
+import { terminalLine, terminalText } from "../core/terminal-text.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
 import { parseRedactions } from "../redaction/patterns.ts";
 import { optionValues } from "./option-values.ts";
@@ -134,7 +135,8 @@ async function writeAnswer(body: Uint8Array, answerPath: string | undefined, pro
     return;
   }
   progress.clear();
-  await Bun.write(Bun.stdout, body);
+  // Piped, the answer is data and goes byte for byte; on a terminal it is text from the target, shown escaped.
+  await Bun.write(Bun.stdout, process.stdout.isTTY ? terminalText(new TextDecoder().decode(body)) : body);
 }
 
 export default defineCommand({
@@ -184,7 +186,7 @@ export default defineCommand({
       progress.clear();
       if (!(error instanceof TlsproofError)) throw error;
       // The prover's or the client's refusal: its code for scripts, one line, exit 1 whatever the code.
-      console.error(`error: ${error.code}: ${error.message}`);
+      console.error(terminalLine(`error: ${error.code}: ${error.message}`));
       process.exit(1);
     } finally {
       progress.stop();

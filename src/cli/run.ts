@@ -1,5 +1,9 @@
 import { type CommandDef, runCommand, showUsage } from "citty";
 import { AppError, exitCodeOf } from "../core/errors.ts";
+import { terminalLine } from "../core/terminal-text.ts";
+
+/** An error's one line: its message may hold a proof file's or a prover's text, so nothing in it acts on a terminal. */
+const errorLine = (message: string): string => terminalLine(`error: ${message}`);
 
 /** citty's CLIError, recognised by shape: bad flags, unknown sub-commands. */
 const isUsageError = (error: unknown): error is Error =>
@@ -109,16 +113,16 @@ export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void>
     process.exit(0);
   } catch (error) {
     if (error instanceof AppError) {
-      console.error(`error: ${error.message}`);
+      console.error(errorLine(error.message));
       process.exit(exitCodeOf(error.code));
     }
     if (isUsageError(error)) {
       const [cmd, parent] = await resolveTarget(main, rawArgs).catch(() => [main, undefined] as const);
       await showUsage(cmd, parent);
-      console.error(`error: ${error.message}`);
+      console.error(errorLine(error.message));
       process.exit(2);
     }
-    console.error(`error: ${(error as Error)?.message ?? String(error)}`);
+    console.error(errorLine((error as Error)?.message ?? String(error)));
     process.exit(1);
   }
 }

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { AppError } from "../core/errors.ts";
+import { jsonSafe } from "../core/terminal-text.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
@@ -89,6 +90,6 @@ export default defineCommand({
     if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : "the file"} holds ${holds}`);
     const verified = verifyProof(text, pinned, expected);
     // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
-    await Bun.write(Bun.stdout, args.json ? `${JSON.stringify(verifiedProofJson(verified), null, 2)}\n` : renderVerifiedProof(verified));
+    await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(verifiedProofJson(verified), null, 2))}\n` : renderVerifiedProof(verified));
   },
 });

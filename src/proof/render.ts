@@ -8,6 +8,7 @@ import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
+import { terminalLine } from "../core/terminal-text.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
 export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
@@ -135,34 +136,26 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
   };
 }
 
-/**
- * Bidirectional-text controls (embeddings, overrides, isolates) written as `\uNNNN`: from a server they could
- * reorder what the reader sees (a transcript reading one thing and saying another). The viewer shows text so too.
- */
-export const escapeBidiControls = (text: string): string =>
-  text.replace(/[\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
-
-/**
- * Transcript text made safe for a terminal: CRLF becomes a newline; other control characters become `\xNN`,
- * and bidirectional controls `\uNNNN`.
- */
-function terminalSafe(text: string): string {
-  return escapeBidiControls(
-    text.replaceAll("\r\n", "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`),
-  );
-}
-
 const spanText = ({ start, end }: ByteRange): string => `${start}..${end}`;
 const directionTitle: Record<Direction, string> = { sent: "Request (sent)", recv: "Response (received)" };
 
+/**
+ * What marks a transcript line in the report: every line of a transcript starts with it, and no line of the report's
+ * own does, so a target's answer that imitates the report's lines still reads as the answer.
+ */
+export const TRANSCRIPT_GUTTER = "│ ";
+
 function transcriptSection(direction: Direction, view: TranscriptView): string[] {
   const hidden = view.length - view.revealedBytes;
-  return [
-    `${directionTitle[direction]}: ${view.length} bytes, ${hidden} hidden`,
-    "----",
-    view.text,
-    "----",
-  ];
+  // A line ends at CR LF or a bare LF; a bare CR stays in its line, escaped.
+  const lines = view.text.split(/\r?\n/);
+  return [`${directionTitle[direction]}: ${view.length} bytes, ${hidden} hidden`, ...lines.map((line) => `${TRANSCRIPT_GUTTER}${terminalLine(line)}`)];
+}
+
+/** The report's last line: the verdict and the server again, after everything the proof's own text filled. */
+function verdictLine(proof: VerifiedProof): string {
+  const anchor = proof.body.testTrustAnchor ? "valid only under a TEST trust anchor (not the public web PKI)" : "valid";
+  return `Verdict: ${anchor}, a proof of ${proof.body.serverName} (${portText(proof.body)}), signed by notary key ${proof.notaryFingerprint}`;
 }
 
 function hiddenRangeLines(ranges: readonly HiddenRange[]): string[] {
@@ -212,8 +205,9 @@ export function requestText(shown: { requestLine: string | null; host: string | 
 }
 
 /**
- * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text).
- * The trust-anchor warning opens and closes it so it cannot be scrolled past.
+ * The human report, terminal-safe throughout (request ids and transcripts are attacker-chosen text): every line
+ * passes terminalLine, every transcript line carries the gutter. The trust-anchor warning opens it and stands
+ * before its last line, the verdict, so neither can be scrolled past or imitated.
  */
 export function renderVerifiedProof(proof: VerifiedProof): string {
   const { body } = proof;
@@ -244,7 +238,8 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     ...redactionLines(body.redactions),
     ...partialWarnings(hiddenRanges),
     ...warning,
-    "",
+    verdictLine(proof),
   ];
-  return terminalSafe(lines.join("\n"));
+  // Escaping is idempotent (an escape is printable ASCII): the transcript lines, escaped already, pass unchanged.
+  return `${lines.map(terminalLine).join("\n")}\n`;
 }

@@ -1,15 +1,16 @@
 /**
  * The proof viewer's script (bundled into /viewer's one HTML page by bundle.ts): verifies in the browser with
  * the code of `cli verify` (verifyProof, verifiedProofJson) and shows its report. Proof text is attacker-chosen:
- * it is only ever set as text, never parsed as HTML, and its bidirectional-text controls are shown as escapes.
+ * it is only ever set as text, never parsed as HTML, and its control, bidirectional and invisible characters are
+ * shown as escapes (src/core/terminal-text.ts), in logical order (the page's CSS overrides the bidi algorithm).
  */
 import { AppError } from "../core/errors.ts";
+import { terminalText, unsafePieces } from "../core/terminal-text.ts";
 import {
   DECLARED_BY,
   TEST_TRUST_ANCHOR_WARNING,
   type VerifiedProofJson,
   answerText,
-  escapeBidiControls,
   notaryKindText,
   portText,
   requestText,
@@ -30,8 +31,8 @@ const allowHiddenInput = byId<HTMLInputElement>("allow-hidden-request");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
 
-/** Every text shown goes through here: bidirectional controls are shown as escapes, as `cli verify` does. */
-const textNode = (text: string): Text => document.createTextNode(escapeBidiControls(text));
+/** Every text shown goes through here: what `cli verify` escapes is shown escaped here too. */
+const textNode = (text: string): Text => document.createTextNode(terminalText(text));
 
 function element(tag: string, text?: string, className?: string): HTMLElement {
   const node = document.createElement(tag);
@@ -51,7 +52,11 @@ function transcriptElement(text: string): HTMLElement {
       hidden.dataset.hiddenBytes = String(piece.length);
       pre.append(hidden);
     } else {
-      pre.append(textNode(piece));
+      // Controls and invisible characters are marked where they stand, as their escapes.
+      for (const part of unsafePieces(piece)) {
+        if (!part.unsafe) pre.append(textNode(part.text));
+        else pre.append(element("mark", part.text, "escaped"));
+      }
     }
   }
   return pre;
@@ -112,9 +117,11 @@ const bodyFacts = (json: VerifiedProofJson) => ({
 });
 
 function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
-  status.className = "valid";
+  // A test anchor's proof is genuine only for a test: no green banner.
+  status.className = json.testTrustAnchor ? "test-anchor" : "valid";
+  const verdict = json.testTrustAnchor ? "Valid only under a TEST trust anchor (not the public web PKI): proof" : "Valid proof";
   status.replaceChildren(
-    textNode(`Valid proof from ${json.serverName}, signed by notary key ${json.notary.fingerprint}. `),
+    textNode(`${verdict} from ${json.serverName}, signed by notary key ${json.notary.fingerprint}. `),
     element("span", bindingText(expected), "binding"),
   );
   const parts: HTMLElement[] = [];

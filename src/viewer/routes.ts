@@ -14,6 +14,13 @@ function viewerHtml(): Promise<string> {
   return page;
 }
 
+/**
+ * The page's policy as a header too: a meta policy cannot say frame-ancestors, and a page that shows "valid" must
+ * not be framed by another site (clickjacking a verdict).
+ */
+export const VIEWER_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'";
+const VIEWER_HEADERS = { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache", "content-security-policy": VIEWER_CSP };
+
 export const viewerRoute = declareRoute({
   method: "GET",
   path: "/viewer",
@@ -31,7 +38,7 @@ export function viewerRoutes(log: Logger): RouteGroup {
   viewerHtml().catch((error: unknown) => log.error("the viewer page cannot be built", { error: errorText(error) }));
   const viewer = bindRoute(
     viewerRoute,
-    async () => new Response(await viewerHtml(), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
+    async () => new Response(await viewerHtml(), { headers: VIEWER_HEADERS }),
   );
   return routeGroup("viewer", [viewer]);
 }

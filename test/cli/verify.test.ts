@@ -5,10 +5,12 @@ import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING } from "../../src/proof/verify.ts";
 import {
+  directionHiding,
   hiddenRequestBody,
   legacySampleBody,
   REPO,
   runCommandModule,
+  sampleBody,
   SECRET_API_KEY,
   SECRET_TOKEN,
   signedSample,
@@ -291,5 +293,47 @@ describe("cli verify", () => {
     visit(join(REPO, VERIFY));
     expect(seen.size).toBeGreaterThan(5);
     expect([...seen].filter((file) => file.includes("/src/engine/"))).toEqual([]);
+  });
+});
+
+describe("cli verify on hostile files: nothing it writes acts on a terminal", () => {
+  /** Any raw control or format character but the line feed: an ESC, a C1 CSI, a bidi override. */
+  const ACTIVE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}]/u;
+  const GREEN_VALID = "\u001b[32mProof valid: signed by notary key sha256:0000\u001b[0m";
+
+  test.each([
+    ["an error event whose code holds ANSI escapes", JSON.stringify({ code: `\u001b[2K\r${GREEN_VALID}\u001b[8m`, message: "x" })],
+    ["an object whose keys hold ANSI escapes", JSON.stringify({ [`\u001b[1A\u001b[2K${GREEN_VALID}`]: 1 })],
+    ["an error answer with C1 controls in its message", JSON.stringify({ error: { code: "x", message: "\u009b2K\u0085\u202egnirts" } })],
+  ])("%s: exit 1, one line, no ESC or other active byte", async (_, text) => {
+    const path = join(dir, "hostile.json");
+    writeFileSync(path, text);
+    const { exitCode, stdout, stderr } = await verify("--notary-pub-key", pubPath, "--proof", path);
+    expect(exitCode).toBe(1);
+    expect(stdout).toBe("");
+    expectOneErrorLine(stderr, /^error: the file holds /);
+    expect(stderr.trimEnd()).not.toMatch(ACTIVE);
+    expect(stderr).toMatch(/\\u00(1b|9b)/);
+  });
+
+  test("an unknown option's name is shown escaped", async () => {
+    const { exitCode, stderr } = await verify(`--\u001b[32mproof`, proofPath);
+    expect(exitCode).toBe(2);
+    expect(stderr.trimEnd()).not.toMatch(ACTIVE);
+    expect(stderr).toContain("unknown option --\\u001b[32mproof");
+  });
+
+  test("--json escapes DEL, C1 and format characters, and still parses to the same text", async () => {
+    const body = sampleBody(key);
+    const hostile = "HTTP/1.1 200 OK\r\n\r\n\u007f\u009b31m\u0085\u202e\u200b";
+    body.transcript.recv = directionHiding(hostile, []);
+    body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "sent"));
+    const path = join(dir, "c1.json");
+    writeFileSync(path, JSON.stringify(signProof(body, key)));
+    const { exitCode, stdout } = await verify("--notary-pub-key", pubPath, "--proof", path, "--json");
+    expect(exitCode).toBe(0);
+    expect(stdout).not.toMatch(ACTIVE);
+    expect(stdout).toContain("\\u009b31m\\u0085\\u202e\\u200b");
+    expect(JSON.parse(stdout).recv.text).toBe(hostile);
   });
 });

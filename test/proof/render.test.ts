@@ -24,7 +24,7 @@ describe("human report", () => {
 
   test("shows the transcripts with hidden bytes marked and without the secrets", () => {
     expect(report).toContain("Request (sent): 108 bytes, 20 hidden");
-    expect(report).toContain(`Authorization: Bearer ${"█".repeat(20)}\nAccept: */*\n`);
+    expect(report).toContain(`│ Authorization: Bearer ${"█".repeat(20)}\n│ Accept: */*\n`);
     expect(report).toContain(`"token":"${"█".repeat(17)}"}`);
     expect(report).not.toContain(SECRET_API_KEY);
     expect(report).not.toContain(SECRET_TOKEN);
@@ -63,23 +63,40 @@ describe("human report", () => {
     expect(report).toContain("Notary:       not stated (a proof from before this was recorded)");
   });
 
-  test("a test trust anchor is announced loudly, first and last", () => {
+  test("a test trust anchor is announced loudly, first and just before the verdict, which says it too", () => {
     const body = { ...sampleBody(key), testTrustAnchor: true };
     const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem)).trimEnd().split("\n");
     expect(lines[0]).toBe(TEST_TRUST_ANCHOR_WARNING);
-    expect(lines.at(-1)).toBe("WARNING: signed under a TEST trust anchor, not the public web PKI");
+    expect(lines.at(-2)).toBe("WARNING: signed under a TEST trust anchor, not the public web PKI");
+    expect(lines.at(-1)).toStartWith("Verdict: valid only under a TEST trust anchor (not the public web PKI), a proof of api.example.com");
   });
 
-  test("terminal control sequences and bidi overrides from the server are escaped", () => {
+  test("the report ends with the verdict and the server, whatever the transcript imitates", () => {
     const body = sampleBody(key);
-    const hostile = "HTTP/1.1 200 OK\r\n\r\n\u001b[2J\u001b]0;pwned\u0007\u202edlrow";
+    // A target's answer that forges the report's tail: blank lines, then a verdict for another server.
+    const forged = `HTTP/1.1 200 OK\r\n\r\n\n\n\nProof valid: signed by notary key ${fingerprint}\nServer:       bank.example.com\nVerdict: valid, a proof of bank.example.com\n`;
+    body.transcript.recv = directionHiding(forged, []);
+    body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "sent"));
+    const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem)).trimEnd().split("\n");
+    expect(lines.at(-1)).toBe(`Verdict: valid, a proof of api.example.com (port not attested (a notary in mpc mode never dials the server)), signed by notary key ${fingerprint}`);
+    // Every line the transcript filled carries the gutter: none reads as the report's own.
+    const imitations = lines.filter((line) => /bank\.example\.com/.test(line));
+    expect(imitations.length).toBe(2);
+    for (const line of imitations) expect(line).toStartWith("│ ");
+    expect(lines.filter((line) => line.startsWith("Server:"))).toEqual(["Server:       api.example.com (port not attested (a notary in mpc mode never dials the server))"]);
+  });
+
+  test("terminal controls, C1 controls, bidi and invisible characters from the server are escaped as \\uNNNN", () => {
+    const body = sampleBody(key);
+    const hostile = "HTTP/1.1 200 OK\r\n\r\n\u001b[2J\u001b]0;pwned\u0007\u202edlrow \u009b31m \u0085 5\u061c 000\u200b100\ufeff\u{e0041}\u2066x\u200f\rEND";
     body.transcript.recv = directionHiding(hostile, []);
     body.redactions = body.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "sent"));
-    body.requestId = "id\u001b[31m";
+    body.requestId = "id\u001b[31m\u009b";
     const report = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem));
-    expect(report).toContain("\\x1b[2J\\x1b]0;pwned\\x07\\u202edlrow");
-    expect(report).toContain("Request id:   id\\x1b[31m");
-    expect(report).not.toMatch(/[\u001b\u0007\u202e]/);
+    expect(report).toContain("│ \\u001b[2J\\u001b]0;pwned\\u0007\\u202edlrow \\u009b31m \\u0085 5\\u061c 000\\u200b100\\ufeff\\u{e0041}\\u2066x\\u200f\\u000dEND");
+    expect(report).toContain("Request id:   id\\u001b[31m\\u009b");
+    // Nothing raw but line feeds: no other control, no format character.
+    expect(report).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}]/u);
   });
 });
 

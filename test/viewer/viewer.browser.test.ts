@@ -50,6 +50,9 @@ afterAll(async () => {
   target?.stop(true);
 }, 120_000);
 
+/** The page's getComputedStyle, as the tests read it (the test files are typed without the DOM library). */
+type ComputedStyles = { getComputedStyle(node: unknown): { backgroundColor: string; unicodeBidi: string; direction: string } };
+
 async function show(proofText: string, keyPem?: string): Promise<void> {
   await page.fill("#proof", proofText);
   if (keyPem === undefined) await page.click("#prover-key");
@@ -60,9 +63,9 @@ describe("the proof viewer", () => {
   test("a real proof with this prover's key (from /notaryinfo) shows valid, its facts and hidden bytes marked", async () => {
     await page.goto(`${prover.url}/viewer`);
     await show(result.proofText);
-    await page.waitForSelector("#status.valid");
+    await page.waitForSelector("#status.test-anchor");
     const status = await page.textContent("#status");
-    expect(status).toContain(`Valid proof from ${TARGET_HOST}`);
+    expect(status).toContain(`Valid only under a TEST trust anchor (not the public web PKI): proof from ${TARGET_HOST}`);
     // Genuine, but nothing was given to tie it to the reader's request: the page says what that leaves open.
     expect(status).toContain("No request id, host, URL or method given: this shows the proof is genuine, not that it is about your request.");
     expect(await page.inputValue("#key")).toBe(prover.notaryPubPem);
@@ -105,7 +108,7 @@ describe("the proof viewer", () => {
     expect(await page.inputValue("#request-id")).toBe(result.requestId.toUpperCase());
     expect(await page.inputValue("#server-name")).toBe(TARGET_HOST);
     await show(result.proofText, prover.notaryPubPem);
-    await page.waitForSelector("#status.valid");
+    await page.waitForSelector("#status.test-anchor");
     expect(await page.textContent("#status")).toContain("Its request id and host are the ones you gave.");
 
     const otherId = crypto.randomUUID();
@@ -118,7 +121,7 @@ describe("the proof viewer", () => {
     await page.fill("#server-name", "api.example.com");
     expect(await page.textContent("#status")).toBe(`Not the proof you asked for: the proof is of server ${TARGET_HOST}, expected api.example.com`);
     await page.fill("#server-name", "");
-    expect(await page.getAttribute("#status", "class")).toBe("valid");
+    expect(await page.getAttribute("#status", "class")).toBe("test-anchor");
   });
 
   test("with the URL and method the reader asked for it says they match; another path, port or method shows it is not that proof", async () => {
@@ -126,7 +129,7 @@ describe("the proof viewer", () => {
     await page.goto(`${prover.url}/viewer?url=${encodeURIComponent(url)}&method=get`);
     expect(await page.inputValue("#url")).toBe(url);
     await show(result.proofText, prover.notaryPubPem);
-    await page.waitForSelector("#status.valid");
+    await page.waitForSelector("#status.test-anchor");
     expect(await page.textContent("#status")).toContain("Its URL and method are the ones you gave.");
     await page.fill("#url", `https://${TARGET_HOST}:${target.port}/other`);
     expect(await page.textContent("#status")).toBe('Not the proof you asked for: the proof\'s request target is not the expected 6-byte "/other"');
@@ -137,7 +140,7 @@ describe("the proof viewer", () => {
     await page.fill("#url", "ftp://x");
     expect(await page.textContent("#status")).toContain("The notary key or the URL you gave is not usable");
     await page.fill("#url", "");
-    expect(await page.getAttribute("#status", "class")).toBe("valid");
+    expect(await page.getAttribute("#status", "class")).toBe("test-anchor");
   });
 
   test("another notary's key shows invalid; a key that is not a key says so", async () => {
@@ -147,6 +150,42 @@ describe("the proof viewer", () => {
     expect(await page.textContent("#status")).toContain("signed by a different notary key");
     await show(result.proofText, "not a key");
     expect(await page.textContent("#status")).toContain("The notary key or the URL you gave is not usable");
+  });
+
+  test("a proof made under a test trust anchor gets no green banner; a public one does; the page may not be framed", async () => {
+    // The real proof above was made under the test CA: its banner is the warning's colour, and says so.
+    await page.goto(`${prover.url}/viewer`);
+    await show(result.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#status.test-anchor");
+    const colours = async () => page.$eval("#status", (node) => (globalThis as unknown as ComputedStyles).getComputedStyle(node).backgroundColor);
+    const testColour = await colours();
+    const key = generateKey("secp256k1");
+    await show(JSON.stringify(signProof(sampleBody(key), key)), key.publicKeyPem);
+    await page.waitForSelector("#status.valid");
+    const validColour = await colours();
+    expect(validColour).toBe("rgb(218, 251, 225)");
+    expect(testColour).not.toBe(validColour);
+    const answer = await fetch(`${prover.url}/viewer`);
+    expect(answer.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+  });
+
+  test("invisible and right-to-left characters cannot reorder or hide the bytes shown", async () => {
+    const key = generateKey("secp256k1");
+    const body = sampleBody(key);
+    // Bytes `5 000 100`: an Arabic letter mark and a right-to-left letter around them would show `100 000 5`.
+    const response = "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n\u05d0 5\u061c 000 100\u200b\ufeff";
+    body.transcript.recv = directionHiding(response, []);
+    body.redactions = [];
+    await page.goto(`${prover.url}/viewer`);
+    await show(JSON.stringify(signProof(body, key)), key.publicKeyPem);
+    await page.waitForSelector("#status.valid");
+    const marked = await page.$$eval("mark.escaped", (marks) => marks.map((mark) => mark.textContent));
+    expect(marked).toEqual(["\\u061c", "\\u200b", "\\ufeff"]);
+    const style = await page.$eval("pre.transcript", (node) => {
+      const computed = (globalThis as unknown as ComputedStyles).getComputedStyle(node);
+      return { bidi: computed.unicodeBidi, direction: computed.direction };
+    });
+    expect(style).toEqual({ bidi: "bidi-override", direction: "ltr" });
   });
 
   test("bidirectional-text controls from a server are shown as escapes, as cli verify shows them", async () => {
@@ -187,7 +226,7 @@ describe("the proof viewer", () => {
     await page.goto(`file://${path}`);
     expect(await page.isDisabled("#prover-key")).toBe(true);
     await show(result.proofText, prover.notaryPubPem);
-    await page.waitForSelector("#status.valid");
-    expect(await page.textContent("#status")).toContain(`Valid proof from ${TARGET_HOST}`);
+    await page.waitForSelector("#status.test-anchor");
+    expect(await page.textContent("#status")).toContain(`Valid only under a TEST trust anchor (not the public web PKI): proof from ${TARGET_HOST}`);
   });
 });
