@@ -241,7 +241,13 @@ function proverApp(config: ProverConfig, parts: RouteParts, log: Logger): { app:
   access.mount(app, viewerRoutes(log));
   // With an embedded notary, its metrics are the prover's too.
   access.mount(app, metricsRoutes(embedded ? Registry.merge([parts.metrics.registry, embedded.metrics]) : parts.metrics.registry));
-  const store = storeRoutes({ store: countedMessageStore(parts.store.messages, parts.metrics), nodeKey: parts.nodeKey, proofStream: config.store.proofStream, maxStreams: config.store.maxStreams });
+  const store = storeRoutes({
+    store: countedMessageStore(parts.store.messages, parts.metrics),
+    nodeKey: parts.nodeKey,
+    proofStream: config.store.proofStream,
+    places: config.store.places,
+    clientOf: proofClient,
+  });
   access.mount(app, store);
   // The document describes the app's routes, this one included: added once the others exist.
   access.mount(app, openApiRoutes(() => access.describe(app.routes), proverApi));

@@ -31,6 +31,7 @@ import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
+import type { QueryPlaceLimits } from "../store/query-places.ts";
 import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
 
 const port = wholeNumber(1, 65535);
@@ -81,6 +82,8 @@ const ProverEnv = v.object({
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
+  PROVER_STORE_QUERIES: v.optional(wholeNumber(1, 100_000), "16"),
+  PROVER_STORE_PER_CLIENT: v.optional(wholeNumber(1, 100_000), "8"),
   // Unset: proofs are kept for ever. A minute at least: an outcome must outlive its delivery.
   PROVER_STORE_RETENTION: v.optional(duration(60_000)),
   PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
@@ -209,8 +212,8 @@ export interface ProverConfig {
     proofStream: string;
     /** With API keys on, the proofs stream is readable without a key. */
     publicProofs: boolean;
-    /** Store answers streamed over SSE at once. */
-    maxStreams: number;
+    /** Store answers at once: plain ones, streamed ones (SSE), and either kind per client. */
+    places: QueryPlaceLimits;
     /**
      * PostgreSQL: an instance whose heartbeat is older than this is dead; a live one settles its pending
      * ids. Heartbeats and sweeps run every third of it.
@@ -360,7 +363,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       url: e.PROVER_STORE_URL,
       proofStream: e.PROVER_PROOF_STREAM,
       publicProofs: e.PROVER_PUBLIC_PROOFS,
-      maxStreams: e.PROVER_STORE_STREAMS,
+      places: { pages: e.PROVER_STORE_QUERIES, streams: e.PROVER_STORE_STREAMS, perClient: e.PROVER_STORE_PER_CLIENT },
       instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
       retentionMs: e.PROVER_STORE_RETENTION,
     },

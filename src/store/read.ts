@@ -12,16 +12,15 @@ export interface ScanPlan {
 }
 
 /**
- * `oneReadUpTo`: a `last` of at most this many is read newest-first in one query and reversed, which spares the
- * walk to its first key; larger ones find that key first and then read forwards page by page.
+ * Where an answer's scan starts and how many messages it may hold. A `last` finds the key its messages begin at,
+ * then reads forwards like the others: answers are always oldest first, and a page cut by its byte budget then
+ * names the first message it did not return, where a client continues with `from`.
  */
-export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery, oneReadUpTo: number): Promise<ScanPlan> {
+export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery): Promise<ScanPlan> {
   const base = { streamId, partition, texts: answerTexts(query) };
   switch (query.type) {
     case "last": {
       if (query.count <= 0) return { start: base, total: -query.count };
-      if (query.count <= oneReadUpTo) return { start: { ...base, newestFirst: true }, total: query.count };
-      // Find where the last `count` begin, then read forwards: answers are always oldest first.
       const first = await store.nthNewestKey(streamId, partition, query.count);
       return { start: first ? { ...base, after: { key: first, inclusive: true } } : base, total: query.count };
     }
@@ -39,30 +38,38 @@ export async function planScan(store: MessageStore, streamId: string, partition:
 const answerTexts = (query: StoreQuery): MessageText[] =>
   query.verifyNetworkResponses && query.format !== "raw" ? [query.format, "raw"] : [query.format];
 
-/** The first `limit` rows of the answer, oldest first. */
-export async function readFirst(store: MessageStore, plan: ScanPlan, limit: number): Promise<StoredRow[]> {
-  if (limit <= 0) return [];
-  const rows = await store.read({ ...plan.start, limit });
-  return plan.start.newestFirst ? rows.reverse() : rows;
+/** How large a row is in memory: its key's texts and the texts it carries (UTF-16 units, near enough to bytes). */
+export function rowBytes(row: StoredRow): number {
+  let bytes = row.publisherId.length + row.msgChainId.length + 16;
+  for (const text of ["object", "raw"] as const) bytes += row[text]?.length ?? 0;
+  return bytes;
 }
 
-/** Pages of at most `pageSize` rows, oldest first, until `total` rows or the end of the matching messages. */
-export async function* scanPages(store: MessageStore, plan: ScanPlan, pageSize: number): AsyncGenerator<StoredRow[]> {
-  if (plan.start.newestFirst) {
-    // Bounded by the planner's `oneReadUpTo`: one read.
-    const rows = await readFirst(store, plan, plan.total);
-    if (rows.length > 0) yield rows;
-    return;
-  }
+/** How a scan reads: rows per page at most and in the first page, and the bytes a page aims at. */
+export interface PageBounds {
+  maxRows: number;
+  firstRows: number;
+  maxBytes: number;
+}
+
+/**
+ * Pages of rows, oldest first, until `total` rows or the end of the matching messages. Each page after the first
+ * holds as many rows of the size just read as fit `maxBytes`: small messages come a thousand at a time, messages
+ * of a megabyte one by one, so no page holds much more than the budget and one row.
+ */
+export async function* scanPages(store: MessageStore, plan: ScanPlan, bounds: PageBounds): AsyncGenerator<StoredRow[]> {
   let remaining = plan.total;
+  let limit = bounds.firstRows;
   let request: ReadRequest = { ...plan.start, limit: 0 };
   while (remaining > 0) {
-    const limit = Math.min(pageSize, remaining);
-    const rows = await store.read({ ...request, limit });
+    const asked = Math.min(limit, remaining);
+    const rows = await store.read({ ...request, limit: asked });
     if (rows.length > 0) yield rows;
     const last = rows.at(-1);
-    if (!last || rows.length < limit) return;
+    if (!last || rows.length < asked) return;
     remaining -= rows.length;
     request = { ...request, after: { key: last, inclusive: false } };
+    const perRow = rows.reduce((sum, row) => sum + rowBytes(row), 0) / rows.length;
+    limit = Math.max(1, Math.min(bounds.maxRows, Math.floor(bounds.maxBytes / perRow)));
   }
 }

@@ -12,7 +12,8 @@
  *   the proofs stream is refused (403): only the prover writes it.
  *   200 {"messages":[{"id":{streamId,streamPartition,timestamp,sequenceNumber,publisherId,msgChainId},"duplicate":bool}…]}
  * Errors: {"error":"<message>"} (the group's error shape: src/core/http.ts shapes every /stores/ path so), 400 for bad input, 503 with
- * Retry-After beyond `maxStreams` SSE answers at once, 500 {"error":"Failed to fetch data!"} when storage fails.
+ * Retry-After beyond the answers allowed at once (plain, SSE, per client: query-places.ts), 500 {"error":"Failed to fetch data!"}
+ * when storage fails. A plain answer holds at most MAX_HTTP_MESSAGES messages and MAX_HTTP_BYTES of them.
  */
 import * as v from "valibot";
 import { AppError } from "../core/errors.ts";
@@ -21,14 +22,20 @@ import type { MessageText } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { publishBodySchema, publishBodyShape, publishEntries } from "./publish.ts";
 import { type Format, partitionSchema, querySchema, queryTypeSchema, storeQueryOf } from "./query.ts";
-import { planScan, readFirst, scanPages, type ScanPlan } from "./read.ts";
+import { type QueryPlaceLimits, queryPlaces } from "./query-places.ts";
+import { planScan, rowBytes, scanPages, type ScanPlan } from "./read.ts";
 import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata, type SignedQuery } from "./response-signature.ts";
 import type { MessageStore, StoredRow } from "./store.ts";
 
 /** Plain HTTP answers carry at most this many messages; SSE has no limit. */
 export const MAX_HTTP_MESSAGES = 5000;
-/** Rows per database page while streaming SSE: memory stays at one page whatever the answer's size. */
-const SSE_PAGE_SIZE = 1000;
+/**
+ * And at most this many bytes of messages (at least one message): a plain answer is built whole, so its size is
+ * what a query costs in memory. Beyond it the answer says hasNext and where to continue, as beyond the count.
+ */
+export const MAX_HTTP_BYTES = 4 * 1024 * 1024;
+/** Database pages: a thousand small rows at most, about a megabyte of large ones (read.ts sizes them). */
+const PAGES = { maxRows: 1000, firstRows: 16, maxBytes: 1024 * 1024 };
 
 const FETCH_FAILED = "Failed to fetch data!";
 const STORE_FAILED = "Failed to store data!";
@@ -38,8 +45,10 @@ interface Deps {
   nodeKey: NodeKey;
   /** The stream only the prover writes (through ProofRecords). */
   proofStream: string;
-  /** SSE answers streaming at once; each holds a database cursor for as long as its reader wants. */
-  maxStreams: number;
+  /** Answers at once, plain and SSE, and per client (an SSE answer holds its place as long as its reader wants). */
+  places: QueryPlaceLimits;
+  /** Who is asking, for the per-client limit: the API key, or the address without keys. */
+  clientOf(request: Request): string;
 }
 
 /** Path and query parameters word their refusals in full, with the reference's texts (query.ts). */
@@ -81,28 +90,23 @@ export const storePublishRoute = declareRoute({
   errors: ["forbidden", "storage_failed"],
 });
 
-export function storeRoutes({ store, nodeKey, proofStream, maxStreams }: Deps): RouteGroup {
-  let streaming = 0;
-  const takeStream = (): (() => void) => {
-    if (streaming >= maxStreams) throw new AppError("over_capacity", `the store is streaming its maximum of ${maxStreams} answers`);
-    streaming += 1;
-    let done = false;
-    return () => {
-      if (!done) streaming -= 1;
-      done = true;
-    };
-  };
+export function storeRoutes({ store, nodeKey, proofStream, places, clientOf }: Deps): RouteGroup {
+  const takePlace = queryPlaces(places);
   const query = bindRoute(storeQueryRoute, async ({ params: { id, partition, queryType }, query: parameters, request }) => {
     const query = storeQueryOf(queryType, parameters);
-    const release = acceptsEventStream(request.headers.get("accept")) ? takeStream() : undefined;
+    const streamed = acceptsEventStream(request.headers.get("accept"));
+    const release = takePlace(streamed ? "stream" : "page", clientOf(request));
     try {
-      const plan = await orFail(planScan(store, id, partition, query, MAX_HTTP_MESSAGES), FETCH_FAILED);
+      const plan = await orFail(planScan(store, id, partition, query), FETCH_FAILED);
       const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
       const signed = requestId === undefined ? undefined : { requestId, query: { streamId: id, partition, query } };
       const answer = { store, nodeKey, plan, format: query.format, signed };
-      return release ? eventStreamResponse(answer, release) : await pageResponse(answer);
+      if (streamed) return eventStreamResponse(answer, release);
+      const response = await pageResponse(answer);
+      release();
+      return response;
     } catch (error) {
-      release?.();
+      release();
       throw error;
     }
   });
@@ -160,12 +164,25 @@ function finishMetadata(answer: Answer, digest: ResponseDigest | undefined, page
   return { ...page, ...signResponseDigest(digest.finish(page), answer.signed.requestId, answer.nodeKey) };
 }
 
-async function pageResponse(answer: Answer): Promise<Response> {
+/** The rows of a plain answer: up to MAX_HTTP_MESSAGES and MAX_HTTP_BYTES, and the first row past them, if any. */
+async function pageRows(answer: Answer): Promise<{ returned: StoredRow[]; next: StoredRow | undefined }> {
   // One row past the limit tells whether more exist and where a client continues.
-  const limit = Math.min(answer.plan.total, MAX_HTTP_MESSAGES + 1);
-  const rows = await orFail(readFirst(answer.store, answer.plan, limit), FETCH_FAILED);
-  const next = rows[MAX_HTTP_MESSAGES];
-  const returned = next ? rows.slice(0, MAX_HTTP_MESSAGES) : rows;
+  const plan = { ...answer.plan, total: Math.min(answer.plan.total, MAX_HTTP_MESSAGES + 1) };
+  const returned: StoredRow[] = [];
+  let bytes = 0;
+  for await (const page of scanPages(answer.store, plan, PAGES)) {
+    for (const row of page) {
+      const size = rowBytes(row);
+      if (returned.length === MAX_HTTP_MESSAGES || (returned.length > 0 && bytes + size > MAX_HTTP_BYTES)) return { returned, next: row };
+      returned.push(row);
+      bytes += size;
+    }
+  }
+  return { returned, next: undefined };
+}
+
+async function pageResponse(answer: Answer): Promise<Response> {
+  const { returned, next } = await orFail(pageRows(answer), FETCH_FAILED);
   const page: PageMetadata = next
     ? { hasNext: true, nextTimestamp: next.timestamp, nextSequenceNumber: next.sequenceNumber, totalMessages: returned.length }
     : { hasNext: false, totalMessages: returned.length };
@@ -181,7 +198,8 @@ async function pageResponse(answer: Answer): Promise<Response> {
 
 /** Streams the answer; `release` gives its place back once the stream ends or its reader goes away. */
 function eventStreamResponse(answer: Answer, release: () => void): Response {
-  const pages = scanPages(answer.store, answer.plan, SSE_PAGE_SIZE);
+  // Each pull reads one page of about a megabyte, and Bun pulls again only once the socket took the last.
+  const pages = scanPages(answer.store, answer.plan, PAGES);
   const digest = digestFor(answer);
   const encoder = new TextEncoder();
   let totalMessages = 0;

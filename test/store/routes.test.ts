@@ -20,7 +20,7 @@ interface ObjectAnswer {
 
 /** The store routes as the prover composes them: with the one error hook that shapes store errors. */
 const storeApp = (opened: OpenedStore, nodeKey: NodeKey) =>
-  new Elysia().use(errorHandling(createLogger({ level: "error" }), () => "log-store")).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, maxStreams: 4 }));
+  new Elysia().use(errorHandling(createLogger({ level: "error" }), () => "log-store")).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, places: { pages: 16, streams: 4, perClient: 8 }, clientOf: () => "one client" }));
 
 /** A timestamp a few minutes back: caller-given timestamps must lie within the node's clock skew. */
 const recent = Date.now() - 5 * 60_000;
@@ -109,6 +109,38 @@ for (const backend of backends) {
       expect(stored.every(isSignatureValid)).toBe(true);
       expect(JSON.parse(lines.at(-1) ?? "")).toEqual({ hasNext: false, totalMessages: 3 });
     });
+
+    test("a plain answer ends at its byte budget with hasNext and where to continue; continuing with from reads the rest in order", async () => {
+      // 12 messages of 700 KB: 8.4 MB, twice the 4 MiB a plain answer may hold.
+      const big = (i: number) => ({ i, pad: "x".repeat(700_000) });
+      const messages = Array.from({ length: 12 }, (_, i) => {
+        const id: MessageId = { streamId: "big", streamPartition: 0, timestamp: recent + i, sequenceNumber: 0, publisherId: "0x" + "ab".repeat(20), msgChainId: "bulk" };
+        const raw: RawMessage = [32, ["big", 0, id.timestamp, 0, id.publisherId, "bulk"], null, 27, 0, 0, null, JSON.stringify(big(i)), null, 2, "0x00"];
+        return storedMessageOf(raw);
+      });
+      await opened.store.insert(messages);
+      const first = await getJson<ObjectAnswer>("big", "0/last?count=5000");
+      expect(first.status).toBe(200);
+      const shown = first.body.messages.map((m) => (m.content as { i: number }).i);
+      // At most 4 MiB: 5 of them (3.5 MB); the 6th would pass the budget.
+      expect(shown).toEqual([0, 1, 2, 3, 4]);
+      expect(first.body.metadata).toEqual({ hasNext: true, nextTimestamp: recent + 5, nextSequenceNumber: 0, totalMessages: 5 });
+      const seen = [...shown];
+      let next = first.body.metadata;
+      while (next.hasNext) {
+        const page = await getJson<ObjectAnswer>("big", `0/from?fromTimestamp=${next.nextTimestamp}&fromSequenceNumber=${next.nextSequenceNumber}`);
+        expect(page.body.messages.length).toBeGreaterThan(0);
+        seen.push(...page.body.messages.map((m) => (m.content as { i: number }).i));
+        next = page.body.metadata;
+      }
+      expect(seen).toEqual([...Array(12).keys()]);
+      // One message larger than the budget still comes, alone: an answer is never empty while messages remain.
+      const huge = storedMessageOf([32, ["huge", 0, recent, 0, "0x" + "ab".repeat(20), "bulk"], null, 27, 0, 0, null, JSON.stringify({ pad: "y".repeat(5_000_000) }), null, 2, "0x00"]);
+      await opened.store.insert([huge, storedMessageOf([32, ["huge", 0, recent + 1, 0, "0x" + "ab".repeat(20), "bulk"], null, 27, 0, 0, null, "{}", null, 2, "0x00"])]);
+      const alone = await getJson<ObjectAnswer>("huge", "0/last?count=2");
+      expect(alone.body.messages).toHaveLength(1);
+      expect(alone.body.metadata).toMatchObject({ hasNext: true, nextTimestamp: recent + 1, totalMessages: 1 });
+    }, 60_000);
 
     test("a chain never goes backwards; replaying a stored id is answered as a duplicate and stored once", async () => {
       expect((await publish("b", { content: 1, timestamp: recent, sequenceNumber: 4 })).status).toBe(200);

@@ -52,9 +52,12 @@ describe("store through the prover, API keys on, 2 store streams at most", () =>
       expect(await bodyOf(await publish("s", { content: 1, extra: true }))).toMatchObject({ status: 400, body: { error: 'entry 0: unknown key "extra"' } });
     });
 
-    test("an unknown route answers in the shape of its family", async () => {
-      expect(await bodyOf(await fetch(`${prover.url}/nothing/here`))).toMatchObject({ status: 404, body: { error: { code: "not_found", message: "no such route" } } });
-      expect(await bodyOf(await fetch(store("s/nothing")))).toMatchObject({ status: 404, body: { error: "no such route" } });
+    test("an unknown route answers in the shape of its family: with keys on, to a caller with a key; without one it is 401", async () => {
+      expect(await bodyOf(await fetch(`${prover.url}/nothing/here`, { headers: bearer }))).toMatchObject({ status: 404, body: { error: { code: "not_found", message: "no such route" } } });
+      expect(await bodyOf(await fetch(store("s/nothing"), { headers: bearer }))).toMatchObject({ status: 404, body: { error: "no such route" } });
+      // A path no route answers is judged as a keyed one (src/http/route-guard.ts), in its family's shape.
+      expect(await bodyOf(await fetch(`${prover.url}/nothing/here`))).toMatchObject({ status: 401, body: { error: { code: "unauthorized" } } });
+      expect(await bodyOf(await fetch(store("s/nothing")))).toMatchObject({ status: 401, body: { error: "an API key is required: Authorization: Bearer <key>" } });
     });
 
     test("a prover-route error is {error: {code, message}}; a missing key on a store route is {error: <message>}", async () => {
