@@ -35,7 +35,7 @@ export const MAX_HTTP_MESSAGES = 5000;
  */
 export const MAX_HTTP_BYTES = 4 * 1024 * 1024;
 /** Database pages: a thousand small rows at most, about a megabyte of large ones (read.ts sizes them). */
-const PAGES = { maxRows: 1000, firstRows: 16, maxBytes: 1024 * 1024 };
+const PAGES = { maxRows: 1000, firstRows: 1, maxBytes: 1024 * 1024 };
 
 const FETCH_FAILED = "Failed to fetch data!";
 const STORE_FAILED = "Failed to store data!";
