@@ -1,7 +1,7 @@
 /** Turns a parsed query into keyset scans over the store, page by page, so no answer is ever held whole. */
 import type { StoreQuery } from "./query.ts";
 import type { MessageText } from "./message.ts";
-import type { MessageStore, ReadRequest, StoredRow } from "./store.ts";
+import type { MessageKey, MessageStore, ReadRequest, StoredRow } from "./store.ts";
 
 export type ScanStart = Omit<ReadRequest, "limit">;
 
@@ -12,17 +12,18 @@ export interface ScanPlan {
 }
 
 /**
- * Where an answer's scan starts and how many messages it may hold. A `last` finds the key its messages begin at,
- * then reads forwards like the others: answers are always oldest first, and a page cut by its byte budget then
- * names the first message it did not return, where a client continues with `from`.
+ * Where an answer's scan starts and how many messages it may hold. A `last` of at most `newestFirstUpTo` messages
+ * is planned newest first (one index walk, read back to front: see newestRows); a larger one, or any `last` of an
+ * answer that streams, finds the key its messages begin at and reads forwards like the others. Answers are always
+ * oldest first, and a page cut by its byte budget names the first message it did not return.
  */
-export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery): Promise<ScanPlan> {
+export async function planScan(store: MessageStore, streamId: string, partition: number, query: StoreQuery, newestFirstUpTo = 0): Promise<ScanPlan> {
   const base = { streamId, partition, texts: answerTexts(query) };
   switch (query.type) {
     case "last": {
       if (query.count <= 0) return { start: base, total: -query.count };
-      const first = await store.nthNewestKey(streamId, partition, query.count);
-      return { start: first ? { ...base, after: { key: first, inclusive: true } } : base, total: query.count };
+      if (query.count <= newestFirstUpTo) return { start: { ...base, newestFirst: true }, total: query.count };
+      return forwardLast(store, base, query.count);
     }
     case "from":
     case "range": {
@@ -33,6 +34,38 @@ export async function planScan(store: MessageStore, streamId: string, partition:
     }
   }
 }
+
+/** The last `count` messages read forwards: from the key of the count-th newest. */
+async function forwardLast(store: MessageStore, base: ScanStart, count: number): Promise<ScanPlan> {
+  const first = await store.nthNewestKey(base.streamId, base.partition, count);
+  return { start: first ? { ...base, after: { key: first, inclusive: true } } : base, total: count };
+}
+
+/**
+ * The rows of a newest-first plan, oldest first, when they fit `maxBytes`; undefined when they do not (the read
+ * stops there): the answer must then begin at the oldest of them, which `forwards` plans.
+ */
+export async function newestRows(store: MessageStore, plan: ScanPlan, bounds: PageBounds): Promise<StoredRow[] | undefined> {
+  const rows: StoredRow[] = [];
+  let bytes = 0;
+  let limit = bounds.firstRows;
+  let before: MessageKey | undefined;
+  while (rows.length < plan.total) {
+    const asked = Math.min(limit, plan.total - rows.length);
+    const page = await store.read({ ...plan.start, before, limit: asked });
+    const pageBytes = page.reduce((sum, row) => sum + rowBytes(row), 0);
+    bytes += pageBytes;
+    if (bytes > bounds.maxAnswerBytes) return undefined;
+    rows.push(...page);
+    if (page.length < asked) break;
+    before = page.at(-1);
+    limit = Math.max(1, Math.min(bounds.maxRows, Math.floor(bounds.maxBytes / (pageBytes / page.length))));
+  }
+  return rows.reverse();
+}
+
+/** A newest-first plan read forwards instead. */
+export const forwards = (store: MessageStore, plan: ScanPlan): Promise<ScanPlan> => forwardLast(store, { ...plan.start, newestFirst: undefined }, plan.total);
 
 /** The answer's format, and the RawMessage text too when a signed response digest must cover it. */
 const answerTexts = (query: StoreQuery): MessageText[] =>
@@ -45,11 +78,12 @@ export function rowBytes(row: StoredRow): number {
   return bytes;
 }
 
-/** How a scan reads: rows per page at most and in the first page, and the bytes a page aims at. */
+/** How a scan reads: rows per page at most and in the first page, the bytes a page aims at, those an answer may hold. */
 export interface PageBounds {
   maxRows: number;
   firstRows: number;
   maxBytes: number;
+  maxAnswerBytes: number;
 }
 
 /**

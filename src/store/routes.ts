@@ -23,7 +23,7 @@ import type { NodeKey } from "./node-key.ts";
 import { publishBodySchema, publishBodyShape, publishEntries } from "./publish.ts";
 import { type Format, partitionSchema, querySchema, queryTypeSchema, storeQueryOf } from "./query.ts";
 import { type QueryPlaceLimits, queryPlaces } from "./query-places.ts";
-import { planScan, rowBytes, scanPages, type ScanPlan } from "./read.ts";
+import { forwards, newestRows, planScan, rowBytes, scanPages, type ScanPlan } from "./read.ts";
 import { createResponseDigest, signResponseDigest, type PageMetadata, type ResponseMetadata, type SignedQuery } from "./response-signature.ts";
 import type { MessageStore, StoredRow } from "./store.ts";
 
@@ -34,8 +34,8 @@ export const MAX_HTTP_MESSAGES = 5000;
  * what a query costs in memory. Beyond it the answer says hasNext and where to continue, as beyond the count.
  */
 export const MAX_HTTP_BYTES = 4 * 1024 * 1024;
-/** Database pages: a thousand small rows at most, about a megabyte of large ones (read.ts sizes them). */
-const PAGES = { maxRows: 1000, firstRows: 1, maxBytes: 1024 * 1024 };
+/** Database pages: about a megabyte each (read.ts sizes them by the rows just read), the first one row, 5,000 rows at most. */
+const PAGES = { maxRows: 5000, firstRows: 1, maxBytes: 1024 * 1024, maxAnswerBytes: MAX_HTTP_BYTES };
 
 const FETCH_FAILED = "Failed to fetch data!";
 const STORE_FAILED = "Failed to store data!";
@@ -97,7 +97,8 @@ export function storeRoutes({ store, nodeKey, proofStream, places, clientOf }: D
     const streamed = acceptsEventStream(request.headers.get("accept"));
     const release = takePlace(streamed ? "stream" : "page", clientOf(request));
     try {
-      const plan = await orFail(planScan(store, id, partition, query), FETCH_FAILED);
+      // A plain `last` is read newest first (one index walk); a streamed answer reads forwards as it goes.
+      const plan = await orFail(planScan(store, id, partition, query, streamed ? 0 : MAX_HTTP_MESSAGES), FETCH_FAILED);
       const requestId = query.verifyNetworkResponses ? (query.requestId ?? crypto.randomUUID()) : undefined;
       const signed = requestId === undefined ? undefined : { requestId, query: { streamId: id, partition, query } };
       const answer = { store, nodeKey, plan, format: query.format, signed };
@@ -166,6 +167,12 @@ function finishMetadata(answer: Answer, digest: ResponseDigest | undefined, page
 
 /** The rows of a plain answer: up to MAX_HTTP_MESSAGES and MAX_HTTP_BYTES, and the first row past them, if any. */
 async function pageRows(answer: Answer): Promise<{ returned: StoredRow[]; next: StoredRow | undefined }> {
+  if (answer.plan.start.newestFirst) {
+    // At most MAX_HTTP_MESSAGES: all of them, when they fit the budget; else read forwards from the first of them.
+    const newest = await newestRows(answer.store, answer.plan, PAGES);
+    if (newest) return { returned: newest, next: undefined };
+    return pageRows({ ...answer, plan: await forwards(answer.store, answer.plan) });
+  }
   // One row past the limit tells whether more exist and where a client continues.
   const plan = { ...answer.plan, total: Math.min(answer.plan.total, MAX_HTTP_MESSAGES + 1) };
   const returned: StoredRow[] = [];
