@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { TEST_SESSION, scratchDir, tlsFixture } from "./env.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
 import { waitUntil } from "./wait.ts";
+import { type ProverServer, startProverServer } from "../src/app/prover.ts";
+import { loadProverConfig } from "../src/config/prover.ts";
+import { createLogger } from "../src/core/log.ts";
 
 export const REPO = join(import.meta.dir, "..");
 export const BUN = process.execPath;
@@ -105,4 +108,24 @@ export async function runCli(cli: CliCommand, args: string[], stdin?: string, en
     child.exited,
   ]);
   return { exitCode, stdout, stderr };
+}
+
+/**
+ * The composed prover server in this process (what `cli prover start` runs), with its embedded notary, trusting
+ * the test CA and mapping the test host to the local target on `targetPort`; `env` adds or overrides settings.
+ */
+export async function startProverInProcess(targetPort: number, env: Record<string, string> = {}): Promise<{ server: ProverServer; dataDir: string }> {
+  const dataDir = env.PROVER_DATA_DIR ?? scratchDir("prover");
+  const config = loadProverConfig({
+    PROVER_PORT: "0",
+    PROVER_DATA_DIR: dataDir,
+    PROVER_POOL_SIZE: "0",
+    PROVER_ENGINE_HOSTS: "1",
+    PROVER_ALLOW_PRIVATE_TARGETS: "1",
+    PROVER_ALLOWED_PORTS: "*",
+    PROVER_RESOLVE: `${TARGET_HOST}:${targetPort}:127.0.0.1`,
+    TLSN_TEST_TRUST_ANCHOR: tlsFixture().caPath,
+    ...env,
+  });
+  return { server: await startProverServer(config, createLogger({ level: "error" })), dataDir };
 }

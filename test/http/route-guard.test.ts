@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { connect } from "node:net";
-import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
-import { loadProverConfig } from "../../src/config/prover.ts";
-import { createLogger } from "../../src/core/log.ts";
+import type { ProverServer } from "../../src/app/prover.ts";
 import type { DescribedRoute } from "../../src/http/route.ts";
-import { scratchDir, tlsFixture } from "../../testkit/env.ts";
+import { tlsFixture } from "../../testkit/env.ts";
+import { startProverInProcess } from "../../testkit/prover.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
 /**
@@ -36,19 +35,7 @@ beforeAll(async () => {
     },
   });
   targetUrl = `https://${TARGET_HOST}:${target.port}/data`;
-  const config = loadProverConfig({
-    PROVER_PORT: "0",
-    PROVER_DATA_DIR: scratchDir("route-guard"),
-    PROVER_POOL_SIZE: "0",
-    PROVER_ENGINE_HOSTS: "1",
-    PROVER_ALLOW_PRIVATE_TARGETS: "1",
-    PROVER_ALLOWED_PORTS: "*",
-    PROVER_RESOLVE: `${TARGET_HOST}:${target.port}:127.0.0.1`,
-    PROVER_API_KEYS: FULL_KEY,
-    PROVER_API_KEYS_SCOPED: SCOPED_KEY,
-    TLSN_TEST_TRUST_ANCHOR: tls.caPath,
-  });
-  server = await startProverServer(config, createLogger({ level: "error" }));
+  ({ server } = await startProverInProcess(target.port!, { PROVER_API_KEYS: FULL_KEY, PROVER_API_KEYS_SCOPED: SCOPED_KEY }));
 }, 120_000);
 
 afterAll(async () => {

@@ -3,8 +3,7 @@ import type { Server } from "bun";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNotaryServer } from "../../../../src/app/notary.ts";
-import { type ProverServer, startProverServer } from "../../../../src/app/prover.ts";
-import { loadProverConfig } from "../../../../src/config/prover.ts";
+import type { ProverServer } from "../../../../src/app/prover.ts";
 import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
 import { createLogger } from "../../../../src/core/log.ts";
@@ -14,8 +13,8 @@ import { modeFacts } from "../../../../src/proof/modes.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../../../src/proof/render.ts";
 import { verifyProof } from "../../../../src/proof/verify.ts";
 import { registerProvingMode } from "../../../../src/prover/proving/registry.ts";
-import { scratchDir, tlsFixture } from "../../../../testkit/env.ts";
-import { SOURCE_CLI, runCli } from "../../../../testkit/prover.ts";
+import { tlsFixture } from "../../../../testkit/env.ts";
+import { SOURCE_CLI, runCli, startProverInProcess } from "../../../../testkit/prover.ts";
 import { openStream, proofData } from "../../../../testkit/sse.ts";
 import { SECRET_VALUE, startTarget } from "../../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
@@ -37,21 +36,9 @@ let forget: (() => void)[] = [];
 beforeAll(async () => {
   const tls = tlsFixture();
   target = startTarget(tls);
-  const resolve = `${TARGET_HOST}:${target.port}:127.0.0.1`;
   const policy = { allowPrivateTargets: true, resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]), allowedHosts: [], allowedPorts: [] };
   forget = [registerProvingMode(standInProver), registerNotaryMode(standInNotary(policy, trustAnchors(tls.caPem)))];
-  dataDir = scratchDir("stand-in");
-  const config = loadProverConfig({
-    PROVER_PORT: "0",
-    PROVER_DATA_DIR: dataDir,
-    PROVER_POOL_SIZE: "0",
-    PROVER_ENGINE_HOSTS: "1",
-    PROVER_ALLOW_PRIVATE_TARGETS: "1",
-    PROVER_ALLOWED_PORTS: "*",
-    PROVER_RESOLVE: resolve,
-    TLSN_TEST_TRUST_ANCHOR: tls.caPath,
-  });
-  server = await startProverServer(config, createLogger({ level: "error" }));
+  ({ server, dataDir } = await startProverInProcess(target.port!));
 }, 120_000);
 
 afterAll(async () => {
