@@ -33,7 +33,12 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 
 const target = startTarget(tlsFixture());
 // Readers beyond the defaults' places would only be refused: the prover is given room for all of them.
-const prover = await startProver(SOURCE_CLI, target.port!, { PROVER_STORE_STREAMS: String(READERS), PROVER_STORE_PER_CLIENT: String(READERS + 4) });
+const prover = await startProver(SOURCE_CLI, target.port!, {
+  PROVER_STORE_STREAMS: String(READERS),
+  PROVER_STORE_PER_CLIENT: String(READERS + 4),
+  // The messages are published as fast as the prover takes them: more than a caller may in a minute by default.
+  PROVER_STORE_PUBLISH_BYTES_PER_MIN: String(4 * MESSAGES * BYTES),
+});
 const pid = prover.process.pid;
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
 const line = (what: string) => {

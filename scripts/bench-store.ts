@@ -28,7 +28,7 @@ async function serve(dataDir: string): Promise<void> {
   const store = await openStore({ dataDir });
   const app = new Elysia()
     .use(errorHandling(createLogger()))
-    .use(storeRoutes({ store: store.messages, nodeKey: loadNodeKey(dataDir), proofStream: DEFAULT_PROOF_STREAM, places: { pages: 32, streams: 32, perClient: 64 }, clientOf: () => "one client" }))
+    .use(storeRoutes({ store: store.messages, nodeKey: loadNodeKey(dataDir), proofStream: DEFAULT_PROOF_STREAM, places: { pages: 32, streams: 32, perClient: 64 }, publishQuota: { callerBytesPerMinute: Number.MAX_SAFE_INTEGER, streamBytes: Number.MAX_SAFE_INTEGER }, clientOf: () => "one client" }))
     .listen(0);
   console.log(`port ${app.server?.port}`);
 }

@@ -31,7 +31,7 @@ import { poolRoutes } from "../prover/pool/routes.ts";
 import { notaryInfoRoutes } from "../prover/notary/routes.ts";
 import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
-import { startRetention } from "../store/retention.ts";
+import { messagePruning, proofPruning, startRetention } from "../store/retention.ts";
 import { proxyRoutes } from "../prover/proxy/routes.ts";
 import { mpcProvingMode } from "../prover/mpc/mode.ts";
 import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
@@ -147,7 +147,12 @@ async function openDelivery(config: ProverConfig, metrics: ProverMetrics, log: L
     const settled = await records.failPending({ code: "session_failed", message: "the prover stopped before this proof was made" });
     if (settled > 0) log.warn("request ids left pending by the previous run settled as failed", { count: settled });
   }
-  const retention = config.store.retentionMs === undefined ? undefined : startRetention(records, config.store.retentionMs, log.child({ component: "retention" }));
+  const retentionLog = log.child({ component: "retention" });
+  const retentions = [
+    config.store.retentionMs === undefined ? undefined : startRetention(proofPruning(records), config.store.retentionMs, retentionLog),
+    config.store.messageRetentionMs === undefined ? undefined : startRetention(messagePruning(store.messages, config.store.proofStream), config.store.messageRetentionMs, retentionLog),
+  ].filter((retention) => retention !== undefined);
+  const retention = { stop: async () => void (await Promise.all(retentions.map((each) => each.stop()))) };
   // Set just below (it needs the delivery); ids are claimed only once the server listens.
   let presence: InstancePresence | undefined;
   const delivery = new ProofDelivery(new ProofHub(config.delivery), records, config.delivery, log.child({ component: "delivery" }), async () => presence?.confirmAlive());
@@ -246,6 +251,7 @@ function proverApp(config: ProverConfig, parts: RouteParts, log: Logger): { app:
     nodeKey: parts.nodeKey,
     proofStream: config.store.proofStream,
     places: config.store.places,
+    publishQuota: config.store.publishQuota,
     clientOf: proofClient,
   });
   access.mount(app, store);

@@ -32,6 +32,7 @@ import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
 import type { QueryPlaceLimits } from "../store/query-places.ts";
+import type { PublishQuotaLimits } from "../store/publish-quota.ts";
 import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
 
 const port = wholeNumber(1, 65535);
@@ -84,6 +85,10 @@ const ProverEnv = v.object({
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
   PROVER_STORE_QUERIES: v.optional(wholeNumber(1, 100_000), "16"),
   PROVER_STORE_PER_CLIENT: v.optional(wholeNumber(1, 100_000), "8"),
+  PROVER_STORE_PUBLISH_BYTES_PER_MIN: v.optional(wholeNumber(1, Number.MAX_SAFE_INTEGER), String(256 * 1024 * 1024)),
+  PROVER_STORE_STREAM_BYTES: v.optional(wholeNumber(1, Number.MAX_SAFE_INTEGER), String(4 * 1024 * 1024 * 1024)),
+  // Unset: messages of other streams are kept for ever (within PROVER_STORE_STREAM_BYTES each).
+  PROVER_STORE_MESSAGE_RETENTION: v.optional(duration(60_000)),
   // Unset: proofs are kept for ever. A minute at least: an outcome must outlive its delivery.
   PROVER_STORE_RETENTION: v.optional(duration(60_000)),
   PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
@@ -214,6 +219,10 @@ export interface ProverConfig {
     publicProofs: boolean;
     /** Store answers at once: plain ones, streamed ones (SSE), and either kind per client. */
     places: QueryPlaceLimits;
+    /** What a caller may publish in a minute and a stream may hold. */
+    publishQuota: PublishQuotaLimits;
+    /** Messages of every stream but the proofs stream older than this are deleted; undefined: kept for ever. */
+    messageRetentionMs?: number;
     /**
      * PostgreSQL: an instance whose heartbeat is older than this is dead; a live one settles its pending
      * ids. Heartbeats and sweeps run every third of it.
@@ -364,6 +373,8 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       proofStream: e.PROVER_PROOF_STREAM,
       publicProofs: e.PROVER_PUBLIC_PROOFS,
       places: { pages: e.PROVER_STORE_QUERIES, streams: e.PROVER_STORE_STREAMS, perClient: e.PROVER_STORE_PER_CLIENT },
+      publishQuota: { callerBytesPerMinute: e.PROVER_STORE_PUBLISH_BYTES_PER_MIN, streamBytes: e.PROVER_STORE_STREAM_BYTES },
+      messageRetentionMs: e.PROVER_STORE_MESSAGE_RETENTION,
       instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
       retentionMs: e.PROVER_STORE_RETENTION,
     },

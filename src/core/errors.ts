@@ -2,7 +2,8 @@
  * Every failure the product reports is an AppError with a code. The code alone decides the HTTP status,
  * the process exit code and whether a client is told to retry (`retryAfterS`, seconds), here and nowhere else.
  * The status says whose fault it is: 4xx the caller's request; 502 a target's (or the notary's) failure or limit,
- * 504 when it was too slow; 503 a load or availability limit to retry after `Retry-After`; 500 our own failure.
+ * 504 when it was too slow; 503 a load or availability limit to retry after `Retry-After`; 429 a caller's own quota,
+ * also with `Retry-After`; 500 our own failure.
  * Every 5xx exits 1. test/core/errors.test.ts pins these rules.
  */
 
@@ -28,6 +29,8 @@ export const errorCodes = {
   // A notary session's one attestation was already asked for.
   session_taken: { http: 409, exit: 1 },
   payload_too_large: { http: 413, exit: 2 },
+  /** A publish beyond what its caller may send in a minute, or its stream may hold. */
+  quota_exceeded: { http: 429, exit: 1, retryAfterS: 60 },
   over_capacity: { http: 503, exit: 1, retryAfterS: 5 },
   shutting_down: { http: 503, exit: 1, retryAfterS: 5 },
   // A target's failures and limits (HTTP 502, 504 when too slow): the prover stood in as a gateway and the

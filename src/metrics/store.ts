@@ -57,5 +57,7 @@ export function countedMessageStore(store: MessageStore, metrics: ProverMetrics)
     read: (request) => count("read", "query", store.read(request)),
     nthNewestKey: (streamId, partition, n) => count("read", "query", store.nthNewestKey(streamId, partition, n)),
     chainHead: (streamId, partition, publisherId, msgChainId) => count("read", "chain_head", store.chainHead(streamId, partition, publisherId, msgChainId)),
+    streamBytes: (streamId) => count("read", "stream_bytes", store.streamBytes(streamId)),
+    pruneMessages: (before, kept) => count("write", "prune_messages", store.pruneMessages(before, kept)),
   };
 }

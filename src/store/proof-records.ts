@@ -10,7 +10,8 @@ import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";
 import type { RawMessage } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { publishEntries } from "./publish.ts";
-import type { SqlMessageStore } from "./sql-store.ts";
+import { type SqlMessageStore, inBatches } from "./sql-store.ts";
+import { PRUNE_BATCH, pruneStreamSql } from "./sql.ts";
 
 export type RecordedOutcome =
   | { state: "unknown" }
@@ -67,11 +68,6 @@ const requestKeysTable = (messagesTable: string): string => `${requestsTable(mes
 /** An outcome cleared by retention: the id stays used, its outcome is gone. */
 const EXPIRED = "expired";
 type RecordState = typeof PENDING | "proof" | "error" | typeof EXPIRED;
-/**
- * Rows one prune statement touches: each batch is its own short transaction (a proof row may hold megabytes), and
- * other work runs between batches, so a first prune of years stalls nobody (SQLite runs on this thread).
- */
-const PRUNE_BATCH = 200;
 
 interface RecordRow {
   state: RecordState;
@@ -237,30 +233,14 @@ export class SqlProofRecords implements ProofRecords {
   async prune(before: number): Promise<PruneResult> {
     const cleared = SETTLED_COLUMNS.filter((c) => c !== "state").map((c) => `${c} = NULL`);
     // Records first: a record never points at a deleted proof (a proof's record was claimed before it was published).
-    const records = await this.inBatches({
+    const records = await inBatches(this.driver, {
       text: `UPDATE ${this.table} SET state = '${EXPIRED}', ${cleared.join(", ")}
         WHERE request_id IN (SELECT request_id FROM ${this.table} WHERE claimed_at < $1 AND state IN ('proof', 'error') LIMIT ${PRUNE_BATCH})
         RETURNING request_id`,
       params: [before],
     });
-    const m = this.messages.table;
-    const key = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
-    const proofs = await this.inBatches({
-      text: `DELETE FROM ${m} WHERE (${key}) IN (SELECT ${key} FROM ${m} WHERE stream_id = $1 AND partition = 0 AND ts < $2 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
-      params: [this.proofStream, before],
-    });
+    const proofs = await inBatches(this.driver, pruneStreamSql(this.messages.table, this.proofStream, 0, before));
     return { records, proofs };
-  }
-
-  /** Runs a statement touching at most PRUNE_BATCH rows until it touches fewer; returns the rows touched. */
-  private async inBatches(statement: { text: string; params: SqlValue[] }): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const touched = (await this.driver.run(statement)).length;
-      total += touched;
-      if (touched < PRUNE_BATCH) return total;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
   }
 
   async failPending(failure: { code: ErrorCode; message: string }): Promise<number> {

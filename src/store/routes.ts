@@ -20,7 +20,8 @@ import { AppError } from "../core/errors.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
 import type { MessageText } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
-import { publishBodySchema, publishBodyShape, publishEntries } from "./publish.ts";
+import { type WriteMessages, publishBodySchema, publishBodyShape, publishEntries } from "./publish.ts";
+import { PublishQuota, type PublishQuotaLimits } from "./publish-quota.ts";
 import { type Format, partitionSchema, querySchema, queryTypeSchema, storeQueryOf } from "./query.ts";
 import { type QueryPlaceLimits, queryPlaces } from "./query-places.ts";
 import { forwards, newestRows, planScan, rowBytes, scanPages, type ScanPlan } from "./read.ts";
@@ -47,7 +48,9 @@ interface Deps {
   proofStream: string;
   /** Answers at once, plain and SSE, and per client (an SSE answer holds its place as long as its reader wants). */
   places: QueryPlaceLimits;
-  /** Who is asking, for the per-client limit: the API key, or the address without keys. */
+  /** What a caller may publish in a minute and a stream may hold. */
+  publishQuota: PublishQuotaLimits;
+  /** Who is asking, for the per-client limits: the API key, or the address without keys. */
   clientOf(request: Request): string;
 }
 
@@ -87,11 +90,12 @@ export const storePublishRoute = declareRoute({
       content: { "application/json": v.object({ messages: v.array(v.object({ id: v.looseObject({}), duplicate: v.boolean() })) }) },
     },
   },
-  errors: ["forbidden", "storage_failed"],
+  errors: ["forbidden", "quota_exceeded", "storage_failed"],
 });
 
-export function storeRoutes({ store, nodeKey, proofStream, places, clientOf }: Deps): RouteGroup {
+export function storeRoutes({ store, nodeKey, proofStream, places, publishQuota, clientOf }: Deps): RouteGroup {
   const takePlace = queryPlaces(places);
+  const quota = new PublishQuota(publishQuota, (streamId) => store.streamBytes(streamId));
   const query = bindRoute(storeQueryRoute, async ({ params: { id, partition, queryType }, query: parameters, request }) => {
     const query = storeQueryOf(queryType, parameters);
     const streamed = acceptsEventStream(request.headers.get("accept"));
@@ -111,10 +115,15 @@ export function storeRoutes({ store, nodeKey, proofStream, places, clientOf }: D
       throw error;
     }
   });
-  const publish = bindRoute(storePublishRoute, async ({ params: { id, partition }, body }) => {
+  const publish = bindRoute(storePublishRoute, async ({ params: { id, partition }, body, request }) => {
     // Refused before the body is read: nobody but the prover writes proofs, whatever they send.
     if (id === proofStream) throw new AppError("forbidden", `Stream ${proofStream} is written only by the prover`);
-    const results = await orFail(publishEntries(store, nodeKey, id, partition, await body()), STORE_FAILED);
+    // Counted as stored (both texts of each message), once the entries are checked and signed.
+    const write: WriteMessages = async (messages, mustBeNew) => {
+      await quota.admit(clientOf(request), id, messages.reduce((sum, message) => sum + message.raw.length + message.object.length, 0));
+      return store.insert(messages, mustBeNew);
+    };
+    const results = await orFail(publishEntries(store, nodeKey, id, partition, await body(), write), STORE_FAILED);
     return Response.json({ messages: results });
   });
   return routeGroup("store", [query, publish], "log-store");

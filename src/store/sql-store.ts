@@ -1,9 +1,12 @@
 /** The message store, written once over any SqlDriver (SQLite, PostgreSQL), running the SQL of `sql.ts`. */
-import type { SqlDriver, SqlRun } from "./driver.ts";
+import type { SqlDriver, SqlRun, SqlStatement } from "./driver.ts";
 import type { MessageRef, StoredMessage } from "./message.ts";
 import {
   chainHeadSql,
   checkTableName,
+  PRUNE_BATCH,
+  pruneMessagesSql,
+  streamBytesSql,
   idKey,
   insertSql,
   keyOfRow,
@@ -28,6 +31,17 @@ export class MessageIdTaken extends Error {
 const INSERT_CHUNK = 1000;
 /** Keys per page while walking back from the newest message: an index-only keyset walk, never an OFFSET. */
 const KEY_WALK_PAGE = 5000;
+
+/** Runs a statement touching at most PRUNE_BATCH rows until it touches fewer, other work between; returns the rows touched. */
+export async function inBatches(driver: SqlDriver, statement: SqlStatement): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const touched = (await driver.run(statement)).length;
+    total += touched;
+    if (touched < PRUNE_BATCH) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 export class SqlMessageStore implements MessageStore {
   private constructor(
@@ -85,6 +99,15 @@ export class SqlMessageStore implements MessageStore {
       before = keys.at(-1);
       if (remaining === 0) return before;
     }
+  }
+
+  async streamBytes(streamId: string): Promise<number> {
+    const [row] = await this.driver.run<{ bytes: number | string }>(streamBytesSql(this.table, streamId));
+    return Number(row?.bytes ?? 0);
+  }
+
+  pruneMessages(before: number, kept: string): Promise<number> {
+    return inBatches(this.driver, pruneMessagesSql(this.table, before, kept));
   }
 
   async chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined> {

@@ -41,8 +41,36 @@ export function schemaStatements(table: string, tableSuffix: string): string[] {
       PRIMARY KEY (${KEY_COLUMNS})
     ) ${tableSuffix}`,
     `CREATE INDEX IF NOT EXISTS ${table}_chain ON ${table} (stream_id, partition, publisher_id, msg_chain_id, ts, sequence_no)`,
+    // Retention deletes the oldest messages of every stream without a scan.
+    `CREATE INDEX IF NOT EXISTS ${table}_ts ON ${table} (ts)`,
   ];
 }
+
+/**
+ * Rows one prune statement touches: each batch is its own short transaction (a row may hold megabytes), and other
+ * work runs between batches, so a first prune of years stalls nobody (SQLite runs on this thread).
+ */
+export const PRUNE_BATCH = 200;
+
+const KEY_LIST = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
+
+/** Deletes at most PRUNE_BATCH messages older than `before` of every stream but `kept`. */
+export const pruneMessagesSql = (table: string, before: number, kept: string): SqlStatement => ({
+  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE ts < $1 AND stream_id <> $2 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
+  params: [before, kept],
+});
+
+/** Deletes at most PRUNE_BATCH messages of one stream partition older than `before`. */
+export const pruneStreamSql = (table: string, streamId: string, partition: number, before: number): SqlStatement => ({
+  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE stream_id = $1 AND partition = $2 AND ts < $3 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
+  params: [streamId, partition, before],
+});
+
+/** The bytes a stream's messages hold (both texts), every partition. */
+export const streamBytesSql = (table: string, streamId: string): SqlStatement => ({
+  text: `SELECT COALESCE(SUM(LENGTH(raw_json) + LENGTH(object_json)), 0) AS bytes FROM ${table} WHERE stream_id = $1`,
+  params: [streamId],
+});
 
 /**
  * Fails on a table of an earlier layout (a `payload` column instead of the two texts). Such data is not migrated:

@@ -43,4 +43,8 @@ export interface MessageStore {
   nthNewestKey(streamId: string, partition: number, n: number): Promise<MessageKey | undefined>;
   /** Newest (timestamp, sequenceNumber) of one publisher's message chain. */
   chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined>;
+  /** The bytes a stream's messages hold, every partition (what a publish quota counts). */
+  streamBytes(streamId: string): Promise<number>;
+  /** Deletes the messages older than `before` (ms) of every stream but `kept`; returns how many. */
+  pruneMessages(before: number, kept: string): Promise<number>;
 }

@@ -23,8 +23,8 @@ describe("the error table", () => {
     expect(withStatus((status) => status === 404).sort()).toEqual(["not_found", "unknown_request"]);
   });
 
-  test("503 always says when to retry, and only 503 does; a notary out of reach is one", () => {
-    for (const code of codes) expect({ code, retry: retryAfterOf(code) !== undefined }).toEqual({ code, retry: httpStatusOf(code) === 503 });
+  test("503 and 429 always say when to retry, and only they do; a notary out of reach is a 503", () => {
+    for (const code of codes) expect({ code, retry: retryAfterOf(code) !== undefined }).toEqual({ code, retry: [503, 429].includes(httpStatusOf(code)) });
     expect(httpStatusOf("notary_unavailable")).toBe(503);
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger, type LogFields, type Logger } from "../../src/core/log.ts";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type ProofRecords, type Store } from "../../src/store/index.ts";
-import { pruneIntervalMs, startRetention } from "../../src/store/retention.ts";
+import { storedMessageOf } from "../../src/store/message.ts";
+import { messagePruning, proofPruning, pruneIntervalMs, startRetention } from "../../src/store/retention.ts";
 import { eventually } from "../../testkit/wait.ts";
 import { signedSample } from "../proof/fixtures.ts";
 import { tempDir } from "./backends.ts";
@@ -44,7 +45,7 @@ describe("store retention", () => {
   test("prunes at start and then periodically: proofs past the retention time read as outcome_expired, and each run that removed something says so", async () => {
     const first = await settledProof();
     await olderThan(1);
-    const retention = startRetention(records, 1, log, 50);
+    const retention = startRetention(proofPruning(records), 1, log, 50);
     try {
       expect(await eventually(() => outcomeCode(first), (code) => code === "outcome_expired", 10_000)).toBe("outcome_expired");
       const second = await settledProof();
@@ -57,9 +58,25 @@ describe("store retention", () => {
     expect(pruned[0]!.fields).toEqual({ records: 1, proofs: 1 });
   });
 
+  test("message retention deletes the old messages of every stream but the proofs stream, and says so", async () => {
+    const proofId = await settledProof();
+    const old = Date.now() - 10 * 60_000;
+    await store.messages.insert([storedMessageOf([32, ["retained/a", 0, old, 0, "0x" + "ab".repeat(20), "c"], null, 27, 0, 0, null, "{}", null, 2, "0x00"])]);
+    const retention = startRetention(messagePruning(store.messages, DEFAULT_PROOF_STREAM), 60_000, log, 50);
+    try {
+      await eventually(() => lines.some((line) => line.message === "store retention: old messages deleted"), Boolean, 10_000);
+    } finally {
+      await retention.stop();
+    }
+    expect(lines.find((line) => line.message === "store retention: old messages deleted")?.fields).toEqual({ messages: 1 });
+    expect(await store.messages.read({ streamId: "retained/a", partition: 0, limit: 10, texts: [] })).toEqual([]);
+    // The proofs stream is retention's of its own: the proof is still there.
+    expect(await outcomeCode(proofId)).toBe("settled");
+  });
+
   test("a proof younger than the retention time is kept", async () => {
     const young = await settledProof();
-    const retention = startRetention(records, 3_600_000, log, 50);
+    const retention = startRetention(proofPruning(records), 3_600_000, log, 50);
     await retention.stop();
     expect(await outcomeCode(young)).toBe("settled");
   });

@@ -20,7 +20,7 @@ interface ObjectAnswer {
 
 /** The store routes as the prover composes them: with the one error hook that shapes store errors. */
 const storeApp = (opened: OpenedStore, nodeKey: NodeKey) =>
-  new Elysia().use(errorHandling(createLogger({ level: "error" }), () => "log-store")).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, places: { pages: 16, streams: 4, perClient: 8 }, clientOf: () => "one client" }));
+  new Elysia().use(errorHandling(createLogger({ level: "error" }), () => "log-store")).use(storeRoutes({ store: opened.store, nodeKey, proofStream: DEFAULT_PROOF_STREAM, places: { pages: 16, streams: 4, perClient: 8 }, publishQuota: { callerBytesPerMinute: Number.MAX_SAFE_INTEGER, streamBytes: Number.MAX_SAFE_INTEGER }, clientOf: () => "one client" }));
 
 /** A timestamp a few minutes back: caller-given timestamps must lie within the node's clock skew. */
 const recent = Date.now() - 5 * 60_000;
@@ -108,6 +108,22 @@ for (const backend of backends) {
       const { isSignatureValid } = await import("../../src/store/message.ts");
       expect(stored.every(isSignatureValid)).toBe(true);
       expect(JSON.parse(lines.at(-1) ?? "")).toEqual({ hasNext: false, totalMessages: 3 });
+    });
+
+    test("a stream's bytes are both texts of its messages; a prune deletes the older messages of every stream but the one kept", async () => {
+      const at = (stream: string, ts: number, text: string) =>
+        storedMessageOf([32, [stream, 0, ts, 0, "0x" + "ab".repeat(20), "bulk"], null, 27, 0, 0, null, JSON.stringify({ text }), null, 2, "0x00"]);
+      const messages = [at("prune/a", 1_000, "old"), at("prune/a", 3_000, "new"), at("prune/b", 1_000, "old"), at("prune/kept", 1_000, "old")];
+      await opened.store.insert(messages);
+      const [first, second] = messages;
+      expect(await opened.store.streamBytes("prune/a")).toBe(first!.raw.length + first!.object.length + second!.raw.length + second!.object.length);
+      expect(await opened.store.streamBytes("prune/none")).toBe(0);
+      // Other tests' messages are recent: a cut at 2,000 ms after the epoch touches only these.
+      expect(await opened.store.pruneMessages(2_000, "prune/kept")).toBe(2);
+      const left = async (stream: string) => (await getJson<ObjectAnswer>(stream, "0/last?count=10")).body.messages.map((m) => (m.content as { text: string }).text);
+      expect(await left("prune/a")).toEqual(["new"]);
+      expect(await left("prune/b")).toEqual([]);
+      expect(await left("prune/kept")).toEqual(["old"]);
     });
 
     test("a plain answer ends at its byte budget with hasNext and where to continue; continuing with from reads the rest in order", async () => {
