@@ -15,9 +15,10 @@ export function escapedCharacter(char: string): string {
   return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
 }
 
-/** Text cut where unsafe characters stand, each of them a piece of its own: for a page that marks them. */
+/** Text cut where unsafe characters stand, each of them a piece of its own (CR LF a line break, as in terminalText): for a page that marks them. */
 export function unsafePieces(text: string): { text: string; unsafe: boolean }[] {
   return text
+    .replaceAll("\r\n", "\n")
     .split(/([\p{Cc}\p{Cf}\u2028\u2029])/u)
     .filter((piece) => piece !== "")
     .map((piece) => ({ text: piece, unsafe: piece.match(UNSAFE) !== null && piece !== "\n" && piece !== "\t" }));

@@ -33,7 +33,14 @@ describe("terminal-safe text", () => {
     expect(JSON.parse(json)).toEqual(value);
   });
 
-  test("pieces mark each unsafe character on its own, line feeds and tabs not", () => {
+  test("pieces mark each unsafe character on its own, line feeds (CR LF too) and tabs not", () => {
+    expect(unsafePieces("x\r\ny\rz")).toEqual([
+      { text: "x", unsafe: false },
+      { text: "\n", unsafe: false },
+      { text: "y", unsafe: false },
+      { text: "\r", unsafe: true },
+      { text: "z", unsafe: false },
+    ]);
     expect(unsafePieces("a\u200bb\nc\u001b")).toEqual([
       { text: "a", unsafe: false },
       { text: "\u200b", unsafe: true },
