@@ -35,7 +35,8 @@ beforeAll(async () => {
       "tls:", "  enabled: true", `  private_key_path: ${identity.keyPath}`, `  certificate_path: ${identity.chainPath}`,
     ],
     ["--algorithm", "secp256r1"],
-    { NODE_EXTRA_CA_CERTS: tls.caPath },
+    // A notary serving TLS refuses a test anchor unless told that this is a test deployment.
+    { NODE_EXTRA_CA_CERTS: tls.caPath, TLSN_TEST_TRUST_ANCHOR_EXPOSED: "1" },
   );
   notary = keyed.notary;
   notaryPubPath = keyed.pubPath;
