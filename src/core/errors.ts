@@ -69,6 +69,8 @@ export const errorCodes = {
   answer_not_single: { http: 422, exit: 1 },
   answer_encoded: { http: 422, exit: 1 },
   answer_malformed: { http: 422, exit: 1 },
+  /** The request the proof would show is not proven to be what the server read (src/proof/request-rule.ts). */
+  request_unproven: { http: 422, exit: 1 },
   // The server chose an application protocol other than HTTP/1.1 (ALPN h2, …).
   alpn_refused: { http: 422, exit: 1 },
   // A proxy session's attestation asked for longer after its relay ended than the notary allows.

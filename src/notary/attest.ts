@@ -62,10 +62,22 @@ function undeclaredUnseen(sent: SeenDirection, declared: AttestationRequest): By
   return subtractRanges(complementRanges(sent.length, sent.seen), declaredSpans(declared, "sent"))[0];
 }
 
-/** Why the request the proof reveals does not say it asked the verified server, as the mode's rule has it. */
-function requestProblem(transcript: VerifiedTranscript, proven: TranscriptDirection): string | null {
-  const { serverName, requestRule } = transcript;
-  return requestRule ? revealedRequestProblem(proven, serverName, requestRule.maxHiddenSpanBytes) : null;
+/**
+ * Why the request breaks the mode's request rule, judged on what the notary itself saw of it: a byte hidden from it
+ * (a hidden epoch) is what the rule is about; a byte it saw but leaves out of the proof, it checked itself.
+ */
+function requestProblem({ serverName, requestRule, sent }: VerifiedTranscript): string | null {
+  if (!requestRule || !sent.bytes) return null;
+  return revealedRequestProblem(transcriptDirection(sent.bytes, sent.seen, sent.length), serverName, requestRule.maxHiddenSpanBytes);
+}
+
+/**
+ * A request the notary saw whole keeps the Host rule on every byte it saw, not only on what the proof shows: a
+ * second Host (or another port) the proof hides is still a Host the server read.
+ */
+function wholeRequestHostProblem({ sent, serverName }: VerifiedTranscript): string | null {
+  if (!sent.bytes || complementRanges(sent.length, sent.seen).length > 0) return null;
+  return requestHostProblem(transcriptDirection(sent.bytes, [{ start: 0, end: sent.length }], sent.length), serverName);
 }
 
 /**
@@ -80,11 +92,11 @@ function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirecti
     if (undeclared) {
       throw new AppError("invalid_body", `declared redactions refused: the request's bytes ${undeclared.start}..${undeclared.end} were hidden from the notary, but no declared span hides them`);
     }
-    const hostProblem = requestHostProblem(proven, transcript.serverName);
+    const hostProblem = requestHostProblem(proven, transcript.serverName) ?? wholeRequestHostProblem(transcript);
     if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
     const method = checkSingleRequest(seenBytes(sent));
-    const problem = requestProblem(transcript, proven);
-    if (problem) throw new AppError("invalid_body", `request refused: ${problem}`);
+    const problem = requestProblem(transcript);
+    if (problem) throw new AppError("request_unproven", `request refused: ${problem}`);
     return method;
   }
   if (!modeFacts(transcript.mode)?.mayHideRequest) throw new AppError("invalid_body", "request refused: the prover revealed no byte of its request");

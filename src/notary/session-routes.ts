@@ -29,6 +29,7 @@ const ATTESTATION_REFUSALS = [
   "answer_not_single",
   "answer_encoded",
   "answer_malformed",
+  "request_unproven",
 ] as const satisfies readonly ErrorCode[];
 
 /** The body of a mode's request as a declaration reads it: refused as invalid_body, named as the mode names it. */

@@ -63,6 +63,8 @@ export interface VerifiedProofJson {
   redactions: DeclaredRedactionJson[];
   /** Every hidden range and what it covers, as far as the revealed bytes show. */
   hiddenRanges: HiddenRange[];
+  /** What the request's hidden header values may still do, in one sentence; null when it hides none. */
+  hiddenHeaders: string | null;
   /** The proof's own warnings (a test trust anchor), then one line per hidden range that is not a whole value. */
   warnings: string[];
 }
@@ -132,6 +134,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     recv: transcriptJson(proof.recv),
     redactions: body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
     hiddenRanges,
+    hiddenHeaders: proof.hiddenHeaders,
     warnings: [...proof.warnings, ...partialWarnings(hiddenRanges)],
   };
 }
@@ -221,6 +224,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `Answered by:  ${body.responseTime === undefined ? "not stated (an older proof)" : `${isoOfMs(body.responseTime * 1000)} (unix ${body.responseTime})`}`,
     `Answer:       ${answerText(body)}`,
     `Request:      ${requestText(shownRequest(body, proof.sent))}`,
+    ...(proof.hiddenHeaders ? [`              (${proof.hiddenHeaders})`] : []),
     `TLS version:  ${body.tlsVersion}`,
     `Proof mode:   ${modeText(modeFactsOf(body))}`,
     `Request id:   ${body.requestId}`,

@@ -1,16 +1,18 @@
 /**
- * The rule a revealed request with hidden spans keeps before a notary signs it (proxy mode on TLS 1.3, the request
- * written in epochs; an MPC proof's request can be held to it too). On top of requestHostProblem (check.ts: the
- * request line and exactly one Host, naming the verified server, revealed):
- * - one complete HTTP/1.1 request: request line `… HTTP/1.1`, a head ended by a revealed CRLF CRLF, a body framed
- *   by one revealed Content-Length (or none), nothing after it; no Transfer-Encoding;
- * - no hidden byte before the end of the Host line;
- * - each hidden span inside one header value whose name is revealed (Host's and Content-Length's are revealed
- *   whole), or inside the body as the value of a revealed name: a JSON member (`"name": …`, the
- *   value whole or a string's content) or a form field (`name=…`);
- * - each hidden span at most `maxHiddenSpanBytes` long.
- * What stays possible, and why the bound matters: hidden bytes can hold anything, a line break and another
- * header included; the notary sees their length only.
+ * The rule a revealed request with hidden spans keeps before a notary signs it, decided on what the notary saw
+ * (proxy mode on TLS 1.3, the request written in epochs: the notary reads a hidden epoch's length only). A hidden
+ * span can hold anything, a blank line ending the head and a second request included, so only the bytes before the
+ * first hidden one are proven to be what the server read; the rule makes the proof claim no more than that:
+ * - on top of requestHostProblem (check.ts: the request line and exactly one Host, naming the verified server,
+ *   revealed): one complete HTTP/1.1 request, a head ended by a revealed CRLF CRLF, a body framed by one revealed
+ *   Content-Length (or none), nothing after it, no Transfer-Encoding;
+ * - no hidden byte before the end of the Host line, and the first hidden span starts a header value whose name is
+ *   revealed, or a whole header line, or the body;
+ * - **no revealed byte after a hidden one** but the CR LF that ends a hidden header line and the final CR LF CR LF:
+ *   hidden header values form a trailing block of the head, and a body after a hidden byte (or holding one) is
+ *   hidden whole, the proof showing its length only;
+ * - each hidden span of the head at most `maxHiddenSpanBytes` long.
+ * What hidden header values can still do: add header lines of their own (HIDDEN_HEADERS_CAN_ADD).
  */
 import { bytesToBase64 } from "../core/bytes.ts";
 import { complementRanges } from "../core/ranges.ts";
@@ -54,43 +56,30 @@ function framing(view: View, fields: HeaderField[], length: number): { headEnd: 
   return { headEnd };
 }
 
-/** How far before a body value its name is looked for. */
-const NAME_WINDOW = 1024;
+/** A header line up to a point in its value: a token, a colon, then part of the value (RFC 9110 field-name). */
+const FIELD_NAME_AND_COLON = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\r\n]*$/;
 
-/** The JSON member name or form field name right before a body value at `start`, when revealed. */
-function revealsBodyName(view: View, bodyStart: number, start: number): { quoted: boolean } | null {
-  const { bytes, isShown } = view;
-  const quoted = bytes[start - 1] === 0x22;
-  const at = quoted ? start - 1 : start;
-  const from = Math.max(bodyStart, at - NAME_WINDOW);
-  const before = text(bytes, { start: from, end: at });
-  const json = /"(?:[^"\\\0]|\\.)*"\s*:\s*$/.exec(before);
-  if (json) return isShown({ start: from + json.index, end: at }) ? { quoted } : null;
-  const form = /(?:^|&)[^&=\0]+=$/.exec(before);
-  if (!form || quoted || (form[0][0] !== "&" && from !== bodyStart)) return null;
-  return isShown({ start: from + form.index, end: at }) ? { quoted } : null;
-}
-
-/** Whether what follows a body value at `end` closes it: a JSON delimiter, a form separator, or the body's end. */
-function closesBodyValue(bytes: Uint8Array, end: number, quoted: boolean): boolean {
-  if (quoted) return bytes[end] === 0x22;
-  const after = latin1.decode(bytes.subarray(end, end + 64));
-  return after === "" || /^\s*[,}\]]/.test(after) || after.startsWith("&");
-}
-
-function spanProblem(view: View, fields: HeaderField[], span: ByteRange, hostLineEnd: number, headEnd: number, max: number): string | null {
-  const { bytes, isShown } = view;
-  if (span.end - span.start > max) return `${describe(span)} is ${span.end - span.start} bytes long; at most ${max} may be hidden in one span`;
+/** Where the first hidden span may start: after a revealed header name on its line, at a line's start, or at the body. */
+function firstSpanProblem(view: View, span: ByteRange, hostLineEnd: number, headEnd: number): string | null {
   if (span.start < hostLineEnd) return `${describe(span)} starts before the end of the Host header; the request line and Host must be revealed whole`;
-  if (span.end <= headEnd) {
-    const field = fields.find((f) => f.value.start <= span.start && span.end <= f.value.end);
-    // Host and Content-Length values are wholly revealed (checked above), and no Transfer-Encoding is allowed.
-    if (!field || !isShown(field.name)) return `${describe(span)} is not inside a header value whose name is revealed`;
-    return null;
+  if (span.start >= headEnd) return span.start === headEnd && span.end === view.bytes.length ? null : `${describe(span)} hides part of the body; a body holding a hidden value is hidden whole`;
+  const lineStart = view.bytes.lastIndexOf(0x0a, span.start - 1) + 1;
+  const before = text(view.bytes, { start: lineStart, end: span.start });
+  if (before === "" || FIELD_NAME_AND_COLON.test(before)) return null;
+  return `${describe(span)} is not a header value whose name is revealed, nor a whole header line`;
+}
+
+/**
+ * The first revealed range after the first hidden byte that is more than a line break: anything else there is not
+ * proven to be what the server read (the hidden bytes before it may have ended the head, or the request).
+ */
+function revealedAfterHidden(view: View, revealed: readonly ByteRange[], firstHidden: number, headEnd: number): string | null {
+  for (const range of revealed) {
+    if (range.end <= firstHidden) continue;
+    const shown = text(view.bytes, range);
+    if ((shown === "\r\n" && range.end < headEnd) || (shown === "\r\n\r\n" && range.end === headEnd)) continue;
+    return `the request reveals bytes ${range.start}..${range.end} after a hidden span: a hidden span may hold anything, a blank line ending the head included, so no revealed byte after one is proven to be what the server read (hidden header values must come last in the head, and a body after them is hidden whole)`;
   }
-  if (span.start < headEnd) return `${describe(span)} runs from the head into the body`;
-  const name = revealsBodyName(view, headEnd, span.start);
-  if (!name || !closesBodyValue(bytes, span.end, name.quoted)) return `${describe(span)} is not a body value whose name is revealed (a JSON member or a form field)`;
   return null;
 }
 
@@ -98,6 +87,16 @@ function spanProblem(view: View, fields: HeaderField[], span: ByteRange, hostLin
 export function partlyRevealedDirection(request: { bytes: Uint8Array; hidden: readonly ByteRange[] }): TranscriptDirection {
   const revealed = complementRanges(request.bytes.length, request.hidden).map((range) => ({ ...range, data: bytesToBase64(request.bytes.subarray(range.start, range.end)) }));
   return { length: request.bytes.length, revealed };
+}
+
+/** What a proof's hidden header values can still do, in one sentence, where a verifier reads it. */
+export const HIDDEN_HEADERS_CAN_ADD = "hidden header values may hold header lines of their own: the revealed headers and request line are proven, what the hidden ones add is not";
+
+/** Whether a revealed request hides bytes of its head (a header value or line): then HIDDEN_HEADERS_CAN_ADD holds for it. */
+export function hidesHeaderValues(sent: TranscriptDirection): boolean {
+  const blank = indexOfBytes(revealedView(sent).bytes, HEAD_END, 0);
+  const headEnd = blank < 0 ? sent.length : blank;
+  return complementRanges(sent.length, sent.revealed).some((span) => span.start < headEnd);
 }
 
 /** The first rule the revealed request breaks, or null when it keeps them all. */
@@ -109,11 +108,16 @@ export function revealedRequestProblem(sent: TranscriptDirection, serverName: st
   if (!text(view.bytes, message.startLine).endsWith(" HTTP/1.1")) return "the request is not an HTTP/1.1 request";
   const framed = framing(view, message.headers, sent.length);
   if ("problem" in framed) return framed.problem;
+  const spans = complementRanges(sent.length, sent.revealed);
+  const [first] = spans;
+  if (!first) return null;
   const host = message.headers.find((field) => nameOf(view.bytes, field) === "host")!;
   const hostLineEnd = indexOfBytes(view.bytes, HEAD_END.subarray(0, 2), host.value.end) + 2;
-  for (const span of complementRanges(sent.length, sent.revealed)) {
-    const problem = spanProblem(view, message.headers, span, hostLineEnd, framed.headEnd, maxHiddenSpanBytes);
-    if (problem) return problem;
-  }
-  return null;
+  const firstProblem = firstSpanProblem(view, first, hostLineEnd, framed.headEnd);
+  if (firstProblem) return firstProblem;
+  const after = revealedAfterHidden(view, sent.revealed, first.start, framed.headEnd);
+  if (after) return after;
+  // A hidden body is a length only; what a span of the head may hold, only its length bounds.
+  const long = spans.find((span) => span.end <= framed.headEnd && span.end - span.start > maxHiddenSpanBytes);
+  return long ? `${describe(long)} is ${long.end - long.start} bytes long; at most ${maxHiddenSpanBytes} may be hidden in one span` : null;
 }

@@ -20,6 +20,7 @@ import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey
 import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem } from "./check.ts";
 import { expectedRequestMismatch } from "./expected-request.ts";
 import { jsonTextProblem } from "./json-text.ts";
+import { HIDDEN_HEADERS_CAN_ADD, hidesHeaderValues } from "./request-rule.ts";
 import { signatureMatches } from "./sign.ts";
 import { checkEvmAttestation, type VerifiedEvmAttestation } from "./evm-attestation.ts";
 
@@ -82,6 +83,8 @@ export interface VerifiedProof {
   recv: TranscriptView;
   /** The checked EVM attestation; null when the proof has none (secp256r1 notary, or an older proof). */
   evm: VerifiedEvmAttestation | null;
+  /** What the request's hidden header values may still do (HIDDEN_HEADERS_CAN_ADD); null when it hides none. */
+  hiddenHeaders: string | null;
 }
 
 // ---- checks ----
@@ -254,5 +257,6 @@ export function verifyProof(
     sent: transcriptView(body.transcript.sent),
     recv: transcriptView(body.transcript.recv),
     evm: evm.status === "valid" ? evm.attestation : null,
+    hiddenHeaders: !isHiddenRequest(body) && hidesHeaderValues(body.transcript.sent) ? HIDDEN_HEADERS_CAN_ADD : null,
   };
 }

@@ -134,6 +134,7 @@ function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
       ["Answered by", json.responseTime ? `${json.responseTime.iso} (unix ${json.responseTime.unix})` : "not stated (an older proof)"],
       ["Answer", answerText(bodyFacts(json))],
       ["Request", json.request === "hidden" ? "HIDDEN: not shown (see the warning)" : requestText(json)],
+      ...(json.hiddenHeaders ? [["Hidden headers", json.hiddenHeaders] as [string, string]] : []),
       ["Notarized at", `${json.notarizedAt.iso} (unix ms ${json.notarizedAt.unixMs})`],
       ["TLS version", json.tlsVersion],
       // A valid proof's mode is one the verifier knows: its facts say what the notary saw.

@@ -176,11 +176,26 @@ describe("a revealed request", () => {
     expect(refusal(revealed(REQUEST + REQUEST), hidingKey(REQUEST)).code).toBe("answer_not_single");
   });
 
-  test("keeps the mode's request rule: a hidden span longer than the notary allows is refused", () => {
-    const refused = refusal(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length - 1 } }), hidingKey(REQUEST));
-    expect(refused.code).toBe("invalid_body");
+  /** REQUEST with its Authorization last, its key in a hidden epoch: as the honest prover writes it. */
+  const LAST = "GET /v1/balance HTTP/1.1\r\nHost: api.example.com\r\nAccept: */*\r\nAuthorization: Bearer " + SECRET_API_KEY + "\r\n\r\n";
+  const inEpochs = (request: string, change: Partial<VerifiedTranscript> = {}) => {
+    const secret = spanOf(request, SECRET_API_KEY);
+    const bytes = new TextEncoder().encode(request);
+    bytes.fill(0, secret.start, secret.end);
+    return revealed(request, { sent: { length: bytes.length, bytes, seen: [{ start: 0, end: secret.start }, { start: secret.end, end: bytes.length }] }, ...change });
+  };
+
+  test("keeps the mode's request rule on what the notary saw: a hidden epoch longer than the notary allows is refused (422)", () => {
+    const refused = refusal(inEpochs(LAST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length - 1 } }), hidingKey(LAST));
+    expect(refused.code).toBe("request_unproven");
     expect(refused.message).toStartWith("request refused: ");
-    expect(buildProofBody(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length } }), hidingKey(REQUEST), context).request).toBe("revealed");
+    expect(buildProofBody(inEpochs(LAST, { requestRule: { maxHiddenSpanBytes: SECRET_API_KEY.length } }), hidingKey(LAST), context).request).toBe("revealed");
+    // A span the notary saw and leaves out of the proof is no hidden epoch: the notary checked it itself.
+    expect(buildProofBody(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: 1 } }), hidingKey(REQUEST), context).request).toBe("revealed");
+  });
+
+  test("a header revealed after a hidden epoch is refused: the hidden bytes may have ended the head (422)", () => {
+    expect(refusal(inEpochs(REQUEST), hidingKey(REQUEST))).toMatchObject({ code: "request_unproven", message: expect.stringContaining("after a hidden span") });
   });
 
   test("its method frames the answer: the answer to HEAD has no body, whatever its Content-Length says", () => {
@@ -191,15 +206,14 @@ describe("a revealed request", () => {
   });
 
   test("proxy mode: bytes hidden from the notary (a hidden epoch) must be declared hidden, and are not shown", () => {
-    const secret = spanOf(REQUEST, SECRET_API_KEY);
-    const bytes = new TextEncoder().encode(REQUEST);
-    bytes.fill(0, secret.start, secret.end);
-    const epoch = revealed(REQUEST, { sent: { length: bytes.length, bytes, seen: [{ start: 0, end: secret.start }, { start: secret.end, end: bytes.length }] } });
+    const secret = spanOf(LAST, SECRET_API_KEY);
+    const bytes = new TextEncoder().encode(LAST);
+    const epoch = inEpochs(LAST);
     expect(refusal(epoch)).toEqual({
       code: "invalid_body",
       message: `declared redactions refused: the request's bytes ${secret.start}..${secret.end} were hidden from the notary, but no declared span hides them`,
     });
-    const body = buildProofBody(epoch, hidingKey(REQUEST), context);
+    const body = buildProofBody(epoch, hidingKey(LAST), context);
     expect(body.transcript.sent.revealed.map((range) => [range.start, range.end])).toEqual([
       [0, secret.start],
       [secret.end, bytes.length],

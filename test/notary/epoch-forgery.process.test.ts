@@ -49,11 +49,11 @@ const shown = (text: string): RequestPart => ({ bytes: encoder.encode(text), hid
 const hidden = (text: string): RequestPart => ({ bytes: encoder.encode(text), hidden: true });
 const host = () => `${TARGET_HOST}:${targets.tls13.port}`;
 
-/** GET /account?user=42 with its Authorization value in a hidden epoch: what the honest prover writes. */
+/** GET /account?user=42 with its Authorization value in a hidden epoch, written last: what the honest prover writes. */
 const honestParts = (credential = CREDENTIAL): RequestPart[] => [
-  shown(`GET /account?user=42 HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: `),
+  shown(`GET /account?user=42 HTTP/1.1\r\nHost: ${host()}\r\nAccept: application/json\r\nConnection: close\r\nAuthorization: `),
   hidden(credential),
-  shown("\r\nAccept: application/json\r\nConnection: close\r\n\r\n"),
+  shown("\r\n\r\n"),
 ];
 
 const epochSession = (parts: RequestPart[]) => runEpochSession(options(targets.tls13.port), parts);
@@ -131,8 +131,9 @@ describe("a request written in epochs", () => {
   ])("a hidden span %s is refused", async (_, parts, message) => {
     const session = await epochSession(parts);
     const refused = refusal(await session.attest());
-    expect(refused).toMatchObject({ status: 400, code: "invalid_body" });
     expect(refused.message).toMatch(message);
+    // The Host rule is every proof's (400); the request rule's refusal has its code (422).
+    expect(refused).toMatchObject(/Host header value/.test(refused.message) ? { status: 400, code: "invalid_body" } : { status: 422, code: "request_unproven" });
   }, 30_000);
 
   test("a second Host in a hidden span where a header line would be, or revealed with its value hidden, is refused", async () => {
@@ -142,15 +143,34 @@ describe("a request written in epochs", () => {
     expect(refusal(await asValue.attest())).toEqual({ status: 400, code: "invalid_body", message: "request refused: the request must reveal exactly one Host header (found 2)" });
   }, 30_000);
 
-  test("a hidden span that is no value whose name is revealed (a body of raw bytes) is refused", async () => {
+  test("a body hidden whole is signed, the proof showing its length only; a body hidden in part is refused", async () => {
     const body = "raw-body-bytes-12345";
-    const session = await epochSession([shown(`POST /a HTTP/1.1\r\nHost: ${host()}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`), hidden(body)]);
-    const [span] = session.hiddenSpans;
-    expect(refusal(await session.attest())).toEqual({
-      status: 400,
-      code: "invalid_body",
-      message: `request refused: the hidden span at bytes ${span!.start}..${span!.end} is not a body value whose name is revealed (a JSON member or a form field)`,
+    const head = `POST /a HTTP/1.1\r\nHost: ${host()}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const whole = await (await epochSession([shown(head), hidden(body)])).attest();
+    expect(whole.status).toBe(200);
+    expect(JSON.stringify(whole.body)).not.toContain(Buffer.from(body).toString("base64").slice(0, 12));
+    const part = await epochSession([shown(head), hidden(body.slice(0, 8)), shown(body.slice(8))]);
+    const [span] = part.hiddenSpans;
+    expect(refusal(await part.attest())).toEqual({
+      status: 422,
+      code: "request_unproven",
+      message: `request refused: the hidden span at bytes ${span!.start}..${span!.end} hides part of the body; a body holding a hidden value is hidden whole`,
     });
+  }, 30_000);
+
+  /**
+   * A prover speaking the notary's protocol itself: a hidden span that may hold a blank line and a first request,
+   * then revealed bytes the server would read as something else. The notary refuses on the layout it saw.
+   */
+  test.each([
+    ["the header swap: a revealed header after the hidden credential", [shown(`GET /balance HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nAuthorization: `), hidden("Bearer tok\r\nX-Account: 666"), shown("\r\nX-Account: 42\r\nConnection: close\r\n\r\n")]],
+    ["the body swap: a revealed body after a hidden header value", [shown(`POST /transfer HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nContent-Length: 25\r\nConnection: close\r\nAuthorization: `), hidden("Bearer tok"), shown('\r\n\r\n{"to":"bob","amount":100}')]],
+    ["the JSON duplicate member: a hidden body value before a revealed member", [shown(`POST /transfer HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nContent-Length: 38\r\nConnection: close\r\n\r\n{"amount":`), hidden('1,"to":"mallory"'), shown(',"to":"bob"}')]],
+  ])("%s is refused (422 request_unproven)", async (_, parts) => {
+    const session = await epochSession(parts.map((part) => ({ ...part, bytes: encoder.encode(new TextDecoder().decode(part.bytes).replace(TARGET_HOST, host())) })));
+    const refused = refusal(await session.attest());
+    expect(refused).toMatchObject({ status: 422, code: "request_unproven" });
+    expect(refused.message).toMatch(/after a hidden span|hides part of the body/);
   }, 30_000);
 
   test(`a hidden span longer than the notary's proxy.max_hidden_span (${MAX_HIDDEN}) is refused; one within it is signed`, async () => {
@@ -158,8 +178,8 @@ describe("a request written in epochs", () => {
     const session = await epochSession(honestParts(long));
     const [span] = session.hiddenSpans;
     expect(refusal(await session.attest())).toEqual({
-      status: 400,
-      code: "invalid_body",
+      status: 422,
+      code: "request_unproven",
       message: `request refused: the hidden span at bytes ${span!.start}..${span!.end} is ${long.length} bytes long; at most ${MAX_HIDDEN} may be hidden in one span`,
     });
     expect((await (await epochSession(honestParts(`Bearer ${"x".repeat(MAX_HIDDEN - 7)}`))).attest()).status).toBe(200);

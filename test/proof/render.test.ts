@@ -3,6 +3,7 @@ import { decodePublicKeyPem, publicKeyFingerprint } from "../../src/proof/keys.t
 import { DECLARED_BY, renderVerifiedProof, TEST_TRUST_ANCHOR_WARNING, verifiedProofJson } from "../../src/proof/render.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
+import { HIDDEN_HEADERS_CAN_ADD } from "../../src/proof/request-rule.ts";
 import { directionHiding, REQUEST, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
 
 const { key, proof } = signedSample();
@@ -29,6 +30,11 @@ describe("human report", () => {
     expect(report).not.toContain(SECRET_API_KEY);
     expect(report).not.toContain(SECRET_TOKEN);
     expect(report).not.toContain("\r");
+  });
+
+  test("says once, under the request, what its hidden header values may still do", () => {
+    expect(report).toContain(`Request:      revealed: GET /v1/balance HTTP/1.1 (Host: api.example.com)\n              (${HIDDEN_HEADERS_CAN_ADD})\n`);
+    expect(report.split(HIDDEN_HEADERS_CAN_ADD)).toHaveLength(2);
   });
 
   test("lists the declared redactions as the prover's word", () => {
@@ -127,9 +133,11 @@ describe("JSON for scripts", () => {
       warnings: ["WARNING: hidden sent 71..91 (20 bytes) is not a whole value; it may cut one in two"],
       requestLine: "GET /v1/balance HTTP/1.1",
       host: "api.example.com",
+      // The sample hides a header value: what that leaves open, in one sentence.
+      hiddenHeaders: HIDDEN_HEADERS_CAN_ADD,
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "evm", "hiddenByteMarker", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
+      "connectionTime", "evm", "hiddenByteMarker", "hiddenHeaders", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
       "requestLine", "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });

@@ -163,9 +163,21 @@ describe("the request rule on what the check shows: forged requests whose record
     return revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, maxHiddenSpan);
   }
   const part = (text: string, hidden = false): RequestPart => ({ bytes: encoder.encode(text), hidden });
+  /** The hidden values last: the token, its line break revealed, then the cookie line hidden whole, then the blank line. */
+  const honest = (): RequestPart[] => [
+    part(`GET /a HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\nAuthorization: `),
+    part(TOKEN, true),
+    part("\r\n"),
+    part(`Cookie: ${COOKIE}`, true),
+    part("\r\n\r\n"),
+  ];
 
-  test("the honest request passes", async () => {
-    expect(await ruleOn(request())).toBeNull();
+  test("the honest request passes: hidden values last, only their line breaks revealed after them", async () => {
+    expect(await ruleOn(honest())).toBeNull();
+  });
+
+  test("a header revealed after a hidden epoch is refused: the epoch may have ended the head", async () => {
+    expect(await ruleOn(request())).toMatch(/reveals bytes \d+\.\.\d+ after a hidden span/);
   });
 
   test("a hidden span over the Host value, or over the request line's target", async () => {
@@ -179,7 +191,7 @@ describe("the request rule on what the check shows: forged requests whose record
   });
 
   test("a hidden span longer than the bound", async () => {
-    expect(await ruleOn(request(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
+    expect(await ruleOn(honest(), TOKEN.length - 1)).toMatch(new RegExp(`is ${TOKEN.length} bytes long; at most ${TOKEN.length - 1} may be hidden in one span`));
   });
 });
 

@@ -58,6 +58,8 @@ const PASSED_ON: readonly ErrorCode[] = [
   "answer_malformed",
   "alpn_refused",
   "attestation_late",
+  // Its verdict on the request: the proof would show bytes not proven to be what the server read.
+  "request_unproven",
 ];
 
 /**

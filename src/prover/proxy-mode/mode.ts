@@ -25,7 +25,7 @@ import type { ModeAttestation, ModeExchange, ModeRun, ProofCall, ProvingMode } f
 import type { RunControl } from "../proving/run-control.ts";
 import { declaredForHiddenRequest } from "./hidden-request.ts";
 import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
-import { type RequestPlan, planRequest } from "./request-plan.ts";
+import { type RequestPlan, planRedactions, planRequest } from "./request-plan.ts";
 import { runTlsExchange } from "./tls-exchange.ts";
 
 export interface ProxyModeDeps {
@@ -217,7 +217,7 @@ class ProxyRun implements ModeRun {
     const { relay, revealing } = this;
     if (!relay || !revealing) throw new AppError("internal", "a proxy-mode reveal before its exchange");
     relay.close();
-    const redactions = revealing.requestHidden ? declaredForHiddenRequest(redaction.declared) : redaction.declared;
+    const redactions = revealing.requestHidden ? declaredForHiddenRequest(redaction.declared) : planRedactions(this.plan, redaction.declared);
     return { redactions, fields: { keys: revealing.keys } };
   }
 

@@ -4,19 +4,27 @@
  * must be known before the exchange. They are what the redaction hides in the request alone (src/redaction/: the
  * default-hidden credentials, each `req:*` entry, their echoes within the request); what the answer adds later (an
  * echo in the request of a value hidden in the answer) the notary sees and leaves out of the proof itself.
- * Refused up front (400, nothing sent): a hidden value before the end of the Host line or too many of them
- * (src/http1/request-epochs.ts), one longer than PROVER_PROXY_MAX_HIDDEN_SPAN, and with `T-PROXY-REVEAL: none` any
- * pattern naming the request (it is hidden whole). computeRedactions merges touching ranges, as the epochs do.
+ * In epochs the request is laid out as the notary's request rule proves it (src/proof/request-rule.ts: no revealed
+ * byte after a hidden one): headers with hidden values are written last, as one hidden block, and a body after them
+ * or holding a hidden value must be hidden whole. Refused up front (400, nothing sent): a hidden value before the
+ * end of the Host line or too many of them (src/http1/request-epochs.ts), one longer than PROVER_PROXY_MAX_HIDDEN_SPAN,
+ * a body that cannot be proven as asked, and with `T-PROXY-REVEAL: none` any pattern naming the request (it is hidden
+ * whole). computeRedactions merges touching ranges, as the epochs do.
  */
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import type { ByteRange } from "../../core/transcript.ts";
+import { subtractRanges } from "../../core/ranges.ts";
+import type { DeclaredRedaction } from "../../proof/format.ts";
 import { AppError } from "../../core/errors.ts";
 import { checkHiddenAfterHost, requestParts } from "../../http1/request-epochs.ts";
 import { serializeRequest } from "../../http1/request.ts";
 import { type RedactionPattern, computeRedactions } from "../../redaction/index.ts";
 import type { RequestPart } from "../../tls/client/exchange.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
+import { parseHttpMessage } from "../../http1/message.ts";
 import { refuseRequestPatterns } from "./hidden-request.ts";
+
+const latin1 = new TextDecoder("latin1");
 
 /**
  * What the notary sees of the request: nothing (`none`), all of it (`request`), or all but its hidden values
@@ -37,6 +45,59 @@ const EMPTY = new Uint8Array(0);
 /** The request's hidden ranges as its redaction finds them in the request alone, sorted and merged. */
 const hiddenRanges = (request: Uint8Array, patterns: readonly RedactionPattern[]): ByteRange[] =>
   computeRedactions({ sent: request, recv: EMPTY }, patterns).hidden.sent;
+
+/** Lower-case names of the header lines a hidden range touches. */
+function hiddenHeaderNames(request: Uint8Array, hidden: readonly ByteRange[]): Set<string> {
+  const names = new Set<string>();
+  for (const field of parseHttpMessage(request).headers) {
+    const line = { start: field.name.start, end: field.value.end };
+    if (hidden.some((range) => range.start < line.end && line.start < range.end)) names.add(latin1.decode(request.subarray(field.name.start, field.name.end)).toLowerCase());
+  }
+  return names;
+}
+
+const headEndOf = (request: Uint8Array): number => parseHttpMessage(request).body[0]?.start ?? request.length;
+
+/**
+ * The hidden ranges as the request rule proves them: those of the head (written last) as one block up to the end of
+ * the last hidden value, its line break and the blank line revealed; a body after them, or holding a hidden value,
+ * must be hidden whole. Throws invalid_redaction for a body the client did not hide whole.
+ */
+function provableHidden(request: Uint8Array, hidden: readonly ByteRange[]): ByteRange[] {
+  const headEnd = headEndOf(request);
+  const head = hidden.filter((range) => range.start < headEnd);
+  const body = hidden.filter((range) => range.start >= headEnd);
+  const bodyShown = request.length > headEnd && !(body.length === 1 && body[0]!.start === headEnd && body[0]!.end === request.length);
+  if (bodyShown && (head.length > 0 || body.length > 0)) {
+    throw new AppError(
+      "invalid_redaction",
+      `the request's body cannot be proven as asked: ${body.length > 0 ? "it holds a hidden value" : "it follows a hidden header value"}, and a hidden span may hold anything, the end of the head included, so no byte revealed after one is proven to be what the server read. Hide the body whole (T-REDACTED: req:body:, the proof shows its length), or send T-PROXY-REVEAL: request (the notary sees the request whole; the proof still hides the values)`,
+    );
+  }
+  if (head.length === 0) return [...body];
+  return [{ start: head[0]!.start, end: head.at(-1)!.end }, ...body];
+}
+
+/** The label of the bytes the layout hides beyond what the patterns hid: the header names between hidden values. */
+export const HIDDEN_HEADER_BLOCK = "req:hidden-header-block";
+
+/**
+ * The redactions a proof of this plan declares: the patterns' own, and one for what the layout hid beside them (the
+ * block of hidden headers runs from the first hidden value to the last): a proof accounts for every hidden byte.
+ */
+export function planRedactions(plan: RequestPlan, declared: readonly DeclaredRedaction[]): DeclaredRedaction[] {
+  if (plan.reveal !== "epochs") return [...declared];
+  let offset = 0;
+  const hidden: ByteRange[] = [];
+  for (const part of plan.parts) {
+    if (part.hidden) hidden.push({ start: offset, end: offset + part.bytes.length });
+    offset += part.bytes.length;
+  }
+  const spans = declared.flatMap((entry) => entry.spans.filter((span) => span.direction === "sent"));
+  const extra = subtractRanges(hidden, spans);
+  if (extra.length === 0) return [...declared];
+  return [...declared, { pattern: HIDDEN_HEADER_BLOCK, matched: true, spans: extra.map((range) => ({ direction: "sent", ...range })) }];
+}
 
 /** Refuses a hidden value longer than the bound a notary holds a revealed request to. */
 function checkLengths(ranges: readonly ByteRange[], maxHiddenSpanBytes: number): void {
@@ -71,7 +132,11 @@ export function planRequest(
     checkLengths(hidden, maxHiddenSpanBytes);
     return { request, parts: whole, reveal: "request" };
   }
-  const parts = requestParts(request, hidden);
-  checkLengths(hidden, maxHiddenSpanBytes);
-  return { request, parts, reveal: "epochs" };
+  // Headers with hidden values go last, so that every revealed header precedes the first hidden byte.
+  const last = hiddenHeaderNames(request, hidden);
+  const laidOut = last.size === 0 ? request : serializeRequest(exchange, last);
+  const provable = provableHidden(laidOut, last.size === 0 ? hidden : hiddenRanges(laidOut, patterns));
+  const parts = requestParts(laidOut, provable);
+  checkLengths(provable.filter((range) => range.end <= headEndOf(laidOut)), maxHiddenSpanBytes);
+  return { request: laidOut, parts, reveal: "epochs" };
 }
