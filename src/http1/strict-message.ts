@@ -89,9 +89,11 @@ function fieldOf(view: SeenBytes, line: Line, what: string): Field {
   const nameEnd = colon < 0 ? line.end : line.start + colon;
   // The name and its colon; without a seen colon, the whole line (a colon may be among its hidden bytes).
   const nameSeen = view.isSeen({ start: line.start, end: Math.min(nameEnd + 1, line.end) });
-  const name = text(view, { start: line.start, end: nameEnd });
-  // Unseen bytes (NUL) stand for any token byte; a colon among them would end the name earlier, which couldBe allows for.
-  if ((nameSeen && colon < 0) || !TOKEN.test(name.replaceAll("\0", "a"))) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
+  // An unseen byte stands for any token byte (a colon among them would end the name earlier, which couldBe allows
+  // for); a seen one is what it is: a NUL or another control byte in a name is no token.
+  let name = "";
+  for (let at = line.start; at < nameEnd; at++) name += view.isSeen({ start: at, end: at + 1 }) ? String.fromCharCode(view.bytes[at]!) : "a";
+  if ((nameSeen && colon < 0) || !TOKEN.test(name)) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
   if (!nameSeen) return { nameSeen, value: { start: line.end, end: line.end }, line };
   let start = nameEnd + 1;
   let end = line.end;

@@ -65,7 +65,7 @@ export interface ProofExpectations {
 export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
 /** What a proof whose request is hidden does not prove. */
 export const HIDDEN_REQUEST_LIMIT =
-  "its request is hidden: it does not show the method, URL, Host or port the request named, so the answer may answer any request the prover chose to send to that server";
+  "request is hidden: it does not show the method, URL, Host or port the request named, so the answer may answer any request the prover chose to send to that server";
 /** What a proof from before notaries checked answers and dated them by the exchange does not prove. */
 export const UNCHECKED_ANSWER_WARNING =
   "WARNING: a proof from before notaries checked answers: the answer may be cut short or followed by another, and its connection time may be the session's setup or the attestation";

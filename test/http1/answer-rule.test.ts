@@ -126,6 +126,11 @@ describe("the answer rule: one complete HTTP/1.1 answer", () => {
   test("field lines are read strictly: a name that is a token, a colon, no bare CR, no folding by tab either", () => {
     expect(verdict("HTTP/1.1 200 OK\r\nBad Name: 1\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a line that is not a field (name: value)");
     expect(verdict("HTTP/1.1 200 OK\r\nNoColon\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a line that is not a field (name: value)");
+    // A seen NUL or other control byte in a name is no token (an unseen byte may stand for one, a seen one may not).
+    for (const name of ["X\u0000Y", "X\u0001Y", "\u0000", "X\u007fY"]) {
+      expect({ name, verdict: verdict(`HTTP/1.1 200 OK\r\n${name}: x\r\nContent-Length: 0\r\n\r\n`) }).toEqual({ name, verdict: "answer_malformed: the answer's head holds a line that is not a field (name: value)" });
+    }
+    expect(decided(() => checkSingleRequest(allSeen(bytes("GET / HTTP/1.1\r\nHost: a\r\nX\u0000Y: x\r\n\r\n"))))).toBe("invalid_body: the request's head holds a line that is not a field (name: value)");
     expect(verdict("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")).toBe("answer_malformed: the answer's head holds a bare CR");
     expect(verdict("HTTP/1.1 200 OK\r\nX-A: 1\r\n\tfolded\r\nContent-Length: 0\r\n\r\n")).toBe(
       "answer_malformed: the answer's head continues a field on a new line (obsolete line folding)",

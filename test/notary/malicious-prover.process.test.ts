@@ -263,7 +263,7 @@ describe("more than one answer", () => {
     expect((signed.body as unknown as Proof).body.request).toBe("hidden");
     const strict = await verifyWithCli(JSON.stringify(signed.body), notary.pubPath);
     expect(strict.exitCode).toBe(1);
-    expect(strict.stderr).toContain("its request is hidden");
+    expect(strict.stderr).toContain("the proof's request is hidden");
   }, 30_000);
 });
 
