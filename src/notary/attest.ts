@@ -75,9 +75,10 @@ function requestProblem({ serverName, requestRule, sent }: VerifiedTranscript): 
  * A request the notary saw whole keeps the Host rule on every byte it saw, not only on what the proof shows: a
  * second Host (or another port) the proof hides is still a Host the server read.
  */
-function wholeRequestHostProblem({ sent, serverName }: VerifiedTranscript): string | null {
+function wholeRequestHostProblem(transcript: VerifiedTranscript): string | null {
+  const { sent, serverName } = transcript;
   if (!sent.bytes || complementRanges(sent.length, sent.seen).length > 0) return null;
-  return requestHostProblem(transcriptDirection(sent.bytes, [{ start: 0, end: sent.length }], sent.length), serverName);
+  return requestHostProblem(transcriptDirection(sent.bytes, [{ start: 0, end: sent.length }], sent.length), serverName, transcript.serverPort);
 }
 
 /**
@@ -92,7 +93,7 @@ function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirecti
     if (undeclared) {
       throw new AppError("invalid_body", `declared redactions refused: the request's bytes ${undeclared.start}..${undeclared.end} were hidden from the notary, but no declared span hides them`);
     }
-    const hostProblem = requestHostProblem(proven, transcript.serverName) ?? wholeRequestHostProblem(transcript);
+    const hostProblem = requestHostProblem(proven, transcript.serverName, transcript.serverPort) ?? wholeRequestHostProblem(transcript);
     if (hostProblem) throw new AppError("invalid_body", `request refused: ${hostProblem}`);
     const method = checkSingleRequest(seenBytes(sent));
     const problem = requestProblem(transcript);

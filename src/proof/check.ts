@@ -148,11 +148,12 @@ const latin1 = new TextDecoder("latin1");
 /**
  * Why the request does not show the host the notary verified, or null. The proof's server name is the one the
  * certificate proved; the request must say it asked that server: its request line revealed but for the target's
- * path and query (method, origin-form "/", version), and one Host field, wholly revealed, naming that server (a
- * port may follow; case-blind, a trailing dot aside: src/core/server-name.ts). Otherwise a proof of api.example.com
- * could carry a request the reader takes for another.
+ * path and query (method, origin-form "/", version), and one Host field, wholly revealed, naming that server
+ * (case-blind, a trailing dot aside: src/core/server-name.ts) and, when the port is known (`port`: the one a notary
+ * dialled), that port: absent only for 443. Otherwise a proof of api.example.com could carry a request the reader
+ * takes for another server, or another service of the same host.
  */
-export function requestHostProblem(sent: TranscriptDirection, serverName: string): string | null {
+export function requestHostProblem(sent: TranscriptDirection, serverName: string, port?: number): string | null {
   const { bytes, isShown } = revealedView(sent);
   const message = parseHttpMessage(bytes);
   const line = latin1.decode(bytes.subarray(message.startLine.start, message.startLine.end));
@@ -170,7 +171,11 @@ export function requestHostProblem(sent: TranscriptDirection, serverName: string
   const host = hosts[0]!;
   if (!isShown(host.value)) return "the request's Host header value is hidden";
   const value = latin1.decode(bytes.subarray(host.value.start, host.value.end));
-  const name = value.replace(/:[0-9]+$/, "");
+  const portText = /:([0-9]+)$/.exec(value)?.[1];
+  const name = portText === undefined ? value : value.slice(0, -portText.length - 1);
   if (!sameServerName(name, serverName)) return `the request's Host header names ${JSON.stringify(value)}, not the verified server ${serverName}`;
+  if (port !== undefined && (portText === undefined ? 443 : Number(portText)) !== port) {
+    return `the request's Host header names ${JSON.stringify(value)}, not port ${port}, the one the notary dialled${portText === undefined ? " (a Host without a port names 443)" : ""}`;
+  }
   return null;
 }

@@ -185,7 +185,7 @@ function transcriptView(transcript: TranscriptDirection): TranscriptView {
  */
 function proofWarnings(body: ProofBody): string[] {
   const warnings = body.testTrustAnchor ? [TEST_TRUST_ANCHOR_WARNING] : [];
-  const hostProblem = isHiddenRequest(body) ? null : requestHostProblem(body.transcript.sent, body.serverName);
+  const hostProblem = isHiddenRequest(body) ? null : requestHostProblem(body.transcript.sent, body.serverName, body.serverPort);
   if (isHiddenRequest(body)) warnings.push(`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`);
   if (hostProblem) warnings.push(`WARNING: the request does not show that it asked ${body.serverName}: ${hostProblem}`);
   if (!isCheckedBody(body)) warnings.push(UNCHECKED_ANSWER_WARNING);

@@ -129,7 +129,8 @@ describe("a request written in epochs", () => {
     ["over the request line's target", [shown("GET /"), hidden("account?user=42"), shown(` HTTP/1.1\r\nHost: ${TARGET_HOST}\r\nConnection: close\r\n\r\n`)], /^request refused: the hidden span at bytes 5\.\.20 starts before the end of the Host header; the request line and Host must be revealed whole$/],
     ["over the Host value", [shown("GET /a HTTP/1.1\r\nHost: "), hidden(TARGET_HOST), shown("\r\nConnection: close\r\n\r\n")], /^request refused: the request's Host header value is hidden$/],
   ])("a hidden span %s is refused", async (_, parts, message) => {
-    const session = await epochSession(parts);
+    // The Host names the dialled port, as an honest one does: only the hidden span is wrong.
+    const session = await epochSession(parts.map((part) => ({ ...part, bytes: encoder.encode(new TextDecoder().decode(part.bytes).replace(TARGET_HOST, host())) })));
     const refused = refusal(await session.attest());
     expect(refused.message).toMatch(message);
     // The Host rule is every proof's (400); the request rule's refusal has its code (422).
@@ -183,6 +184,29 @@ describe("a request written in epochs", () => {
       message: `request refused: the hidden span at bytes ${span!.start}..${span!.end} is ${long.length} bytes long; at most ${MAX_HIDDEN} may be hidden in one span`,
     });
     expect((await (await epochSession(honestParts(`Bearer ${"x".repeat(MAX_HIDDEN - 7)}`))).attest()).status).toBe(200);
+  }, 30_000);
+});
+
+describe("a Host naming another port than the one the notary dialled", () => {
+  test("in TLS 1.3 epochs: refused, with or without a port, in any case, with a trailing dot", async () => {
+    const port = targets.tls13.port;
+    for (const named of [`${TARGET_HOST}:${port + 1}`, TARGET_HOST, `${TARGET_HOST.toUpperCase()}.:443`]) {
+      const session = await epochSession([shown(`GET /a HTTP/1.1\r\nHost: ${named}\r\nConnection: close\r\nAuthorization: `), hidden(CREDENTIAL), shown("\r\n\r\n")]);
+      expect({ named, refused: refusal(await session.attest()) }).toEqual({
+        named,
+        refused: { status: 400, code: "invalid_body", message: expect.stringContaining(`not port ${port}, the one the notary dialled`) },
+      });
+    }
+    // The same name in another case and with its trailing dot, on the dialled port: signed.
+    const right = await epochSession([shown(`GET /a HTTP/1.1\r\nHost: ${TARGET_HOST.toUpperCase()}.:${port}\r\nConnection: close\r\nAuthorization: `), hidden(CREDENTIAL), shown("\r\n\r\n")]);
+    expect((await right.attest()).status).toBe(200);
+  }, 60_000);
+
+  test("in TLS 1.2, the request revealed by its master secret: refused", async () => {
+    const session = await openMaliciousSession(options(targets.tls12.port));
+    session.send(`GET /data HTTP/1.1\r\nHost: ${TARGET_HOST}:${targets.tls12.port + 1}\r\nConnection: close\r\n\r\n`);
+    await session.relayClosed;
+    expect(refusal(await session.attest({ revealRequest: true, redactions: [] }))).toMatchObject({ status: 400, code: "invalid_body", message: expect.stringContaining(`not port ${targets.tls12.port}`) });
   }, 30_000);
 });
 

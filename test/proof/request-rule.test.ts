@@ -3,6 +3,7 @@ import { bytesToBase64 } from "../../src/core/bytes.ts";
 import { complementRanges } from "../../src/core/ranges.ts";
 import type { ByteRange } from "../../src/core/transcript.ts";
 import type { TranscriptDirection } from "../../src/proof/format.ts";
+import { requestHostProblem } from "../../src/proof/check.ts";
 import { revealedRequestProblem } from "../../src/proof/request-rule.ts";
 
 /** The rule a revealed request with hidden spans keeps, byte for byte. */
@@ -111,4 +112,15 @@ test("one complete HTTP/1.1 request: no second request after it, a body as long 
   expect(problem(`POST / HTTP/1.1\r\nHost: ${SERVER}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`)).toMatch(/Transfer-Encoding/);
   expect(problem(GET.replace("HTTP/1.1", "HTTP/1.0"))).toBe("the request is not an HTTP/1.1 request");
   expect(problem(`POST / HTTP/1.1\r\nHost: ${SERVER}\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx`)).toMatch(/more than one Content-Length/);
+});
+
+test("a Host's port is the one the notary dialled: absent only for 443, compared as a number, the name case-blind with or without its trailing dot", () => {
+  const at = (host: string) => direction(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`, []);
+  for (const host of [`${SERVER}:8443`, `API.EXAMPLE.COM.:8443`, `${SERVER}:08443`]) expect({ host, problem: requestHostProblem(at(host), SERVER, 8443) }).toEqual({ host, problem: null });
+  for (const host of [SERVER, `${SERVER}.`, `${SERVER}:443`]) expect({ host, problem: requestHostProblem(at(host), SERVER, 443) }).toEqual({ host, problem: null });
+  expect(requestHostProblem(at(`${SERVER}:8080`), SERVER, 8443)).toBe(`the request's Host header names "${SERVER}:8080", not port 8443, the one the notary dialled`);
+  expect(requestHostProblem(at(SERVER), SERVER, 8443)).toBe(`the request's Host header names "${SERVER}", not port 8443, the one the notary dialled (a Host without a port names 443)`);
+  expect(requestHostProblem(at(`${SERVER}:443`), SERVER, 8443)).toMatch(/not port 8443/);
+  // Without a dialled port (MPC mode: no notary dials) the name alone is checked.
+  expect(requestHostProblem(at(`${SERVER}:8080`), SERVER)).toBeNull();
 });
