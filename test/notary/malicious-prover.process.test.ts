@@ -82,8 +82,11 @@ afterAll(async () => {
   for (const target of [...Object.values(bun), ...Object.values(scripted)]) target.stop();
 });
 
-const open = (port: number, alpn?: string[]) =>
-  openMaliciousSession({ notaryUrl: notary.notary.url, apiKey: KEY, serverName: TARGET_HOST, port, caPem: tls.caPem, alpn });
+/** A session to the target on `port`: what it sends names that port in its Host, as an honest client does. */
+async function open(port: number, alpn?: string[]): Promise<MaliciousSession> {
+  const session = await openMaliciousSession({ notaryUrl: notary.notary.url, apiKey: KEY, serverName: TARGET_HOST, port, caPem: tls.caPem, alpn });
+  return { ...session, send: (text: string) => session.send(text.replaceAll(`Host: ${TARGET_HOST}\r\n`, `Host: ${TARGET_HOST}:${port}\r\n`)) };
+}
 
 const get = (path: string, headers: Record<string, string> = {}) =>
   `GET ${path} HTTP/1.1\r\n${Object.entries({ Host: TARGET_HOST, Connection: "close", ...headers }).map(([name, value]) => `${name}: ${value}\r\n`).join("")}\r\n`;
