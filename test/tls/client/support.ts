@@ -9,9 +9,10 @@ const encoder = new TextEncoder();
 /** `GET <path>` with Host, then `Authorization: <credential>` with the credential hidden, then the rest revealed. */
 export function requestWithHiddenCredential(host: string, credential: string, path = "/"): RequestPart[] {
   return [
-    { bytes: encoder.encode(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: `), hidden: false },
+    // The credential's header last, as the honest prover writes it: nothing revealed after it but the head's end.
+    { bytes: encoder.encode(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: */*\r\nConnection: close\r\nAuthorization: `), hidden: false },
     { bytes: encoder.encode(credential), hidden: true },
-    { bytes: encoder.encode("\r\nAccept: */*\r\nConnection: close\r\n\r\n"), hidden: false },
+    { bytes: encoder.encode("\r\n\r\n"), hidden: false },
   ];
 }
 
