@@ -18,10 +18,12 @@ const bytes = (value: string) => new TextEncoder().encode(value);
 /** A target that answers each chunk it reads with a line the test chooses, and ends after `last`. */
 let target: Server;
 let port: number;
+/** Called once the target handed "second" to the kernel: from then on the relay's socket can read it. */
+let secondWritten: () => void = () => {};
 const answers = new Map<string, (socket: Socket) => void>([
   ["hello", (socket) => socket.end("world!")],
   ["two", (socket) => socket.write("first")],
-  ["more", (socket) => socket.write("second")],
+  ["more", (socket) => socket.write("second", () => secondWritten())],
   ["reset", (socket) => socket.resetAndDestroy()],
 ]);
 
@@ -135,9 +137,12 @@ describe("the relay", () => {
     const first = nextChunk();
     relay.toTarget(bytes("two"));
     await first;
+    const written = new Promise<void>((resolve) => (secondWritten = resolve));
     relay.toTarget(bytes("more"));
-    // The target's answer waits in the socket while the relay does not read it.
-    await Bun.sleep(50);
+    await written;
+    // The answer is readable on loopback now; two turns of the event loop hold a poll phase, where a relay that
+    // read its socket would take it. This one does not: it waits in the socket while the peer is backed up.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(got).toEqual(["first"]);
     const second = nextChunk();
     relay.resume();
