@@ -22,7 +22,7 @@ export const PARTS = {
   },
   /** What a verifier accepts. */
   proof: {
-    mutate: ["src/proof/verify.ts", "src/proof/check.ts"],
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts"],
     tests: ["test/proof/"],
   },
   /**

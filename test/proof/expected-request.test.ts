@@ -30,6 +30,18 @@ describe("requestMismatch", () => {
     expect(requestMismatch(hiddenHost, asked)).toBe("the proof's request does not show the one Host api.example.com expected");
   });
 
+  test("an expected target shorter than the proof's is no prefix match: /v1 is not /v1/balance", () => {
+    expect(requestMismatch(sent, { ...asked, pathAndQuery: "/v1" })).toBe('the proof\'s request target is not the expected 3-byte "/v1"');
+    expect(requestMismatch(sent, { ...asked, pathAndQuery: "/v1/balanc" })).toBe('the proof\'s request target is not the expected 10-byte "/v1/balanc"');
+  });
+
+  test("a URL's host is matched only by exactly one Host: two, even both revealed and the right one first, are no match", () => {
+    const twoHosts = REQUEST.replace("Host: api.example.com\r\n", "Host: api.example.com\r\nHost: evil.example\r\n");
+    expect(requestMismatch(directionHiding(twoHosts, []), asked)).toBe("the proof's request does not show the one Host api.example.com expected");
+    const sameTwice = REQUEST.replace("Host: api.example.com\r\n", "Host: api.example.com\r\nHost: api.example.com\r\n");
+    expect(requestMismatch(directionHiding(sameTwice, []), asked)).toBe("the proof's request does not show the one Host api.example.com expected");
+  });
+
   test("only what is expected is checked", () => {
     expect(requestMismatch(sent, {})).toBeNull();
     expect(requestMismatch(sent, { method: "GET" })).toBeNull();
