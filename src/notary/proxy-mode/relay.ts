@@ -7,6 +7,7 @@ import { type Socket, connect } from "node:net";
 import { concatBytes as concat } from "../../core/bytes.ts";
 import { AppError } from "../../core/errors.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
+import { MAX_RELAYED_RECORDS, recordCounter } from "./record-count.ts";
 
 /** Where the relay sends the target's bytes: the prover's socket. */
 export interface RelayPeer {
@@ -20,6 +21,8 @@ export interface RelayLimits {
   maxToTarget: number;
   /** Most raw bytes the target may send the prover. */
   maxFromTarget: number;
+  /** Most TLS records either direction may carry (record-count.ts); by default MAX_RELAYED_RECORDS. */
+  maxRecords?: number;
 }
 
 /**
@@ -68,6 +71,9 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
   let markEnded!: () => void;
   const ended = new Promise<void>((resolve) => (markEnded = resolve));
 
+  const maxRecords = limits.maxRecords ?? MAX_RELAYED_RECORDS;
+  const recordsToTarget = recordCounter();
+  const recordsFromTarget = recordCounter();
   const fail = (reason: string) => {
     failed ??= reason;
     relay.close();
@@ -89,6 +95,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
         events.push({ kind: "target-bytes", through: receivedBytes, at: Date.now() });
         if (receivedBytes > limits.maxFromTarget) return fail(`the target sent more than this notary relays (${limits.maxFromTarget} bytes)`);
         const bytes = new Uint8Array(chunk);
+        if (recordsFromTarget(bytes) > maxRecords) return fail(`the target sent more than ${maxRecords} TLS records, which this notary relays at most`);
         received.push(bytes);
         if (!socket.send(bytes)) tcp.pause();
       });
@@ -96,6 +103,7 @@ export async function openRelay(address: string, port: number, connectTimeoutMs:
     toTarget(data) {
       sentBytes += data.length;
       if (sentBytes > limits.maxToTarget) return fail(`the prover sent more than this notary relays (${limits.maxToTarget} bytes)`);
+      if (recordsToTarget(data) > maxRecords) return fail(`the prover sent more than ${maxRecords} TLS records, which this notary relays at most`);
       sent.push(data.slice());
       events.push({ kind: "prover-bytes", through: sentBytes, at: Date.now() });
       tcp.write(data);

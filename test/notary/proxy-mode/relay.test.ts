@@ -18,6 +18,11 @@ const bytes = (value: string) => new TextEncoder().encode(value);
 /** A target that answers each chunk it reads with a line the test chooses, and ends after `last`. */
 let target: Server;
 let port: number;
+/** `count` TLS application-data records of one byte each, back to back. */
+function tinyRecords(count: number): Uint8Array {
+  return Uint8Array.from({ length: count * 6 }, (_, i) => [23, 3, 3, 0, 1, 0x61][i % 6]!);
+}
+
 /** Called once the target handed "second" to the kernel: from then on the relay's socket can read it. */
 let secondWritten: () => void = () => {};
 const answers = new Map<string, (socket: Socket) => void>([
@@ -25,6 +30,7 @@ const answers = new Map<string, (socket: Socket) => void>([
   ["two", (socket) => socket.write("first")],
   ["more", (socket) => socket.write("second", () => secondWritten())],
   ["reset", (socket) => socket.resetAndDestroy()],
+  ["records", (socket) => socket.write(tinyRecords(3))],
 ]);
 
 beforeAll(async () => {
@@ -115,6 +121,25 @@ describe("the relay", () => {
     expect(peerClosed()).toBe(true);
     await relay.ended;
     expect(kinds(relay)).toEqual(["prover-bytes:3", "prover-bytes:8"]);
+  });
+
+  test("each direction carries at most maxRecords TLS records: one-byte records cannot make a relay cost the notary seconds", async () => {
+    const prover = await relayTo({ ...ROOMY, maxRecords: 3 });
+    prover.relay.toTarget(tinyRecords(3));
+    expect(prover.relay.failure()).toBeUndefined();
+    // A record's header split over two messages is one record.
+    prover.relay.toTarget(Uint8Array.of(23, 3));
+    prover.relay.toTarget(Uint8Array.of(3, 0, 1, 0x61));
+    expect(prover.relay.failure()).toBe("the prover sent more than 3 TLS records, which this notary relays at most");
+    await prover.relay.ended;
+    expect(prover.peerClosed()).toBe(true);
+
+    const target = await relayTo({ ...ROOMY, maxRecords: 2 });
+    target.relay.toTarget(bytes("records"));
+    await target.relay.ended;
+    expect(target.relay.failure()).toBe("the target sent more than 2 TLS records, which this notary relays at most");
+    // Nothing of the chunk over the bound is passed on.
+    expect(target.got).toEqual([]);
   });
 
   test("the target may send its limit, not a byte more: the bytes over it are not passed on", async () => {
