@@ -43,9 +43,9 @@ function framing(view: View, fields: HeaderField[], length: number): { headEnd: 
   const blank = indexOfBytes(bytes, HEAD_END, 0);
   if (blank < 0) return { problem: "the request's head does not end with a revealed blank line (CRLF CRLF)" };
   const headEnd = blank + HEAD_END.length;
-  const inHead = fields.filter((field) => field.name.end <= headEnd);
-  if (inHead.some((field) => nameOf(bytes, field) === "transfer-encoding")) return { problem: "the request has a Transfer-Encoding; only a body framed by Content-Length is accepted" };
-  const lengths = inHead.filter((field) => nameOf(bytes, field) === "content-length");
+  // The parsed fields are the head's (parseHttpMessage keeps a chunked body's trailers apart).
+  if (fields.some((field) => nameOf(bytes, field) === "transfer-encoding")) return { problem: "the request has a Transfer-Encoding; only a body framed by Content-Length is accepted" };
+  const lengths = fields.filter((field) => nameOf(bytes, field) === "content-length");
   if (lengths.length > 1) return { problem: "the request has more than one Content-Length" };
   const lengthField = lengths[0];
   if (lengthField && (!isShown(lengthField.value) || !/^[0-9]+$/.test(text(bytes, lengthField.value)))) return { problem: "the request's Content-Length is hidden or not a number" };

@@ -4,7 +4,7 @@ import { complementRanges } from "../../src/core/ranges.ts";
 import type { ByteRange } from "../../src/core/transcript.ts";
 import type { TranscriptDirection } from "../../src/proof/format.ts";
 import { requestHostProblem } from "../../src/proof/check.ts";
-import { revealedRequestProblem } from "../../src/proof/request-rule.ts";
+import { hidesHeaderValues, partlyRevealedDirection, revealedRequestProblem } from "../../src/proof/request-rule.ts";
 
 /** The rule a revealed request with hidden spans keeps, byte for byte. */
 
@@ -123,4 +123,69 @@ test("a Host's port is the one the notary dialled: absent only for 443, compared
   expect(requestHostProblem(at(`${SERVER}:443`), SERVER, 8443)).toMatch(/not port 8443/);
   // Without a dialled port (MPC mode: no notary dials) the name alone is checked.
   expect(requestHostProblem(at(`${SERVER}:8080`), SERVER)).toBeNull();
+});
+
+describe("the rule's edges, byte for byte", () => {
+  const head = (fields: string) => `GET / HTTP/1.1\r\nHost: ${SERVER}\r\n${fields}\r\n\r\n`;
+
+  test("a Content-Length must be digits only, revealed; anything else is named so", () => {
+    for (const value of ["+5", "5x", "x5", "abc", " 5a"]) {
+      const request = `POST / HTTP/1.1\r\nHost: ${SERVER}\r\nContent-Length: ${value}\r\n\r\nhello`;
+      expect({ value, problem: problem(request) }).toEqual({ value, problem: "the request's Content-Length is hidden or not a number" });
+    }
+  });
+
+  test("the head and body's length in the message is their sum", () => {
+    const request = `POST / HTTP/1.1\r\nHost: ${SERVER}\r\nContent-Length: 4\r\n\r\nhello`;
+    const headLength = request.length - 5;
+    expect(problem(request)).toBe(`the request is not one complete HTTP/1.1 request: its head and body make ${headLength + 4} bytes, but ${request.length} were sent`);
+  });
+
+  test("a hidden span may start at the first byte after the Host line", () => {
+    const request = head("Authorization: Bearer t0k");
+    expect(problem(request, [{ start: request.indexOf("Authorization"), end: request.indexOf("\r\n\r\n") }])).toBeNull();
+  });
+
+  test("a span before a Host that is not the first header is refused as before the Host line", () => {
+    const request = `GET / HTTP/1.1\r\nAccept: a\r\nX-Key: secret\r\nHost: ${SERVER}\r\n\r\n`;
+    expect(problem(request, ["secret"])).toMatch(/^the hidden span at bytes \d+\.\.\d+ starts before the end of the Host header/);
+  });
+
+  test("the first hidden span follows a header name that is a token: a line with a space in its name is no header value", () => {
+    const request = head("Bad Name: s3cret");
+    expect(problem(request, ["s3cret"])).toMatch(/is not a header value whose name is revealed, nor a whole header line/);
+  });
+
+  test("a body hidden in part is refused, from its start or to its end", () => {
+    const request = body('{"a":"secret-1"}');
+    const start = request.indexOf("{");
+    expect(problem(request, [{ start, end: start + 3 }])).toMatch(/hides part of the body/);
+    expect(problem(request, [{ start: request.length - 3, end: request.length }])).toMatch(/hides part of the body/);
+  });
+
+  test("after the first hidden byte nothing is revealed but line breaks: not a header between hidden values, not bytes after a hidden body", () => {
+    const between = head("Authorization: tok-1\r\nX-Shown: 1\r\nCookie: sid-2");
+    expect(problem(between, ["tok-1", "sid-2"])).toMatch(/reveals bytes \d+\.\.\d+ after a hidden span/);
+    const json = '{"a":"x"}\r\n\r\n';
+    const tail = body(json, "Authorization: tok-3\r\n");
+    const bodyStart = tail.length - json.length;
+    expect(problem(tail, ["tok-3", { start: bodyStart, end: tail.length - 4 }])).toMatch(/reveals bytes \d+\.\.\d+ after a hidden span/);
+  });
+});
+
+describe("what a verifier is told", () => {
+  test("a request hides header values when a hidden span lies in its head; a body hidden whole, or nothing hidden, does not", () => {
+    expect(hidesHeaderValues(direction(GET, ["a=1; sid=xyz"]))).toBe(true);
+    expect(hidesHeaderValues(direction(GET, []))).toBe(false);
+    const post = body('{"a":1}');
+    expect(hidesHeaderValues(direction(post, ['{"a":1}']))).toBe(false);
+    // A head whose blank line is not shown: every hidden span counts as in the head.
+    expect(hidesHeaderValues(direction(GET, [{ start: GET.length - 2, end: GET.length }]))).toBe(true);
+  });
+
+  test("a request known but for its hidden spans becomes a direction revealing the rest, bytes and all", () => {
+    const bytes = encoder.encode(GET);
+    const start = GET.indexOf("xyz");
+    expect(partlyRevealedDirection({ bytes, hidden: [{ start, end: start + 3 }] })).toEqual(direction(GET, ["xyz"]));
+  });
 });
