@@ -1,20 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { loadNotaryConfig } from "../../src/config/notary.ts";
-import { AppError } from "../../src/core/errors.ts";
 import { isLoopbackHost, refuseExposedTestAnchor } from "../../src/core/test-anchor-exposure.ts";
+import { appErrorOf } from "../../testkit/app-error.ts";
 import { notaryConfig } from "../../testkit/notary.ts";
 
 /** The refusal a call throws, as the CLI would print it (config_invalid: exit 2). */
-function refusal(run: () => unknown): { code: string; message: string } | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    return { code: error.code, message: error.message };
-  }
-}
+const refusal = appErrorOf;
 
 describe("a test trust anchor on a node others can reach", () => {
   test("loopback is 127.0.0.0/8, ::1 and localhost; nothing else", () => {

@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import type { ProverServer } from "../../src/app/prover.ts";
-import { AppError } from "../../src/core/errors.ts";
 import { PublishQuota } from "../../src/store/publish-quota.ts";
+import { appErrorOfAsync } from "../../testkit/app-error.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { startProverInProcess } from "../../testkit/prover.ts";
 import { startTarget } from "../../testkit/target.ts";
 
-const refusal = async (admit: Promise<void>): Promise<string | undefined> => {
-  try {
-    await admit;
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    expect(error.code).toBe("quota_exceeded");
-    return error.message;
-  }
-};
+/** The quota_exceeded refusal's message, or undefined when the publish was admitted. */
+async function refusal(admit: Promise<void>): Promise<string | undefined> {
+  const refused = await appErrorOfAsync(() => admit);
+  if (refused) expect(refused.code).toBe("quota_exceeded");
+  return refused?.message;
+}
 
 describe("the publish quota", () => {
   test("a caller publishes at most its bytes in any minute; a minute later it may again; others are not held back", async () => {

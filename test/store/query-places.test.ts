@@ -1,17 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { AppError } from "../../src/core/errors.ts";
 import { queryPlaces } from "../../src/store/query-places.ts";
+import { appErrorOf } from "../../testkit/app-error.ts";
 
-const refusedWith = (take: () => unknown): string | undefined => {
-  try {
-    take();
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    expect(error.code).toBe("over_capacity");
-    return error.message;
-  }
-};
+/** The over_capacity refusal's message, or undefined when a place was given. */
+function refusedWith(take: () => unknown): string | undefined {
+  const refused = appErrorOf(take);
+  if (refused) expect(refused.code).toBe("over_capacity");
+  return refused?.message;
+}
 
 describe("store answer places", () => {
   test("plain and streamed answers have places of their own; a place given back is free again, once", () => {

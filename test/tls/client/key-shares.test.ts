@@ -1,18 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { createECDH } from "node:crypto";
-import { AppError } from "../../../src/core/errors.ts";
 import { newKeyShare } from "../../../src/tls/client/key-shares.ts";
+import { appErrorOf } from "../../../testkit/app-error.ts";
 
 /** The refusal of an agreement, or undefined when it gave a secret. */
 function refusal(agree: () => Uint8Array): string | undefined {
-  try {
-    agree();
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    expect(error.code).toBe("tls_untrusted");
-    return error.message;
-  }
+  const refused = appErrorOf(agree);
+  if (refused) expect(refused.code).toBe("tls_untrusted");
+  return refused?.message;
 }
 
 describe("our client's key shares take only the server's share in its exact wire form", () => {
