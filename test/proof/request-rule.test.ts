@@ -170,6 +170,8 @@ describe("the rule's edges, byte for byte", () => {
     const tail = body(json, "Authorization: tok-3\r\n");
     const bodyStart = tail.length - json.length;
     expect(problem(tail, ["tok-3", { start: bodyStart, end: tail.length - 4 }])).toMatch(/reveals bytes \d+\.\.\d+ after a hidden span/);
+    // A line break revealed in the body is no hidden header line's end.
+    expect(problem(tail, ["tok-3", { start: bodyStart, end: tail.length - 2 }])).toMatch(/reveals bytes \d+\.\.\d+ after a hidden span/);
   });
 });
 
