@@ -196,6 +196,14 @@ describe("a revealed request", () => {
     expect(buildProofBody(revealed(REQUEST, { requestRule: { maxHiddenSpanBytes: 1 } }), hidingKey(REQUEST), context).request).toBe("revealed");
   });
 
+  test("a request the notary saw whole keeps the Host rule on every byte: a second Host the proof would hide is refused", () => {
+    const twoHosts = REQUEST.replace("Host: api.example.com\r\n", "Host: api.example.com\r\nHost: evil.example\r\n");
+    const hidingSecondHost = { ...declared, redactions: [{ pattern: "req:x", matched: true, spans: [{ direction: "sent" as const, ...spanOf(twoHosts, "Host: evil.example") }] }] };
+    expect(refusal(revealed(twoHosts), hidingSecondHost)).toEqual({ code: "invalid_body", message: "request refused: the request must reveal exactly one Host header (found 2)" });
+    // Hidden from the notary (an epoch), the same bytes are the request rule's to judge, not this check's.
+    expect(buildProofBody(revealed(REQUEST), hidingKey(REQUEST), context).request).toBe("revealed");
+  });
+
   test("a header revealed after a hidden epoch is refused: the hidden bytes may have ended the head (422)", () => {
     expect(refusal(inEpochs(REQUEST), hidingKey(REQUEST))).toMatchObject({ code: "request_unproven", message: expect.stringContaining("after a hidden span") });
   });

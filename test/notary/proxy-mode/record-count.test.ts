@@ -15,6 +15,11 @@ test("records are counted as they begin, whatever the chunks: headers and bodies
   expect(counts[5 + 5 + 300 - 1]).toBe(2);
   expect(counts[5 + 5 + 300]).toBe(3);
   expect(counts.at(-1)).toBe(4);
+  // A body split over two chunks is one record, however far it runs past the first.
+  const split = recordCounter();
+  expect(split(stream.subarray(5, 105))).toBe(1);
+  expect(split(stream.subarray(105, 5 + 305))).toBe(1);
+  expect(split(stream.subarray(5 + 305))).toBe(3);
   // Chunks cut inside a header.
   const cut = recordCounter();
   expect(cut(stream.subarray(0, 7))).toBe(2);

@@ -8,6 +8,7 @@ import { type Server, type Socket, createServer } from "node:net";
 import { AppError } from "../../../src/core/errors.ts";
 import { type Relay, type RelayLimits, openRelay } from "../../../src/notary/proxy-mode/relay.ts";
 import { startUnacceptingListener } from "../../../testkit/unaccepting-listener.ts";
+import { eventually } from "../../../testkit/wait.ts";
 
 // Each test takes well under a second: one that waits for an end that never comes fails in seconds, not minutes.
 setDefaultTimeout(3_000);
@@ -133,6 +134,14 @@ describe("the relay", () => {
     expect(prover.relay.failure()).toBe("the prover sent more than 3 TLS records, which this notary relays at most");
     await prover.relay.ended;
     expect(prover.peerClosed()).toBe(true);
+
+    // As many records as the bound are relayed.
+    const enough = await relayTo({ ...ROOMY, maxRecords: 3 });
+    enough.relay.toTarget(bytes("records"));
+    // All 18 bytes reach the peer, in however many chunks the socket gives them.
+    expect(await eventually(() => enough.got.join("").length, (length) => length >= 18, 5_000, { intervalMs: 5 })).toBe(18);
+    expect(enough.relay.failure()).toBeUndefined();
+    enough.relay.close();
 
     const target = await relayTo({ ...ROOMY, maxRecords: 2 });
     target.relay.toTarget(bytes("records"));
