@@ -4,7 +4,7 @@ import { DECLARED_BY, renderVerifiedProof, TEST_TRUST_ANCHOR_WARNING, verifiedPr
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { HIDDEN_HEADERS_CAN_ADD } from "../../src/proof/request-rule.ts";
-import { directionHiding, REQUEST, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
+import { directionHiding, hiddenRequestBody, REQUEST, SECRET_API_KEY, SECRET_TOKEN, sampleBody, signedSample } from "./fixtures.ts";
 
 const { key, proof } = signedSample();
 const verified = verifyProof(proof, key.publicKeyPem);
@@ -30,6 +30,17 @@ describe("human report", () => {
     expect(report).not.toContain(SECRET_API_KEY);
     expect(report).not.toContain(SECRET_TOKEN);
     expect(report).not.toContain("\r");
+  });
+
+  test("says nothing of hidden header values when the request hides none, or is hidden whole", () => {
+    const plain = sampleBody(key);
+    plain.transcript.sent = directionHiding(REQUEST, []);
+    plain.redactions = plain.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "recv"));
+    const shown = verifyProof(signProof(plain, key), key.publicKeyPem);
+    expect(shown.hiddenHeaders).toBeNull();
+    expect(renderVerifiedProof(shown)).not.toContain(HIDDEN_HEADERS_CAN_ADD);
+    const hidden = verifyProof(signProof(hiddenRequestBody(key), key), key.publicKeyPem, { allowHiddenRequest: true });
+    expect(hidden.hiddenHeaders).toBeNull();
   });
 
   test("says once, under the request, what its hidden header values may still do", () => {
