@@ -60,7 +60,10 @@ describe("an on-demand setup cut from its notary", () => {
       link.restore();
 
       const proved = await proving;
-      expect(proved.status, proved.answer).toBe(200);
+      // A set-up-again session that stalls (seen twice in CI, near the end of its setup) shows both processes' last
+      // log lines: whether the cut session's engine call and Verifier had settled before the retry started.
+      const tail = (log: string) => log.trimEnd().split("\n").slice(-25).join("\n");
+      expect(proved.status, `${proved.answer}\n--- prover ---\n${tail(prover.log())}\n--- notary ---\n${tail(notary.log())}`).toBe(200);
       const verified = await verifyWithCli(proved.proof!.proofText, notaryPubPath);
       expect(verified.exitCode).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true });
