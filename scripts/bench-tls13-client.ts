@@ -73,7 +73,7 @@ const checks: number[] = [];
 for (let i = 0; i < runs; i++) {
   const started = performance.now();
   const verified = verifyRelayedSession(sample.relayed, keys, { serverName: TARGET_HOST, trustAnchorsPem: [tls.caPem], now: new Date() });
-  const problem = revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, DEFAULT_MAX_HIDDEN_REQUEST_SPAN);
+  const problem = revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, { maxHiddenSpanBytes: DEFAULT_MAX_HIDDEN_REQUEST_SPAN });
   if (problem) throw new Error(problem);
   checks.push(performance.now() - started);
 }

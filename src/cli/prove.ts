@@ -106,6 +106,7 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
     mode: args.mode === "proxy" || args.mode === "mpc" ? args.mode : undefined,
     reveal,
     allowHiddenRequest: args["allow-hidden-request"] === true,
+    allowTestTrustAnchor: args["allow-test-anchor"] === true,
     timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
   };
 }
@@ -156,6 +157,11 @@ export default defineCommand({
       type: "boolean",
       default: false,
       description: "Accept a proof whose request is hidden (proxy mode: --reveal none, or a TLS 1.2 target): it does not show the method, URL, Host or port",
+    },
+    "allow-test-anchor": {
+      type: "boolean",
+      default: false,
+      description: "Accept a proof made under a TEST trust anchor (TLSN_TEST_TRUST_ANCHOR): it proves nothing about the public web",
     },
     header: { type: "string", description: "A header for the target, 'Name: value' (repeat for more); values are never printed" },
     redact: { type: "string", description: "T-REDACTED entries, e.g. 'req:header:authorization,res:body:balance' (repeat for more)" },

@@ -1,7 +1,7 @@
 /**
  * `cli verify`: checks a proof offline against a pinned notary key, and optionally that it is the proof of
  * the request id, server, mode, method and URL the caller expects. A proof whose request is hidden whole is refused unless the
- * caller accepts one (--allow-hidden-request). No network, no wasm: nothing here may import src/engine.
+ * caller accepts one (--allow-hidden-request), and so is one made under a test trust anchor (--allow-test-anchor). No network, no wasm: nothing here may import src/engine.
  * Exit 0 valid, 1 invalid proof or not the expected one, 2 usage or unreadable input.
  */
 import { readFileSync } from "node:fs";
@@ -72,6 +72,11 @@ export default defineCommand({
       default: false,
       description: "Accept a proof whose request is hidden (proxy mode): it does not show the method, URL, Host or port the answer answers",
     },
+    "allow-test-anchor": {
+      type: "boolean",
+      default: false,
+      description: "Accept a proof made under a TEST trust anchor (TLSN_TEST_TRUST_ANCHOR): it proves nothing about the public web",
+    },
     json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
   },
   async run({ args }) {
@@ -83,6 +88,7 @@ export default defineCommand({
       method: expectation(args.method, "method")?.toUpperCase(),
       url: expectedUrl(args.url),
       allowHiddenRequest: args["allow-hidden-request"] === true,
+      allowTestTrustAnchor: args["allow-test-anchor"] === true,
     };
     const path = requiredPath(args.proof, "proof");
     const text = await readProofText(path);

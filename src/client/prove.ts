@@ -69,6 +69,11 @@ export interface ProveOptions {
    * Default false: such a proof is `proof_mismatch`.
    */
   allowHiddenRequest?: boolean;
+  /**
+   * Accept a proof made under a test trust anchor (a prover and notary started with TLSN_TEST_TRUST_ANCHOR): it proves
+   * nothing about the public web. Default false: such a proof is `proof_mismatch`.
+   */
+  allowTestTrustAnchor?: boolean;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -164,7 +169,14 @@ const HIDDEN_REQUEST_CHOICE =
 /** The proof, verified against the trusted keys and bound to this call: its request id, host, mode, request and answer. */
 function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): VerifiedProof {
   // A hidden request is judged below, with prove()'s own words; the method and URL where the request shows them.
-  const expected = { requestId, mode: options.mode, allowHiddenRequest: true, method: options.method ?? "GET", url: options.url };
+  const expected = {
+    requestId,
+    mode: options.mode,
+    allowHiddenRequest: true,
+    allowTestTrustAnchor: options.allowTestTrustAnchor === true,
+    method: options.method ?? "GET",
+    url: options.url,
+  };
   const refuse = (reason: string) => new TlsproofError("proof_mismatch", reason, { requestId, response });
   const verified = verifyProof(proofText, keys, expected);
   const { body } = verified;

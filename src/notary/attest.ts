@@ -68,7 +68,7 @@ function undeclaredUnseen(sent: SeenDirection, declared: AttestationRequest): By
  */
 function requestProblem({ serverName, requestRule, sent }: VerifiedTranscript): string | null {
   if (!requestRule || !sent.bytes) return null;
-  return revealedRequestProblem(transcriptDirection(sent.bytes, sent.seen, sent.length), serverName, requestRule.maxHiddenSpanBytes);
+  return revealedRequestProblem(transcriptDirection(sent.bytes, sent.seen, sent.length), serverName, requestRule);
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ByteRange } from "../core/transcript.ts";
 import type { ConnectionEnd } from "../http1/answer-rule.ts";
 import type { SeenBytes } from "../http1/strict-message.ts";
 import type { ProofBody, ProofMode } from "../proof/format.ts";
+import type { RequestRuleOptions } from "../proof/request-rule.ts";
 
 export interface SeenDirection {
   /** The direction's whole length, seen or not. */
@@ -43,7 +44,7 @@ export interface VerifiedTranscript {
    * Host revealed whole, hidden spans only inside header or body values whose names are revealed, each at most this
    * long); otherwise a revealed request keeps requestHostProblem's rule (src/proof/check.ts) only.
    */
-  requestRule?: { maxHiddenSpanBytes: number };
+  requestRule?: RequestRuleOptions;
 }
 
 /** A direction as the HTTP rules read it: what was not seen is 0 and unseen. */

@@ -99,8 +99,13 @@ export function hidesHeaderValues(sent: TranscriptDirection): boolean {
   return complementRanges(sent.length, sent.revealed).some((span) => span.start < headEnd);
 }
 
+export interface RequestRuleOptions {
+  /** Most bytes of one hidden span of the head. */
+  maxHiddenSpanBytes: number;
+}
+
 /** The first rule the revealed request breaks, or null when it keeps them all. */
-export function revealedRequestProblem(sent: TranscriptDirection, serverName: string, maxHiddenSpanBytes: number): string | null {
+export function revealedRequestProblem(sent: TranscriptDirection, serverName: string, { maxHiddenSpanBytes }: RequestRuleOptions): string | null {
   const hostProblem = requestHostProblem(sent, serverName);
   if (hostProblem) return hostProblem;
   const view = revealedView(sent);

@@ -53,6 +53,11 @@ export interface ProofExpectations {
    * answer, not the request it answers. Off by default: such a proof is `proof_mismatch`.
    */
   allowHiddenRequest?: boolean;
+  /**
+   * Accept a proof made under a test trust anchor (a test CA put in the engine's place of a public root): it proves
+   * nothing about the public web. Off by default: such a proof is `proof_mismatch`, off chain as on chain.
+   */
+  allowTestTrustAnchor?: boolean;
   /** The request's method (compared exactly: `GET`). A hidden request (accepted on purpose) cannot show it. */
   method?: string;
   /**
@@ -111,6 +116,9 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations, url: 
   if (expected.serverName !== undefined && !sameServerName(body.serverName, expected.serverName)) return `the proof is of server ${body.serverName}, expected ${expected.serverName}`;
   const mode = proofModeOf(body);
   if (differs(mode, expected.mode)) return `the proof is of mode ${mode}, expected ${expected.mode}`;
+  if (body.testTrustAnchor && !expected.allowTestTrustAnchor) {
+    return "the proof was made under a TEST trust anchor: it proves nothing about the public web; accept such a proof only on purpose (cli verify --allow-test-anchor, verifyProof's allowTestTrustAnchor)";
+  }
   if (isHiddenRequest(body) && !expected.allowHiddenRequest) {
     return `the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`;
   }

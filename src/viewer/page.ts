@@ -28,6 +28,7 @@ const serverNameInput = byId<HTMLInputElement>("server-name");
 const urlInput = byId<HTMLInputElement>("url");
 const methodInput = byId<HTMLInputElement>("method");
 const allowHiddenInput = byId<HTMLInputElement>("allow-hidden-request");
+const allowTestAnchorInput = byId<HTMLInputElement>("allow-test-anchor");
 const status = byId<HTMLElement>("status");
 const report = byId<HTMLElement>("report");
 
@@ -97,7 +98,7 @@ function expectations(): ProofExpectations {
   const given = (input: HTMLInputElement) => input.value.trim() || undefined;
   const fields = { requestId: given(requestIdInput), serverName: given(serverNameInput), url: given(urlInput), method: given(methodInput)?.toUpperCase() };
   const asked = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-  return { ...asked, allowHiddenRequest: allowHiddenInput.checked };
+  return { ...asked, allowHiddenRequest: allowHiddenInput.checked, allowTestTrustAnchor: allowTestAnchorInput.checked };
 }
 
 /** Says which of the reader's expectations the proof met, or that none was given and what that leaves open. */
@@ -205,7 +206,8 @@ serverNameInput.value = query.get("serverName") ?? "";
 urlInput.value = query.get("url") ?? "";
 methodInput.value = query.get("method") ?? "";
 allowHiddenInput.checked = query.get("allowHiddenRequest") === "1";
-for (const input of [proofInput, keyInput, requestIdInput, serverNameInput, urlInput, methodInput, allowHiddenInput]) input.addEventListener("input", verifyInputs);
+allowTestAnchorInput.checked = query.get("allowTestAnchor") === "1";
+for (const input of [proofInput, keyInput, requestIdInput, serverNameInput, urlInput, methodInput, allowHiddenInput, allowTestAnchorInput]) input.addEventListener("input", verifyInputs);
 byId<HTMLInputElement>("proof-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], proofInput));
 byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFile((event.target as HTMLInputElement).files?.[0], keyInput));
 byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());

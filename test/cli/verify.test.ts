@@ -269,15 +269,22 @@ describe("cli verify", () => {
     expect(json).toMatchObject({ responseTime: null, responseFraming: null, serverPort: null, request: "revealed", mode: "mpc" });
   });
 
-  test("a test trust anchor proof: the warning in the report and in --json's warnings", async () => {
+  test("a test trust anchor proof: exit 1 (proof_mismatch) unless accepted on purpose; then the warning in the report and in --json's warnings", async () => {
     const body = { ...proof.body, testTrustAnchor: true };
     const testProof = join(dir, "test-anchor.json");
     writeFileSync(testProof, JSON.stringify(signProof(body, key)));
-    const json = await verify("--notary-pub-key", pubPath, "--proof", testProof, "--json");
+    const refused = await verify("--notary-pub-key", pubPath, "--proof", testProof);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toContain("TEST trust anchor");
+    expect(refused.stderr).toContain("--allow-test-anchor");
+    const json = await verify("--notary-pub-key", pubPath, "--proof", testProof, "--json", "--allow-test-anchor");
     expect(json.exitCode).toBe(0);
     expect(JSON.parse(json.stdout).warnings).toContain(TEST_TRUST_ANCHOR_WARNING);
-    const human = await verify("--notary-pub-key", pubPath, "--proof", testProof);
+    const human = await verify("--notary-pub-key", pubPath, "--proof", testProof, "--allow-test-anchor");
     expect(human.stdout.split("\n")[0]).toBe(TEST_TRUST_ANCHOR_WARNING);
+    // The ordinary proof needs no opt-in.
+    expect((await verify("--notary-pub-key", pubPath, "--proof", proofPath)).exitCode).toBe(0);
   });
 
   test("needs neither the engine nor wasm: no import path leads there", () => {

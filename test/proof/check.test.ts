@@ -14,7 +14,10 @@ import { generateKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
 import { complementRanges } from "../../src/core/ranges.ts";
-import { legacySampleBody, REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, spanOf } from "./fixtures.ts";
+import { legacySampleBody, REQUEST as FIXTURE_REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, sampleBody, spanOf } from "./fixtures.ts";
+
+/** The fixtures' request as an honest MPC prover can prove it: the hidden credential's header ends the head (request-rule.ts). */
+const REQUEST = FIXTURE_REQUEST.replace(/(Authorization: [^\r]*\r\n)(Accept: [^\r]*\r\n)/, "$2$1");
 
 const key = generateKey("secp256k1");
 const apiKey = spanOf(REQUEST, SECRET_API_KEY);
@@ -25,7 +28,7 @@ const token = spanOf(RESPONSE, SECRET_TOKEN);
  * bytes of another request text), as the MPC session's verified transcript.
  */
 function verifierOutput(request = REQUEST, hiddenSent: { start: number; end: number }[] = [apiKey]): VerifiedTranscript {
-  return mpcTranscript({ output: engineOutput(request, hiddenSent), activeSince: 1_717_171_717_000, verifiedAt: 1_717_171_719_000 });
+  return mpcTranscript({ output: engineOutput(request, hiddenSent), activeSince: 1_717_171_717_000, verifiedAt: 1_717_171_719_000 }, 4096);
 }
 
 function engineOutput(request: string, hiddenSent: { start: number; end: number }[]): VerifierOutput {
@@ -70,6 +73,8 @@ function verifyRejection(redactions: DeclaredRedaction[]): string | null {
 }
 
 const sent = (start: number, end: number) => ({ direction: "sent" as const, start, end });
+/** The span from `from` (inclusive) to just before `to`, by their first occurrences. */
+const between = (text: string, from: string, to: string) => ({ start: text.indexOf(from), end: text.indexOf(to, text.indexOf(from)) });
 const recv = (start: number, end: number) => ({ direction: "recv" as const, start, end });
 
 describe("one set of rules for signing and verifying", () => {
@@ -145,9 +150,50 @@ describe("the notary signs only a request that shows it asked the server it veri
     expect(refusal(REQUEST, [spanOf(REQUEST, "HTTP/1.1")])).toBe("request refused: the request line's HTTP version must be revealed");
   });
 
-  test("a hidden path segment or query value, a port and another letter case are fine", () => {
-    expect(refusal(REQUEST, [spanOf(REQUEST, "balance")])).toBeNull();
+  test("a port and another letter case are fine", () => {
     expect(refusal(withHost("API.Example.com:8443"), [])).toBeNull();
+  });
+});
+
+describe("MPC mode's request rule: no revealed byte after a hidden one, on what the notary's Verifier verified", () => {
+  /** The notary's refusal (code and message) of `request` with `hidden` spans, or null when it signs. */
+  const refusal = (request: string, hidden: { start: number; end: number }[]): { code: string; message: string } | null => {
+    try {
+      buildProofBody(verifierOutput(request, hidden), { requestId, redactions: [{ pattern: "req:header:x", matched: true, spans: hidden.map((h) => sent(h.start, h.end)) }] }, context);
+      return null;
+    } catch (error) {
+      return { code: (error as AppError).code, message: (error as AppError).message };
+    }
+  };
+  const post = (head: string, json: string) => `POST /transfer HTTP/1.1\r\nHost: api.example.com\r\n${head}Content-Length: ${json.length}\r\n\r\n${json}`;
+
+  test("the body swap: a hidden credential that ends the head and sends another body, a revealed body after it", () => {
+    const swap = `POST /transfer HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 25\r\nAuthorization: Bearer tok\r\n\r\n{"to":"eve","amount":999}POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 100\r\nX-Pad: \r\n\r\n{"to":"bob","amount":100}`;
+    const hidden = between(swap, "Bearer tok", "\r\n\r\n{\"to\":\"bob");
+    expect(refusal(swap, [hidden])).toMatchObject({ code: "request_unproven", message: expect.stringContaining("after a hidden span") });
+  });
+
+  test("the header swap: a revealed header after a hidden credential", () => {
+    const swap = "GET /account HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: Bearer tok-123\r\nX-Account: 42\r\n\r\n";
+    expect(refusal(swap, [spanOf(swap, "Bearer tok-123")])).toMatchObject({ code: "request_unproven", message: expect.stringContaining("after a hidden span") });
+  });
+
+  test("the JSON duplicate member: a hidden value inside a revealed body", () => {
+    const json = '{"amount":1,"to":"mallory","to":"bob"}';
+    expect(refusal(post("", json), [spanOf(post("", json), '1,"to":"mallory"')])).toMatchObject({ code: "request_unproven", message: expect.stringContaining("a body holding a hidden value is hidden whole") });
+  });
+
+  test("a hidden path segment or query value: the request line must come before any hidden byte", () => {
+    expect(refusal(REQUEST, [spanOf(REQUEST, "balance")])).toMatchObject({ code: "request_unproven", message: expect.stringContaining("before the end of the Host header") });
+  });
+
+  test("a Host line after a hidden value: the hidden bytes may hold a Host of their own", () => {
+    const hostLast = "GET /v1/balance HTTP/1.1\r\nAccept: */*\r\nAuthorization: Bearer tok-123\r\nHost: api.example.com\r\n\r\n";
+    expect(refusal(hostLast, [spanOf(hostLast, "Bearer tok-123")])).toMatchObject({ code: "request_unproven", message: expect.stringContaining("before the end of the Host header") });
+  });
+
+  test("the credential's header last: signed, every revealed header before it proven", () => {
+    expect(refusal(REQUEST, [apiKey])).toBeNull();
   });
 });
 

@@ -82,7 +82,7 @@ describe("human report", () => {
 
   test("a test trust anchor is announced loudly, first and just before the verdict, which says it too", () => {
     const body = { ...sampleBody(key), testTrustAnchor: true };
-    const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem)).trimEnd().split("\n");
+    const lines = renderVerifiedProof(verifyProof(signProof(body, key), key.publicKeyPem, { allowTestTrustAnchor: true })).trimEnd().split("\n");
     expect(lines[0]).toBe(TEST_TRUST_ANCHOR_WARNING);
     expect(lines.at(-2)).toBe("WARNING: signed under a TEST trust anchor, not the public web PKI");
     expect(lines.at(-1)).toStartWith("Verdict: valid only under a TEST trust anchor (not the public web PKI), a proof of api.example.com");

@@ -21,7 +21,7 @@ function direction(request: string, values: (string | ByteRange)[]): TranscriptD
   return { length: bytes.length, revealed };
 }
 
-const problem = (request: string, values: (string | ByteRange)[] = [], max = MAX) => revealedRequestProblem(direction(request, values), SERVER, max);
+const problem = (request: string, values: (string | ByteRange)[] = [], max = MAX) => revealedRequestProblem(direction(request, values), SERVER, { maxHiddenSpanBytes: max });
 
 const GET = `GET /account?user=42 HTTP/1.1\r\nHost: ${SERVER}\r\nAccept: */*\r\nAuthorization: Bearer tok-123456\r\nCookie: a=1; sid=xyz\r\n\r\n`;
 const body = (json: string, extra = "") => `POST /login HTTP/1.1\r\nHost: ${SERVER}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n${extra}\r\n${json}`;

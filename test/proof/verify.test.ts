@@ -511,7 +511,8 @@ describe("the fields of a checked answer", () => {
 describe("test trust anchor", () => {
   test("a proof made under one says so in a field and a warning; an ordinary one has neither", () => {
     const test = signedWith((body) => (body.testTrustAnchor = true));
-    const verified = verifyProof(test, key.publicKeyPem);
+    expect(() => verifyProof(test, key.publicKeyPem)).toThrow(expect.objectContaining({ code: "proof_mismatch", message: expect.stringContaining("TEST trust anchor") }));
+    const verified = verifyProof(test, key.publicKeyPem, { allowTestTrustAnchor: true });
     expect(verified.testTrustAnchor).toBe(true);
     expect(verified.warnings).toEqual([TEST_TRUST_ANCHOR_WARNING]);
     const ordinary = verifyProof(proof, key.publicKeyPem);

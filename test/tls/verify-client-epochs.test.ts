@@ -160,7 +160,7 @@ describe("the request rule on what the check shows: forged requests whose record
   async function ruleOn(parts: RequestPart[], maxHiddenSpan = 4096): Promise<string | null> {
     const exchange = await recordedExchange(port, parts, options());
     const verified = verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), expectations());
-    return revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, maxHiddenSpan);
+    return revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, { maxHiddenSpanBytes: maxHiddenSpan });
   }
   const part = (text: string, hidden = false): RequestPart => ({ bytes: encoder.encode(text), hidden });
   /** The hidden values last: the token, its line break revealed, then the cookie line hidden whole, then the blank line. */

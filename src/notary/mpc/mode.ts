@@ -18,7 +18,7 @@ export function mpcNotaryMode(sessions: SessionRegistry, limits: SessionLimits):
     // Lets a prover check a warm session before using it, and watch its setup; the id is the capability.
     running: (sessionId) => sessions.traffic(sessionId),
     attestationRequest: { schema: AttestationRequest, where: "attestation request", errors: [] },
-    verify: async (sessionId) => mpcTranscript(await sessions.takeVerified(sessionId)),
+    verify: async (sessionId) => mpcTranscript(await sessions.takeVerified(sessionId), limits.maxSentData),
     socket: {
       accepts: (sessionId) => sessions.has(sessionId),
       open: (socket) => sessions.attach(socket),

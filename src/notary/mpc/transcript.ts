@@ -8,6 +8,9 @@
  * `connection_info.time` is the session's setup, seconds to minutes earlier for a warm session: not used.
  * The notary sees no TCP connection, hence no port, no ALPN and no close_notify: an answer framed by the
  * connection's end cannot be shown complete.
+ * The request is held to the request rule (src/proof/request-rule.ts): the notary sees hidden request bytes as
+ * commitments only, so a revealed byte after a hidden one is not proven to be what the server read. A hidden span is
+ * bounded by the session's send limit, the request's own bound.
  */
 import { AppError } from "../../core/errors.ts";
 import { tlsServerName } from "../../core/server-name.ts";
@@ -22,7 +25,7 @@ const seenDirection = (bytes: number[], authed: readonly ByteRange[], length: nu
   seen: mergeRanges(authed),
 });
 
-export function mpcTranscript({ output, activeSince, verifiedAt }: VerifiedMpcSession): VerifiedTranscript {
+export function mpcTranscript({ output, activeSince, verifiedAt }: VerifiedMpcSession, maxSentData: number): VerifiedTranscript {
   if (!output.server_name) throw new AppError("session_failed", "the prover did not reveal the server identity");
   // Signed as TLS names the host, as in proxy mode: a trailing dot the prover gave goes (src/core/server-name.ts).
   const serverName = tlsServerName(output.server_name);
@@ -39,5 +42,6 @@ export function mpcTranscript({ output, activeSince, verifiedAt }: VerifiedMpcSe
     recv: seenDirection(output.transcript.recv, output.transcript.recv_authed, recv),
     hiddenBy: "prover",
     connectionEnd: { closed: false, why: "an MPC notary does not see how the connection ended" },
+    requestRule: { maxHiddenSpanBytes: maxSentData },
   };
 }

@@ -9,6 +9,7 @@ import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import { withinLimits } from "../exchange/requested-sizes.ts";
 import type { ProvingMode } from "../proving/mode.ts";
 import { endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
+import { checkMpcRequest } from "./request-layout.ts";
 import { MpcRun, type MpcRunDeps } from "./session-run.ts";
 
 export interface MpcModeDeps extends MpcRunDeps {
@@ -24,6 +25,7 @@ export function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
     prepare(call) {
       // In MPC mode the request is always in the proof (its secrets hidden by the prover alone).
       if (call.proxyReveal !== undefined) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)");
+      checkMpcRequest(call.exchange, call.patterns);
       const announced: Partial<SessionSizes> = withinLimits(call.announced, deps.sessions.limits);
       const { method, pathAndQuery } = call.exchange;
       const endpoint = endpointKey(hostOf(call.target), method, pathAndQuery);

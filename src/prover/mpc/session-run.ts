@@ -17,7 +17,9 @@ import type { NotaryClient } from "../notary/client.ts";
 import { className } from "../pool/size-classes.ts";
 import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { discardSession } from "./notary-sessions.ts";
-import { type SizedExchangeDeps, type Sizing, runSizedExchange } from "./sized-exchange.ts";
+import { isProvableLayout, provableMpcHidden, unprovableLayout } from "./request-layout.ts";
+import { type SizedExchange, type SizedExchangeDeps, type Sizing, runSizedExchange } from "./sized-exchange.ts";
+import { declareLayout } from "../exchange/request-layout.ts";
 
 export interface MpcRunDeps extends SizedExchangeDeps {
   /** The prover's notaries: a running session checks that its own is still there. */
@@ -33,14 +35,19 @@ export interface MpcRunDeps extends SizedExchangeDeps {
 const NOTARY_CHECK_MS = 2_000;
 /** Failed checks in a row before the notary counts as gone (one can be a hiccup). */
 const NOTARY_CHECKS_FAILED = 2;
+/**
+ * Sessions a GET may take for a layout its hidden values can be proven in (request-layout.ts): the engine writes Host
+ * before a hidden header in about one session of two (with one hidden header), so five leave one GET in 32 unproven.
+ */
+const LAYOUT_SESSIONS = 5;
 
 export class MpcRun implements ModeRun {
   session?: ProverSession;
   tcp?: TcpHandle;
   private readonly releaseSlot: () => void;
   private readonly watch: Timer;
-  /** The transcript's lengths, once exchanged: what the reveal leaves out is ranges of them. */
-  private lengths?: { sent: number; recv: number };
+  /** The request as the engine wrote it and the answer's length, once exchanged: the reveal's ranges are of them. */
+  private exchanged?: { sent: Uint8Array; recvLength: number; sessions: number };
 
   /** Takes a slot (or throws over_capacity) and starts watching the notary. */
   constructor(
@@ -67,22 +74,45 @@ export class MpcRun implements ModeRun {
     const resolved = await resolveTarget(this.call.target, this.deps.policy);
     await this.deps.engineSuite.check(resolved);
     this.call.goingQuiet();
-    const { session, exchange, sizes, repeatedIn } = await runSizedExchange(this.deps, this.control, this, resolved, this.call.exchange, this.sizing, log);
-    this.lengths = { sent: exchange.sent.length, recv: exchange.recv.length };
+    const { sized, sessions } = await this.provableExchange(resolved, log);
+    const { session, exchange, sizes, repeatedIn } = sized;
+    this.exchanged = { sent: exchange.sent, recvLength: exchange.recv.length, sessions };
     const answerHeaders: [string, string][] = [["t-session-class", className(sizes)]];
     if (repeatedIn) answerHeaders.push(["t-session-retried", className(repeatedIn)]);
     return { answer: exchange.response, sent: exchange.sent, recv: exchange.recv, notarySessionId: session.notarySessionId, answerHeaders };
   }
 
-  /** Reveals everything but the hidden ranges to the notary, over the MPC session. */
+  /**
+   * The exchange, in sessions of its own until the engine lays the request out so that its hidden values can be
+   * proven (request-layout.ts): a GET that may be repeated (Sizing.canRepeat, as for an answer that overflowed its
+   * session), LAYOUT_SESSIONS at most; any other exchange is taken as it came.
+   */
+  private async provableExchange(target: Parameters<typeof runSizedExchange>[3], log: Logger): Promise<{ sized: SizedExchange; sessions: number }> {
+    const { exchange: request, patterns } = this.call;
+    for (let sessions = 1; ; sessions++) {
+      const sized = await runSizedExchange(this.deps, this.control, this, target, request, this.sizing, log);
+      if (!this.sizing.canRepeat || sessions >= LAYOUT_SESSIONS || isProvableLayout(sized.exchange.sent, patterns)) return { sized, sessions };
+      log.info("the engine wrote the Host header after a hidden header value: exchanging the GET again in a fresh session", { host: target.serverName, sessions });
+      discardSession(this.deps.mpcNotary, sized.session);
+      this.session = undefined;
+      this.tcp = undefined;
+    }
+  }
+
+  /**
+   * Reveals everything but the hidden ranges to the notary, over the MPC session: those of the request as the engine's
+   * layout proves them (request-layout.ts), declared with what the layout adds.
+   */
   async reveal(redaction: RedactionResult): Promise<ModeAttestation> {
-    const { session, lengths } = this;
-    if (!session || !lengths) throw new AppError("internal", "an MPC reveal before its exchange");
+    const { session, exchanged } = this;
+    if (!session || !exchanged) throw new AppError("internal", "an MPC reveal before its exchange");
+    const hiddenSent = provableMpcHidden(exchanged.sent, redaction.hidden.sent);
+    if (!hiddenSent) throw unprovableLayout(exchanged.sessions);
     await revealTranscript(session, {
-      sent: revealedRanges(lengths.sent, redaction.hidden.sent),
-      recv: revealedRanges(lengths.recv, redaction.hidden.recv),
+      sent: revealedRanges(exchanged.sent.length, hiddenSent),
+      recv: revealedRanges(exchanged.recvLength, redaction.hidden.recv),
     });
-    return { redactions: redaction.declared };
+    return { redactions: declareLayout(redaction.declared, hiddenSent) };
   }
 
   discard(): void {

@@ -13,18 +13,15 @@
  */
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import type { ByteRange } from "../../core/transcript.ts";
-import { subtractRanges } from "../../core/ranges.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
 import { AppError } from "../../core/errors.ts";
 import { checkHiddenAfterHost, requestParts } from "../../http1/request-epochs.ts";
 import { serializeRequest } from "../../http1/request.ts";
-import { type RedactionPattern, computeRedactions } from "../../redaction/index.ts";
+import type { RedactionPattern } from "../../redaction/index.ts";
 import type { RequestPart } from "../../tls/client/exchange.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
-import { parseHttpMessage } from "../../http1/message.ts";
+import { checkProvableBody, declareLayout, headEndOf, hiddenHeaderNames, hiddenRequestRanges as hiddenRanges } from "../exchange/request-layout.ts";
 import { refuseRequestPatterns } from "./hidden-request.ts";
-
-const latin1 = new TextDecoder("latin1");
 
 /**
  * What the notary sees of the request: nothing (`none`), all of it (`request`), or all but its hidden values
@@ -40,50 +37,26 @@ export interface RequestPlan {
   reveal: RequestReveal;
 }
 
-const EMPTY = new Uint8Array(0);
-
-/** The request's hidden ranges as its redaction finds them in the request alone, sorted and merged. */
-const hiddenRanges = (request: Uint8Array, patterns: readonly RedactionPattern[]): ByteRange[] =>
-  computeRedactions({ sent: request, recv: EMPTY }, patterns).hidden.sent;
-
-/** Lower-case names of the header lines a hidden range touches. */
-function hiddenHeaderNames(request: Uint8Array, hidden: readonly ByteRange[]): Set<string> {
-  const names = new Set<string>();
-  for (const field of parseHttpMessage(request).headers) {
-    const line = { start: field.name.start, end: field.value.end };
-    if (hidden.some((range) => range.start < line.end && line.start < range.end)) names.add(latin1.decode(request.subarray(field.name.start, field.name.end)).toLowerCase());
-  }
-  return names;
-}
-
-const headEndOf = (request: Uint8Array): number => parseHttpMessage(request).body[0]?.start ?? request.length;
+const BODY_OPTIONS =
+  "Hide the body whole (T-REDACTED: req:body:, the proof shows its length), or send T-PROXY-REVEAL: request (the notary sees the request whole; the proof still hides the values)";
 
 /**
  * The hidden ranges as the request rule proves them: those of the head (written last) as one block up to the end of
  * the last hidden value, its line break and the blank line revealed; a body after them, or holding a hidden value,
- * must be hidden whole. Throws invalid_redaction for a body the client did not hide whole.
+ * must be hidden whole (else invalid_redaction).
  */
 function provableHidden(request: Uint8Array, hidden: readonly ByteRange[]): ByteRange[] {
+  checkProvableBody(request, hidden, BODY_OPTIONS);
   const headEnd = headEndOf(request);
   const head = hidden.filter((range) => range.start < headEnd);
   const body = hidden.filter((range) => range.start >= headEnd);
-  const bodyShown = request.length > headEnd && !(body.length === 1 && body[0]!.start === headEnd && body[0]!.end === request.length);
-  if (bodyShown && (head.length > 0 || body.length > 0)) {
-    throw new AppError(
-      "invalid_redaction",
-      `the request's body cannot be proven as asked: ${body.length > 0 ? "it holds a hidden value" : "it follows a hidden header value"}, and a hidden span may hold anything, the end of the head included, so no byte revealed after one is proven to be what the server read. Hide the body whole (T-REDACTED: req:body:, the proof shows its length), or send T-PROXY-REVEAL: request (the notary sees the request whole; the proof still hides the values)`,
-    );
-  }
   if (head.length === 0) return [...body];
   return [{ start: head[0]!.start, end: head.at(-1)!.end }, ...body];
 }
 
-/** The label of the bytes the layout hides beyond what the patterns hid: the header names between hidden values. */
-export const HIDDEN_HEADER_BLOCK = "req:hidden-header-block";
-
 /**
  * The redactions a proof of this plan declares: the patterns' own, and one for what the layout hid beside them (the
- * block of hidden headers runs from the first hidden value to the last): a proof accounts for every hidden byte.
+ * block of hidden headers runs from the first hidden value to the last).
  */
 export function planRedactions(plan: RequestPlan, declared: readonly DeclaredRedaction[]): DeclaredRedaction[] {
   if (plan.reveal !== "epochs") return [...declared];
@@ -93,10 +66,7 @@ export function planRedactions(plan: RequestPlan, declared: readonly DeclaredRed
     if (part.hidden) hidden.push({ start: offset, end: offset + part.bytes.length });
     offset += part.bytes.length;
   }
-  const spans = declared.flatMap((entry) => entry.spans.filter((span) => span.direction === "sent"));
-  const extra = subtractRanges(hidden, spans);
-  if (extra.length === 0) return [...declared];
-  return [...declared, { pattern: HIDDEN_HEADER_BLOCK, matched: true, spans: extra.map((range) => ({ direction: "sent", ...range })) }];
+  return declareLayout(declared, hidden);
 }
 
 /** Refuses a hidden value longer than the bound a notary holds a revealed request to. */

@@ -9,7 +9,7 @@ const output = (serverName: string | undefined): VerifierOutput => ({
   connection_info: { time: 0, version: "V1_2", transcript_length: { sent: 2, recv: 2 } },
   transcript: { sent: [71, 69], sent_authed: [{ start: 0, end: 2 }], recv: [72, 84], recv_authed: [{ start: 0, end: 2 }] },
 });
-const transcriptOf = (serverName: string | undefined) => mpcTranscript({ output: output(serverName), activeSince: 1_000, verifiedAt: 2_000 });
+const transcriptOf = (serverName: string | undefined) => mpcTranscript({ output: output(serverName), activeSince: 1_000, verifiedAt: 2_000 }, 4096);
 
 test("the server name the prover revealed, without a fully qualified name's trailing dot", () => {
   expect(transcriptOf("api.example.com").serverName).toBe("api.example.com");

@@ -109,7 +109,7 @@ export function expectProven({ exchange, verified }: Proof, suite?: string): voi
   const start = sent.indexOf(CREDENTIAL);
   expect(verified.sentPartly?.hidden).toEqual([{ start, end: start + CREDENTIAL.length }]);
   expect(new TextDecoder().decode(verified.sentPartly?.bytes)).toBe(sent.replace(CREDENTIAL, "\0".repeat(CREDENTIAL.length)));
-  expect(revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, DEFAULT_MAX_HIDDEN_REQUEST_SPAN)).toBeNull();
+  expect(revealedRequestProblem(partlyRevealedDirection(verified.sentPartly!), TARGET_HOST, { maxHiddenSpanBytes: DEFAULT_MAX_HIDDEN_REQUEST_SPAN })).toBeNull();
   expect(verified.recv).toEqual(exchange.recv);
   if (suite) expect(exchange.cipherSuite).toBe(suite);
 }

@@ -61,7 +61,7 @@ test("a mode registered from its own folder proves through /proxy, and verifies 
   const [event] = await stream.events;
   const { proofText } = proofData(event!);
   const notaryKey = readFileSync(join(dataDir, "notary.pub"), "utf8");
-  const verified = verifyProof(proofText, notaryKey, { requestId, serverName: TARGET_HOST, mode: "stand-in" });
+  const verified = verifyProof(proofText, notaryKey, { requestId, serverName: TARGET_HOST, mode: "stand-in", allowTestTrustAnchor: true });
   // The one body builder's rules held: the request shows its Host, the answer was checked whole, the notary says it is embedded.
   expect(verified.body).toMatchObject({ mode: "stand-in", serverPort: target.port, request: "revealed", responseFraming: "content-length", notary: { embedded: true } });
   expect(verified.sent.text).toStartWith(`GET /data HTTP/1.1\r\nhost: ${TARGET_HOST}:${target.port}\r\n`);
@@ -80,7 +80,7 @@ test("a mode registered from its own folder proves through /proxy, and verifies 
   // A verifier that never registered the mode (cli verify, another process) refuses the proof.
   const proofPath = join(dataDir, "stand-in-proof.json");
   writeFileSync(proofPath, proofText);
-  const cli = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", join(dataDir, "notary.pub"), "--proof", proofPath]);
+  const cli = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", join(dataDir, "notary.pub"), "--proof", proofPath]);
   expect(cli.exitCode).toBe(1);
   expect(cli.stderr.trim()).toBe('error: invalid proof: body.mode: unknown proof mode "stand-in" (this verifier knows mpc, proxy)');
 }, 60_000);
