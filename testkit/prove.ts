@@ -33,5 +33,5 @@ export async function proveData(proverUrl: string, targetPort: number, timeoutMs
 export async function verifyWithCli(proofText: string, notaryPubPath: string, ...flags: string[]): Promise<CliResult> {
   const proofPath = join(dirname(notaryPubPath), `proof-${crypto.randomUUID()}.json`);
   writeFileSync(proofPath, proofText);
-  return runCli(SOURCE_CLI, ["verify", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json", ...flags]);
+  return runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", notaryPubPath, "--proof", proofPath, "--json", ...flags]);
 }

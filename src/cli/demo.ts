@@ -65,21 +65,24 @@ interface DemoCall {
   options: Pick<ProveOptions, "url" | "headers" | "redact">;
 }
 
-/** One GET per mode. Proxy mode proves its request too (TLS 1.3: any credential in it would be kept from the notary). */
+/**
+ * One GET per mode. Proxy mode proves its request with the credential kept from the notary (TLS 1.3) and written last,
+ * as the request rule proves it; MPC mode, whose engine orders headers itself, proves a request without one.
+ */
 const calls = (port: number): DemoCall[] => [
   {
     mode: "proxy",
-    label: "proxy mode: the notary relays the connection and sees the response (milliseconds)",
-    options: { url: `https://${DEMO_HOST}:${port}/v1/price?pair=ETH-EUR` },
-  },
-  {
-    mode: "mpc",
-    label: "MPC mode: the notary sees nothing in clear (tens of seconds on two cores)",
+    label: "proxy mode: the notary relays the connection and sees the response, not the credential (milliseconds)",
     options: {
       url: `https://${DEMO_HOST}:${port}/v1/account?user=42`,
       headers: { authorization: `Bearer ${DEMO_TOKEN}` },
       redact: [{ kind: "res:body", path: ["balance"] }],
     },
+  },
+  {
+    mode: "mpc",
+    label: "MPC mode: the notary sees nothing in clear (tens of seconds on two cores)",
+    options: { url: `https://${DEMO_HOST}:${port}/v1/price?pair=ETH-EUR` },
   },
 ];
 

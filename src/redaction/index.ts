@@ -14,7 +14,11 @@ import type { DeclaredRedaction } from "../proof/format.ts";
 import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
 import { echoSpellings } from "./encodings.ts";
 import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
-import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, publicPattern } from "./patterns.ts";
+import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, isDefaultHidden, isSecretHeaderName, publicPattern } from "./patterns.ts";
+import { parseHttpMessage } from "../http1/message.ts";
+import { queryParameters, requestTarget } from "../http1/request-target.ts";
+
+const latin1 = new TextDecoder("latin1");
 import { complementRanges, mergeRanges, type RangesByDirection, subtractRanges } from "../core/ranges.ts";
 
 export { parseRedactions, publicPattern, type RedactionPattern } from "./patterns.ts";
@@ -45,11 +49,29 @@ const spansOf = (ranges: RangesByDirection): RedactionSpan[] => [
   ...ranges.recv.map((r) => ({ direction: "recv" as const, ...r })),
 ];
 
-/** Default-hidden headers the client neither revealed nor named itself. */
-function defaultPatterns(patterns: readonly RedactionPattern[]): HidingPattern[] {
+/** The query parameters of the request whose names say they hold a secret (patterns.ts), by name as written. */
+export function secretQueryNames(request: Uint8Array): string[] {
+  const target = requestTarget(request, parseHttpMessage(request).startLine);
+  if (!target) return [];
+  const names = queryParameters(request, target).map((parameter) => latin1.decode(request.subarray(parameter.name.start, parameter.name.end)));
+  return [...new Set(names.filter((name) => isDefaultHidden("res:query", name)))];
+}
+
+/**
+ * What is hidden by default in this transcript (patterns.ts): the DEFAULT_HIDDEN names, and the request's headers and
+ * query parameters whose names say they hold a secret; less what the client revealed or named itself.
+ */
+function defaultPatterns(patterns: readonly RedactionPattern[], parsed: ParsedTranscript): HidingPattern[] {
   const mentioned = (kind: string, name: string) =>
-    patterns.some((p) => (p.kind === "reveal" ? p.header.kind === kind && p.header.name === name : p.kind === kind && "name" in p && p.name.toLowerCase() === name));
-  return DEFAULT_HIDDEN.filter((d) => !mentioned(d.kind, d.name));
+    patterns.some((p) => (p.kind === "reveal" ? p.header.kind === kind && p.header.name === name.toLowerCase() : p.kind === kind && "name" in p && p.name.toLowerCase() === name.toLowerCase()));
+  const { bytes, message } = parsed.sent;
+  const headerNames = message.headers.map((field) => latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase()).filter(isSecretHeaderName);
+  const found: HidingPattern[] = [
+    ...DEFAULT_HIDDEN,
+    ...[...new Set(headerNames)].filter((name) => !DEFAULT_HIDDEN.some((d) => d.kind === "req:header" && d.name === name)).map((name) => ({ kind: "req:header" as const, name })),
+    ...secretQueryNames(bytes).map((name) => ({ kind: "res:query" as const, name })),
+  ];
+  return found.filter((pattern) => !mentioned(pattern.kind, (pattern as { name: string }).name));
 }
 
 /** What to look for: each value and part in each of its spellings, long enough, once. */
@@ -93,7 +115,7 @@ export function computeRedactions(transcript: { sent: Uint8Array; recv: Uint8Arr
     declared.push({ pattern: publicPattern(pattern), spans, matched: spans.length > 0 });
     if (spans.length === 0) unmatched.push(index + 1);
   });
-  for (const pattern of defaultPatterns(patterns)) {
+  for (const pattern of defaultPatterns(patterns, parsed)) {
     const spans = hide(pattern);
     if (spans.length > 0) declared.push({ pattern: DEFAULT_PREFIX + publicPattern(pattern), spans, matched: true });
   }

@@ -7,10 +7,12 @@
  */
 import { AppError } from "../core/errors.ts";
 
-/** A header hidden unless the client reveals it: credentials a proof must not show by accident. */
-export type DefaultHidden =
-  | { kind: "req:header"; name: "authorization" | "proxy-authorization" | "cookie" }
-  | { kind: "res:header"; name: "set-cookie" };
+/**
+ * What is hidden unless the client reveals it (`reveal:`), fail closed: credentials a proof must not show by accident.
+ * Names are lower case. Request headers: those of DEFAULT_HIDDEN and every name isSecretHeaderName accepts; query
+ * parameters: SECRET_QUERY_NAMES; answer headers: Set-Cookie.
+ */
+export type DefaultHidden = { kind: "req:header" | "res:header" | "res:query"; name: string };
 
 export type RedactionPattern =
   /** Values of request header lines with this name (case-insensitive). */
@@ -35,12 +37,37 @@ type Kind = RedactionPattern["kind"];
 
 const kinds: readonly Kind[] = ["req:header", "req:body", "res:header", "res:body", "res:query", "res:path", "search", "reveal"];
 
+/** The names hidden wherever they occur, whatever the request holds. */
 export const DEFAULT_HIDDEN: readonly DefaultHidden[] = [
   { kind: "req:header", name: "authorization" },
   { kind: "req:header", name: "proxy-authorization" },
   { kind: "req:header", name: "cookie" },
   { kind: "res:header", name: "set-cookie" },
 ];
+
+/** Request header names that carry a secret by convention, besides DEFAULT_HIDDEN's. */
+export const SECRET_HEADER_NAMES: readonly string[] = ["x-api-key", "api-key", "x-auth-token", "x-access-token"];
+/** Parts of a request header's name that say it carries a secret (`X-Session-Id`, `X-Client-Secret`, `X-Apikey`). */
+export const SECRET_NAME_PARTS: readonly string[] = ["token", "secret", "password", "session", "api-key", "apikey"];
+/** Query parameter names that carry a secret by convention (compared case-blind, as written, not percent-decoded). */
+export const SECRET_QUERY_NAMES: readonly string[] = ["api_key", "apikey", "access_token", "token", "key", "sig", "signature"];
+
+/** Whether a request header of this name is hidden by default: DEFAULT_HIDDEN, SECRET_HEADER_NAMES, SECRET_NAME_PARTS. */
+export function isSecretHeaderName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return DEFAULT_HIDDEN.some((d) => d.kind === "req:header" && d.name === lower) || SECRET_HEADER_NAMES.includes(lower) || SECRET_NAME_PARTS.some((part) => lower.includes(part));
+}
+
+/** Whether what `kind:name` names is hidden by default (and so may be revealed with `reveal:`). */
+export function isDefaultHidden(kind: string, name: string): kind is DefaultHidden["kind"] {
+  const lower = name.toLowerCase();
+  if (kind === "req:header") return isSecretHeaderName(lower);
+  if (kind === "res:query") return SECRET_QUERY_NAMES.includes(lower);
+  return kind === "res:header" && lower === "set-cookie";
+}
+
+/** The default-hidden kinds and names, as a reveal: error names them. */
+const REVEALABLE = `req:header:authorization, proxy-authorization, cookie, ${SECRET_HEADER_NAMES.join(", ")} or a name holding ${SECRET_NAME_PARTS.join(", ")}; res:query:${SECRET_QUERY_NAMES.join(", ")}; res:header:set-cookie`;
 
 /**
  * Entries beyond these are refused: the notary takes at most 256 declared redactions of 1024 characters,
@@ -90,10 +117,11 @@ function unescape(text: string, position: number): string {
 }
 
 function parseDefaultHidden(rest: string, position: number): DefaultHidden {
-  // The kind is written exactly, the header name in any case.
-  const found = DEFAULT_HIDDEN.find((d) => rest.startsWith(`${d.kind}:`) && rest.slice(d.kind.length + 1).toLowerCase() === d.name);
-  if (!found) fail(position, `reveal: applies only to ${DEFAULT_HIDDEN.map((d) => `${d.kind}:${d.name}`).join(", ")}`);
-  return found;
+  // The kind is written exactly, the name in any case.
+  const kind = (["req:header", "res:header", "res:query"] as const).find((k) => rest.startsWith(`${k}:`));
+  const name = kind === undefined ? "" : rest.slice(kind.length + 1).toLowerCase();
+  if (kind === undefined || !isDefaultHidden(kind, name)) fail(position, `reveal: applies only to what is hidden by default: ${REVEALABLE}`);
+  return { kind, name };
 }
 
 function parseEntry(entry: string, position: number): RedactionPattern {

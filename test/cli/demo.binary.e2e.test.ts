@@ -72,21 +72,22 @@ describe("cli demo", () => {
     const out = demo.stdout();
     expect(out.match(/^Proof valid: signed by notary key/gm)).toHaveLength(2);
     expect(out).toContain("Proof mode:   proxy");
-    expect(out).toContain("GET /v1/price?pair=ETH-EUR HTTP/1.1"); // proxy mode with the request revealed
-    expect(out).toContain("Proof mode:   mpc");
+    expect(out).toContain("GET /v1/account?user=42 HTTP/1.1"); // proxy mode with the request proven
     expect(out).toMatch(/authorization: █+\r?\n/);
     expect(out).toContain('"balance":█████████');
+    expect(out).toContain("Proof mode:   mpc");
+    expect(out).toContain("GET /v1/price?pair=ETH-EUR HTTP/1.1");
     expect(out).toContain("WARNING: signed under a TEST trust anchor");
 
     // The files and the viewer work while it runs; `cli verify` accepts the saved proofs.
-    const viewers = [...out.matchAll(/^Viewer: (http:\/\/127\.0\.0\.1:\d+\/viewer\?requestId=[0-9a-f-]{36}&serverName=api\.demo\.test)/gm)].map((m) => m[1]!);
+    const viewers = [...out.matchAll(/^Viewer: (http:\/\/127\.0\.0\.1:\d+\/viewer\?requestId=[0-9a-f-]{36}&serverName=api\.demo\.test&allowTestAnchor=1)/gm)].map((m) => m[1]!);
     expect(viewers).toHaveLength(2);
     const page = await fetch(viewers[1]!);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toStartWith("text/html");
     const folder = dirname(savedProof(out, "mpc"));
     for (const mode of ["proxy", "mpc"]) {
-      const verified = await runCli(BINARY_CLI, ["verify", "--notary-pub-key", `${folder}/prover/notary.pub`, "--proof", savedProof(out, mode)]);
+      const verified = await runCli(BINARY_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", `${folder}/prover/notary.pub`, "--proof", savedProof(out, mode)]);
       expect(verified.exitCode).toBe(0);
     }
 

@@ -54,8 +54,8 @@ async function script(text: string): Promise<{ exitCode: number; stdout: string;
 describe("cli prove (dist/cli)", () => {
   test("proxy mode in a script: the answer on stdout, nothing on stderr into a pipe, then cli verify passes with the URL", async () => {
     const run = await script(`
-      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/data" --mode proxy --header "x-api-key: ${HEADER_SECRET}" --redact req:header:x-api-key,res:body:secret --out proxy.json > answer.json
-      "$CLI" verify --notary-pub-key "$K" --proof proxy.json --server-name ${TARGET_HOST} --method GET --url "$T/data"`);
+      "$CLI" prove --allow-test-anchor --prover "$P" --notary-pub-key "$K" --url "$T/data" --mode proxy --header "x-api-key: ${HEADER_SECRET}" --redact req:header:x-api-key,res:body:secret --out proxy.json > answer.json
+      "$CLI" verify --allow-test-anchor --notary-pub-key "$K" --proof proxy.json --server-name ${TARGET_HOST} --method GET --url "$T/data"`);
     expect(run.stderr).toBe("");
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(readFileSync(join(work, "answer.json"), "utf8")).secret).toBe(SECRET_VALUE);
@@ -72,9 +72,9 @@ describe("cli prove (dist/cli)", () => {
   test("a POST with --data @file, its request revealed in proxy mode and a part of it hidden", async () => {
     const run = await script(`
       printf '%s' '{"card":"4111-2222","amount":12}' > body.json
-      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/echo" --mode proxy --reveal request --method POST --data @body.json \
+      "$CLI" prove --allow-test-anchor --prover "$P" --notary-pub-key "$K" --url "$T/echo" --mode proxy --reveal request --method POST --data @body.json \
         --redact req:body:card --out post.json > echoed.json
-      "$CLI" verify --notary-pub-key "$K" --proof post.json`);
+      "$CLI" verify --allow-test-anchor --notary-pub-key "$K" --proof post.json`);
     expect(run.stderr).toBe("");
     expect(run.exitCode).toBe(0);
     const echoed = JSON.parse(readFileSync(join(work, "echoed.json"), "utf8")) as { method: string; body: string };
@@ -87,9 +87,9 @@ describe("cli prove (dist/cli)", () => {
 
   test("MPC mode in a script: the answer to --answer, the header hidden, cli verify passes", async () => {
     const run = await script(`
-      "$CLI" prove --prover "$P" --notary-pub-key "$K" --url "$T/data?view=full" --mode mpc --header "x-api-key: ${HEADER_SECRET}" \\
+      "$CLI" prove --allow-test-anchor --prover "$P" --notary-pub-key "$K" --url "$T/data?view=full" --mode mpc --header "x-api-key: ${HEADER_SECRET}" \\
         --redact req:header:x-api-key --redact res:body:secret --answer mpc-answer.json --out mpc.json
-      "$CLI" verify --notary-pub-key "$K" --proof mpc.json --server-name ${TARGET_HOST}`);
+      "$CLI" verify --allow-test-anchor --notary-pub-key "$K" --proof mpc.json --server-name ${TARGET_HOST}`);
     expect(run.stderr).toBe("");
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(readFileSync(join(work, "mpc-answer.json"), "utf8")).user.name).toBe("alice");

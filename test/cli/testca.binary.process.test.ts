@@ -62,11 +62,11 @@ describe("cli testca (dist/cli)", () => {
     const prover = await startProver(cli, target.port!, { TLSN_TEST_TRUST_ANCHOR: anchor, PROVER_RESOLVE: resolve, PROVER_ALLOW_PRIVATE_TARGETS: allowPrivate, PROVER_ALLOWED_PORTS: ports });
     try {
       const out = join(dir, "..", "proof.json");
-      const proved = await runCli(cli, ["prove", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath, "--url", `https://local.test:${target.port}/data`, "--mode", "proxy", "--out", out]);
+      const proved = await runCli(cli, ["prove", "--allow-test-anchor", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath, "--url", `https://local.test:${target.port}/data`, "--mode", "proxy", "--out", out]);
       expect(proved.stderr).toBe("");
       expect(proved.exitCode).toBe(0);
       expect(JSON.parse(proved.stdout).secret).toBe(SECRET_VALUE);
-      const verified = await runCli(cli, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", out]);
+      const verified = await runCli(cli, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", out]);
       expect(verified.exitCode).toBe(0);
       expect(verified.stdout).toContain("Server:       local.test");
     } finally {

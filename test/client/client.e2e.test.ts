@@ -43,7 +43,7 @@ afterAll(async () => {
   target?.stop(true);
 }, 120_000);
 
-const options = () => ({ prover: prover.url, apiKey: API_KEY, notaryKeys: [prover.notaryPubPem] });
+const options = () => ({ prover: prover.url, apiKey: API_KEY, notaryKeys: [prover.notaryPubPem], allowTestTrustAnchor: true });
 
 /**
  * Takes the prover's only subscriber place with a subscription to an id nobody uses (it ends by itself with
@@ -115,9 +115,9 @@ describe("prove() against a real prover", () => {
         ...options(),
         url: `${targetBase}/data?user=42`,
         method: "POST",
-        headers: { "x-api-key": "client-secret-key" },
         body: { account: "acct-7", pin: PIN },
-        redact: [redact.requestHeader("x-api-key"), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
+        // MPC proves a body holding a hidden value hidden whole (src/prover/mpc/request-layout.ts): its length shows.
+        redact: [redact.requestBody(), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
         timeoutMs: MPC_MS,
       }),
     ));
@@ -147,27 +147,28 @@ describe("prove() against a real prover", () => {
     expect(result.response.json<{ secret: string }>().secret).toBe(SECRET_VALUE);
     expect(result.response.headers.get("t-proof-id")).toBe(result.requestId);
     expect(result.notaryPublicKey).toBe(prover.notaryPubPem);
-    const verified = verifyProof(result.proofText, [prover.notaryPubPem]);
+    const verified = verifyProof(result.proofText, [prover.notaryPubPem], { allowTestTrustAnchor: true });
     expect(verified.body.serverName).toBe(TARGET_HOST);
     expect(verified.sent.text).toStartWith("POST /data?user=42 HTTP/1.1");
     expect(verified.recv.text).toContain('"user":{"id":1000,"name":"alice"}');
   });
 
   test("the redacted values are hidden in the proof, each redaction listed", () => {
-    const verified = verifyProof(result.proof, prover.notaryPubPem);
-    for (const secret of ["client-secret-key", PIN, SECRET_VALUE, SECRET_HEADER_VALUE]) {
+    const verified = verifyProof(result.proof, prover.notaryPubPem, { allowTestTrustAnchor: true });
+    for (const secret of ["acct-7", PIN, SECRET_VALUE, SECRET_HEADER_VALUE]) {
       expect(result.proofText).not.toContain(secret);
       expect(verified.sent.text + verified.recv.text).not.toContain(secret);
     }
     expect(verified.recv.text).toContain(`"secret":${"█".repeat(SECRET_VALUE.length + 2)}`);
     const patterns = verified.body.redactions.map(({ pattern, matched }) => `${pattern}=${matched}`);
-    expect(patterns).toEqual(expect.arrayContaining(["req:header:x-api-key=true", "req:body:pin=true", "res:body:secret=true", `res:header:${SECRET_HEADER}=true`]));
+    expect(patterns).toEqual(expect.arrayContaining(["req:body:=true", "req:body:pin=true", "res:body:secret=true", `res:header:${SECRET_HEADER}=true`]));
+    expect(verified.sent.text).toEndWith(`\r\n\r\n${"█".repeat(JSON.stringify({ account: "acct-7", pin: PIN }).length)}`);
   });
 
   test("cli verify accepts the proof text as delivered to the client", async () => {
     const path = join(scratchDir("client-proof"), "proof.json");
     writeFileSync(path, result.proofText);
-    const { exitCode, stdout } = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", path]);
+    const { exitCode, stdout } = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", path]);
     expect(exitCode).toBe(0);
     expect(stdout).toContain(`Request id:   ${result.requestId}`);
   });
@@ -198,7 +199,7 @@ describe("prove() against a real prover", () => {
     expect((error as TlsproofError).code).toBe("proof_invalid");
     expect((error as TlsproofError).message).toContain("signed by a different notary key");
     // Among several pinned keys, the one that signed makes it valid.
-    expect(verifyProof(result.proofText, [otherKey, prover.notaryPubPem]).body.requestId).toBe(result.requestId);
+    expect(verifyProof(result.proofText, [otherKey, prover.notaryPubPem], { allowTestTrustAnchor: true }).body.requestId).toBe(result.requestId);
   });
 });
 
@@ -289,7 +290,7 @@ describe("a relay between the client and the prover (the link is plain HTTP) can
       return new Response(text, { status: answer.status, headers });
     });
     const error = await rejection(
-      prove({ prover: url, apiKey: API_KEY, trustProverNotaryKeys: true, url: `${targetBase}/data?user=42`, timeoutMs: MPC_MS }),
+      prove({ prover: url, apiKey: API_KEY, trustProverNotaryKeys: true, allowTestTrustAnchor: true, url: `${targetBase}/data?user=42`, timeoutMs: MPC_MS }),
     );
     expect(error.code).toBe("proof_mismatch");
     expect(error.message).toStartWith("the proof does not show the answer received: ");

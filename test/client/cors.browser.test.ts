@@ -53,7 +53,7 @@ async function proveFrom(origin: string): Promise<PageResult> {
       async ({ prover, url, headers, timeoutMs, notaryKeys }) => {
         const client = (globalThis as unknown as { tlsproof: typeof import("../../src/client/index.ts") }).tlsproof;
         try {
-          const result = await client.prove({ prover, url, headers, timeoutMs, notaryKeys, retries: 0 });
+          const result = await client.prove({ prover, url, headers, timeoutMs, notaryKeys, retries: 0, allowTestTrustAnchor: true });
           return { ok: true as const, status: result.response.status, body: result.response.text(), proofText: result.proofText };
         } catch (error) {
           const failure = error as { code?: string; message?: string };
@@ -103,7 +103,7 @@ describe("a page on another origin", () => {
   test("listed in PROVER_CORS_ORIGINS: prove() gets the answer and a real proof", () => {
     if (!listed.ok) throw new Error(`prove() failed on the listed origin: ${listed.code} ${listed.message}`);
     expect(listed.status).toBe(200);
-    const verified = verifyProof(listed.proofText, [prover.notaryPubPem]);
+    const verified = verifyProof(listed.proofText, [prover.notaryPubPem], { allowTestTrustAnchor: true });
     expect(verified.body.serverName).toBe(TARGET_HOST);
     expect(verified.recv.text).toContain('"path":"/echo"');
   });
@@ -115,7 +115,7 @@ describe("a page on another origin", () => {
     for (const name of ["origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-ch-ua", ...Object.keys(IDENTIFYING)]) {
       expect(echoed[name]).toBeUndefined();
     }
-    const sent = verifyProof(listed.proofText, [prover.notaryPubPem]).sent.text;
+    const sent = verifyProof(listed.proofText, [prover.notaryPubPem], { allowTestTrustAnchor: true }).sent.text;
     expect(sent).toContain("x-app-version: 7");
     expect(sent).not.toContain("198.51.100.23");
     expect(sent).not.toContain("127.0.0.1");
@@ -123,7 +123,7 @@ describe("a page on another origin", () => {
 
   test("the proof says the prover's embedded notary signed it, and cli verify shows it", async () => {
     if (!listed.ok) throw new Error("no proof");
-    expect(verifyProof(listed.proofText, [prover.notaryPubPem]).body.notary.embedded).toBe(true);
+    expect(verifyProof(listed.proofText, [prover.notaryPubPem], { allowTestTrustAnchor: true }).body.notary.embedded).toBe(true);
     const cli = await verifyWithCli(listed.proofText, prover.notaryPubPath);
     expect(cli.exitCode).toBe(0);
     expect((JSON.parse(cli.stdout) as { notary: { embedded: boolean | null } }).notary.embedded).toBe(true);

@@ -45,7 +45,7 @@ interface LieOutcome {
 }
 
 /** Runs dishonest-prover.ts with this lie: the notary's answer to its attestation request. */
-async function lieToNotary(lie: "hidden-secret" | "hidden-host" | "cut" | "warm"): Promise<LieOutcome> {
+async function lieToNotary(lie: "hidden-secret" | "hidden-host" | "cut" | "warm" | "revealed-after-hidden"): Promise<LieOutcome> {
   const port = lie === "cut" ? cutting.port : target.port!;
   const liar = Bun.spawn([BUN, join(import.meta.dir, "dishonest-prover.ts"), notary.url, String(port), tlsFixture().caPath, lie], {
     stdout: "pipe",
@@ -70,6 +70,15 @@ test("a request whose Host is hidden is refused: a reader could not tell which s
   const outcome = await lieToNotary("hidden-host");
   expect(outcome.signed).toBeUndefined();
   expect(outcome.message).toContain("request refused: the request's Host header value is hidden");
+  expect(notary.log()).not.toContain("proof signed");
+  expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
+}, 240_000);
+
+test("MPC mode's request rule: a header value hidden with revealed header bytes after it is refused (422 request_unproven)", async () => {
+  const outcome = await lieToNotary("revealed-after-hidden");
+  expect(outcome.signed).toBeUndefined();
+  expect(outcome.code).toBe("request_unproven");
+  expect(outcome.message).toMatch(/after a hidden span|before the end of the Host header/);
   expect(notary.log()).not.toContain("proof signed");
   expect(await eventually(() => notarySessions(notary.url), (n) => n === 0, 10_000)).toBe(0);
 }, 240_000);

@@ -5,9 +5,11 @@
  * Host value, so that readers could not tell which server the request was for. Or (`cut`) GET /cut from a target
  * that stops mid-answer, every byte the engine read revealed: what the notary says of a transcript ended early. Or
  * (`warm`) an honest proof of /data asked for seconds after its setup, as a warm pool's session is: the notary's
- * dating. Prints `{"code","message"}` of the notary's refusal, `{"engine": message}` when the engine itself failed the
+ * dating. Or (`revealed-after-hidden`) one header value hidden with a revealed header line after it (or before Host, where
+ * the engine wrote Host last): the header swap of the request rule, whose hidden bytes could have ended the head.
+ * Prints `{"code","message"}` of the notary's refusal, `{"engine": message}` when the engine itself failed the
  * exchange, or `{"signed":true, ...}` with the proof's times and when the request started if the notary signed.
- * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host|cut|warm]
+ * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host|cut|warm|revealed-after-hidden]
  */
 import { readFileSync } from "node:fs";
 import { startLoopbackBridge } from "../../src/engine/bridge.ts";
@@ -19,6 +21,7 @@ import { createNotaryClient } from "../../src/prover/notary/client.ts";
 import { mpcNotarySessions } from "../../src/prover/mpc/notary-sessions.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
 import { revealTranscript } from "../../src/engine/session.ts";
+import { parseHttpMessage } from "../../src/http1/message.ts";
 import { getFromTarget, revealAll } from "../../testkit/engine-exchange.ts";
 import { SECRET_VALUE } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -47,6 +50,14 @@ if (lie === "cut" || lie === "warm") {
   const end = start + TARGET_HOST.length;
   await revealTranscript(session, { sent: [{ start: 0, end: start }, { start: end, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
   redactions = [{ pattern: "req:header:host", matched: true, spans: [{ direction: "sent", start, end }] }];
+} else if (lie === "revealed-after-hidden") {
+  // The engine orders the headers itself: hide the first header's value unless it is Host, else the second's; either
+  // way a revealed header line follows the hidden value, or Host does.
+  const fields = parseHttpMessage(exchange.sent).headers;
+  const isHost = (field: (typeof fields)[number]) => Buffer.from(exchange.sent.subarray(field.name.start, field.name.end)).toString("latin1").toLowerCase() === "host";
+  const hidden = (isHost(fields[0]!) ? fields[1]! : fields[0]!).value;
+  await revealTranscript(session, { sent: [{ start: 0, end: hidden.start }, { start: hidden.end, end: exchange.sent.length }], recv: [{ start: 0, end: exchange.recv.length }] });
+  redactions = [{ pattern: "req:header:x", matched: true, spans: [{ direction: "sent", start: hidden.start, end: hidden.end }] }];
 } else {
   await revealAll(session, exchange);
   const start = Buffer.from(exchange.recv).indexOf(SECRET_VALUE);

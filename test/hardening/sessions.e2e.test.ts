@@ -24,8 +24,11 @@ const KEY = "sessions-api-key-5e4d3c2b1a09";
 const HEADER_SECRET = "hdr-secret-in-session-8f7e6d5c";
 const BODY_SECRET = "body-secret-in-session-2b3c4d5e";
 const HIDDEN = "█";
-/** Hides the secrets where they are sent and where /echo sends them back (inside its JSON `body` string). */
-const REDACTED = `req:header:x-api-secret, req:body:card, res:body:headers.x-api-secret, search:${BODY_SECRET}`;
+/**
+ * Hides the secrets where they are sent (the body, hidden whole: MPC proves a body holding a hidden value only so, see
+ * src/prover/mpc/request-layout.ts) and where /echo sends them back (inside its JSON `body` string).
+ */
+const REDACTED = `req:body:, search:${BODY_SECRET}, search:${HEADER_SECRET}`;
 const auth = { authorization: `Bearer ${KEY}` };
 /** A proofs stream of this run alone: the PostgreSQL database is shared with other test runs. */
 const PROOF_STREAM = `proofs-sessions-${crypto.randomUUID()}`;
@@ -63,7 +66,7 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
   async function verify(proofText: string, keyPath = prover.notaryPubPath): Promise<Verified> {
     const proofPath = join(work, `${crypto.randomUUID()}.json`);
     writeFileSync(proofPath, proofText);
-    const result = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", keyPath, "--proof", proofPath, "--json"]);
+    const result = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", keyPath, "--proof", proofPath, "--json"]);
     expect(result.stderr).toBe("");
     expect(result.exitCode).toBe(0);
     return JSON.parse(result.stdout) as Verified;
@@ -114,10 +117,9 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
       headers: {
         "t-proxy-url": url("/echo"),
         "t-redacted": REDACTED,
-        "x-api-secret": HEADER_SECRET,
         "content-type": "application/json",
       },
-      body: JSON.stringify({ card: BODY_SECRET, amount: 3 }),
+      body: JSON.stringify({ card: BODY_SECRET, amount: 3, apiSecret: HEADER_SECRET }),
     });
     const echoed = (await response.json()) as { method: string; headers: Record<string, string>; body: string };
     const received: SseEvent[][] = await Promise.all(streams.map((stream) => stream.events));
@@ -141,10 +143,9 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
       headers: {
         "t-proxy-url": url("/echo?item=7"),
         "t-redacted": REDACTED,
-        "x-api-secret": HEADER_SECRET,
         "content-type": "application/json",
       },
-      body: JSON.stringify({ card: BODY_SECRET }),
+      body: JSON.stringify({ card: BODY_SECRET, apiSecret: HEADER_SECRET }),
     });
     const echoed = (await response.json()) as { method: string; path: string; body: string };
     // The proof exists before anyone subscribes: the prover logged it.
@@ -154,16 +155,15 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
   });
 
   test(
-    "PUT with a secret header and body: three subscribers opened first all get the same proof after heartbeats; cli verify shows the PUT with the secrets hidden",
+    "PUT with a secret body: three subscribers opened first all get the same proof after heartbeats; cli verify shows the PUT with the secrets hidden",
     async () => {
       const { requestId, commentsAtOpen, response, echoed, received, proofText, streams, madeBy } = await putSession();
       for (const comments of commentsAtOpen) expect(comments).toEqual(["waiting for the proof"]);
       expect(response.status).toBe(200);
       expect(response.headers.get("t-proof-id")).toBe(requestId);
       expect(echoed.method).toBe("PUT");
-      expect(echoed.headers["x-api-secret"]).toBe(HEADER_SECRET);
       expect(echoed.headers.authorization).toBeUndefined(); // the prover's API key is never forwarded
-      expect(JSON.parse(echoed.body)).toEqual({ amount: 3, card: BODY_SECRET });
+      expect(JSON.parse(echoed.body)).toEqual({ amount: 3, apiSecret: HEADER_SECRET, card: BODY_SECRET });
 
       for (const events of received) expect(events).toHaveLength(1);
       const { publicKey } = proofData(received[0]![0]!);
@@ -176,8 +176,8 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
       const verified = await verify(proofText, madeBy.notaryPubPath);
       expect(verified).toMatchObject({ valid: true, requestId, serverName: TARGET_HOST });
       expect(verified.sent.text).toStartWith("PUT /echo HTTP/1.1\r\n");
-      expect(verified.sent.text).toContain(`x-api-secret: ${HIDDEN.repeat(HEADER_SECRET.length)}\r\n`);
-      expect(verified.sent.text).toContain(`{"amount":3,"card":${HIDDEN.repeat(BODY_SECRET.length + 2)}}`);
+      // The body hidden whole, its length shown (the engine writes JSON with its keys sorted).
+      expect(verified.sent.text).toEndWith(`\r\n\r\n${HIDDEN.repeat(JSON.stringify({ amount: 3, apiSecret: HEADER_SECRET, card: BODY_SECRET }).length)}`);
       expect(verified.recv.text).toContain('"method":"PUT"');
       for (const secret of [HEADER_SECRET, BODY_SECRET]) expect(verified.recv.text).not.toContain(secret);
     },
@@ -214,19 +214,19 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
   );
 
   test(
-    "DELETE with a secret header and body, subscribed to only after the proof was made: proved, verified, and the compact log holds no secret",
+    "DELETE with a secret body, subscribed to only after the proof was made: proved, verified, and the compact log holds no secret",
     async () => {
       const { requestId, response, echoed, events } = await deleteSession();
       expect(response.status).toBe(200);
       expect(echoed).toMatchObject({ method: "DELETE", path: "/echo?item=7" });
-      expect(JSON.parse(echoed.body)).toEqual({ card: BODY_SECRET });
+      expect(JSON.parse(echoed.body)).toEqual({ apiSecret: HEADER_SECRET, card: BODY_SECRET });
       expect(events).toHaveLength(1);
       const { proofText } = proofData(events[0]!);
       for (const secret of [HEADER_SECRET, BODY_SECRET, KEY]) expect(proofText).not.toContain(secret);
       const verified = await verify(proofText);
       expect(verified).toMatchObject({ valid: true, requestId });
       expect(verified.sent.text).toStartWith("DELETE /echo?item=7 HTTP/1.1\r\n");
-      expect(verified.sent.text).toContain(`{"card":${HIDDEN.repeat(BODY_SECRET.length + 2)}}`);
+      expect(verified.sent.text).toEndWith(`\r\n\r\n${HIDDEN.repeat(JSON.stringify({ apiSecret: HEADER_SECRET, card: BODY_SECRET }).length)}`);
       expect(verified.recv.text).toContain('"method":"DELETE"');
       for (const secret of [HEADER_SECRET, BODY_SECRET]) expect(verified.recv.text).not.toContain(secret);
       expectNoSecrets(prover.log(), prover.dataDir);

@@ -364,7 +364,7 @@ describe("echoes: a hidden value met again elsewhere is hidden too", () => {
   });
 
   test("a value echoed in the request itself is hidden there too", () => {
-    const sent = request("GET /?token=abcd1234 HTTP/1.1\r\nX-Token: abcd1234");
+    const sent = request("GET /?token=abcd1234 HTTP/1.1\r\nX-Echo: abcd1234");
     const r = redact({ sent, recv: emptyResponse }, "res:query:token");
     expect(r.sent).not.toContain("abcd1234");
     expect(r.declared[1]).toEqual(["echo:*", true, ["sent:abcd1234"]]);

@@ -61,7 +61,7 @@ describe("defaults a client does not ask for", () => {
 
       const proofPath = join(scratchDir("defaults-e2e"), "proof.json");
       writeFileSync(proofPath, proofText);
-      const result = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+      const result = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
       expect(result.exitCode).toBe(0);
       const verified = JSON.parse(result.stdout) as { recv: { text: string }; redactions: { pattern: string; matched: boolean }[] };
       const cookieLine = `session=${COOKIE}; HttpOnly; Secure`;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/core/errors.ts";
 import { parseRedactions, publicPattern } from "../../src/redaction/index.ts";
-import { DEFAULT_HIDDEN, entryText, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
+import { DEFAULT_HIDDEN, entryText, isDefaultHidden, isSecretHeaderName, MAX_ENTRIES, MAX_ENTRY_LENGTH } from "../../src/redaction/patterns.ts";
 
 function parseError(header: string): AppError {
   try {
@@ -118,13 +118,30 @@ describe("whitespace, escapes, reveal and limits", () => {
     expect(parseError("search:a\\").message).toMatch(/entry 1: a backslash/);
   });
 
-  test("reveal: only the default-hidden headers, never together with hiding them", () => {
+  test("reveal: only what is hidden by default (secret-named headers and query parameters), never together with hiding it", () => {
     expect(parseError("reveal:RES:HEADER:set-cookie").message).toMatch(/entry 1: reveal: applies only to/);
     expect(parseRedactions("reveal:res:header:Set-Cookie")).toEqual([
       { kind: "reveal", header: { kind: "res:header", name: "set-cookie" } },
     ]);
-    expect(parseError("reveal:req:header:x-api-key").message).toMatch(/entry 1: reveal: applies only to/);
+    expect(parseRedactions("reveal:req:header:X-Api-Key, reveal:req:header:x-client-secret, reveal:res:query:API_KEY")).toEqual([
+      { kind: "reveal", header: { kind: "req:header", name: "x-api-key" } },
+      { kind: "reveal", header: { kind: "req:header", name: "x-client-secret" } },
+      { kind: "reveal", header: { kind: "res:query", name: "api_key" } },
+    ]);
+    for (const notHidden of ["reveal:req:header:accept", "reveal:res:query:user", "reveal:res:header:x-secret-token"]) {
+      expect(parseError(notHidden).message).toMatch(/entry 1: reveal: applies only to what is hidden by default/);
+    }
     expect(parseError("req:header:Cookie,reveal:req:header:cookie").message).toMatch(/entry 2: reveals what entry 1 hides/);
+    expect(parseError("req:header:X-Session-Id,reveal:req:header:x-session-id").message).toMatch(/entry 2: reveals what entry 1 hides/);
+  });
+
+  test("secret names: the documented list, case-blind", () => {
+    for (const name of ["Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token", "X-Access-Token", "X-CSRF-Token", "X-Client-Secret", "X-Password", "X-Session-Id", "X-My-Api-Key", "X-Apikey"]) {
+      expect(isSecretHeaderName(name)).toBe(true);
+    }
+    for (const name of ["Accept", "Host", "Content-Type", "X-Account", "X-Request-Id", "User-Agent", "Connection"]) expect(isSecretHeaderName(name)).toBe(false);
+    for (const name of ["api_key", "APIKEY", "access_token", "token", "key", "sig", "signature"]) expect(isDefaultHidden("res:query", name)).toBe(true);
+    for (const name of ["user", "keys", "page", "api-key"]) expect(isDefaultHidden("res:query", name)).toBe(false);
   });
 
   test("at most MAX_ENTRIES entries of MAX_ENTRY_LENGTH characters", () => {
@@ -140,8 +157,8 @@ describe("whitespace, escapes, reveal and limits", () => {
     expect(parseError("req:hdr:x").message).toBe(
       "T-REDACTED entry 1: unknown kind (expected one of req:header:, req:body:, res:header:, res:body:, res:query:, res:path:, search:, reveal:)",
     );
-    expect(parseError("reveal:req:header:x-api-key").message).toBe(
-      "T-REDACTED entry 1: reveal: applies only to req:header:authorization, req:header:proxy-authorization, req:header:cookie, res:header:set-cookie",
+    expect(parseError("reveal:req:header:accept").message).toBe(
+      "T-REDACTED entry 1: reveal: applies only to what is hidden by default: req:header:authorization, proxy-authorization, cookie, x-api-key, api-key, x-auth-token, x-access-token or a name holding token, secret, password, session, api-key, apikey; res:query:api_key, apikey, access_token, token, key, sig, signature; res:header:set-cookie",
     );
   });
 });

@@ -18,7 +18,12 @@ interface VerifiedJson {
   hiddenRanges: { direction: string; start: number; end: number; covers: { kind: string; name?: string; path?: string }; whole: boolean }[];
 }
 
-/** Real MPC sessions, one per test, checked with `cli verify --json`. */
+/**
+ * Through a real `cli prover start`, each proof checked with `cli verify --json`: the answer's redactions in an MPC
+ * session (the notary sees nothing in clear); the request's, echoes and credentials in proxy mode with the request
+ * shown to the notary (T-PROXY-REVEAL: request), where a body may hold hidden values (the request rule,
+ * src/proof/request-rule.ts, holds a request hidden from the notary to hidden headers last and a body hidden whole).
+ */
 describe("redaction end to end", () => {
   let target: Server<undefined>;
   let prover: RunningProver;
@@ -32,56 +37,37 @@ describe("redaction end to end", () => {
     target?.stop(true);
   }, 120_000);
 
-  test("header, body, query, path and search patterns hide exactly their values, also across chunks", async () => {
-    const secrets = {
-      apiKey: "hdr-secret-9f2c",
-      pin: "pin-7731",
-      account: "acct-5521",
-      token: "qs-secret-0042",
-    };
+  /** Request redactions the notary shows the proof's bytes for: proxy mode, the request seen whole by the notary. */
+  const REQUEST_SHOWN = { "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "request" };
+
+  test("MPC: header, body and search patterns hide exactly their values in the answer, also across chunks", async () => {
+    const account = "acct-5521";
     const requestId = crypto.randomUUID();
-    const patterns = [
-      "req:header:x-api-key",
-      "req:body:pin",
-      "res:header:x-secret-token",
-      "res:body:secret",
-      "res:query:token",
-      "res:path:2",
-      "search:alice",
-      "res:body:no.such.key",
-    ];
+    const patterns = ["res:header:x-secret-token", "res:body:secret", "search:alice", "res:body:no.such.key"];
     const response = await fetch(`${prover.url}/proxy`, {
-      method: "POST",
       headers: {
-        "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/chunked/${secrets.account}/info?token=${secrets.token}&view=1`,
+        "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/chunked/${account}/info?view=1`,
         "T-REQUEST-ID": requestId,
         "T-REDACTED": patterns.join(","),
         // The last pattern matches nothing: this client accepts a proof that says so.
         "T-REDACTED-UNMATCHED": "allow",
-        "x-api-key": secrets.apiKey,
-        "content-type": "application/json",
       },
-      body: JSON.stringify({ pin: secrets.pin, keep: true }),
     });
     expect(response.status).toBe(200);
+    expect(response.headers.get("t-proof-mode")).toBe("mpc");
     expect(((await response.json()) as { secret: string }).secret).toBe(SECRET_VALUE);
 
     const { proofText: data } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 240_000));
     const proofPath = join(scratchDir("redaction-e2e"), "proof.json");
     writeFileSync(proofPath, data);
-    const result = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    const result = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
     expect(result.exitCode).toBe(0);
-    const verified = JSON.parse(result.stdout) as {
-      sent: { text: string; revealed: { data: string }[] };
-      recv: { text: string; revealed: { data: string }[] };
-      redactions: { pattern: string; matched: boolean; spans: { direction: string }[] }[];
-    };
+    const verified = JSON.parse(result.stdout) as VerifiedJson;
     const { sent, recv } = verified;
 
-    // Request line: path segment 2 and the token query value hidden, the rest visible.
-    expect(sent.text).toStartWith(`POST /chunked/${hidden(secrets.account)}/info?token=${hidden(secrets.token)}&view=1 HTTP/1.1\r\n`);
-    expect(sent.text).toContain(`x-api-key: ${hidden(secrets.apiKey)}\r\n`);
-    expect(sent.text).toContain(`{"keep":true,"pin":${hidden(`"${secrets.pin}"`)}}`);
+    // The request is revealed whole: nothing in it was asked hidden.
+    expect(sent.text).toStartWith(`GET /chunked/${account}/info?view=1 HTTP/1.1\r\n`);
+    expect(sent.text).not.toContain(HIDDEN);
     // Response: a header value, a body value split by a chunk boundary, and every "alice".
     expect(recv.text).toContain(`x-secret-token: ${hidden(SECRET_HEADER_VALUE)}\r\n`);
     expect(recv.text).toMatch(/transfer-encoding: chunked\r\n/i);
@@ -90,33 +76,50 @@ describe("redaction end to end", () => {
     // The secret is split across two chunks: its pieces are hidden, the chunk framing between them is not.
     const firstPiece = SECRET_VALUE.slice(0, 4);
     const secondPiece = SECRET_VALUE.slice(4);
-    expect(recv.text).toMatch(
-      new RegExp(`"secret":${hidden(`"${firstPiece}`)}\\r\\n[0-9a-fA-F]+\\r\\n${hidden(`${secondPiece}"`)},"items"`),
-    );
+    expect(recv.text).toMatch(new RegExp(`"secret":${hidden(`"${firstPiece}`)}\\r\\n[0-9a-fA-F]+\\r\\n${hidden(`${secondPiece}"`)},"items"`));
 
     const everything = [...sent.revealed, ...recv.revealed].map((r) => Buffer.from(r.data, "base64").toString()).join("|");
-    for (const value of [...Object.values(secrets), SECRET_VALUE, SECRET_HEADER_VALUE, "alice", firstPiece + secondPiece]) {
+    for (const value of [SECRET_VALUE, SECRET_HEADER_VALUE, "alice", firstPiece + secondPiece]) {
       expect(everything).not.toContain(value);
       expect(data).not.toContain(value);
     }
     expect(verified.redactions.map((r) => [r.pattern, r.matched])).toEqual([
-      ["req:header:x-api-key", true],
-      ["req:body:pin", true],
       ["res:header:x-secret-token", true],
       ["res:body:secret", true],
-      ["res:query:token", true],
-      ["res:path:2", true],
       ["search:*", true],
       ["res:body:no.such.key", false],
     ]);
-    expect(verified.redactions[3]!.spans).toHaveLength(2); // the two pieces around the chunk boundary
+    expect(verified.redactions[1]!.spans).toHaveLength(2); // the two pieces around the chunk boundary
   }, 300_000);
+
+  test("MPC: a hidden query value or path segment, or a body after a hidden header, is refused before anything is sent", async () => {
+    const refusal = async (path: string, headers: Record<string, string>, body?: string) => {
+      const response = await fetch(`${prover.url}/proxy`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}${path}`, "T-REQUEST-ID": crypto.randomUUID(), "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body }),
+      });
+      return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
+    };
+    for (const entry of ["res:query:token", "res:path:2"]) {
+      const { status, error } = await refusal("/chunked/acct-5521/info?token=qs-secret-0042", { "T-REDACTED": entry });
+      expect(status).toBe(400);
+      expect(error.code).toBe("invalid_redaction");
+      expect(error.message).toContain("request line");
+      expect(error.message).not.toContain("qs-secret-0042");
+    }
+    const { status, error } = await refusal("/echo", { authorization: "Bearer tok-5151-x" }, JSON.stringify({ a: 1 }));
+    expect(status).toBe(400);
+    expect(error.message).toContain("proxy mode");
+    expect(error.message).not.toContain("tok-5151-x");
+  }, 60_000);
+
   /** The proof for `requestId` from the SSE stream, verified by `cli verify --json`. */
   async function verifiedProof(requestId: string): Promise<{ text: string; verified: VerifiedJson }> {
     const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 240_000));
     const proofPath = join(scratchDir("redaction-e2e"), `${requestId}.json`);
     writeFileSync(proofPath, proofText);
-    const result = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    const result = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
     expect(result.stderr).toBe("");
     expect(result.exitCode).toBe(0);
     return { text: proofText, verified: JSON.parse(result.stdout) as VerifiedJson };
@@ -139,6 +142,7 @@ describe("redaction end to end", () => {
     const response = await fetch(`${prover.url}/proxy`, {
       method: "POST",
       headers: {
+        ...REQUEST_SHOWN,
         "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/echo`,
         "T-REQUEST-ID": requestId,
         "T-REDACTED": patterns.join(", "),
@@ -202,6 +206,7 @@ describe("redaction end to end", () => {
     const response = await fetch(`${prover.url}/proxy`, {
       method: "POST",
       headers: {
+        ...REQUEST_SHOWN,
         "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/refused`,
         "T-REQUEST-ID": requestId,
         // Authorization and Cookie are hidden by default; the echoes of what is inside them are the guard's.

@@ -36,6 +36,7 @@ beforeAll(async () => {
   result = await prove({
     prover: prover.url,
     notaryKeys: prover.notaryPubPem,
+    allowTestTrustAnchor: true,
     url: `https://${TARGET_HOST}:${target.port}/data`,
     redact: [redact.responseBody("secret")],
     timeoutMs: MPC_MS,
@@ -61,7 +62,8 @@ async function show(proofText: string, keyPem?: string): Promise<void> {
 
 describe("the proof viewer", () => {
   test("a real proof with this prover's key (from /notaryinfo) shows valid, its facts and hidden bytes marked", async () => {
-    await page.goto(`${prover.url}/viewer`);
+    // The proof was made under the test CA: accepted on purpose, as the page's address may ask.
+    await page.goto(`${prover.url}/viewer?allowTestAnchor=1`);
     await show(result.proofText);
     await page.waitForSelector("#status.test-anchor");
     const status = await page.textContent("#status");
@@ -104,7 +106,7 @@ describe("the proof viewer", () => {
   });
 
   test("with the request id and host the reader sent (from the page's address) it says they match; another request's id or host shows it is not that proof", async () => {
-    await page.goto(`${prover.url}/viewer?requestId=${result.requestId.toUpperCase()}&serverName=${TARGET_HOST}`);
+    await page.goto(`${prover.url}/viewer?requestId=${result.requestId.toUpperCase()}&serverName=${TARGET_HOST}&allowTestAnchor=1`);
     expect(await page.inputValue("#request-id")).toBe(result.requestId.toUpperCase());
     expect(await page.inputValue("#server-name")).toBe(TARGET_HOST);
     await show(result.proofText, prover.notaryPubPem);
@@ -126,7 +128,7 @@ describe("the proof viewer", () => {
 
   test("with the URL and method the reader asked for it says they match; another path, port or method shows it is not that proof", async () => {
     const url = `https://${TARGET_HOST}:${target.port}/data`;
-    await page.goto(`${prover.url}/viewer?url=${encodeURIComponent(url)}&method=get`);
+    await page.goto(`${prover.url}/viewer?url=${encodeURIComponent(url)}&method=get&allowTestAnchor=1`);
     expect(await page.inputValue("#url")).toBe(url);
     await show(result.proofText, prover.notaryPubPem);
     await page.waitForSelector("#status.test-anchor");
@@ -152,10 +154,15 @@ describe("the proof viewer", () => {
     expect(await page.textContent("#status")).toContain("The notary key or the URL you gave is not usable");
   });
 
-  test("a proof made under a test trust anchor gets no green banner; a public one does; the page may not be framed", async () => {
-    // The real proof above was made under the test CA: its banner is the warning's colour, and says so.
+  test("a proof made under a test trust anchor is refused until the reader accepts such proofs, then gets no green banner; a public one does; the page may not be framed", async () => {
+    // The real proof above was made under the test CA: not accepted by default.
     await page.goto(`${prover.url}/viewer`);
     await show(result.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#status.invalid");
+    expect(await page.textContent("#status")).toContain("Not the proof you asked for: the proof was made under a TEST trust anchor");
+    expect(await page.textContent("#report")).toBe("");
+    // Accepted on purpose, its banner is the warning's colour, and says so.
+    await page.check("#allow-test-anchor");
     await page.waitForSelector("#status.test-anchor");
     const colours = async () => page.$eval("#status", (node) => (globalThis as unknown as ComputedStyles).getComputedStyle(node).backgroundColor);
     const testColour = await colours();
@@ -223,7 +230,7 @@ describe("the proof viewer", () => {
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org)/);
     const path = join(scratchDir("viewer-file"), "viewer.html");
     writeFileSync(path, html);
-    await page.goto(`file://${path}`);
+    await page.goto(`file://${path}?allowTestAnchor=1`);
     expect(await page.isDisabled("#prover-key")).toBe(true);
     await show(result.proofText, prover.notaryPubPem);
     await page.waitForSelector("#status.test-anchor");

@@ -11,7 +11,7 @@ import type { ByteRange } from "../../core/transcript.ts";
 import { subtractRanges } from "../../core/ranges.ts";
 import { parseHttpMessage } from "../../http1/message.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
-import { type RedactionPattern, computeRedactions } from "../../redaction/index.ts";
+import { type RedactionPattern, computeRedactions, secretQueryNames } from "../../redaction/index.ts";
 
 const latin1 = new TextDecoder("latin1");
 const EMPTY = new Uint8Array(0);
@@ -46,6 +46,22 @@ export function checkProvableBody(request: Uint8Array, hidden: readonly ByteRang
   throw new AppError(
     "invalid_redaction",
     `the request's body cannot be proven as asked: ${body.length > 0 ? "it holds a hidden value" : "it follows a hidden header value"}, and a hidden span may hold anything, the end of the head included, so no byte revealed after one is proven to be what the server read. ${options}`,
+  );
+}
+
+/**
+ * Refuses (400) a request whose URL holds a query parameter hidden by default (its name says it holds a secret:
+ * src/redaction/patterns.ts) that the client did not reveal: the proof reveals the request line whole, so the secret
+ * would be in it. `hideWhole` names the mode's way to keep the request out of the proof, if it has one.
+ */
+export function checkSecretQuery(request: Uint8Array, patterns: readonly RedactionPattern[], hideWhole: string): void {
+  const revealed = new Set(patterns.flatMap((p) => (p.kind === "reveal" && p.header.kind === "res:query" ? [p.header.name] : [])));
+  const names = secretQueryNames(request).filter((name) => !revealed.has(name.toLowerCase()));
+  if (names.length === 0) return;
+  const [name] = names;
+  throw new AppError(
+    "invalid_redaction",
+    `the URL's query parameter ${names.map((n) => JSON.stringify(n)).join(", ")} looks like a secret (hidden by default), but a proof reveals the request line whole: a hidden byte there may hold the end of the request. Send the secret in a header instead (one named like X-Api-Key is hidden by default), reveal it in the proof on purpose (T-REDACTED: reveal:res:query:${name}), or ${hideWhole}`,
   );
 }
 

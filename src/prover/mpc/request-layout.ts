@@ -16,7 +16,7 @@ import type { ByteRange } from "../../core/transcript.ts";
 import { parseHttpMessage } from "../../http1/message.ts";
 import { serializeRequest } from "../../http1/request.ts";
 import type { RedactionPattern } from "../../redaction/index.ts";
-import { checkProvableBody, headEndOf, hiddenRequestRanges } from "../exchange/request-layout.ts";
+import { checkProvableBody, checkSecretQuery, headEndOf, hiddenRequestRanges } from "../exchange/request-layout.ts";
 
 const latin1 = new TextDecoder("latin1");
 const LF = 0x0a;
@@ -33,6 +33,7 @@ function hostLineEnd(request: Uint8Array): number {
 /** Refuses (400) what no layout of the engine's could prove, before anything is sent. */
 export function checkMpcRequest(exchange: ExchangeRequest, patterns: readonly RedactionPattern[]): void {
   const request = serializeRequest(exchange);
+  checkSecretQuery(request, patterns, "use proxy mode with T-PROXY-REVEAL: none (the request hidden whole)");
   const hidden = hiddenRequestRanges(request, patterns);
   if (hidden.length === 0) return;
   if (hidden[0]!.start < requestLineEnd(request)) {

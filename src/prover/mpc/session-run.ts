@@ -37,9 +37,10 @@ const NOTARY_CHECK_MS = 2_000;
 const NOTARY_CHECKS_FAILED = 2;
 /**
  * Sessions a GET may take for a layout its hidden values can be proven in (request-layout.ts): the engine writes Host
- * before a hidden header in about one session of two (with one hidden header), so five leave one GET in 32 unproven.
+ * before a hidden header in about one session of two (with one hidden header), so twelve leave one GET in 4,096 unproven;
+ * the call's deadline bounds them all the same.
  */
-const LAYOUT_SESSIONS = 5;
+const LAYOUT_SESSIONS = 12;
 
 export class MpcRun implements ModeRun {
   session?: ProverSession;

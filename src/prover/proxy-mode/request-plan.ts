@@ -20,7 +20,7 @@ import { serializeRequest } from "../../http1/request.ts";
 import type { RedactionPattern } from "../../redaction/index.ts";
 import type { RequestPart } from "../../tls/client/exchange.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
-import { checkProvableBody, declareLayout, headEndOf, hiddenHeaderNames, hiddenRequestRanges as hiddenRanges } from "../exchange/request-layout.ts";
+import { checkProvableBody, checkSecretQuery, declareLayout, headEndOf, hiddenHeaderNames, hiddenRequestRanges as hiddenRanges } from "../exchange/request-layout.ts";
 import { refuseRequestPatterns } from "./hidden-request.ts";
 
 /**
@@ -96,6 +96,7 @@ export function planRequest(
     refuseRequestPatterns(patterns);
     return { request, parts: whole, reveal: "none" };
   }
+  checkSecretQuery(request, patterns, "send T-PROXY-REVEAL: none (the request hidden whole from the notary and the proof)");
   const hidden = hiddenRanges(request, patterns);
   if (proxyReveal === "request") {
     checkHiddenAfterHost(request, hidden);

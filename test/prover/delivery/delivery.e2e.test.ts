@@ -172,7 +172,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       const proofPath = join(work, "proof-from-event.json");
       writeFileSync(keyPath, publicKey);
       writeFileSync(proofPath, proofText);
-      const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", keyPath, "--proof", proofPath, "--json"]);
+      const verified = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", keyPath, "--proof", proofPath, "--json"]);
       expect(verified.exitCode).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, serverName: TARGET_HOST, requestId: proof.body.requestId });
     },

@@ -81,7 +81,7 @@ describe("refusals before any work reach the id's proof stream (dist/cli prover 
     ];
     for (const [name, text, holds] of files) {
       writeFileSync(join(dir, name), text);
-      const result = await runCli(BINARY_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", join(dir, name)]);
+      const result = await runCli(BINARY_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", join(dir, name)]);
       expect(result.exitCode).toBe(1);
       expect(result.stderr).toStartWith(`error: the file holds ${holds}`);
       expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);

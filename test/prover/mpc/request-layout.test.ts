@@ -100,6 +100,16 @@ describe("refused before anything is sent (400)", () => {
   test("what can be proven passes: a hidden header without a body, a body hidden whole, nothing hidden", () => {
     expect(() => checkMpcRequest(request({ pathAndQuery: "/account", headers: [["host", SERVER], ["authorization", "Bearer tok-123456"]] }), [])).not.toThrow();
     expect(() => checkMpcRequest(request({ method: "POST", pathAndQuery: "/login", body: { pin: "1234" } }), parseRedactions("req:body:"))).not.toThrow();
-    expect(() => checkMpcRequest(request({ method: "POST", body: { a: 1 } }), [])).not.toThrow();
+    expect(() => checkMpcRequest(request({ method: "POST", pathAndQuery: "/account?user=42", body: { a: 1 } }), [])).not.toThrow();
+  });
+
+  test("a query parameter whose name says it holds a secret is hidden by default, so refused unless revealed on purpose", () => {
+    const keyed = request({ pathAndQuery: "/v1/quote?api_key=s3cret-value&symbol=ETH" });
+    const error = appErrorOf(() => checkMpcRequest(keyed, []));
+    expect(error?.code).toBe("invalid_redaction");
+    expect(error!.message).toContain('query parameter "api_key" looks like a secret');
+    expect(error!.message).toContain("reveal:res:query:api_key");
+    expect(error!.message).not.toContain("s3cret-value");
+    expect(() => checkMpcRequest(keyed, parseRedactions("reveal:res:query:api_key"))).not.toThrow();
   });
 });

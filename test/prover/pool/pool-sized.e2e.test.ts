@@ -52,7 +52,7 @@ describe("sized sessions (real MPC)", () => {
     expect(response.headers.get("t-session-class")).toBe("1024/2048");
     expect(prover.log()).toMatch(/did not fit its session: repeating the GET once.*from[=":]+512\/512.*to[=":]+1024\/2048/);
 
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], proofData(event).proofText);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], proofData(event).proofText);
     expect(verified.exitCode).toBe(0);
     const proof = JSON.parse(verified.stdout) as { valid: boolean; recv: { text: string } };
     expect(proof.valid).toBe(true);

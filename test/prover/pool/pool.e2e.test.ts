@@ -93,7 +93,7 @@ describe("warm pool (real MPC)", () => {
     expect(status.served).toEqual({ ready: 1, warming: 0, onDemand: 0 });
     console.log(`warm /proxy answered in ${Math.round(latencyMs)} ms; warming the session took ${Math.round(warmedInMs)} ms`);
 
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], proofData(event).proofText);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", "-", "--json"], proofData(event).proofText);
     expect(verified.exitCode).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, serverName: TARGET_HOST });
   }, MPC_STEP_MS);

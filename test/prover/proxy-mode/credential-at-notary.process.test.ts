@@ -119,6 +119,7 @@ describe("GET /account?user=42 with Authorization: Bearer, in proxy mode, agains
   beforeAll(async () => {
     result = await prove({
       prover: prover.url,
+      allowTestTrustAnchor: true,
       notaryKeys: [readFileSync(notary.pubPath, "utf8")],
       url: `https://${TARGET_HOST}:${hop.port}/account?user=42`,
       mode: "proxy",
@@ -167,5 +168,51 @@ describe("GET /account?user=42 with Authorization: Bearer, in proxy mode, agains
     expect(readable.some((text) => text.includes("GET /account?user=42 HTTP/1.1"))).toBe(true);
     expect(readable.some((text) => text.includes(ANSWER))).toBe(true);
     for (const text of readable) for (const form of forms(TOKEN)) expect(text).not.toContain(form);
+  });
+});
+
+describe("X-Api-Key with no T-REDACTED at all: hidden by default (its name says it holds a secret), kept from the notary", () => {
+  const API_KEY = "ak_live_7Hq2Zr9Lm4NpX3";
+  let result: ProveResult;
+  let bodiesBefore = 0;
+  let messagesBefore = 0;
+  let connectionsBefore = 0;
+  beforeAll(async () => {
+    bodiesBefore = notaryBodies.length;
+    messagesBefore = relayMessages.length;
+    connectionsBefore = hop.recorded().length;
+    result = await prove({
+      prover: prover.url,
+      allowTestTrustAnchor: true,
+      notaryKeys: [readFileSync(notary.pubPath, "utf8")],
+      url: `https://${TARGET_HOST}:${hop.port}/account?user=42`,
+      mode: "proxy",
+      headers: { "x-api-key": API_KEY, "x-account": "42" },
+      timeoutMs: 60_000,
+    });
+  }, 90_000);
+
+  test("the proof shows every revealed header before the hidden key, lists it as a default, and holds no byte of it; nor does anything the notary received", () => {
+    expect(requestsAtTarget.at(-1)).toContain(`x-api-key: ${API_KEY}\r\n`);
+    const sent = result.verified.sent.text;
+    expect(sent).toStartWith(`GET /account?user=42 HTTP/1.1\r\nhost: ${TARGET_HOST}:${hop.port}\r\n`);
+    expect(sent).toContain("x-account: 42\r\n");
+    expect(sent).toEndWith(`x-api-key: ${"█".repeat(API_KEY.length)}\r\n\r\n`);
+    expect(result.verified.body.redactions.map((r) => r.pattern)).toContain("default:req:header:x-api-key");
+    for (const form of forms(API_KEY)) {
+      expect(result.proofText).not.toContain(form);
+      for (const { body } of notaryBodies.slice(bodiesBefore)) expect(latin1(body)).not.toContain(form);
+      for (const message of relayMessages.slice(messagesBefore)) expect(latin1(message)).not.toContain(form);
+    }
+    // Opened with every key the prover sent the notary for this exchange: the key is in none of it.
+    const attestation = notaryBodies.slice(bodiesBefore).find(({ path }) => path.endsWith("/attestation"));
+    const keys = (JSON.parse(new TextDecoder().decode(attestation!.body)) as { keys: RevealedKeys }).keys;
+    if (keys.version !== "TLS1.3") throw new Error("expected TLS 1.3 keys");
+    const connection = hop.recorded()[connectionsBefore]!;
+    const relayed: RelayedBytes = { clientToServer: connection.toServer, serverToClient: connection.toClient };
+    const suite = readHellos(relayed).suite;
+    const readable = everythingReadable(relayed, suite, everyKey(suite, keys)).map(latin1);
+    expect(readable.some((text) => text.includes("x-account: 42"))).toBe(true);
+    for (const text of readable) for (const form of forms(API_KEY)) expect(text).not.toContain(form);
   });
 });

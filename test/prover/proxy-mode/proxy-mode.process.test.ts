@@ -177,13 +177,13 @@ describe("a fully qualified URL (its host ends in a dot)", () => {
 
   test("is proven for the host without the dot: SNI, certificate, Host and the proof's server name; verifiers take either spelling", async () => {
     const url = dotted("tls13", "/echo?user=42");
-    const result = await prove({ prover: prover.url, notaryKeys: [prover.notaryPubPem], mode: "proxy", url, timeoutMs: 30_000 });
+    const result = await prove({ prover: prover.url, notaryKeys: [prover.notaryPubPem], mode: "proxy", url, timeoutMs: 30_000, allowTestTrustAnchor: true });
     const host = `${TARGET_HOST}:${targets.tls13!.port}`;
     expect(JSON.parse(result.response.text()).headers.host).toBe(host);
     expect(result.verified.body).toMatchObject({ serverName: TARGET_HOST, request: "revealed" });
     expect(result.verified.sent.text).toContain(`\r\nhost: ${host}\r\n`);
-    expect(verifyProof(result.proofText, prover.notaryPubPem, { url, serverName: `${TARGET_HOST}.` }).body.serverName).toBe(TARGET_HOST);
-    expect(verifyProof(result.proofText, prover.notaryPubPem, { url: urlOf("tls13", "/echo?user=42"), serverName: TARGET_HOST }).body.serverName).toBe(TARGET_HOST);
+    expect(verifyProof(result.proofText, prover.notaryPubPem, { url, serverName: `${TARGET_HOST}.`, allowTestTrustAnchor: true }).body.serverName).toBe(TARGET_HOST);
+    expect(verifyProof(result.proofText, prover.notaryPubPem, { url: urlOf("tls13", "/echo?user=42"), serverName: TARGET_HOST, allowTestTrustAnchor: true }).body.serverName).toBe(TARGET_HOST);
     const report = await verifyWithCli(result.proofText, prover.notaryPubPath, "--server-name", `${TARGET_HOST}.`, "--url", url);
     expect([report.exitCode, report.stderr]).toEqual([0, ""]);
   }, 60_000);
@@ -193,7 +193,7 @@ describe("a fully qualified URL (its host ends in a dot)", () => {
     expect(proved.status).toBe(200);
     expect(await verified(proved.proof!)).toMatchObject({ mode: "proxy", tlsVersion: "TLS1.2", serverName: TARGET_HOST });
     const out = join(prover.dataDir, `dotted-${crypto.randomUUID()}.json`);
-    const cli = await runCli(SOURCE_CLI, ["prove", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath, "--mode", "proxy", "--url", dotted("tls13", "/data"), "--out", out]);
+    const cli = await runCli(SOURCE_CLI, ["prove", "--allow-test-anchor", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath, "--mode", "proxy", "--url", dotted("tls13", "/data"), "--out", out]);
     expect([cli.exitCode, cli.stderr]).toEqual([0, ""]);
     expect(JSON.parse(readFileSync(out, "utf8")).body.serverName).toBe(TARGET_HOST);
   }, 60_000);
@@ -220,7 +220,7 @@ describe("proxy mode on TLS 1.3: the request's secrets kept from the notary (epo
   }, 60_000);
 
   test("prove() with the default: the request line and Host checked against the call; on TLS 1.2 a hidden request is refused unless accepted, and reveal: request proves it", async () => {
-    const common = { prover: prover.url, notaryKeys: [prover.notaryPubPem], mode: "proxy" as const, headers: { authorization: "Bearer prove-default-9Zk" }, timeoutMs: 30_000 };
+    const common = { prover: prover.url, notaryKeys: [prover.notaryPubPem], allowTestTrustAnchor: true, mode: "proxy" as const, headers: { authorization: "Bearer prove-default-9Zk" }, timeoutMs: 30_000 };
     const result = await prove({ ...common, url: urlOf("tls13", "/data?user=42"), redact: [redact.responseBody("secret")] });
     expect(result.mode).toBe("proxy");
     expect(result.verified.sent.text).toStartWith("GET /data?user=42 HTTP/1.1\r\n");
@@ -238,7 +238,7 @@ describe("proxy mode on TLS 1.3: the request's secrets kept from the notary (epo
     expect(revealed.verified.sent.text).toStartWith("GET /data?user=42 HTTP/1.1\r\n");
     expect(revealed.verified.sent.text).toContain("authorization: ███");
     expect(revealed.proofText).not.toContain("prove-default-9Zk");
-    const verifiedProof = verifyProof(revealed.proofText, prover.notaryPubPem, { method: "GET", url: urlOf("tls12", "/data?user=42") });
+    const verifiedProof = verifyProof(revealed.proofText, prover.notaryPubPem, { method: "GET", url: urlOf("tls12", "/data?user=42"), allowTestTrustAnchor: true });
     expect(verifiedProof.body.mode).toBe("proxy");
   }, 60_000);
 
@@ -250,13 +250,20 @@ describe("proxy mode on TLS 1.3: the request's secrets kept from the notary (epo
     expect(report.sent.revealed).toEqual([]);
   }, 60_000);
 
-  test("values the epochs cannot hide are refused before anything is sent: a query value, one longer than PROVER_PROXY_MAX_HIDDEN_SPAN", async () => {
+  test("values the epochs cannot hide are refused before anything is sent: a query value (named, or hidden by default), one longer than PROVER_PROXY_MAX_HIDDEN_SPAN", async () => {
     const refuse = async (url: string, headers: Record<string, string>) => {
       const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url, "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy", ...headers } });
       return { status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error };
     };
-    const query = await refuse(urlOf("tls13", "/data?key=s3cret"), { "T-REDACTED": "res:query:key" });
+    const query = await refuse(urlOf("tls13", "/data?user=s3cret"), { "T-REDACTED": "res:query:user" });
     expect(query).toMatchObject({ status: 400, code: "invalid_redaction", message: expect.stringContaining("hides bytes before the end of its Host header") });
+    // A parameter whose name says it holds a secret, with no T-REDACTED: hidden by default, so refused, never revealed.
+    const secret = await refuse(urlOf("tls13", "/data?api_key=s3cret-k3y"), {});
+    expect([secret.status, secret.code]).toEqual([400, "invalid_redaction"]);
+    expect(secret.message).toContain('query parameter "api_key" looks like a secret');
+    expect(secret.message).toContain("reveal:res:query:api_key");
+    expect(secret.message).toContain("T-PROXY-REVEAL: none");
+    expect(secret.message).not.toContain("s3cret-k3y");
     const long = await refuse(urlOf("tls13", "/data"), { authorization: `Bearer ${"x".repeat(5000)}` });
     expect(long).toMatchObject({ status: 400, code: "invalid_redaction", message: expect.stringContaining("the request hides 5007 bytes in one value; proxy mode hides at most 4096") });
   }, 30_000);

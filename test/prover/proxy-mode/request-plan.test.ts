@@ -62,7 +62,10 @@ describe("by default (TLS 1.3 epochs)", () => {
   });
 
   test("refused before anything is sent: a query value (before Host), a value over the bound", () => {
-    expect(refusal(() => plan(request([], "/a?key=s3cret"), "res:query:key"))).toMatchObject({ code: "invalid_redaction", message: expect.stringContaining("before the end of its Host header") });
+    expect(refusal(() => plan(request([], "/a?user=s3cret"), "res:query:user"))).toMatchObject({ code: "invalid_redaction", message: expect.stringContaining("before the end of its Host header") });
+    // A parameter whose name says it holds a secret is hidden by default: refused naming the ways out, unless revealed.
+    expect(refusal(() => plan(request([], "/a?key=s3cret"), ""))).toMatchObject({ code: "invalid_redaction", message: expect.stringContaining("reveal:res:query:key") });
+    expect(plan(request([], "/a?key=s3cret"), "reveal:res:query:key").parts).toHaveLength(1);
     expect(refusal(() => plan(request([["authorization", TOKEN]]), "", undefined, 16))).toEqual({
       code: "invalid_redaction",
       message: `the request hides ${TOKEN.length} bytes in one value; proxy mode hides at most 16 (PROVER_PROXY_MAX_HIDDEN_SPAN, the notary's proxy.max_hidden_span): hidden bytes could hold anything, a second request included. Send T-PROXY-REVEAL: none (the request hidden whole) or use MPC mode`,

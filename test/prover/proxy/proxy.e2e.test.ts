@@ -113,7 +113,7 @@ describe("/proxy answers and failures", () => {
     const { proofText } = proofData(await firstEvent(`${prover.url}/proof/${requestId}`, 120_000));
     const proofPath = join(scratchDir("proxy"), "failed-answer.json");
     writeFileSync(proofPath, proofText);
-    const verified = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
+    const verified = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", prover.notaryPubPath, "--proof", proofPath, "--json"]);
     expect(verified.stderr).toBe("");
     expect(verified.exitCode).toBe(0);
     const body = JSON.parse(verified.stdout) as { valid: boolean; requestId: string; sent: { text: string }; recv: { text: string } };
