@@ -23,34 +23,39 @@ setDefaultTimeout(30_000);
 const ANSWER_BYTES = 16 * 1024 * 1024;
 const answer = randomBytes(ANSWER_BYTES);
 
-/** A target that answers any first bytes with `answer`, writing no faster than its connection takes it. */
+/** One connection of the target: what it has handed to the connection so far, and whether it waits for a drain. */
+interface TargetConnection {
+  written: number;
+  blocked: boolean;
+}
+
+/** A target that answers any first bytes with `answer`, writing no faster than each connection takes it. */
 interface StreamingTarget {
   server: Server;
   port: number;
-  /** Bytes handed to the connection so far. */
-  written(): number;
-  /** Whether it waits for its connection to drain. */
-  blocked(): boolean;
+  /** Its connections, in the order they came. */
+  connections: TargetConnection[];
 }
 
 async function startStreamingTarget(): Promise<StreamingTarget> {
-  let written = 0;
-  let blocked = false;
+  const connections: TargetConnection[] = [];
   const server = createServer((socket: Socket) => {
+    const connection: TargetConnection = { written: 0, blocked: false };
+    connections.push(connection);
     socket.on("error", () => {});
     socket.once("data", async () => {
-      while (written < ANSWER_BYTES) {
-        const chunk = answer.subarray(written, written + 64 * 1024);
-        written += chunk.length;
+      while (connection.written < ANSWER_BYTES) {
+        const chunk = answer.subarray(connection.written, connection.written + 64 * 1024);
+        connection.written += chunk.length;
         if (socket.write(chunk)) continue;
-        blocked = true;
+        connection.blocked = true;
         await new Promise((resolve) => socket.once("drain", resolve));
-        blocked = false;
+        connection.blocked = false;
       }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, port: (server.address() as { port: number }).port, written: () => written, blocked: () => blocked };
+  return { server, port: (server.address() as { port: number }).port, connections };
 }
 
 let target: StreamingTarget;
@@ -58,7 +63,7 @@ let notary: NotaryServer;
 
 beforeAll(async () => {
   target = await startStreamingTarget();
-  notary = startProxyNotary({ ports: [target.port], concurrency: 1, proxy: { maxRecvData: 2 * ANSWER_BYTES, maxPendingConnects: 1 } });
+  notary = startProxyNotary({ ports: [target.port], concurrency: 2, proxy: { maxRecvData: 2 * ANSWER_BYTES, maxPendingConnects: 2 } });
 });
 
 afterAll(async () => {
@@ -66,19 +71,31 @@ afterAll(async () => {
   target?.server.close();
 });
 
-test("a prover that stops reading: the relay stops reading the target; once it reads again, every byte arrives in order", async () => {
+/** A relay of a new session to the target, its ClientHello sent, and the target's connection that it opened. */
+async function relayToTarget(read: boolean) {
+  const before = target.connections.length;
   const sessionId = await createProxySession(notary, TARGET_HOST, target.port);
   const relay = await openUnreadWebSocket(`${notary.url.replace(/^http/, "ws")}/relay?sessionId=${sessionId}`);
-  relay.stopReading();
+  if (!read) relay.stopReading();
   relay.send(await clientHelloFor(TARGET_HOST));
-  expect(await eventually(() => target.blocked(), (blocked) => blocked, 10_000, { intervalMs: 10 })).toBe(true);
-  // A relay that kept reading would take the rest in well under this; one that paused never does while unread.
-  await Bun.sleep(300);
-  expect(target.blocked()).toBe(true);
-  expect(target.written()).toBeLessThan(ANSWER_BYTES);
-  relay.resumeReading();
+  await eventually(() => target.connections.length, (n) => n > before, 10_000, { intervalMs: 10 });
+  return { relay, connection: target.connections[before]! };
+}
+
+test("a prover that stops reading: the relay stops reading the target; once it reads again, every byte arrives in order", async () => {
+  const unread = await relayToTarget(false);
+  expect(await eventually(() => unread.connection.blocked, (blocked) => blocked, 10_000, { intervalMs: 10 })).toBe(true);
+  // A control relay whose prover reads carries the whole answer meanwhile: a relay that kept reading the target
+  // while its prover did not would have taken the unread answer in by then, as fast as this one took its own.
+  const control = await relayToTarget(true);
+  expect(await eventually(() => control.relay.receivedLength(), (length) => length >= ANSWER_BYTES, 20_000, { intervalMs: 20 })).toBe(ANSWER_BYTES);
+  expect(unread.connection.blocked).toBe(true);
+  expect(unread.connection.written).toBeLessThan(ANSWER_BYTES);
+  unread.relay.resumeReading();
   // The socket drains, and the relay goes on reading the target, each time it backs up again.
-  expect(await eventually(() => relay.receivedLength(), (length) => length >= ANSWER_BYTES, 10_000, { intervalMs: 20 })).toBe(ANSWER_BYTES);
-  expect(Buffer.from(relay.received()).equals(answer)).toBe(true);
-  relay.close();
+  expect(await eventually(() => unread.relay.receivedLength(), (length) => length >= ANSWER_BYTES, 10_000, { intervalMs: 20 })).toBe(ANSWER_BYTES);
+  expect(Buffer.from(unread.relay.received()).equals(answer)).toBe(true);
+  expect(Buffer.from(control.relay.received()).equals(answer)).toBe(true);
+  unread.relay.close();
+  control.relay.close();
 });
