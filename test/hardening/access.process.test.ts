@@ -174,7 +174,9 @@ describe("logs", () => {
     const withSecrets = {
       ...proxyHeaders(dataUrl, {
         "t-request-id": requestId,
-        "t-redacted": `req:header:x-api-secret, search:${BODY_SECRET}`,
+        // Proxy mode, the body hidden whole: a request it could prove, refused for its target (a private address).
+        "t-proof-mode": "proxy",
+        "t-redacted": `req:header:x-api-secret, req:body:, search:${BODY_SECRET}`,
         "x-api-secret": HEADER_SECRET,
       }),
       ...bearer(KEY),
