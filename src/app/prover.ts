@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import type { Server } from "bun";
 import { type AnyElysia, Elysia } from "elysia";
 import { type LoopbackBridge, startLoopbackBridge } from "../engine/bridge.ts";
 import { setupProverSession } from "../engine/session.ts";
 import { EngineHosts } from "../engine/host/engine-hosts.ts";
 import { AppError } from "../core/errors.ts";
+import { type FolderLock, lockFolder } from "../core/folder-lock.ts";
 import { errorHandling, errorResponse } from "../core/http.ts";
 import type { Logger } from "../core/log.ts";
 import { ProverMetrics } from "../metrics/prover.ts";
@@ -282,14 +284,21 @@ function startWarmPool(config: ProverConfig, { hosts, notary }: Notaries, mpcNot
   return pool;
 }
 
-/** The listening server: CORS first, then the app; while stopping, every request is refused as such. */
-function serve(config: ProverConfig, app: AnyElysia, access: RouteAccessTable, stopping: () => boolean) {
-  const cors = corsPolicy(config.corsOrigins, (pathname) => access.errorShapeOf(pathname));
+/** The port, taken before anything else: until the app is ready every request is 503 `starting`. */
+function listen(config: ProverConfig): Server<undefined> {
   return Bun.serve({
     hostname: config.listen.host,
     port: config.listen.port,
     idleTimeout: config.listen.idleTimeoutS,
     maxRequestBodySize: config.listen.maxRequestBodyBytes,
+    fetch: () => errorResponse(new AppError("starting", "the prover is starting"), { headers: { "retry-after": "1" } }),
+  });
+}
+
+/** The listening server's handler: CORS first, then the app; while stopping, every request is refused as such. */
+function serve(server: Server<undefined>, config: ProverConfig, app: AnyElysia, access: RouteAccessTable, stopping: () => boolean): void {
+  const cors = corsPolicy(config.corsOrigins, (pathname) => access.errorShapeOf(pathname));
+  server.reload({
     async fetch(request) {
       const preflight = cors.preflight(request);
       if (preflight) return preflight;
@@ -300,7 +309,25 @@ function serve(config: ProverConfig, app: AnyElysia, access: RouteAccessTable, s
   });
 }
 
+/**
+ * Starts a prover: its port first, then its data folder's lock (src/core/folder-lock.ts), then everything that uses
+ * the folder. A second prover on a taken port or a held folder stops before it touches the folder: the ids its
+ * owner is proving stay its owner's.
+ */
 export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
+  const server = listen(config);
+  let lock: FolderLock | undefined;
+  try {
+    lock = lockFolder(config.dataDir, "PROVER_DATA_DIR");
+    return await startOnPort(server, lock, config, log);
+  } catch (error) {
+    lock?.release();
+    server.stop(true);
+    throw error;
+  }
+}
+
+async function startOnPort(server: Server<undefined>, lock: FolderLock, config: ProverConfig, log: Logger): Promise<ProverServer> {
   const testTrustAnchorPem = readTrustAnchor(config.engine.testTrustAnchorPath);
   if (testTrustAnchorPem) {
     log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; proofs made now are flagged as test proofs", {
@@ -348,7 +375,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
   const { app, access } = proverApp(config, { ...routeParts, addressOf: (request) => server.requestIP(request)?.address }, log);
 
   let stopping = false;
-  const server = serve(config, app, access, () => stopping);
+  serve(server, config, app, access, () => stopping);
   const host = config.listen.host === "0.0.0.0" || config.listen.host === "::" ? "127.0.0.1" : config.listen.host;
   return {
     url: `http://${host}:${server.port}`,
@@ -380,6 +407,7 @@ export async function startProverServer(config: ProverConfig, log: Logger): Prom
       await hosts.stop();
       await opened.retention?.stop();
       await opened.store.close();
+      lock.release();
     },
   };
 }

@@ -33,6 +33,8 @@ export const errorCodes = {
   quota_exceeded: { http: 429, exit: 1, retryAfterS: 60 },
   over_capacity: { http: 503, exit: 1, retryAfterS: 5 },
   shutting_down: { http: 503, exit: 1, retryAfterS: 5 },
+  // The server listens (its port is taken first) but is still starting.
+  starting: { http: 503, exit: 1, retryAfterS: 1 },
   // A target's failures and limits (HTTP 502, 504 when too slow): the prover stood in as a gateway and the
   // target's side failed or exceeded what a proof may hold. Never 404 (a wrong route) nor 500 (our bug).
   target_unresolvable: { http: 502, exit: 1 },
@@ -82,6 +84,8 @@ export const errorCodes = {
   // Command line only.
   usage: { http: 400, exit: 2 },
   config_invalid: { http: 400, exit: 2 },
+  // Another live process holds the data folder (src/core/folder-lock.ts).
+  data_dir_in_use: { http: 409, exit: 2 },
   file_unreadable: { http: 400, exit: 2 },
   proof_invalid: { http: 400, exit: 1 },
   // A valid proof of something else than what was expected (request id, server name, the answer received).
