@@ -23,6 +23,7 @@ import { verifyProof } from "../proof/verify.ts";
 import { DEMO_HOST, DEMO_TOKEN, type DemoTarget, startDemoTarget } from "./demo-target.ts";
 import { progressLine } from "./progress.ts";
 import { testCaEnvironment, writeTestCa } from "./testca.ts";
+import { selfCommand, shellQuoted } from "./self-command.ts";
 
 /** Small MPC sessions: the demo's answers are a few hundred bytes, and setup time grows with the sizes. */
 const DEMO_SESSION = { PROVER_MAX_SENT_DATA: "1024", PROVER_MAX_RECV_DATA: "2048" };
@@ -106,7 +107,7 @@ async function proveAndReport(demo: Demo, call: DemoCall, index: number, signal:
   console.log(`\n=== Proof ${index + 1} of 2, ${call.label} ===\n`);
   console.log(renderVerifiedProof(verified));
   const kept = demo.keep ? "" : " (a temporary folder, removed when the demo stops: --dir DIR keeps the files)";
-  console.log(`Saved as ${proofPath}${kept}; check it again: cli verify --allow-test-anchor --notary-pub-key ${demo.notaryPubPath} --proof ${proofPath}`);
+  console.log(`Saved as ${proofPath}${kept}; check it again: ${selfCommand()} verify --allow-test-anchor --notary-pub-key ${shellQuoted(demo.notaryPubPath!)} --proof ${shellQuoted(proofPath)}`);
   console.log(`Viewer: ${viewer} (drop the proof file there; "use this prover's key" fills in the notary key)`);
 }
 

@@ -12,6 +12,7 @@ import { type IssuedCertificate, issueServerCertificate, loadTestCa, makeTestCa 
 import { AppError } from "../core/errors.ts";
 import { makePrivateDir } from "../core/private-files.ts";
 import { optionValues } from "./option-values.ts";
+import { selfCommand, shellQuoted } from "./self-command.ts";
 
 export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;
 
@@ -75,8 +76,6 @@ export function testCaEnvironment(caPath: string, names: readonly string[], port
   };
 }
 
-const shellQuoted = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
-
 function parsePort(value: unknown): number {
   const port = Number(value);
   if (typeof value !== "string" || !/^\d+$/.test(value) || port < 1 || port > 65535) throw new AppError("usage", "--port must be a port number (1-65535)");
@@ -105,7 +104,7 @@ export default defineCommand({
       `# Serve ${folder.chainPath} with the key ${folder.keyPath} (${names.join(", ")}) on ${args.address}:${port}; TLS 1.2 for MPC mode.`,
       // One command, not exports: a shell that kept the anchor would make every later prover a test node.
       "# A prover that trusts it and reaches the server by those names (the settings hold for this command only):",
-      `env ${Object.entries(env).map(([name, value]) => `${name}=${shellQuoted(value)}`).join(" ")} cli prover start`,
+      `env ${Object.entries(env).map(([name, value]) => `${name}=${shellQuoted(value)}`).join(" ")} ${selfCommand()} prover start`,
       "# A standalone notary needs TLSN_TEST_TRUST_ANCHOR too; for proxy mode, in its YAML's proxy section:",
       `#   resolve: [${names.map((name) => `"${name}:${port}:${args.address}"`).join(", ")}], allow_private_targets: true, allowed_ports: [${port}]`,
     ];

@@ -90,6 +90,14 @@ describe("cli demo", () => {
       const verified = await runCli(BINARY_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", `${folder}/prover/notary.pub`, "--proof", savedProof(out, mode)]);
       expect(verified.exitCode).toBe(0);
     }
+    // The commands it prints run as printed, in a shell with no `cli` of ours on the PATH.
+    const printed = [...out.matchAll(/check it again: (.+)$/gm)].map((m) => m[1]!);
+    expect(printed).toHaveLength(2);
+    for (const command of printed) {
+      const shell = Bun.spawn(["sh", "-c", command], { stdout: "pipe", stderr: "pipe", env: { PATH: "/usr/bin:/bin" } });
+      expect(await shell.exited).toBe(0);
+      expect(await new Response(shell.stdout).text()).toContain("Proof valid");
+    }
 
     const group = processGroup(demo.pid);
     expect(group.length).toBeGreaterThanOrEqual(2); // the demo and its engine host

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useBuiltBinary } from "../../testkit/binary.ts";
 import { tempDir } from "../../testkit/env.ts";
@@ -50,7 +50,11 @@ describe("cli testca (dist/cli)", () => {
     // A server on a free port with that certificate; then its port's settings. The CA is kept: the server's stays valid.
     const target = startTarget({ chainPem: read(join(dir, "server.pem")), leafKeyPem: read(join(dir, "server.key")) });
     const caBefore = read(join(dir, "ca.pem"));
-    const second = await runCli(cli, ["testca", "--out", dir, "--name", "local.test", "--port", String(target.port)]);
+    // Printed as it runs where it is printed: `cli` when that is this binary on the PATH, else the binary's path.
+    const installed = tempDir("testca-installed");
+    symlinkSync(cli[0]!, join(installed, "cli"));
+    const second = await runCli(cli, ["testca", "--out", dir, "--name", "local.test", "--port", String(target.port)], undefined, { PATH: `${installed}:${process.env.PATH ?? ""}` });
+    expect(first.stdout).toContain(` ${cli[0]} prover start\n`);
     expect(second.exitCode).toBe(0);
     expect(second.stdout).toStartWith(`# The existing test CA ${join(dir, "ca.pem")}`);
     expect(read(join(dir, "ca.pem"))).toBe(caBefore);
