@@ -9,6 +9,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.ts";
+import { inFlagWords } from "../client/callers-words.ts";
 import { TlsproofError } from "../client/errors.ts";
 import { AppError } from "../core/errors.ts";
 import { terminalLine, terminalText } from "../core/terminal-text.ts";
@@ -192,7 +193,7 @@ export default defineCommand({
       progress.clear();
       if (!(error instanceof TlsproofError)) throw error;
       // The prover's or the client's refusal: its code for scripts, one line, exit 1 whatever the code.
-      console.error(terminalLine(`error: ${error.code}: ${error.message}`));
+      console.error(terminalLine(`error: ${error.code}: ${inFlagWords(error.message)}`));
       process.exit(1);
     } finally {
       progress.stop();

@@ -4,7 +4,7 @@
  */
 export { prove, type ProveOptions, type ProveResult, type ProvableMethod } from "./prove.ts";
 export { verifyProof, type ProofExpectations, type VerifiedProof } from "./verify.ts";
-export { redact, redactionHeader, type BodyPath, type RedactionPattern } from "./redact.ts";
+export { redact, redactionHeader, type BodyPath, type RedactionPattern, type Redactions } from "./redact.ts";
 export { TlsproofError, type TlsproofErrorCode, type ClientErrorCode, type TargetResponse } from "./errors.ts";
 export { readSseEvents, type SseEvent } from "./sse.ts";
 export type { Proof, ProofMode } from "../proof/format.ts";

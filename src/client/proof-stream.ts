@@ -1,3 +1,4 @@
+import { inOptionWords } from "./callers-words.ts";
 import { isErrorCode } from "../core/errors.ts";
 import { TlsproofError } from "./errors.ts";
 import { errorOf } from "./response.ts";
@@ -26,7 +27,7 @@ function outcomeOf(event: { event: string; data: string }, requestId: string): P
     try {
       const data = JSON.parse(event.data) as { code?: unknown; message?: unknown };
       if (typeof data.code === "string" && isErrorCode(data.code)) {
-        return { kind: "error", error: new TlsproofError(data.code, String(data.message ?? data.code), { requestId }) };
+        return { kind: "error", error: new TlsproofError(data.code, inOptionWords(String(data.message ?? data.code)), { requestId }) };
       }
     } catch {
       // Falls through to bad_response.

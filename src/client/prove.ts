@@ -17,7 +17,7 @@ import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";
 import { answerMismatch } from "./answer-check.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
-import { type RedactionPattern, redactionHeader } from "./redact.ts";
+import { type Redactions, redactionHeader } from "./redact.ts";
 import { errorOf, proverError, readResponse, retryAfterS } from "./response.ts";
 import { type VerifiedProof, verifyProof } from "./verify.ts";
 
@@ -45,8 +45,11 @@ export interface ProveOptions {
   headers?: Record<string, string>;
   /** A JSON value: the engine sends JSON bodies only. */
   body?: unknown;
-  /** What the proof hides; build entries with `redact`. */
-  redact?: readonly RedactionPattern[];
+  /**
+   * What the proof hides: entries built with `redact` (`redact.responseBody("balance")`), or written as `T-REDACTED`
+   * and `cli prove --redact` write them (`"res:body:balance, req:header:x-api-key"`), or a list of either.
+   */
+  redact?: Redactions;
   /** A redaction that matches nothing is listed as unmatched instead of preventing the proof. */
   allowUnmatchedRedactions?: boolean;
   /** Prove answers with status ≥ 400 too (by default they get no proof: `target_request_failed`). */
@@ -124,7 +127,7 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   auth.forEach((value, name) => headers.set(name, value));
   headers.set("t-proxy-url", options.url);
   headers.set("t-request-id", requestId);
-  if (options.redact && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
+  if (options.redact !== undefined && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
   if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
   if (options.proveFailed) headers.set("t-prove-failed-req", "true");
   if (options.mode) headers.set("t-proof-mode", options.mode);

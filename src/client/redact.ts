@@ -32,22 +32,30 @@ export const redact = {
   reveal: (header: DefaultHidden): RedactionPattern => ({ kind: "reveal", header }),
 } as const;
 
+/** Redactions as prove() takes them: patterns built with `redact`, or entries as `T-REDACTED` and `cli prove --redact` write them. */
+export type Redactions = string | readonly (RedactionPattern | string)[];
+
+/** `T-REDACTED` entries parsed, its errors as the client's. */
+function parsed(entries: string): RedactionPattern[] {
+  try {
+    return parseRedactions(entries);
+  } catch (error) {
+    if (error instanceof AppError) throw new TlsproofError(error.code, error.message);
+    throw error;
+  }
+}
+
 /**
  * The `T-REDACTED` header value for these patterns. Throws TlsproofError("invalid_redaction") naming the entry
  * by position (never its text, which may be the secret) when the prover would refuse it or read it differently
  * (for instance a search text with spaces around it, which the grammar trims).
  */
-export function redactionHeader(patterns: readonly RedactionPattern[]): string {
+export function redactionHeader(given: Redactions): string {
+  const patterns = typeof given === "string" ? parsed(given) : given.flatMap((entry) => (typeof entry === "string" ? parsed(entry) : [entry]));
   const header = patterns.map(entryText).join(",");
-  let parsed: RedactionPattern[];
-  try {
-    parsed = parseRedactions(header);
-  } catch (error) {
-    if (error instanceof AppError) throw new TlsproofError(error.code, error.message);
-    throw error;
-  }
-  const differs = patterns.findIndex((pattern, i) => parsed[i] === undefined || entryText(parsed[i]) !== entryText(pattern));
-  if (differs >= 0 || parsed.length !== patterns.length) {
+  const parsedBack = parsed(header);
+  const differs = patterns.findIndex((pattern, i) => parsedBack[i] === undefined || entryText(parsedBack[i]) !== entryText(pattern));
+  if (differs >= 0 || parsedBack.length !== patterns.length) {
     const position = differs >= 0 ? differs + 1 : patterns.length;
     throw new TlsproofError("invalid_redaction", `redaction ${position} cannot be written so that the prover reads it back unchanged`);
   }

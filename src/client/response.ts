@@ -1,3 +1,4 @@
+import { inOptionWords } from "./callers-words.ts";
 import { type ErrorCode, isErrorCode } from "../core/errors.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 
@@ -38,6 +39,6 @@ export async function errorOf(response: Response, what: string, requestId?: stri
   const answer = await readResponse(response);
   const known = proverError(answer);
   const details = { status: answer.status, requestId, retryAfterS: retryAfterS(answer.headers) };
-  if (known) return new TlsproofError(known.code, known.message, details);
+  if (known) return new TlsproofError(known.code, inOptionWords(known.message), details);
   return new TlsproofError("bad_response", `${what}: unexpected answer ${answer.status}`, details);
 }

@@ -1,3 +1,4 @@
+import { inOptionWords } from "./callers-words.ts";
 import { AppError } from "../core/errors.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { type ProofExpectations, type VerifiedProof, verifyProof as verifyWithKeys } from "../proof/verify.ts";
@@ -18,7 +19,7 @@ export function verifyProof(proof: unknown, pinnedKeys: string | readonly string
     if (pems.length === 0) throw new AppError("config_invalid", "no pinned notary key given");
     return verifyWithKeys(proof, pems.map(decodePublicKeyPem), expected);
   } catch (error) {
-    if (error instanceof AppError) throw new TlsproofError(error.code, error.message);
+    if (error instanceof AppError) throw new TlsproofError(error.code, inOptionWords(error.message));
     throw error;
   }
 }

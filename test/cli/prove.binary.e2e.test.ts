@@ -114,6 +114,9 @@ describe("cli prove (dist/cli)", () => {
     const failed = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/status/503"), "--mode", "proxy", "--out", join(work, "503.json")]);
     expect(failed.exitCode).toBe(1);
     expect(failed.stderr).toStartWith("error: target_request_failed: ");
+    // In the user's own words: the flag that asks for a proof of such an answer, not the header it sets.
+    expect(failed.stderr).toContain("no proof is made without --prove-failed");
+    expect(failed.stderr).not.toContain("T-PROVE-FAILED-REQ");
     expect(failed.stdout).toBe('{"status":503}');
     expect(answered()).toBe(before + 1);
   }, 30_000);

@@ -44,3 +44,23 @@ describe("typed redaction patterns", () => {
     }
   });
 });
+
+describe("redactions written as T-REDACTED writes them", () => {
+  test("a string, or strings among built patterns, read as the prover reads the header", () => {
+    expect(redactionHeader("res:body:balance, req:header:X-Api-Key")).toBe("res:body:balance,req:header:X-Api-Key");
+    expect(redactionHeader([redact.responseBody("a"), "search:x\\,y, res:query:k"])).toBe("res:body:a,search:x\\,y,res:query:k");
+  });
+
+  test("a malformed string is the prover's own refusal, naming the entry by position, never its text", () => {
+    let error: unknown;
+    try {
+      redactionHeader("res:body:ok, nope:hunter2-secret");
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(TlsproofError);
+    expect((error as TlsproofError).code).toBe("invalid_redaction");
+    expect((error as TlsproofError).message).toStartWith("T-REDACTED entry 2: unknown kind");
+    expect((error as TlsproofError).message).not.toContain("hunter2");
+  });
+});
