@@ -1,6 +1,7 @@
-import { type CommandDef, runCommand, showUsage } from "citty";
+import { type CommandDef, runCommand } from "citty";
 import { AppError, exitCodeOf } from "../core/errors.ts";
 import { terminalLine } from "../core/terminal-text.ts";
+import { usageFor } from "./usage-text.ts";
 
 /** An error's one line: its message may hold a proof file's or a prover's text, so nothing in it acts on a terminal. */
 const errorLine = (message: string): string => terminalLine(`error: ${message}`);
@@ -97,7 +98,7 @@ export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void>
     const words = await commandWords(cmd, rawArgs.slice(depth));
     const mainMeta = typeof main.meta === "function" ? await main.meta() : await main.meta;
     if (helpAsked(words, [mainMeta?.name ?? "cli", ...rawArgs.slice(0, depth)].join(" "))) {
-      await showUsage(cmd, parent);
+      console.log(await usageFor(cmd, parent, process.stdout));
       process.exit(0);
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
@@ -118,7 +119,8 @@ export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void>
     }
     if (isUsageError(error)) {
       const [cmd, parent] = await resolveTarget(main, rawArgs).catch(() => [main, undefined] as const);
-      await showUsage(cmd, parent);
+      // Usage errors go to stderr whole: a script's stdout holds only what a command produced.
+      console.error(await usageFor(cmd, parent, process.stderr));
       console.error(errorLine(error.message));
       process.exit(2);
     }

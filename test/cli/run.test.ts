@@ -32,6 +32,29 @@ describe("cli help", () => {
     expect(nested.stdout).toContain("--out");
   });
 
+  test("fitted to 100 columns off a terminal: no trailing padding, long descriptions wrapped under themselves", async () => {
+    for (const command of [["verify"], ["prove"], ["prover", "start"], ["notary", "start"], []]) {
+      const { stdout } = await cli(...command, "--help");
+      const lines = stdout.trimEnd().split("\n");
+      expect(lines.filter((line) => line.length > 100)).toEqual([]);
+      expect(lines.filter((line) => line !== line.trimEnd())).toEqual([]);
+    }
+    const { stdout } = await cli("verify", "--help");
+    const first = stdout.split("\n").findIndex((line) => line.includes("--notary-pub-key=<notary_pub_key>"));
+    const column = stdout.split("\n")[first]!.indexOf("The notary's public key");
+    const next = stdout.split("\n")[first + 1]!;
+    expect(next.slice(0, column).trim()).toBe("");
+    expect(next[column]).not.toBe(" ");
+  });
+
+  test("a usage error prints the usage and the error to stderr, nothing to stdout, exit 2", async () => {
+    const { exitCode, stdout, stderr } = await cli("verify", "--proof", proofPath);
+    expect(exitCode).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("USAGE cli verify");
+    expect(stderr.trimEnd().split("\n").at(-1)).toBe("error: Missing required argument: --notary-pub-key");
+  });
+
   test("in an option's value position it is that option's value: an expectation of -h is not met (exit 1)", async () => {
     const server = await cli(...verifyArgs, "--server-name", "-h");
     expect(server.exitCode).toBe(1);
