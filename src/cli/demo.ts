@@ -108,7 +108,7 @@ async function proveAndReport(demo: Demo, call: DemoCall, index: number, signal:
   console.log(renderVerifiedProof(verified));
   const kept = demo.keep ? "" : " (a temporary folder, removed when the demo stops: --dir DIR keeps the files)";
   console.log(`Saved as ${proofPath}${kept}; check it again: ${selfCommand()} verify --allow-test-anchor --notary-pub-key ${shellQuoted(demo.notaryPubPath!)} --proof ${shellQuoted(proofPath)}`);
-  console.log(`Viewer: ${viewer} (drop the proof file there; "use this prover's key" fills in the notary key)`);
+  console.log(`Viewer: ${viewer} (it loads this proof from the prover and checks it with the prover's key)`);
 }
 
 async function stopAll(demo: Demo): Promise<void> {

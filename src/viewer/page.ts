@@ -18,6 +18,7 @@ import {
 } from "../proof/render.ts";
 import { modeFacts } from "../proof/modes.ts";
 import { HIDDEN_BYTE_MARKER, type ProofExpectations, verifyProof } from "../proof/verify.ts";
+import { offerProofFile, proofFromProver } from "./from-prover.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
@@ -213,9 +214,24 @@ byId<HTMLInputElement>("key-file").addEventListener("change", (event) => loadFil
 byId<HTMLButtonElement>("prover-key").addEventListener("click", () => void useProverKey());
 // A page saved as a file has no prover behind it.
 if (location.protocol === "file:") byId<HTMLButtonElement>("prover-key").disabled = true;
+
+/** `?requestId=` on a page its prover serves: that proof from the prover, once made, checked with this prover's key unless one was given. */
+async function loadFromProver(requestId: string): Promise<void> {
+  const loaded = await proofFromProver(requestId, (text) => {
+    status.className = "waiting";
+    status.replaceChildren(textNode(text));
+  });
+  if ("problem" in loaded) return showInvalid(loaded.problem);
+  proofInput.value = loaded.proofText;
+  offerProofFile(byId<HTMLElement>("saved"), requestId, loaded.proofText);
+  if (keyInput.value.trim() === "") await useProverKey();
+  else verifyInputs();
+}
 document.addEventListener("dragover", (event) => event.preventDefault());
 document.addEventListener("drop", (event) => {
   event.preventDefault();
   void loadFile(event.dataTransfer?.files[0], proofInput);
 });
 verifyInputs();
+const askedId = query.get("requestId");
+if (askedId && location.protocol !== "file:") void loadFromProver(askedId);

@@ -31,7 +31,30 @@ export const viewerRoute = declareRoute({
   errors: ["internal"],
 });
 
-/** `GET /viewer`: the proof viewer, one self-contained HTML page. */
+export const homeRoute = declareRoute({
+  method: "GET",
+  path: "/",
+  operationId: "home",
+  summary: "a page linking what a person starts from: the proof viewer, the API's OpenAPI document, the prover's /info",
+  access: "open",
+  responses: { 200: { description: "the page", content: { "text/html": v.string() } } },
+  errors: [],
+});
+
+/** What a person opening the prover's address finds: where to go next. No script, nothing from elsewhere. */
+const HOME_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tlsproof prover</title></head>
+<body>
+<h1>tlsproof prover</h1>
+<ul>
+<li><a href="/viewer">/viewer</a>: check a proof in this browser; <code>/viewer?requestId=ID</code> loads that proof from this prover</li>
+<li><a href="/openapi.json">/openapi.json</a>: the API (<code>/proxy</code> with <code>T-PROXY-URL</code>, <code>/proof/{requestId}</code>, the store)</li>
+<li><a href="/info">/info</a>: this prover's notaries, their keys and modes</li>
+</ul>
+</body></html>
+`;
+
+/** `GET /viewer`: the proof viewer, one self-contained HTML page; `GET /`: links to it and to the API. */
 export function viewerRoutes(log: Logger): RouteGroup {
   // Built while the server starts, so the first visitor does not wait for it; a failed build is logged now
   // and answered as an internal error on every visit.
@@ -40,5 +63,6 @@ export function viewerRoutes(log: Logger): RouteGroup {
     viewerRoute,
     async () => new Response(await viewerHtml(), { headers: VIEWER_HEADERS }),
   );
-  return routeGroup("viewer", [viewer]);
+  const home = bindRoute(homeRoute, () => new Response(HOME_HTML, { headers: { ...VIEWER_HEADERS, "content-security-policy": "default-src 'none'; frame-ancestors 'none'" } }));
+  return routeGroup("viewer", [viewer, home]);
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import type { BrowserContext, Page } from "playwright-core";
@@ -23,6 +23,7 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 const MPC_MS = 240_000;
 /** Where the test run leaves its screenshot (docs/viewer.png is a copy of one). */
 const SCREENSHOT = join(TMP_ROOT, "viewer.png");
+const SCREENSHOT_BY_ID = join(TMP_ROOT, "viewer-by-request-id.png");
 
 let target: Server<undefined>;
 let prover: RunningProver;
@@ -32,7 +33,8 @@ let page: Page;
 
 beforeAll(async () => {
   target = startTarget(tlsFixture());
-  prover = await startProver(SOURCE_CLI, target.port!);
+  // An id nobody uses is given up after 2 s: the page's wait for it ends soon.
+  prover = await startProver(SOURCE_CLI, target.port!, { PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2" });
   result = await prove({
     prover: prover.url,
     notaryKeys: prover.notaryPubPem,
@@ -223,6 +225,40 @@ describe("the proof viewer", () => {
     expect(report).toContain(`WARNING: this proof's ${HIDDEN_REQUEST_LIMIT}`);
     expect(report).toMatch(/Request\s*HIDDEN/);
     expect(report).toContain("port 443, dialled by the notary");
+  });
+
+  test("?requestId= loads that proof from this prover and checks it with the prover's key; it offers the file and the cli verify line", async () => {
+    await page.goto(`${prover.url}/viewer?requestId=${result.requestId}&allowTestAnchor=1`);
+    await page.waitForSelector("#status.test-anchor");
+    expect(await page.textContent("#status")).toContain(`proof from ${TARGET_HOST}`);
+    // The request id asked for is checked too.
+    expect(await page.textContent("#status")).not.toContain("No request id");
+    expect(await page.inputValue("#proof")).toBe(result.proofText);
+    expect(await page.inputValue("#key")).toBe(prover.notaryPubPem);
+    const report = (await page.textContent("#report")) ?? "";
+    expect(report).toMatch(new RegExp(`Request\\s*revealed: GET /data HTTP/1\\.1 \\(Host: ${TARGET_HOST}:${target.port}\\)`));
+    expect(report).toContain(result.requestId);
+    const file = `proof-${result.requestId}.json`;
+    expect(await page.getAttribute("#saved a", "download")).toBe(file);
+    expect(await page.textContent("#verify-command")).toBe(`cli verify --notary-pub-key notary.pub --proof ${file} --request-id ${result.requestId} --allow-test-anchor`);
+    await page.screenshot({ path: SCREENSHOT_BY_ID, fullPage: true });
+    expect(statSync(SCREENSHOT_BY_ID).size).toBeGreaterThan(10_000);
+  });
+
+  test("?requestId= of an id this prover never saw: the page says it waits, then why no proof came", async () => {
+    const unknown = crypto.randomUUID();
+    await page.goto(`${prover.url}/viewer?requestId=${unknown}`);
+    await page.waitForSelector("#status.invalid", { timeout: 20_000 });
+    const status = (await page.textContent("#status")) ?? "";
+    expect(status).toContain(`No proof of ${unknown} from this prover: unknown_request`);
+    expect(await page.textContent("#saved")).toBe("");
+  });
+
+  test("GET / links the viewer, the OpenAPI document and /info", async () => {
+    await page.goto(`${prover.url}/`);
+    const links = await page.$$eval("a", (anchors) => anchors.map((a) => a.getAttribute("href")));
+    expect(links).toEqual(["/viewer", "/openapi.json", "/info"]);
+    for (const link of links) expect((await fetch(`${prover.url}${link}`)).status).toBe(200);
   });
 
   test("the page saved as a file works offline, with no prover behind it", async () => {
