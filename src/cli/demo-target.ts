@@ -1,11 +1,11 @@
 /**
- * The demo's local HTTPS API (`cli demo`): a Bun server on loopback with a certificate from the demo's test CA.
+ * The demo's local HTTPS API (`cli demo`, `cli testca --serve`): a small JSON API with a certificate from a test CA.
  * TLS 1.2 as well as 1.3, so that MPC mode (TLS 1.2 only) can talk to it.
  */
 import type { Server } from "bun";
 
 export const DEMO_HOST = "api.demo.test";
-/** The demo's API token: sent in MPC mode and hidden by default (Authorization) in the proof. */
+/** The API's token for /v1/account: sent as Authorization, hidden by default in the proof. */
 export const DEMO_TOKEN = "demo-token-not-a-secret";
 
 export interface DemoTarget {
@@ -25,7 +25,8 @@ function routes(request: Request): Response {
   return Response.json({ error: "not found" }, { status: 404 });
 }
 
-export function startDemoTarget(chainPem: string, keyPem: string): DemoTarget {
-  const server: Server<undefined> = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: chainPem, key: keyPem }, fetch: routes });
+/** The API on `hostname:port` (loopback and a free port by default). */
+export function startDemoTarget(chainPem: string, keyPem: string, hostname = "127.0.0.1", port = 0): DemoTarget {
+  const server: Server<undefined> = Bun.serve({ hostname, port, tls: { cert: chainPem, key: keyPem }, fetch: routes });
   return { port: server.port!, stop: () => void server.stop(true) };
 }

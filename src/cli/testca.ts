@@ -13,6 +13,9 @@ import { AppError } from "../core/errors.ts";
 import { makePrivateDir } from "../core/private-files.ts";
 import { optionValues } from "./option-values.ts";
 import { selfCommand, shellQuoted } from "./self-command.ts";
+import { DEMO_TOKEN, startDemoTarget } from "./demo-target.ts";
+import { listening } from "./serve.ts";
+import { dataDirOf } from "../config/prover.ts";
 
 export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;
 
@@ -76,6 +79,30 @@ export function testCaEnvironment(caPath: string, names: readonly string[], port
   };
 }
 
+/** `--serve`: the demo's JSON API with this certificate until SIGINT or SIGTERM, and what to try against it. */
+async function serveApi(folder: TestCaFolder, name: string, address: string, port: number): Promise<void> {
+  const api = await listening(`the API on ${address}:${port}`, () => startDemoTarget(folder.chainPem, folder.keyPem, address, port));
+  const base = `https://${name}:${port}`;
+  const cli = selfCommand();
+  const prover = `http://127.0.0.1:${process.env.PROVER_PORT ?? "8080"}`;
+  // The key of a prover started as printed above, in this environment.
+  const key = shellQuoted(join(dataDirOf(process.env), "notary.pub"));
+  console.log(
+    [
+      `# Serving a JSON API at ${base} (TLS 1.2 and 1.3) until Ctrl-C: GET /v1/price?pair=ETH-EUR, and GET /v1/account?user=42 with`,
+      `#   Authorization: Bearer ${DEMO_TOKEN}. With the prover above running on ${prover}:`,
+      // The answer, then its proof from the proof stream (a subscriber that comes after the proof still gets it).
+      `id=$(cat /proc/sys/kernel/random/uuid); curl -s -H "T-REQUEST-ID: $id" -H 'T-PROOF-MODE: proxy' -H 'T-PROXY-URL: ${base}/v1/account?user=42' -H 'Authorization: Bearer ${DEMO_TOKEN}' -H 'T-REDACTED: res:body:balance' ${prover}/proxy; echo; curl -s ${prover}/proof/$id`,
+      `${cli} prove --allow-test-anchor --prover ${prover} --notary-pub-key ${key} --url '${base}/v1/price?pair=ETH-EUR' --mode mpc --out proof.json`,
+      `${cli} verify --allow-test-anchor --notary-pub-key ${key} --proof proof.json`,
+    ].join("\n"),
+  );
+  await new Promise<void>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+  });
+  api.stop();
+}
+
 function parsePort(value: unknown): number {
   const port = Number(value);
   if (typeof value !== "string" || !/^\d+$/.test(value) || port < 1 || port > 65535) throw new AppError("usage", "--port must be a port number (1-65535)");
@@ -90,8 +117,13 @@ export default defineCommand({
     port: { type: "string", default: "8443", description: "The port the server listens on" },
     address: { type: "string", default: "127.0.0.1", description: "The address the names resolve to" },
     force: { type: "boolean", default: false, description: "Make a new CA even if the folder has one" },
+    serve: {
+      type: "boolean",
+      default: false,
+      description: "Then serve a small JSON API with the certificate (TLS 1.2 and 1.3) on --address:--port until Ctrl-C, to prove against",
+    },
   },
-  run({ args, rawArgs }) {
+  async run({ args, rawArgs }) {
     if (typeof args.out !== "string" || args.out === "") throw new AppError("usage", "--out needs a folder path");
     const given = optionValues(rawArgs, "name").map((name) => name.trim().toLowerCase());
     const names = given.length > 0 ? [...new Set(given)] : ["localhost"];
@@ -109,5 +141,6 @@ export default defineCommand({
       `#   resolve: [${names.map((name) => `"${name}:${port}:${args.address}"`).join(", ")}], allow_private_targets: true, allowed_ports: [${port}]`,
     ];
     console.log(lines.join("\n"));
+    if (args.serve) await serveApi(folder, names[0]!, String(args.address), port);
   },
 });

@@ -296,6 +296,11 @@ function proxyModeConfig(e: ProverEnvValues, targetPolicy: TargetPolicy): Prover
   };
 }
 
+/** The prover's data folder: PROVER_DATA_DIR, else tlsproof under XDG_DATA_HOME or ~/.local/share. */
+export function dataDirOf(env: Record<string, string | undefined>): string {
+  return env.PROVER_DATA_DIR ?? join(env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof");
+}
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
@@ -343,7 +348,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       pauseRefills: e.PROVER_PAUSE_REFILLS,
       testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
     },
-    dataDir: e.PROVER_DATA_DIR ?? join(e.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof"),
+    dataDir: dataDirOf({ PROVER_DATA_DIR: e.PROVER_DATA_DIR, XDG_DATA_HOME: e.XDG_DATA_HOME }),
     sessionLimits,
     notary: {
       urls: e.PROVER_NOTARY_URL ?? [],
