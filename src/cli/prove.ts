@@ -14,7 +14,7 @@ import { TlsproofError } from "../client/errors.ts";
 import { AppError } from "../core/errors.ts";
 import { terminalLine, terminalText } from "../core/terminal-text.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
-import { parseRedactions } from "../redaction/patterns.ts";
+import { type RedactionPattern, parseRedactions } from "../redaction/patterns.ts";
 import { optionValues } from "./option-values.ts";
 import { type Progress, progressLine } from "./progress.ts";
 
@@ -79,6 +79,16 @@ function apiKeyFrom(name: unknown): string | undefined {
   return key;
 }
 
+/** The --redact entries, as the prover reads T-REDACTED; a bad one is named as the flag, by position. */
+function redactions(values: readonly string[]): RedactionPattern[] {
+  try {
+    return values.flatMap((entries) => parseRedactions(entries));
+  } catch (error) {
+    if (error instanceof AppError) throw new AppError(error.code, inFlagWords(error.message), error.details);
+    throw error;
+  }
+}
+
 /** The keys of the --notary-pub-key file, as PEM texts for prove(). */
 const pinnedKeys = (path: string): string[] => readPublicKeysFile(path).map(encodePublicKeyPem);
 
@@ -101,7 +111,7 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
     method,
     headers: parseHeaders(optionValues(rawArgs, "header")),
     body: args.data === undefined ? undefined : await parseData(required(args.data, "data")),
-    redact: optionValues(rawArgs, "redact").flatMap((entries) => parseRedactions(entries)),
+    redact: redactions(optionValues(rawArgs, "redact")),
     allowUnmatchedRedactions: args["allow-unmatched"] === true,
     proveFailed: args["prove-failed"] === true,
     mode: args.mode === "proxy" || args.mode === "mpc" ? args.mode : undefined,

@@ -37,7 +37,8 @@ afterAll(async () => {
 }, 60_000);
 
 const url = (path: string) => `https://${TARGET_HOST}:${target.port}${path}`;
-const base = () => ["--prover", prover.url, "--notary-pub-key", prover.notaryPubPath];
+/** The prover and its key; its proofs are made under the test CA, accepted on purpose. */
+const base = () => ["--allow-test-anchor", "--prover", prover.url, "--notary-pub-key", prover.notaryPubPath];
 
 /** A shell script run with `cli` as $CLI, $P as the prover and $K as its notary key; in `work`. */
 async function script(text: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
@@ -101,7 +102,7 @@ describe("cli prove (dist/cli)", () => {
   }, MPC_MS);
 
   test("a request the prover refuses exits 1 with its code and message on one line, and writes no proof", async () => {
-    const refused = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/data?key=s3cret"), "--mode", "proxy", "--redact", "res:query:key", "--out", join(work, "refused.json")]);
+    const refused = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/data?user=s3cret"), "--mode", "proxy", "--redact", "res:query:user", "--out", join(work, "refused.json")]);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toMatch(/^error: invalid_redaction: the request hides bytes before the end of its Host header .*\n$/);
     expect(refused.stdout).toBe("");
@@ -127,7 +128,7 @@ describe("cli prove (dist/cli)", () => {
     const cases: [string[], Record<string, string>, string][] = [
       [[...offline, "--header", "x-ok: 1", "--header", `no colon ${HEADER_SECRET}`], {}, 'error: --header 2 is not "Name: value"'],
       [[...offline, "--data", `{"card": ${HEADER_SECRET}`], {}, "error: --data must be JSON"],
-      [[...offline, "--redact", "res:nothing:x"], {}, "error: T-REDACTED entry 1"],
+      [[...offline, "--redact", "res:nothing:x"], {}, "error: --redact entry 1"],
       [[...offline, "--api-key-env", "TLSPROOF_TEST_UNSET_KEY"], {}, "error: --api-key-env: the environment variable TLSPROOF_TEST_UNSET_KEY is not set"],
       [[...offline, "--reveal", "request"], {}, "error: --reveal is for --mode proxy"],
       [[...offline, "--mode", "proxy", "--reveal", "all"], {}, "error: --reveal must be none or request"],
