@@ -1,6 +1,7 @@
 /**
  * What `cli verify` prints for a verified proof: a report for people, or JSON for scripts.
  */
+import { type AnswerJson, answerJson } from "./answer-json.ts";
 import type { DeclaredRedaction, ProofBody, ProofMode, RequestVisibility, ResponseFraming, SignatureAlgorithm } from "./format.ts";
 import { isCheckedBody, isHiddenRequest } from "./check.ts";
 import { modeFactsOf, modeText, proofModeOf } from "./modes.ts";
@@ -65,6 +66,8 @@ export interface VerifiedProofJson {
   hiddenRanges: HiddenRange[];
   /** What the request's hidden header values may still do, in one sentence; null when it hides none. */
   hiddenHeaders: string | null;
+  /** The proven answer as a program reads it: status, header fields, body text and JSON (answer-json.ts). */
+  answer: AnswerJson;
   /** The proof's own warnings (a test trust anchor), then one line per hidden range that is not a whole value. */
   warnings: string[];
 }
@@ -135,6 +138,7 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     redactions: body.redactions.map((redaction) => ({ ...redaction, declaredBy: "prover" })),
     hiddenRanges,
     hiddenHeaders: proof.hiddenHeaders,
+    answer: answerJson(body.transcript.recv, HIDDEN_BYTE_MARKER),
     warnings: [...proof.warnings, ...partialWarnings(hiddenRanges)],
   };
 }

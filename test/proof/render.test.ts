@@ -146,9 +146,19 @@ describe("JSON for scripts", () => {
       host: "api.example.com",
       // The sample hides a header value: what that leaves open, in one sentence.
       hiddenHeaders: HIDDEN_HEADERS_CAN_ADD,
+      // The answer as a program reads it: the hidden token's characters as markers in its string.
+      answer: {
+        status: 200,
+        headers: [
+          { name: "Content-Type", value: "application/json" },
+          { name: "Content-Length", value: "61" },
+        ],
+        bodyText: `{"balance":1234,"currency":"EUR","token":"${"█".repeat(SECRET_TOKEN.length)}"}`,
+        json: { balance: 1234, currency: "EUR", token: "█".repeat(SECRET_TOKEN.length) },
+      },
     });
     expect(Object.keys(json).sort()).toEqual([
-      "connectionTime", "evm", "hiddenByteMarker", "hiddenHeaders", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
+      "answer", "connectionTime", "evm", "hiddenByteMarker", "hiddenHeaders", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
       "requestLine", "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });
