@@ -1,3 +1,4 @@
+import type { RecordedOutcome } from "../../store/proof-records.ts";
 import { AppError, toAppError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
@@ -170,6 +171,13 @@ export class ProofDelivery {
   }
 
   /** The digest of the API key that made the request (undefined: not claimed, or without a key). */
+  /** The id's state now: unknown, pending (claimed, no outcome yet) or settled with its outcome; from memory first, then the store. */
+  async state(requestId: string): Promise<RecordedOutcome> {
+    const kept = this.hub.retainedOutcome(requestId);
+    if (kept) return { state: "settled", outcome: kept };
+    return this.records.lookup(requestId);
+  }
+
   requestedBy(requestId: string): Promise<string | undefined> {
     return this.records.requestedBy(requestId);
   }

@@ -6,6 +6,7 @@ import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { IdleLimit } from "../../core/idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
+import type { RecordedOutcome } from "../../store/proof-records.ts";
 
 export interface SseLimits {
   perRequest: number;
@@ -37,6 +38,25 @@ export const proofStreamRoute = declareRoute({
     204: { description: "a reconnecting EventSource (Last-Event-ID: the request id): nothing more will come" },
   },
   errors: ["over_capacity"],
+});
+
+/** What `/proof/{requestId}/outcome` answers. */
+export const RequestOutcome = v.object({
+  requestId: v.string(),
+  state: v.pipe(v.picklist(["unknown", "pending", "proof", "error"]), v.description("unknown: never used here; pending: claimed, no outcome yet")),
+  proof: v.optional(v.pipe(v.unknown(), v.description("the proof (the Proof schema), when state is proof"))),
+  error: v.optional(v.pipe(v.object({ code: v.string(), message: v.string() }), v.description("why no proof came, when state is error"))),
+});
+
+export const requestOutcomeRoute = declareRoute({
+  method: "GET",
+  path: "/proof/:requestId/outcome",
+  operationId: "requestOutcome",
+  summary: "a request id's state now, as JSON: unknown, pending, its proof, or why none came (no waiting)",
+  access: "key-or-scoped",
+  params: { schema: v.object({ requestId: requestIdSchema("the request id must be a UUID") }), code: "invalid_request_id", wording: { where: "path parameter" } },
+  responses: { 200: { description: "the id's state", content: { "application/json": RequestOutcome } } },
+  errors: ["storage_failed"],
 });
 
 const encoder = new TextEncoder();
@@ -149,7 +169,14 @@ function limitedTo(delivery: ProofDelivery, requestId: string, digest: string, w
   return { outcome, cancel: watch.cancel };
 }
 
-/** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends. */
+/** An id's state as `/proof/{requestId}/outcome` answers it. */
+function outcomeJson(requestId: string, recorded: RecordedOutcome): v.InferOutput<typeof RequestOutcome> {
+  if (recorded.state !== "settled") return { requestId, state: recorded.state };
+  const { outcome } = recorded;
+  return outcome.event === "proof" ? { requestId, state: "proof", proof: outcome.proof } : { requestId, state: "error", error: { code: outcome.code, message: outcome.message } };
+}
+
+/** `GET /proof/:requestId`: one event, the proof or why none will come, then the stream ends; `…/outcome`: the state now, as JSON. */
 export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: IdleLimit, readers: ProofReaders): RouteGroup {
   const clients = clientCounts(limits.perClient);
   const stream = bindRoute(proofStreamRoute, async ({ params: { requestId }, headers, request }) => {
@@ -169,5 +196,10 @@ export function proofRoutes(delivery: ProofDelivery, limits: SseLimits, idle: Id
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
     });
   });
-  return routeGroup("proof-sse", [stream]);
+  const outcome = bindRoute(requestOutcomeRoute, async ({ params: { requestId }, request }) => {
+    const ownOnly = readers.ownProofsOnly(request);
+    if (ownOnly !== undefined && (await delivery.requestedBy(requestId)) !== ownOnly) throw notYours(requestId);
+    return Response.json(outcomeJson(requestId, await delivery.state(requestId)), { headers: { "cache-control": "no-cache" } });
+  });
+  return routeGroup("proof-sse", [stream, outcome]);
 }
