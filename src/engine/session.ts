@@ -154,7 +154,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
   if (/exceed|too large|limit|max_(sent|recv)/.test(text)) {
     return new AppError(
       "response_too_large",
-      `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes)`,
+      `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes); announce its size with T-MAX-SENT-DATA and T-MAX-RECV-DATA within the prover's limits, or prove it in proxy mode (T-PROOF-MODE: proxy), which proves answers of megabytes`,
       overflowOf(text),
     );
   }
