@@ -114,18 +114,22 @@ function everyKey(suite: CipherSuite, keys: Extract<RevealedKeys, { version: "TL
   return derived;
 }
 
+/** `GET /account?user=42` with these headers, proven in proxy mode through the prover and the recorded notary. */
+const proveAccount = (headers: Record<string, string>): Promise<ProveResult> =>
+  prove({
+    prover: prover.url,
+    allowTestTrustAnchor: true,
+    notaryKeys: [readFileSync(notary.pubPath, "utf8")],
+    url: `https://${TARGET_HOST}:${hop.port}/account?user=42`,
+    mode: "proxy",
+    headers,
+    timeoutMs: 60_000,
+  });
+
 describe("GET /account?user=42 with Authorization: Bearer, in proxy mode, against a TLS 1.3 target", () => {
   let result: ProveResult;
   beforeAll(async () => {
-    result = await prove({
-      prover: prover.url,
-      allowTestTrustAnchor: true,
-      notaryKeys: [readFileSync(notary.pubPath, "utf8")],
-      url: `https://${TARGET_HOST}:${hop.port}/account?user=42`,
-      mode: "proxy",
-      headers: { authorization: `Bearer ${TOKEN}` },
-      timeoutMs: 60_000,
-    });
+    result = await proveAccount({ authorization: `Bearer ${TOKEN}` });
   }, 90_000);
 
   test("the target got the credential; the proof reveals the request line and Host, and not the credential", () => {
@@ -181,15 +185,7 @@ describe("X-Api-Key with no T-REDACTED at all: hidden by default (its name says 
     bodiesBefore = notaryBodies.length;
     messagesBefore = relayMessages.length;
     connectionsBefore = hop.recorded().length;
-    result = await prove({
-      prover: prover.url,
-      allowTestTrustAnchor: true,
-      notaryKeys: [readFileSync(notary.pubPath, "utf8")],
-      url: `https://${TARGET_HOST}:${hop.port}/account?user=42`,
-      mode: "proxy",
-      headers: { "x-api-key": API_KEY, "x-account": "42" },
-      timeoutMs: 60_000,
-    });
+    result = await proveAccount({ "x-api-key": API_KEY, "x-account": "42" });
   }, 90_000);
 
   test("the proof shows every revealed header before the hidden key, lists it as a default, and holds no byte of it; nor does anything the notary received", () => {
