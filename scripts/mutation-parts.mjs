@@ -12,6 +12,7 @@ export const PARTS = {
       "src/notary/attestation.ts",
       "src/notary/verified-transcript.ts",
       "src/notary/modes.ts",
+      "src/notary/mpc/transcript.ts",
       "src/notary/proxy-mode/*.ts",
       "src/http1/answer-rule.ts",
       "src/http1/strict-message.ts",
