@@ -17,7 +17,7 @@ import type { NotaryClient } from "../notary/client.ts";
 import { className } from "../pool/size-classes.ts";
 import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { discardSession } from "./notary-sessions.ts";
-import { isProvableLayout, provableMpcHidden, unprovableLayout } from "./request-layout.ts";
+import { inProvableLayout, isProvableLayout, provableMpcHidden, unprovableLayout } from "./request-layout.ts";
 import { type SizedExchange, type SizedExchangeDeps, type Sizing, runSizedExchange } from "./sized-exchange.ts";
 import { declareLayout } from "../exchange/request-layout.ts";
 
@@ -35,12 +35,6 @@ export interface MpcRunDeps extends SizedExchangeDeps {
 const NOTARY_CHECK_MS = 2_000;
 /** Failed checks in a row before the notary counts as gone (one can be a hiccup). */
 const NOTARY_CHECKS_FAILED = 2;
-/**
- * Sessions a GET may take for a layout its hidden values can be proven in (request-layout.ts): the engine writes Host
- * before a hidden header in about one session of two (with one hidden header), so twelve leave one GET in 4,096 unproven;
- * the call's deadline bounds them all the same.
- */
-const LAYOUT_SESSIONS = 12;
 
 export class MpcRun implements ModeRun {
   session?: ProverSession;
@@ -80,6 +74,7 @@ export class MpcRun implements ModeRun {
     this.exchanged = { sent: exchange.sent, recvLength: exchange.recv.length, sessions };
     const answerHeaders: [string, string][] = [["t-session-class", className(sizes)]];
     if (repeatedIn) answerHeaders.push(["t-session-retried", className(repeatedIn)]);
+    if (sessions > 1) answerHeaders.push(["t-layout-sessions", String(sessions)]);
     return { answer: exchange.response, sent: exchange.sent, recv: exchange.recv, notarySessionId: session.notarySessionId, answerHeaders };
   }
 
@@ -90,14 +85,17 @@ export class MpcRun implements ModeRun {
    */
   private async provableExchange(target: Parameters<typeof runSizedExchange>[3], log: Logger): Promise<{ sized: SizedExchange; sessions: number }> {
     const { exchange: request, patterns } = this.call;
-    for (let sessions = 1; ; sessions++) {
-      const sized = await runSizedExchange(this.deps, this.control, this, target, request, this.sizing, log);
-      if (!this.sizing.canRepeat || sessions >= LAYOUT_SESSIONS || isProvableLayout(sized.exchange.sent, patterns)) return { sized, sessions };
-      log.info("the engine wrote the Host header after a hidden header value: exchanging the GET again in a fresh session", { host: target.serverName, sessions });
-      discardSession(this.deps.mpcNotary, sized.session);
-      this.session = undefined;
-      this.tcp = undefined;
-    }
+    const { result, sessions } = await inProvableLayout(() => runSizedExchange(this.deps, this.control, this, target, request, this.sizing, log), {
+      provable: (sized) => isProvableLayout(sized.exchange.sent, patterns),
+      canRepeat: this.sizing.canRepeat,
+      discard: (sized, sessions) => {
+        log.info("the engine wrote the Host header after a hidden header value: exchanging the GET again in a fresh session", { host: target.serverName, sessions });
+        discardSession(this.deps.mpcNotary, sized.session);
+        this.session = undefined;
+        this.tcp = undefined;
+      },
+    });
+    return { sized: result, sessions };
   }
 
   /**

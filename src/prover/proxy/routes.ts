@@ -64,6 +64,11 @@ export const proxyRoute = declareRoute({
         "T-PROOF-MODE": v.pipe(v.string(), v.description("the mode the exchange was proven in")),
         "T-SESSION-CLASS": sessionClass("MPC: the size class of the session that carried the exchange"),
         "T-SESSION-RETRIED": sessionClass("MPC: the class a GET was repeated in after its answer overflowed the first"),
+        "T-LAYOUT-SESSIONS": v.pipe(
+          v.string(),
+          v.regex(/^[0-9]+$/),
+          v.description("MPC: the sessions a GET took until the engine wrote Host before its hidden header values (present when more than one)"),
+        ),
       },
     },
   },

@@ -4,7 +4,7 @@ import type { ExchangeRequest } from "../../../src/core/exchange.ts";
 import { complementRanges } from "../../../src/core/ranges.ts";
 import type { ByteRange } from "../../../src/core/transcript.ts";
 import { revealedRequestProblem } from "../../../src/proof/request-rule.ts";
-import { checkMpcRequest, isProvableLayout, provableMpcHidden } from "../../../src/prover/mpc/request-layout.ts";
+import { LAYOUT_SESSIONS, checkMpcRequest, inProvableLayout, isProvableLayout, provableMpcHidden } from "../../../src/prover/mpc/request-layout.ts";
 import { parseRedactions } from "../../../src/redaction/index.ts";
 import { appErrorOf } from "../../../testkit/app-error.ts";
 
@@ -111,5 +111,39 @@ describe("refused before anything is sent (400)", () => {
     expect(error!.message).toContain("reveal:res:query:api_key");
     expect(error!.message).not.toContain("s3cret-value");
     expect(() => checkMpcRequest(keyed, parseRedactions("reveal:res:query:api_key"))).not.toThrow();
+  });
+});
+
+describe("a GET exchanged again until the engine's layout can be proven", () => {
+  /** Exchanges whose layouts are these, in turn: true where the engine wrote Host before the hidden values. */
+  function exchanges(layouts: boolean[]) {
+    type Made = { provable: boolean; n: number };
+    let made = 0;
+    const discarded: number[] = [];
+    return {
+      run: (): Promise<Made> => Promise.resolve({ provable: layouts[made++] ?? true, n: made }),
+      options: (canRepeat: boolean) => ({ provable: (r: Made) => r.provable, canRepeat, discard: (r: Made) => void discarded.push(r.n) }),
+      discarded,
+      made: () => made,
+    };
+  }
+
+  test("unprovable layouts are discarded and the GET exchanged again; the first provable one is kept", async () => {
+    const e = exchanges([false, false, true, false]);
+    expect(await inProvableLayout(e.run, e.options(true))).toEqual({ result: { provable: true, n: 3 }, sessions: 3 });
+    expect(e.discarded).toEqual([1, 2]);
+  });
+
+  test("a request that cannot be repeated keeps its one exchange, provable or not (its reveal then says why)", async () => {
+    const e = exchanges([false]);
+    expect(await inProvableLayout(e.run, e.options(false))).toEqual({ result: { provable: false, n: 1 }, sessions: 1 });
+    expect(e.discarded).toEqual([]);
+  });
+
+  test("at most LAYOUT_SESSIONS sessions: the last is kept and proven or refused by the reveal", async () => {
+    const e = exchanges(Array(LAYOUT_SESSIONS + 5).fill(false));
+    expect((await inProvableLayout(e.run, e.options(true))).sessions).toBe(LAYOUT_SESSIONS);
+    expect(e.made()).toBe(LAYOUT_SESSIONS);
+    expect(e.discarded).toHaveLength(LAYOUT_SESSIONS - 1);
   });
 });
