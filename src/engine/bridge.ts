@@ -65,6 +65,8 @@ export interface PeerHandle {
 export interface TcpHandle {
   url: string;
   state: TcpState;
+  /** The longest silence allowed of a target that owes an answer (PROVER_RESPONSE_TIMEOUT_MS). */
+  responseTimeoutMs: number;
   /** Cuts the connection (a session deadline passed); the engine then fails the exchange. */
   close(): void;
 }
@@ -174,6 +176,7 @@ class Bridge implements LoopbackBridge {
     return {
       url: this.urlFor(token),
       state,
+      responseTimeoutMs,
       close: () => {
         this.endpoints.delete(token);
         state.failure ??= "closed";

@@ -7,6 +7,7 @@ import type { ExchangeRequest } from "../core/exchange.ts";
 import type { EngineExchange, EngineProver, EngineProvers, RevealedRanges } from "./prover.ts";
 import type { SessionCheck } from "../core/session-traffic.ts";
 import { watchSetup } from "./setup-watch.ts";
+import { ExchangeGivenUp, QUIET_AFTER_TARGET_CLOSED_MS, watchExchange } from "./exchange-watch.ts";
 import { socketStatsText } from "./socket-stats.ts";
 
 export type { EngineExchange } from "./prover.ts";
@@ -41,6 +42,8 @@ export interface ProverSession {
   closed: boolean;
   /** Called once when the session closes (the warm pool counts sessions in use with it). */
   onClose?: () => void;
+  /** What the notary says of the session's socket, when it says (its exchange is watched: exchange-watch.ts). */
+  traffic?: () => Promise<SessionCheck>;
 }
 
 export interface SetupOptions {
@@ -101,7 +104,7 @@ export async function setupProverSession(
     if (signal?.aborted) throw signal.reason;
     throw new SetupFailed(error);
   }
-  return { notarySessionId, serverName, sizes, engine, closed: false };
+  return { notarySessionId, serverName, sizes, engine, closed: false, ...(sessionState && { traffic: () => sessionState(notarySessionId) }) };
 }
 
 /**
@@ -185,9 +188,25 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
 
 /** MPC-TLS handshake and one HTTP/1.1 exchange. The session is used up afterwards. */
 export async function sendRequest(session: ProverSession, tcp: TcpHandle, request: ExchangeRequest): Promise<EngineExchange> {
+  const call = session.engine.sendRequest(tcp.url, request);
+  const { traffic } = session;
+  const watched = traffic
+    ? watchExchange(call, {
+        check: traffic,
+        target: () => ({ bytes: tcp.state.bytesFromTarget, closed: tcp.state.closedByTarget === true }),
+        checkMs: SESSION_CHECK_MS,
+        stallMs: tcp.responseTimeoutMs,
+        quietAfterCloseMs: QUIET_AFTER_TARGET_CLOSED_MS,
+      })
+    : call;
   try {
-    return await session.engine.sendRequest(tcp.url, request);
+    return await watched;
   } catch (error) {
+    // An exchange given up may never end inside the engine.
+    if (error instanceof ExchangeGivenUp) {
+      abandonProverSession(session);
+      throw error.appError();
+    }
     closeProverSession(session);
     throw requestFailure(error, tcp, session);
   }
