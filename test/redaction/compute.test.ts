@@ -497,3 +497,39 @@ describe("credential headers are hidden by default", () => {
     expect(r.declared.map((d) => d[0])).toEqual(["req:header:AUTHORIZATION", "default:req:header:proxy-authorization"]);
   });
 });
+
+describe("hidden by default by their names: request headers and query parameters that say they hold a secret", () => {
+  const sent = request(
+    "GET /v1/quote?symbol=ETH&token=t0k-777777&user=u1 HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer b-1234567\r\nX-API-KEY: k-1234567\r\nx-api-key: k-7654321\r\nX-Session-Id: s-9876543\r\nToken: h-5555555\r\nAccept: */*",
+  );
+
+  test("each such name once, in the request's order, after the fixed list; what no name says stays visible", () => {
+    const r = redact({ sent, recv: emptyResponse }, "");
+    expect(r.declared).toEqual([
+      ["default:req:header:authorization", true, ["sent:Bearer b-1234567"]],
+      ["default:req:header:x-api-key", true, ["sent:k-1234567", "sent:k-7654321"]],
+      ["default:req:header:x-session-id", true, ["sent:s-9876543"]],
+      ["default:req:header:token", true, ["sent:h-5555555"]],
+      ["default:res:query:token", true, ["sent:t0k-777777"]],
+    ]);
+    expect(r.sent).toContain("symbol=ETH&token=");
+    expect(r.sent).toContain("&user=u1 ");
+    expect(r.sent).toContain("Accept: */*");
+  });
+
+  test("a reveal shows exactly the kind and name it says: the Token header, not the token query parameter", () => {
+    const r = redact({ sent, recv: emptyResponse }, "reveal:req:header:token, reveal:req:header:X-Api-Key");
+    expect(r.declared.map(([pattern]) => pattern)).toEqual(["default:req:header:authorization", "default:req:header:x-session-id", "default:res:query:token"]);
+    expect(r.sent).toContain("Token: h-5555555");
+    expect(r.sent).toContain("X-API-KEY: k-1234567");
+    expect(r.sent).not.toContain("t0k-777777");
+    const query = redact({ sent, recv: emptyResponse }, "reveal:res:query:token");
+    expect(query.sent).toContain("token=t0k-777777");
+    expect(query.sent).not.toContain("h-5555555");
+  });
+
+  test("a request line with no target names no query parameter", () => {
+    const r = redact({ sent: request("GET\r\nHost: api.example"), recv: emptyResponse }, "");
+    expect(r.declared).toEqual([]);
+  });
+});

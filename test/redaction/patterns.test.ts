@@ -142,6 +142,8 @@ describe("whitespace, escapes, reveal and limits", () => {
     for (const name of ["Accept", "Host", "Content-Type", "X-Account", "X-Request-Id", "User-Agent", "Connection"]) expect(isSecretHeaderName(name)).toBe(false);
     for (const name of ["api_key", "APIKEY", "access_token", "token", "key", "sig", "signature"]) expect(isDefaultHidden("res:query", name)).toBe(true);
     for (const name of ["user", "keys", "page", "api-key"]) expect(isDefaultHidden("res:query", name)).toBe(false);
+    expect(isDefaultHidden("res:header", "Set-Cookie")).toBe(true);
+    for (const [kind, name] of [["res:body", "set-cookie"], ["res:header", "x-api-key"], ["req:body", "token"]]) expect(isDefaultHidden(kind!, name!)).toBe(false);
   });
 
   test("at most MAX_ENTRIES entries of MAX_ENTRY_LENGTH characters", () => {
