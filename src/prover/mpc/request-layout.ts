@@ -5,10 +5,10 @@
  * does. Instead its reveal hides, with the hidden values, every header the engine wrote after the first of them (one
  * block to the end of the last header value, declared as req:hidden-header-block). When the engine wrote the Host
  * line after a hidden value, nothing makes the request provable (the hidden bytes may hold a Host of their own): the
- * run exchanges a GET again in a fresh session, and fails anything else saying so.
- * Refused up front (400, nothing sent): a hidden byte in the request line (a query value or a path segment), a body
- * with hidden header values (the engine writes Content-Length after every header), a body holding a hidden value
- * but not hidden whole.
+ * run exchanges a GET again in a fresh session (a GET that may not be repeated fails saying so).
+ * Refused up front (400, nothing sent): a hidden byte in the request line (a query value or a path segment), another
+ * method than GET with hidden header values (it is not sent again), a body with hidden header values (the engine
+ * writes Content-Length after every header), a body holding a hidden value but not hidden whole.
  */
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import { AppError } from "../../core/errors.ts";
@@ -43,6 +43,12 @@ export function checkMpcRequest(exchange: ExchangeRequest, patterns: readonly Re
     );
   }
   const headEnd = headEndOf(request);
+  if (exchange.method !== "GET" && hidden[0]!.start < headEnd) {
+    throw new AppError(
+      "invalid_redaction",
+      `MPC mode proves a ${exchange.method} with hidden header values only when its engine happens to write Host before them (it orders headers itself, about one session in two), and a ${exchange.method} is not sent twice: its target may act on it. Use proxy mode (T-PROOF-MODE: proxy), which writes hidden headers last`,
+    );
+  }
   if (request.length > headEnd && hidden[0]!.start < headEnd) {
     throw new AppError(
       "invalid_redaction",

@@ -88,6 +88,17 @@ describe("refused before anything is sent (400)", () => {
     }
   });
 
+  test("another method than GET with a hidden header value: it is not sent twice, so proxy mode is named", () => {
+    for (const method of ["DELETE", "PUT"] as const) {
+      const error = appErrorOf(() => checkMpcRequest(request({ method, pathAndQuery: "/item/7", headers: [["host", SERVER], ["x-api-key", "k-1234567"]] }), []));
+      expect(error?.code).toBe("invalid_redaction");
+      expect(error!.message).toContain(`a ${method} is not sent twice`);
+      expect(error!.message).toContain("proxy mode (T-PROOF-MODE: proxy)");
+      // Without hidden header values it goes.
+      expect(() => checkMpcRequest(request({ method, pathAndQuery: "/item/7" }), [])).not.toThrow();
+    }
+  });
+
   test("a body with a hidden header value, or holding a hidden value, names what proves it", () => {
     const post = request({ method: "POST", pathAndQuery: "/transfer", body: { to: "bob", amount: 100 } });
     expect(refusal({ ...post, headers: [...post.headers, ["authorization", "Bearer tok-123456"]] }, "")).toMatchObject({
