@@ -172,8 +172,9 @@ describe("redaction end to end", () => {
     expect(verified.sent.text).toContain(`cookie: ${hidden(secrets.cookie)}\r\n`);
     // The search hid the header's name, and the header's value is hidden all the same.
     expect(verified.recv.text).toContain(`x-${hidden("session-token")}: ${hidden(secrets.session)}\r\n`);
-    // The request's copy of the session token is hidden by default (its header's name says it holds a secret).
-    expect(verified.sent.text).toContain(`x-session-token: ${hidden(secrets.session)}\r\n`);
+    // The request's copy of the session token is hidden by default (its header's name says it holds a secret), and its
+    // name's words as an echo of the search's.
+    expect(verified.sent.text).toContain(`x-${hidden("session-token")}: ${hidden(secrets.session)}\r\n`);
     // What no pattern named stays visible on both sides.
     expect(verified.sent.text).toContain('"note":"keep-visible"');
     expect(verified.recv.text).toContain('\\"note\\":\\"keep-visible\\"');
