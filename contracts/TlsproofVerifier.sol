@@ -26,6 +26,23 @@ contract TlsproofVerifier {
         uint32 recvLength;
         bool requestHidden;
         bool testTrustAnchor;
+        /// The address the proof was made for (`T-RECIPIENT`); 0 when it names none. A dapp that rewards the
+        /// proof's caller checks it against msg.sender, so a proof seen in the mempool is of no use to another.
+        address recipient;
+        /// What the notary stated of the answer beyond its bytes, in the order asked.
+        Claim[] claims;
+    }
+
+    /// A claim (src/claims/claim.ts): kind 0 states `value` (JSON text); 1 states whether `subject op operand`
+    /// `holds`, never the value; 2 states `commitment`, keccak256(salt ‖ value's JSON text). Other members are empty.
+    struct Claim {
+        uint8 kind;
+        string subject;
+        string op;
+        string operand;
+        bool holds;
+        string value;
+        bytes32 commitment;
     }
 
     /// What a range read by `verifiedRange` is evidence of.
@@ -36,17 +53,24 @@ contract TlsproofVerifier {
         uint64 responseTime;
         uint64 notarizedAt;
         bool requestHidden;
+        address recipient;
         bytes32 attestationDigest;
     }
 
     bytes32 public constant ATTESTATION_TYPEHASH = keccak256(
         "Attestation(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,"
-        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)"
+        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed,"
+        "address recipient,Claim[] claims)"
+        "Claim(uint8 kind,string subject,string op,string operand,bool holds,string value,bytes32 commitment)"
     );
     bytes32 public constant PROXY_ATTESTATION_TYPEHASH = keccak256(
         "ProxyAttestation(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,"
-        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)"
+        "uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed,"
+        "address recipient,Claim[] claims)"
+        "Claim(uint8 kind,string subject,string op,string operand,bool holds,string value,bytes32 commitment)"
     );
+    bytes32 public constant CLAIM_TYPEHASH =
+        keccak256("Claim(uint8 kind,string subject,string op,string operand,bool holds,string value,bytes32 commitment)");
     /// No chainId or verifyingContract: an attestation states a fact, valid on every chain and in every contract.
     bytes32 public constant DOMAIN_SEPARATOR = keccak256(
         abi.encode(keccak256("EIP712Domain(string name,string version)"), keccak256("tlsproof"), keccak256("1"))
@@ -128,10 +152,32 @@ contract TlsproofVerifier {
     }
 
     function typedDigest(bytes32 typehash, Attestation calldata a, bytes calldata revealed) internal pure returns (bytes32) {
-        // Two encodings of whole words, joined: one abi.encode of all twelve members is too deep for the stack.
+        // Encodings of whole words, joined: one abi.encode of all fourteen members is too deep for the stack.
         bytes memory head = abi.encode(typehash, a.requestId, keccak256(bytes(a.serverName)), a.serverPort, a.connectionTime, a.responseTime);
         bytes memory tail = abi.encode(a.notarizedAt, a.sentLength, a.recvLength, a.requestHidden, a.testTrustAnchor, keccak256(revealed));
-        return keccak256(abi.encodePacked(hex"1901", DOMAIN_SEPARATOR, keccak256(bytes.concat(head, tail))));
+        bytes memory claims = abi.encode(a.recipient, claimsHash(a.claims));
+        return keccak256(abi.encodePacked(hex"1901", DOMAIN_SEPARATOR, keccak256(bytes.concat(head, tail, claims))));
+    }
+
+    /// EIP-712's hash of a Claim[]: keccak256 of each claim's hashStruct, in order.
+    function claimsHash(Claim[] calldata claims) internal pure returns (bytes32) {
+        bytes32[] memory hashes = new bytes32[](claims.length);
+        for (uint256 i = 0; i < claims.length; i++) {
+            Claim calldata c = claims[i];
+            hashes[i] = keccak256(
+                abi.encode(
+                    CLAIM_TYPEHASH,
+                    c.kind,
+                    keccak256(bytes(c.subject)),
+                    keccak256(bytes(c.op)),
+                    keccak256(bytes(c.operand)),
+                    c.holds,
+                    keccak256(bytes(c.value)),
+                    c.commitment
+                )
+            );
+        }
+        return keccak256(abi.encodePacked(hashes));
     }
 
     /// Reverts unless an allowed notary signed exactly these fields and segments; returns that notary.
@@ -200,8 +246,33 @@ contract TlsproofVerifier {
         return (rangeOf(revealed, direction, start, end), evidenceOf(a, attestationDigest));
     }
 
+    /// Verifies the attestation and returns its claims with what they are evidence of, in one call: a dapp reads
+    /// `claims[i].holds` (or `value`, or `commitment`) after checking `claims[i].subject` and `op`/`operand` are the
+    /// statement it wants, and `evidence.recipient` against msg.sender.
+    function verifiedClaims(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
+        external
+        view
+        returns (Claim[] memory claims, Evidence memory evidence)
+    {
+        bytes32 attestationDigest = digest(a, revealed);
+        signer(attestationDigest, a, signature);
+        return (a.claims, evidenceOf(a, attestationDigest));
+    }
+
+    /// `verifiedClaims` for a proxy-mode attestation; reverts unless the owner accepts proxy mode.
+    function verifiedProxyClaims(Attestation calldata a, bytes calldata revealed, bytes calldata signature)
+        external
+        view
+        returns (Claim[] memory claims, Evidence memory evidence)
+    {
+        if (!acceptsProxyMode) revert ProxyModeRefused();
+        bytes32 attestationDigest = proxyDigest(a, revealed);
+        signer(attestationDigest, a, signature);
+        return (a.claims, evidenceOf(a, attestationDigest));
+    }
+
     function evidenceOf(Attestation calldata a, bytes32 attestationDigest) internal pure returns (Evidence memory) {
-        return Evidence(a.serverName, a.serverPort, a.connectionTime, a.responseTime, a.notarizedAt, a.requestHidden, attestationDigest);
+        return Evidence(a.serverName, a.serverPort, a.connectionTime, a.responseTime, a.notarizedAt, a.requestHidden, a.recipient, attestationDigest);
     }
 
     /// Bytes [start, end) of `direction` in packed segments; reverts when they are not all revealed.

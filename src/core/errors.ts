@@ -15,6 +15,7 @@ export const errorCodes = {
   invalid_body: { http: 400, exit: 2 },
   unsupported_method: { http: 400, exit: 2 },
   invalid_redaction: { http: 400, exit: 2 },
+  invalid_claim: { http: 400, exit: 2 },
   invalid_query: { http: 400, exit: 2 },
   session_too_large: { http: 400, exit: 2 },
   // Proxy mode was asked of a notary (or a prover's notaries) that does not offer it.
@@ -62,6 +63,9 @@ export const errorCodes = {
   storage_failed: { http: 500, exit: 1 },
   // Proof stream outcomes only: no proof will come for the request id.
   redaction_unmatched: { http: 422, exit: 1 },
+  // A claim the answer cannot support as asked: its subject is missing, ambiguous, of another type than the
+  // comparison, hidden from the notary (MPC mode), or a value the proof hides. 422 likewise.
+  claim_unsupported: { http: 422, exit: 1 },
   // Proxy mode: the relayed TLS bytes are malformed, or the prover's revealed keys do not open them. The
   // prover's submission is well formed but fails the check, as with redaction_unmatched: 422, never retried.
   transcript_invalid: { http: 422, exit: 1 },

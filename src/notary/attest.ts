@@ -20,6 +20,10 @@ import { complementRanges, subtractRanges } from "../core/ranges.ts";
 import { modeFacts } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import { type SeenDirection, type VerifiedTranscript, seenBytes } from "./verified-transcript.ts";
+import { parseClaim } from "../claims/grammar.ts";
+import { evaluateClaims } from "../claims/evaluate.ts";
+import type { Claim } from "../claims/claim.ts";
+import { hexToBytes } from "@noble/hashes/utils.js";
 
 export interface AttestationContext {
   publicKeyPem: string;
@@ -107,6 +111,24 @@ function requestMethod(transcript: VerifiedTranscript, proven: TranscriptDirecti
   return undefined;
 }
 
+/**
+ * The claims the prover asked for, judged on the answer as the notary saw it (src/claims/): a value only where the
+ * proof shows it, a comparison or a commitment wherever the notary saw the value.
+ */
+function judgedClaims(recv: SeenDirection, shown: TranscriptDirection, declared: AttestationRequest): Claim[] {
+  const requests = (declared.claims ?? []).map((entry, index) => parseClaim(entry.trim(), index + 1));
+  if (requests.length === 0) return [];
+  const bytes = recv.bytes ?? new Uint8Array(recv.length);
+  const seen = new Uint8Array(bytes.length);
+  for (const range of recv.seen) seen.fill(1, range.start, range.end);
+  const revealed = shown.revealed;
+  return evaluateClaims(requests, {
+    answer: { bytes, seen },
+    shown: (range) => range.end <= range.start || revealed.some((r) => r.start <= range.start && range.end <= r.end),
+    ...(declared.claimSalt === undefined ? {} : { salt: hexToBytes(declared.claimSalt.slice(2)) }),
+  });
+}
+
 export function buildProofBody(transcript: VerifiedTranscript, declared: AttestationRequest, context: AttestationContext): ProofBody {
   const { alpn } = transcript;
   if (alpn !== undefined && alpn !== null && alpn !== "http/1.1") {
@@ -121,6 +143,7 @@ export function buildProofBody(transcript: VerifiedTranscript, declared: Attesta
   if (problem) throw new AppError("invalid_body", `declared redactions refused: ${problem}`);
   const method = requestMethod(transcript, proven.sent, declared);
   const responseFraming = checkAnswer(seenBytes(transcript.recv), { end: transcript.connectionEnd, requestMethod: method });
+  const claims = judgedClaims(transcript.recv, proven.recv, declared);
   return {
     requestId: declared.requestId,
     notary: { publicKey: context.publicKeyPem, algorithm: context.algorithm, embedded: context.embedded },
@@ -137,5 +160,7 @@ export function buildProofBody(transcript: VerifiedTranscript, declared: Attesta
     redactions: declared.redactions,
     testTrustAnchor: context.testTrustAnchor,
     notaryVersion: context.notaryVersion,
+    claims,
+    ...(declared.recipient === undefined ? {} : { recipient: declared.recipient.toLowerCase() }),
   };
 }

@@ -30,6 +30,8 @@ const ATTESTATION_REFUSALS = [
   "answer_encoded",
   "answer_malformed",
   "request_unproven",
+  "invalid_claim",
+  "claim_unsupported",
 ] as const satisfies readonly ErrorCode[];
 
 /** The body of a mode's request as a declaration reads it: refused as invalid_body, named as the mode names it. */

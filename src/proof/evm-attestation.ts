@@ -10,10 +10,16 @@
  *                       uint64 responseTime,uint64 notarizedAt,uint32 sentLength,uint32 recvLength,
  *                       bool requestHidden,bool testTrustAnchor,bytes revealed)
  *
+ *                       bool requestHidden,bool testTrustAnchor,bytes revealed,address recipient,Claim[] claims)
+ *           Claim(uint8 kind,string subject,string op,string operand,bool holds,string value,bytes32 commitment)
+ *
  * `serverPort` is 0 in MPC mode (its notary never dials the server); `requestHidden` is true for a proxy-mode proof
- * whose request the notary never saw. Proofs made before these members (no `request` in their body) were signed
- * over the older struct without `serverPort`, `responseTime` and `requestHidden`: `cli verify` still checks them
- * (LEGACY_*), the contract no longer accepts them.
+ * whose request the notary never saw; `recipient` is the address the proof was made for (`T-RECIPIENT`), 0 when
+ * none; `claims` are the body's claims (src/claims/claim.ts), each with the members of its kind set and the others
+ * empty (kind 0 value: `value`; 1 predicate: `op`, `operand`, `holds`; 2 commitment: `commitment`).
+ * Older proofs are checked over the struct they were signed with (`era`): before claims (no `claims` in their body)
+ * without `recipient` and `claims`; before `request` was attested, also without `serverPort`, `responseTime` and
+ * `requestHidden`. `cli verify` still checks them; the contract accepts the current struct only.
  *
  * Each mode signs under its own type name (modes.ts, `evmType`): MPC proofs as `Attestation(...)`, proxy-mode ones as
  * `ProxyAttestation(...)`, the same members under another name: its type hash differs, so a contract that checks
@@ -38,18 +44,22 @@ import { modeFacts, proofModeOf } from "./modes.ts";
 import type { Direction } from "../core/transcript.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
 import { isCheckedBody } from "./check.ts";
+import { type Claim, CLAIM_KINDS } from "../claims/claim.ts";
 
 export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;
 export const DOMAIN_TYPE = "EIP712Domain(string name,string version)";
-const ATTESTATION_MEMBERS =
-  "(bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,uint64 notarizedAt," +
-  "uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed)";
+const PRE_CLAIMS_MEMBERS =
+  "bytes16 requestId,string serverName,uint16 serverPort,uint64 connectionTime,uint64 responseTime,uint64 notarizedAt," +
+  "uint32 sentLength,uint32 recvLength,bool requestHidden,bool testTrustAnchor,bytes revealed";
+export const CLAIM_TYPE = "Claim(uint8 kind,string subject,string op,string operand,bool holds,string value,bytes32 commitment)";
+/** The struct's members after its type name, by era; a referenced struct's type follows (EIP-712's encodeType). */
+const MEMBERS: Record<StructEra, string> = {
+  current: `(${PRE_CLAIMS_MEMBERS},address recipient,Claim[] claims)${CLAIM_TYPE}`,
+  "pre-claims": `(${PRE_CLAIMS_MEMBERS})`,
+  legacy: "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt,uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)",
+};
 /** The struct of every mode, under the mode's type name. */
-export const attestationType = (typeName: string): string => `${typeName}${ATTESTATION_MEMBERS}`;
-/** The struct of proofs made before the exchange's end, its port and a hidden request were attested. */
-const LEGACY_ATTESTATION_MEMBERS =
-  "(bytes16 requestId,string serverName,uint64 connectionTime,uint64 notarizedAt," +
-  "uint32 sentLength,uint32 recvLength,bool testTrustAnchor,bytes revealed)";
+export const attestationType = (typeName: string): string => `${typeName}${MEMBERS.current}`;
 /** The EIP-712 primary type of a proof mode (modes.ts); throws for a mode this process does not know. */
 export function attestationTypeName(mode: ProofMode): string {
   const facts = modeFacts(mode);
@@ -61,11 +71,27 @@ export function attestationTypeName(mode: ProofMode): string {
 export const SEGMENT_HEADER_BYTES = 9;
 export const DIRECTION_CODE: Record<Direction, number> = { sent: 0, recv: 1 };
 
+/**
+ * Which struct a proof was signed over: the current one; one made before claims (no `claims` in the body); one made
+ * before `request` was attested. Only the current one goes on chain.
+ */
+export type StructEra = "current" | "pre-claims" | "legacy";
+
+/** A claim as the EVM attestation's Claim struct holds it. */
+export interface EvmClaim {
+  kind: number;
+  subject: string;
+  op: string;
+  operand: string;
+  holds: boolean;
+  value: string;
+  commitment: Uint8Array;
+}
+
 /** The EIP-712 struct as a contract receives it, and the mode that names its type. */
 export interface EvmAttestation {
   mode: ProofMode;
-  /** Signed over the older struct (a proof made before `request` was attested): off-chain checks only. */
-  legacy: boolean;
+  era: StructEra;
   requestId: Uint8Array;
   serverName: string;
   /** 0 when no port is attested (MPC mode, older proofs). */
@@ -79,6 +105,9 @@ export interface EvmAttestation {
   recvLength: number;
   testTrustAnchor: boolean;
   revealed: Uint8Array;
+  /** 20 bytes; all zero when the proof names no recipient. */
+  recipient: Uint8Array;
+  claims: EvmClaim[];
 }
 
 const UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/i;
@@ -104,13 +133,26 @@ export function packRevealed(transcript: ProofBody["transcript"]): Uint8Array {
   return concatBytes(...segments);
 }
 
+const NO_COMMITMENT = new Uint8Array(32);
+
+/** A claim as its struct: the members of its kind set, the others empty. */
+export function evmClaimOf(claim: Claim): EvmClaim {
+  const base = { kind: CLAIM_KINDS[claim.kind], subject: claim.subject, op: "", operand: "", holds: false, value: "", commitment: NO_COMMITMENT };
+  if (claim.kind === "value") return { ...base, value: claim.value };
+  if (claim.kind === "predicate") return { ...base, op: claim.op, operand: claim.operand, holds: claim.holds };
+  return { ...base, commitment: hexToBytes(claim.commitment.slice(2)) };
+}
+
+/** The struct's era for a body (StructEra). */
+const eraOf = (body: ProofBody): StructEra => (!isCheckedBody(body) ? "legacy" : body.claims === undefined ? "pre-claims" : "current");
+
 /** The struct for a proof body; throws TypeError when its request id is not a UUID. */
 export function evmAttestationOf(body: ProofBody): EvmAttestation {
   const requestId = requestIdBytes(body.requestId);
   if (!requestId) throw new TypeError(`EVM attestation: request id ${JSON.stringify(body.requestId)} is not a UUID`);
   return {
     mode: proofModeOf(body),
-    legacy: !isCheckedBody(body),
+    era: eraOf(body),
     requestId,
     serverName: body.serverName,
     serverPort: body.serverPort ?? 0,
@@ -122,6 +164,8 @@ export function evmAttestationOf(body: ProofBody): EvmAttestation {
     recvLength: body.transcript.recv.length,
     testTrustAnchor: body.testTrustAnchor,
     revealed: packRevealed(body.transcript),
+    recipient: body.recipient === undefined ? new Uint8Array(20) : hexToBytes(body.recipient.slice(2)),
+    claims: (body.claims ?? []).map(evmClaimOf),
   };
 }
 
@@ -137,15 +181,26 @@ const keccakOfText = (text: string) => keccak_256(utf8ToBytes(text));
 export const DOMAIN_SEPARATOR = keccak_256(
   concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
 );
-/** The type hash of a mode's struct, or of its legacy struct. */
-const typehash = (mode: ProofMode, legacy: boolean): Uint8Array =>
-  keccakOfText(`${attestationTypeName(mode)}${legacy ? LEGACY_ATTESTATION_MEMBERS : ATTESTATION_MEMBERS}`);
+/** The type hash of a mode's struct in an era. */
+const typehash = (mode: ProofMode, era: StructEra): Uint8Array => keccakOfText(`${attestationTypeName(mode)}${MEMBERS[era]}`);
 
-/** The struct's encoded members after its type hash, in the order of its type (the legacy one lacks three). */
+const CLAIM_TYPEHASH = keccakOfText(CLAIM_TYPE);
+
+/** hashStruct of a Claim. */
+export const claimHash = (c: EvmClaim): Uint8Array =>
+  keccak_256(
+    concatBytes(CLAIM_TYPEHASH, word(c.kind), keccakOfText(c.subject), keccakOfText(c.op), keccakOfText(c.operand), word(c.holds), keccakOfText(c.value), c.commitment),
+  );
+
+/** An address as an ABI word: right-aligned. */
+const addressWord = (address: Uint8Array): Uint8Array => concatBytes(new Uint8Array(12), address);
+
+/** The struct's encoded members after its type hash, in the order of its type (older eras lack some). */
 function encodedMembers(a: EvmAttestation): Uint8Array[] {
   const sizes = [word(a.sentLength), word(a.recvLength)];
   const tail = [word(a.testTrustAnchor), keccak_256(a.revealed)];
-  if (a.legacy) return [word(a.requestId), keccakOfText(a.serverName), word(a.connectionTime), word(a.notarizedAt), ...sizes, ...tail];
+  if (a.era === "legacy") return [word(a.requestId), keccakOfText(a.serverName), word(a.connectionTime), word(a.notarizedAt), ...sizes, ...tail];
+  const claimsMembers = a.era === "current" ? [addressWord(a.recipient), keccak_256(concatBytes(...a.claims.map(claimHash)))] : [];
   return [
     word(a.requestId),
     keccakOfText(a.serverName),
@@ -156,12 +211,13 @@ function encodedMembers(a: EvmAttestation): Uint8Array[] {
     ...sizes,
     word(a.requestHidden),
     ...tail,
+    ...claimsMembers,
   ];
 }
 
 /** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
 export function attestationDigest(attestation: EvmAttestation): Uint8Array {
-  const structHash = keccak_256(concatBytes(typehash(attestation.mode, attestation.legacy), ...encodedMembers(attestation)));
+  const structHash = keccak_256(concatBytes(typehash(attestation.mode, attestation.era), ...encodedMembers(attestation)));
   return keccak_256(concatBytes(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash));
 }
 

@@ -9,6 +9,9 @@
 
 import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
 import type { ResponseFraming } from "../http1/answer-rule.ts";
+import type { Claim } from "../claims/claim.ts";
+
+export type { Claim } from "../claims/claim.ts";
 
 export type { ResponseFraming } from "../http1/answer-rule.ts";
 
@@ -92,6 +95,13 @@ export interface ProofBody {
   testTrustAnchor: boolean;
   /** tlsproof version of the notary that signed. */
   notaryVersion: string;
+  /**
+   * What the notary states of the answer beyond its bytes (src/claims/claim.ts), in the order asked; present (maybe
+   * empty) in every proof made since claims, which is what tells the EVM attestation's struct (evm-attestation.ts).
+   */
+  claims?: Claim[];
+  /** Lower-case 0x Ethereum address the proof was made for (`T-RECIPIENT`); absent when none was named. */
+  recipient?: string;
   /** Made by secp256k1 notaries; absent with a secp256r1 key and in proofs made before EVM attestations. */
   evm?: EvmSignature;
 }

@@ -7,6 +7,7 @@ import { RedactionSpanSchema, nonNegativeInteger, strictMapping } from "../core/
 import { RESPONSE_FRAMINGS } from "../http1/answer-rule.ts";
 import { PROOF_VERSION, type Proof } from "./format.ts";
 import { MODE_NAME } from "./modes.ts";
+import { COMPARISONS } from "../claims/grammar.ts";
 
 /** A transcript direction longer than this is refused before any text is built from it. */
 export const MAX_TRANSCRIPT_LENGTH = 64 * 1024 * 1024;
@@ -24,6 +25,16 @@ const transcriptDirectionSchema = strict({
   length: nonNegativeInteger(MAX_TRANSCRIPT_LENGTH),
   revealed: list(strict({ ...byteRangeEntries, data: text })),
 });
+
+const claimSubject = { subject: nonEmptyText };
+const claimSchema = v.union(
+  [
+    strict({ kind: v.literal("value"), ...claimSubject, value: text }),
+    strict({ kind: v.literal("predicate"), ...claimSubject, op: oneOf([...COMPARISONS]), operand: text, holds: flag }),
+    strict({ kind: v.literal("commitment"), ...claimSubject, commitment: v.pipe(text, v.regex(/^0x[0-9a-f]{64}$/, "expected 0x and 64 lowercase hex digits")) }),
+  ],
+  'expected a claim of kind "value", "predicate" or "commitment"',
+);
 
 /** A proof as the verifier reads it (also the OpenAPI document's proof schema). */
 export const proofSchema = strict({
@@ -51,6 +62,8 @@ export const proofSchema = strict({
     ),
     testTrustAnchor: flag,
     notaryVersion: text,
+    claims: v.optional(list(claimSchema)),
+    recipient: v.optional(v.pipe(text, v.regex(/^0x[0-9a-f]{40}$/, "expected 0x and 40 lowercase hex digits"))),
     evm: v.optional(
       strict({
         address: v.pipe(text, v.regex(/^0x[0-9a-f]{40}$/, "expected 0x and 40 lowercase hex digits")),

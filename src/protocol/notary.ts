@@ -22,6 +22,7 @@ import type { DeclaredRedaction } from "../proof/format.ts";
 import { RedactionSpanSchema } from "../core/schema.ts";
 import { requestIdSchema } from "../core/request-id.ts";
 import { SessionTraffic } from "../core/session-traffic.ts";
+import { CLAIM_SALT, MAX_CLAIM_LENGTH, MAX_CLAIMS, RECIPIENT } from "../claims/grammar.ts";
 
 /** Where a mode's routes are: its sessions (created, asked about, attested, released) and its WebSocket. */
 export interface ModeRoutes {
@@ -72,10 +73,17 @@ const DeclaredRedactionSchema = v.strictObject({
   matched: v.boolean(),
 }) satisfies v.GenericSchema<unknown, DeclaredRedaction>;
 
-/** What the prover declares hidden, for the notary to sign with what it verified. */
+/**
+ * What the prover declares hidden, for the notary to sign with what it verified; and the claims the client asked
+ * for (`T-CLAIM` entries in normal form, which the notary parses and judges itself), the salt of their commitments
+ * and the recipient the proof is made for. Each is sent only when asked, so older notaries keep working without.
+ */
 export const AttestationRequest = v.strictObject({
   requestId: requestIdSchema("the request id must be a UUID"),
   redactions: v.pipe(v.array(DeclaredRedactionSchema), v.maxLength(MAX_REDACTIONS)),
+  claims: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(MAX_CLAIM_LENGTH))), v.maxLength(MAX_CLAIMS))),
+  claimSalt: v.optional(v.pipe(v.string(), v.regex(CLAIM_SALT, "the claim salt must be 0x and 64 hex digits"))),
+  recipient: v.optional(v.pipe(v.string(), v.regex(RECIPIENT, "the recipient must be 0x and 40 hex digits"))),
 });
 export type AttestationRequest = v.InferOutput<typeof AttestationRequest>;
 

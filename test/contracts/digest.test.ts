@@ -14,7 +14,9 @@ import {
 } from "../../src/proof/evm-attestation.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey } from "../../src/proof/keys.ts";
-import { hiddenRequestBody, legacySampleBody, sampleBody } from "../proof/fixtures.ts";
+import { hiddenRequestBody, legacySampleBody, preClaimsSampleBody, sampleBody } from "../proof/fixtures.ts";
+import type { Claim } from "../../src/claims/claim.ts";
+import { COMPARISONS } from "../../src/claims/grammar.ts";
 import { type Account, Chain } from "../../testkit/evm/chain.ts";
 import { attestationArgs, VerifierContract } from "../../testkit/evm/verifier.ts";
 
@@ -39,6 +41,17 @@ function viemDigest(attestation: EvmAttestation): Hex {
         { name: "requestHidden", type: "bool" },
         { name: "testTrustAnchor", type: "bool" },
         { name: "revealed", type: "bytes" },
+        { name: "recipient", type: "address" },
+        { name: "claims", type: "Claim[]" },
+      ],
+      Claim: [
+        { name: "kind", type: "uint8" },
+        { name: "subject", type: "string" },
+        { name: "op", type: "string" },
+        { name: "operand", type: "string" },
+        { name: "holds", type: "bool" },
+        { name: "value", type: "string" },
+        { name: "commitment", type: "bytes32" },
       ],
     },
     primaryType: typeName,
@@ -65,6 +78,14 @@ const directionArb = fc
     );
   });
 
+const text = fc.string({ unit: "grapheme", maxLength: 30 });
+/** Any claim of any kind, its members as a notary could state them. */
+const claimArb: fc.Arbitrary<Claim> = fc.oneof(
+  fc.record({ kind: fc.constant("value" as const), subject: text, value: text }),
+  fc.record({ kind: fc.constant("predicate" as const), subject: text, op: fc.constantFrom(...COMPARISONS), operand: text, holds: fc.boolean() }),
+  fc.record({ kind: fc.constant("commitment" as const), subject: text, commitment: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `0x${Buffer.from(b).toString("hex")}`) }),
+);
+
 const bodyArb = fc
   .record({
     requestId: fc.uuid(),
@@ -78,10 +99,13 @@ const bodyArb = fc
     requestHidden: fc.boolean(),
     sent: directionArb,
     recv: directionArb,
+    claims: fc.array(claimArb, { maxLength: 4 }),
+    recipient: fc.option(fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString("hex")}`), { nil: undefined }),
   })
-  .map(({ sent, recv, mode, serverPort, requestHidden, ...fields }): ProofBody => ({
+  .map(({ sent, recv, mode, serverPort, requestHidden, recipient, ...fields }): ProofBody => ({
     ...sampleBody(generateKey("secp256k1")),
     ...fields,
+    ...(recipient === undefined ? {} : { recipient }),
     mode,
     ...(mode === "proxy" ? { serverPort, request: requestHidden ? "hidden" : "revealed" } : {}),
     transcript: { sent, recv },
@@ -126,6 +150,13 @@ describe("EVM attestation digest", () => {
       { ...body, mode: "proxy", serverPort: 444 },
       { ...body, mode: "proxy", serverPort: 443, request: "hidden" },
       { ...body, notarizedAt: body.notarizedAt + 1 },
+      { ...body, recipient: "0x00000000000000000000000000000000000000aa" },
+      { ...body, claims: [] },
+      { ...body, claims: [{ kind: "value", subject: "res:body:currency", value: '"USD"' }] },
+      { ...body, claims: [{ kind: "value", subject: "res:body:token", value: '"EUR"' }] },
+      { ...body, claims: [{ kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true }] },
+      { ...body, claims: [{ kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: false }] },
+      { ...body, claims: [{ kind: "predicate", subject: "res:body:balance", op: ">=", operand: "1000", holds: true }] },
       { ...body, testTrustAnchor: !body.testTrustAnchor },
       // A proxy-mode proof of the same data is another attestation type.
       { ...body, mode: "proxy" },
@@ -142,7 +173,7 @@ describe("EVM attestation digest", () => {
   test("a proof made before the exchange's times were attested keeps its older struct, which the contract no longer takes", () => {
     const key = generateKey("secp256k1");
     const legacy = evmAttestationOf(legacySampleBody(key));
-    expect(legacy.legacy).toBe(true);
+    expect(legacy.era).toBe("legacy");
     const current = evmAttestationOf(sampleBody(key));
     expect(hex(attestationDigest(legacy))).not.toBe(hex(attestationDigest(current)));
     // The older struct's digest, as a wallet would have built it for such a proof.
@@ -175,6 +206,36 @@ describe("EVM attestation digest", () => {
     });
     expect(hex(attestationDigest(legacy))).toBe(older);
     expect(() => attestationArgs(legacy)).toThrow("current struct only");
+  });
+
+  test("a proof made before claims keeps the struct without recipient and claims, which the contract no longer takes", () => {
+    const key = generateKey("secp256k1");
+    const before = evmAttestationOf(preClaimsSampleBody(key));
+    expect(before.era).toBe("pre-claims");
+    const { tuple, revealed } = attestationArgs({ ...before, era: "current" });
+    const { recipient: _recipient, claims: _claims, ...members } = tuple;
+    const older = hashTypedData({
+      domain: EVM_DOMAIN,
+      types: {
+        Attestation: [
+          { name: "requestId", type: "bytes16" },
+          { name: "serverName", type: "string" },
+          { name: "serverPort", type: "uint16" },
+          { name: "connectionTime", type: "uint64" },
+          { name: "responseTime", type: "uint64" },
+          { name: "notarizedAt", type: "uint64" },
+          { name: "sentLength", type: "uint32" },
+          { name: "recvLength", type: "uint32" },
+          { name: "requestHidden", type: "bool" },
+          { name: "testTrustAnchor", type: "bool" },
+          { name: "revealed", type: "bytes" },
+        ],
+      },
+      primaryType: "Attestation",
+      message: { ...members, revealed },
+    });
+    expect(hex(attestationDigest(before))).toBe(older);
+    expect(() => attestationArgs(before)).toThrow("current struct only");
   });
 
   test("a request id that is not a UUID has no EVM attestation", () => {

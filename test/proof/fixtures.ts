@@ -58,12 +58,19 @@ export function sampleBody(key: NotaryKey): ProofBody {
     ],
     testTrustAnchor: false,
     notaryVersion: "0.1.0",
+    claims: [{ kind: "value", subject: "res:body:currency", value: '"EUR"' }],
   };
+}
+
+/** The sample as a notary signed it before claims: no claims, no recipient. */
+export function preClaimsSampleBody(key: NotaryKey): ProofBody {
+  const { claims: _claims, ...body } = sampleBody(key);
+  return body;
 }
 
 /** The sample as a notary signed it before answers were checked: no mode, times of the exchange or request visibility. */
 export function legacySampleBody(key: NotaryKey): ProofBody {
-  const { mode: _mode, responseTime: _responseTime, responseFraming: _framing, request: _request, ...legacy } = sampleBody(key);
+  const { mode: _mode, responseTime: _responseTime, responseFraming: _framing, request: _request, ...legacy } = preClaimsSampleBody(key);
   return legacy;
 }
 

@@ -5,6 +5,9 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import { type Abi, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import type { Direction } from "../../src/core/transcript.ts";
 import { DIRECTION_CODE, type EvmAttestation } from "../../src/proof/evm-attestation.ts";
+import { attestationArgs } from "../../src/proof/evm-calldata.ts";
+
+export { attestationArgs };
 import type { Account, Chain, TxResult } from "./chain.ts";
 import { compileContract } from "./compile.ts";
 
@@ -23,26 +26,6 @@ export interface VerifiedRange {
   notarizedAt: bigint;
   requestHidden: boolean;
   attestationDigest: Hex;
-}
-
-/** The contract's `Attestation` tuple and the `revealed` bytes, ABI-ready (the contract takes the current struct only). */
-export function attestationArgs(attestation: EvmAttestation) {
-  if (attestation.legacy) throw new Error("the contract takes attestations of the current struct only");
-  return {
-    tuple: {
-      requestId: hex(attestation.requestId),
-      serverName: attestation.serverName,
-      serverPort: attestation.serverPort,
-      connectionTime: BigInt(attestation.connectionTime),
-      responseTime: BigInt(attestation.responseTime),
-      notarizedAt: BigInt(attestation.notarizedAt),
-      sentLength: attestation.sentLength,
-      recvLength: attestation.recvLength,
-      requestHidden: attestation.requestHidden,
-      testTrustAnchor: attestation.testTrustAnchor,
-    },
-    revealed: hex(attestation.revealed),
-  };
 }
 
 export class VerifierContract {
