@@ -37,7 +37,18 @@ export interface AttestationChoices {
   /** Keys to send instead of the real ones. */
   keys?: RevealedKeys;
   requestId?: string;
+  /** `T-CLAIM` entries, a claim salt and a recipient, sent as the attestation request's own fields. */
+  claims?: string[];
+  claimSalt?: string;
+  recipient?: string;
 }
+
+/** The attestation request's claim fields, as the choices give them. */
+const claimFields = ({ claims, claimSalt, recipient }: AttestationChoices) => ({
+  ...(claims === undefined ? {} : { claims }),
+  ...(claimSalt === undefined ? {} : { claimSalt }),
+  ...(recipient === undefined ? {} : { recipient }),
+});
 
 export interface MaliciousSession {
   sessionId: string;
@@ -175,6 +186,7 @@ export async function openMaliciousSession(options: MaliciousSessionOptions): Pr
         requestId: choices.requestId ?? crypto.randomUUID(),
         keys: choices.keys ?? keysToReveal(keylog, link.relayed(), choices.revealRequest ?? false),
         redactions: choices.redactions ?? [],
+        ...claimFields(choices),
       });
     },
   };
@@ -224,6 +236,6 @@ export async function runEpochSession(options: MaliciousSessionOptions, parts: R
     honestKeys,
     relayed: link.relayed,
     attest: (choices = {}) =>
-      attestation(options, link.sessionId, { requestId: choices.requestId ?? crypto.randomUUID(), keys: choices.keys ?? honestKeys, redactions: choices.redactions ?? declared }),
+      attestation(options, link.sessionId, { requestId: choices.requestId ?? crypto.randomUUID(), keys: choices.keys ?? honestKeys, redactions: choices.redactions ?? declared, ...claimFields(choices) }),
   };
 }

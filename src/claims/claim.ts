@@ -26,3 +26,20 @@ export function claimLine(claim: Claim): string {
   if (claim.kind === "commitment") return `${claim.subject}: committed ${claim.commitment}`;
   return `${claim.subject} ${claim.op} ${claim.operand}: ${claim.holds ? "holds" : "does not hold"}`;
 }
+
+/**
+ * A claim as a program reads it (`cli verify --json`): a value and an operand parsed from their JSON text (a number
+ * beyond 2^53 is rounded there: `valueJson` keeps the exact text), and a line a person reads.
+ */
+export type ClaimJson = { subject: string; text: string } & (
+  | { kind: "value"; value: unknown; valueJson: string }
+  | { kind: "predicate"; op: Comparison; operand: unknown; holds: boolean }
+  | { kind: "commitment"; commitment: string }
+);
+
+export function claimJson(claim: Claim): ClaimJson {
+  const text = claimLine(claim);
+  if (claim.kind === "value") return { kind: "value", subject: claim.subject, text, value: JSON.parse(claim.value), valueJson: claim.value };
+  if (claim.kind === "predicate") return { kind: "predicate", subject: claim.subject, text, op: claim.op, operand: JSON.parse(claim.operand), holds: claim.holds };
+  return { kind: "commitment", subject: claim.subject, text, commitment: claim.commitment };
+}

@@ -7,7 +7,7 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToHex, concatBytes } from "@noble/hashes/utils.js";
 import type { Claim } from "./claim.ts";
 import { compareDecimals } from "./decimal.ts";
-import { type ClaimRequest, type Comparison, JSON_NUMBER, type Literal, literalText } from "./grammar.ts";
+import { type ClaimRequest, type Comparison, type Literal, literalText } from "./grammar.ts";
 import { claimRefused, locateSubject, type SeenAnswer, type SubjectValue } from "./subject.ts";
 import type { ByteRange } from "../core/transcript.ts";
 
@@ -35,8 +35,8 @@ function orderOf(value: SubjectValue, operand: Literal): number | string {
     case "string":
       return value.type === "string" ? Number(value.value !== operand.value) : `the value is ${article(value)}, not a string`;
     case "number": {
-      // A header's value is text: it compares as a number when it is written as one.
-      const text = value.type === "number" ? value.text : value.type === "string" && JSON_NUMBER.test(value.value) ? value.value : undefined;
+      // A header's value is text: it compares as a number when it is written as one; a JSON string never does.
+      const text = value.type === "number" ? value.text : value.type === "string" ? value.numeric : undefined;
       return text === undefined ? `the value is ${article(value)}, not a number` : compareDecimals(text, operand.text);
     }
   }

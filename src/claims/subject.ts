@@ -9,12 +9,13 @@ import type { ByteRange } from "../core/transcript.ts";
 import { rawRangesOf, viewOf } from "../core/byte-view.ts";
 import { decodeString, type JsonNode, parseJson } from "../http1/json.ts";
 import { type HeaderField, parseHttpMessage } from "../http1/message.ts";
-import type { ClaimRequest, ClaimSubject } from "./grammar.ts";
+import { type ClaimRequest, type ClaimSubject, JSON_NUMBER } from "./grammar.ts";
 
 /** A subject's value as a predicate reads it; `json` is its JSON text in normal form (docs/proof-format.md, "Claims"). */
 export type SubjectValue = { json: string } & (
   | { type: "number"; text: string }
-  | { type: "string"; value: string }
+  /** `numeric`: a header's text written as a JSON number, which compares as one (a header's value is always text). */
+  | { type: "string"; value: string; numeric?: string }
   | { type: "boolean"; value: boolean }
   | { type: "null" }
   | { type: "object" | "array" }
@@ -96,7 +97,8 @@ const locateHeader =
     if (fields.length === 0) throw refuse("the answer has no such header");
     if (fields.length > 1) throw refuse(`the answer has ${fields.length} lines of this header, so the subject is ambiguous`);
     const { value } = fields[0]!;
-    return { value: stringValue(ascii(answer.bytes, value)), ranges: [value] };
+    const text = ascii(answer.bytes, value);
+    return { value: { ...stringValue(text), ...(JSON_NUMBER.test(text) ? { numeric: text } : {}) }, ranges: [value] };
   };
 
 /** The one value at `path`; members of one name, or an unseen key, along it are refused as ambiguous. */

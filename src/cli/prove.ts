@@ -16,6 +16,8 @@ import { terminalLine, terminalText } from "../core/terminal-text.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
 import { type RedactionPattern, parseRedactions } from "../redaction/patterns.ts";
 import { optionValues } from "./option-values.ts";
+import { CLAIM_SALT, parseClaims, RECIPIENT } from "../claims/grammar.ts";
+import { claimLine } from "../claims/claim.ts";
 import { type Progress, progressLine } from "./progress.ts";
 
 const METHODS: readonly ProvableMethod[] = ["GET", "POST", "PUT", "DELETE"];
@@ -89,6 +91,27 @@ function redactions(values: readonly string[]): RedactionPattern[] {
   }
 }
 
+/** The --claim entries, as the prover reads T-CLAIM; a bad one is named as the flag, by position. */
+function checkedClaims(values: readonly string[]): string[] {
+  try {
+    parseClaims(values.join(","));
+    return [...values];
+  } catch (error) {
+    if (error instanceof AppError) throw new AppError(error.code, inFlagWords(error.message), error.details);
+    throw error;
+  }
+}
+
+function claimSalt(value: string): string {
+  if (!CLAIM_SALT.test(value)) throw usage("--claim-salt must be 0x and 64 hex digits (32 random bytes: keep them to open a commitment)");
+  return value;
+}
+
+function recipient(value: string): string {
+  if (!RECIPIENT.test(value)) throw usage("--recipient must be an Ethereum address: 0x and 40 hex digits");
+  return value;
+}
+
 /** The keys of the --notary-pub-key file, as PEM texts for prove(). */
 const pinnedKeys = (path: string): string[] => readPublicKeysFile(path).map(encodePublicKeyPem);
 
@@ -118,6 +141,9 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
     reveal,
     allowHiddenRequest: args["allow-hidden-request"] === true,
     allowTestTrustAnchor: args["allow-test-anchor"] === true,
+    claims: checkedClaims(optionValues(rawArgs, "claim")),
+    ...(args["claim-salt"] === undefined ? {} : { claimSalt: claimSalt(required(args["claim-salt"], "claim-salt")) }),
+    ...(args.recipient === undefined ? {} : { recipient: recipient(required(args.recipient, "recipient")) }),
     timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
   };
 }
@@ -175,6 +201,12 @@ export default defineCommand({
       description: "Accept a proof made under a TEST trust anchor (TLSN_TEST_TRUST_ANCHOR): it proves nothing about the public web",
     },
     header: { type: "string", description: "A header for the target, 'Name: value' (repeat for more); values are never printed" },
+    claim: {
+      type: "string",
+      description: "T-CLAIM entries the notary states of the answer, e.g. 'res:body:balance>1000,res:body:name,commit:res:body:balance' (repeat for more)",
+    },
+    "claim-salt": { type: "string", description: "The salt of commit: claims, 0x and 64 hex digits; keep it to open the commitment later" },
+    recipient: { type: "string", description: "The Ethereum address the proof is made for (0x...), signed into it and its EVM attestation" },
     redact: { type: "string", description: "T-REDACTED entries, e.g. 'req:header:authorization,res:body:balance' (repeat for more)" },
     "allow-unmatched": { type: "boolean", default: false, description: "A redaction that matches nothing is listed as unmatched instead of preventing the proof" },
     "prove-failed": { type: "boolean", default: false, description: "Prove answers with status >= 400 too" },
@@ -199,6 +231,7 @@ export default defineCommand({
       });
       writeProof(out, result.proofText);
       progress.done(`proof ${result.requestId} (${result.mode}) verified and written to ${out}`);
+      for (const claim of result.claims) console.error(terminalLine(`claim: ${claimLine(claim)}`));
     } catch (error) {
       progress.clear();
       if (!(error instanceof TlsproofError)) throw error;

@@ -14,6 +14,8 @@ import { readPublicKeysFile } from "../proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
 import { verifyProof } from "../proof/verify.ts";
 import { notAProof } from "../proof/not-a-proof.ts";
+import { parseClaims, RECIPIENT } from "../claims/grammar.ts";
+import { optionValues } from "./option-values.ts";
 
 async function readProofText(path: string): Promise<string> {
   try {
@@ -50,6 +52,25 @@ function expectedUrl(value: unknown): string | undefined {
   return url;
 }
 
+/** --expect-claim entries, read as T-CLAIM entries before the proof is: a malformed one is a usage error. */
+function expectedClaims(values: readonly string[]): string[] {
+  values.forEach((value, index) => {
+    try {
+      parseClaims(value);
+    } catch (error) {
+      if (error instanceof AppError) throw new AppError("usage", `--expect-claim ${index + 1}: ${error.message.replace(/^T-CLAIM /, "")}`);
+      throw error;
+    }
+  });
+  return [...values];
+}
+
+function expectedRecipient(value: unknown): string | undefined {
+  const address = expectation(value, "expect-recipient");
+  if (address !== undefined && !RECIPIENT.test(address)) throw new AppError("usage", "--expect-recipient must be an Ethereum address: 0x and 40 hex digits");
+  return address;
+}
+
 export default defineCommand({
   meta: { name: "verify", description: "Verify a proof offline against the notary's public key" },
   args: {
@@ -77,9 +98,14 @@ export default defineCommand({
       default: false,
       description: "Accept a proof made under a TEST trust anchor (TLSN_TEST_TRUST_ANCHOR): it proves nothing about the public web",
     },
+    "expect-claim": {
+      type: "string",
+      description: "Fail (proof_mismatch) unless the proof states this T-CLAIM entry: a comparison as holding, a value or commit: as stated (repeat for more)",
+    },
+    "expect-recipient": { type: "string", description: "Fail unless the proof was made for this Ethereum address (T-RECIPIENT)" },
     json: { type: "boolean", default: false, description: "Print the verified content as JSON" },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const pinned = readPublicKeysFile(requiredPath(args["notary-pub-key"], "notary-pub-key"));
     const expected = {
       requestId: expectation(args["request-id"], "request-id"),
@@ -89,6 +115,8 @@ export default defineCommand({
       url: expectedUrl(args.url),
       allowHiddenRequest: args["allow-hidden-request"] === true,
       allowTestTrustAnchor: args["allow-test-anchor"] === true,
+      claims: expectedClaims(optionValues(rawArgs, "expect-claim")),
+      recipient: expectedRecipient(args["expect-recipient"]),
     };
     const path = requiredPath(args.proof, "proof");
     const text = await readProofText(path);

@@ -12,6 +12,9 @@ const WORDS: readonly (readonly [header: string, option: string, flag: string])[
   ["T-PROOF-MODE: mpc", 'mode: "mpc"', "--mode mpc"],
   ["T-REDACTED entr", "redact entr", "--redact entr"],
   ["T-REDACTED: ", "redact: ", "--redact "],
+  ["T-CLAIM-SALT", "claimSalt", "--claim-salt"],
+  ["T-CLAIM entr", "claims entr", "--claim entr"],
+  ["T-RECIPIENT", "recipient", "--recipient"],
   // A verifier's generic advice, as verifyProof gives it.
   ["cli verify --allow-test-anchor, verifyProof's allowTestTrustAnchor", "allowTestTrustAnchor: true", "--allow-test-anchor"],
   ["cli verify --allow-hidden-request, verifyProof's allowHiddenRequest", "allowHiddenRequest: true", "--allow-hidden-request"],

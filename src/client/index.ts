@@ -8,3 +8,5 @@ export { redact, redactionHeader, type BodyPath, type RedactionPattern, type Red
 export { TlsproofError, type TlsproofErrorCode, type ClientErrorCode, type TargetResponse } from "./errors.ts";
 export { readSseEvents, type SseEvent } from "./sse.ts";
 export type { Proof, ProofMode } from "../proof/format.ts";
+export type { Claim, ClaimJson } from "../claims/claim.ts";
+export { attestationCalldata, type AttestationCalldata, type AttestationArgs, type EvmClaimArgs } from "../proof/evm-calldata.ts";

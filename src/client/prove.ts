@@ -8,7 +8,10 @@
  * refused unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
  * right proof.
  */
-import { isErrorCode, retryAfterOf } from "../core/errors.ts";
+import { AppError, isErrorCode, retryAfterOf } from "../core/errors.ts";
+import { type ClaimRequest, parseClaims } from "../claims/grammar.ts";
+import { unansweredClaim } from "../claims/expect.ts";
+import type { Claim } from "../claims/claim.ts";
 import { isHiddenRequest } from "../proof/check.ts";
 import { proofModeOf } from "../proof/modes.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
@@ -77,6 +80,16 @@ export interface ProveOptions {
    * nothing about the public web. Default false: such a proof is `proof_mismatch`.
    */
   allowTestTrustAnchor?: boolean;
+  /**
+   * What the notary is to state of the answer beyond its bytes (`T-CLAIM`): entries such as `res:body:balance>1000`,
+   * `res:body:name`, `commit:res:body:balance`, in one string (comma-separated) or a list. Proxy mode judges any value,
+   * hidden ones too; MPC mode only values the proof reveals. The result's `claims` are what the proof states.
+   */
+  claims?: string | readonly string[];
+  /** The salt of `commit:` claims (`T-CLAIM-SALT`): 0x and 64 hex digits; keep it to open the commitment later. */
+  claimSalt?: string;
+  /** The Ethereum address the proof is made for (`T-RECIPIENT`), signed into it and its EVM attestation. */
+  recipient?: string;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -102,6 +115,8 @@ export interface ProveResult {
   verified: VerifiedProof;
   /** The notary key the proof event named (informative: the proof was verified against the trusted keys). */
   notaryPublicKey: string;
+  /** What the proof states of the answer, one per claim asked, in order (src/claims/claim.ts). */
+  claims: Claim[];
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
@@ -132,8 +147,25 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   if (options.proveFailed) headers.set("t-prove-failed-req", "true");
   if (options.mode) headers.set("t-proof-mode", options.mode);
   if (options.reveal) headers.set("t-proxy-reveal", options.reveal);
+  const claims = claimEntries(options);
+  if (claims !== "") headers.set("t-claim", claims);
+  if (options.claimSalt !== undefined) headers.set("t-claim-salt", options.claimSalt);
+  if (options.recipient !== undefined) headers.set("t-recipient", options.recipient);
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
+}
+
+/** The claims asked, as one `T-CLAIM` value. */
+const claimEntries = (options: ProveOptions): string => (typeof options.claims === "string" ? options.claims : (options.claims ?? []).join(","));
+
+/** The claims asked, read as the notary will read them; a malformed one is `invalid_claim` before anything is sent. */
+function askedClaims(options: ProveOptions): ClaimRequest[] {
+  try {
+    return parseClaims(claimEntries(options));
+  } catch (error) {
+    if (error instanceof AppError) throw new TlsproofError(error.code, error.message);
+    throw error;
+  }
 }
 
 /** A 503 the prover says to retry (over capacity, shutting down; not a target's own 503): its delay in seconds, else undefined. */
@@ -186,6 +218,9 @@ function boundProof(proofText: string, keys: readonly string[], options: ProveOp
   if (isHiddenRequest(body) && !options.allowHiddenRequest) throw refuse(`the proof's ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
   const mismatch = answerMismatch(body.transcript.recv, response);
   if (mismatch) throw refuse(`the proof does not show the answer received: ${mismatch}`);
+  const unanswered = unansweredClaim(verified.claims, askedClaims(options));
+  if (unanswered !== null) throw refuse(`the proof states no claim ${unanswered}, which was asked`);
+  if (options.recipient !== undefined && verified.recipient !== options.recipient.toLowerCase()) throw refuse(`the proof is not made for ${options.recipient}`);
   return verified;
 }
 
@@ -221,7 +256,7 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
     const verified = boundProof(outcome.proofText, keys, options, requestId, response);
-    return { requestId, response, proof, mode: proofModeOf(proof.body), proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey };
+    return { requestId, response, proof, mode: proofModeOf(proof.body), proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey, claims: verified.claims };
   } finally {
     stream.cancel();
   }
@@ -241,6 +276,7 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   // Fails here, before anything is sent, when a redaction cannot be written or the proof asked for could not be accepted.
   if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
+  askedClaims(options);
   if (options.reveal === "none" && !options.allowHiddenRequest) {
     throw new TlsproofError("config_invalid", `reveal "none" makes a proof whose ${HIDDEN_REQUEST_LIMIT}; pass allowHiddenRequest: true to accept such a proof`);
   }

@@ -17,6 +17,11 @@ export interface ModeFacts {
   notaryDials: boolean;
   /** The notary may sign an answer whose request it never saw (`request: "hidden"`); other modes' notaries refuse. */
   mayHideRequest: boolean;
+  /**
+   * The notary saw the whole answer in clear, what the proof hides included: its claims may judge a value the proof
+   * hides (src/claims/). Other modes' notaries judge only what the proof reveals.
+   */
+  notarySeesAnswer: boolean;
   /** The primary type of its EIP-712 attestation: a contract accepts a mode by asking for that type. */
   evmType: string;
 }
@@ -31,6 +36,7 @@ export const BUILT_IN_MODES = {
     summary: "MPC-TLS: the notary saw nothing in clear",
     notaryDials: false,
     mayHideRequest: false,
+    notarySeesAnswer: false,
     evmType: "Attestation",
   },
   proxy: {
@@ -38,6 +44,7 @@ export const BUILT_IN_MODES = {
     summary: "the notary relayed the connection and saw the response in clear; the request only if revealed",
     notaryDials: true,
     mayHideRequest: true,
+    notarySeesAnswer: true,
     evmType: "ProxyAttestation",
   },
 } as const satisfies Record<string, ModeFacts>;

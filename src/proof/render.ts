@@ -10,6 +10,7 @@ import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-r
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
 import { terminalLine } from "../core/terminal-text.ts";
+import { type ClaimJson, claimJson, claimLine } from "../claims/claim.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
 export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
@@ -68,6 +69,10 @@ export interface VerifiedProofJson {
   hiddenHeaders: string | null;
   /** The proven answer as a program reads it: status, header fields, body text and JSON (answer-json.ts). */
   answer: AnswerJson;
+  /** What the notary stated of the answer beyond its bytes, in the order asked (claimJson). */
+  claims: ClaimJson[];
+  /** The lower-case Ethereum address the proof was made for; null when it names none. */
+  recipient: string | null;
   /** The proof's own warnings (a test trust anchor), then one line per hidden range that is not a whole value. */
   warnings: string[];
 }
@@ -139,6 +144,8 @@ export function verifiedProofJson(proof: VerifiedProof): VerifiedProofJson {
     hiddenRanges,
     hiddenHeaders: proof.hiddenHeaders,
     answer: answerJson(body.transcript.recv, HIDDEN_BYTE_MARKER),
+    claims: proof.claims.map(claimJson),
+    recipient: proof.recipient,
     warnings: [...proof.warnings, ...partialWarnings(hiddenRanges)],
   };
 }
@@ -182,6 +189,13 @@ function redactionLines(redactions: DeclaredRedaction[]): string[] {
       return `  ${JSON.stringify(pattern)}: ${where}`;
     }),
   ];
+}
+
+/** The claims, each on a line a person reads, above the transcript: they are what a proof with claims is for. */
+function claimLines({ claims, recipient }: VerifiedProof): string[] {
+  const made = recipient === null ? [] : [`Made for:     ${recipient}`];
+  if (claims.length === 0) return made;
+  return [...made, "Claims (stated by the notary on the answer it checked):", ...claims.map((claim) => `  ${claimLine(claim)}`)];
 }
 
 function evmLine({ evm, notaryKey }: VerifiedProof): string {
@@ -235,6 +249,7 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     `Notarized at: ${isoOfMs(body.notarizedAt)}`,
     `Notary:       ${notaryKindText(body.notary.embedded ?? null)}`,
     evmLine(proof),
+    ...claimLines(proof),
     `Hidden bytes are shown as ${HIDDEN_BYTE_MARKER}, one per byte.`,
     "",
     ...transcriptSection("sent", proof.sent),

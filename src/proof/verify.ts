@@ -17,7 +17,10 @@ import type { ProofBody, ProofMode, RevealedRange, TranscriptDirection } from ".
 import { proofModeOf, unknownModeProblem } from "./modes.ts";
 import { READ_VERSIONS, schemaOfVersion } from "./versions.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "./keys.ts";
-import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem } from "./check.ts";
+import { checkedFieldsProblem, decodeBase64, isCheckedBody, isHiddenRequest, proofBodyProblem, requestHostProblem, revealedView } from "./check.ts";
+import type { Claim } from "./format.ts";
+import { claimsProblem } from "../claims/check.ts";
+import { claimsMismatch } from "../claims/expect.ts";
 import { expectedRequestMismatch } from "./expected-request.ts";
 import { jsonTextProblem } from "./json-text.ts";
 import { HIDDEN_HEADERS_CAN_ADD, hidesHeaderValues } from "./request-rule.ts";
@@ -65,6 +68,13 @@ export interface ProofExpectations {
    * its port the port the notary dialled where the proof names it, its path and query the request target.
    */
   url?: string;
+  /**
+   * Claims the proof must state, each written as in `T-CLAIM` (one may hold several, comma-separated): a comparison
+   * as holding, a value or a commitment as stated for its subject (src/claims/expect.ts).
+   */
+  claims?: readonly string[];
+  /** The Ethereum address the proof must be made for (`T-RECIPIENT`), compared case-blind. */
+  recipient?: string;
 }
 
 export const TEST_TRUST_ANCHOR_WARNING = "WARNING: signed under a TEST trust anchor, not the public web PKI";
@@ -90,6 +100,10 @@ export interface VerifiedProof {
   evm: VerifiedEvmAttestation | null;
   /** What the request's hidden header values may still do (HIDDEN_HEADERS_CAN_ADD); null when it hides none. */
   hiddenHeaders: string | null;
+  /** What the notary stated of the answer beyond its bytes (none in proofs made before claims). */
+  claims: Claim[];
+  /** The lower-case address the proof was made for; null when it names none. */
+  recipient: string | null;
 }
 
 // ---- checks ----
@@ -122,7 +136,10 @@ function expectationMismatch(body: ProofBody, expected: ProofExpectations, url: 
   if (isHiddenRequest(body) && !expected.allowHiddenRequest) {
     return `the proof's ${HIDDEN_REQUEST_LIMIT}; accept such a proof only on purpose (cli verify --allow-hidden-request, verifyProof's allowHiddenRequest)`;
   }
-  return expectedRequestMismatch(body, expected.method, url);
+  if (expected.recipient !== undefined && body.recipient !== expected.recipient.toLowerCase()) {
+    return body.recipient === undefined ? `the proof names no recipient, expected ${expected.recipient}` : `the proof was made for ${body.recipient}, expected ${expected.recipient}`;
+  }
+  return claimsMismatch(body.claims ?? [], expected.claims ?? []) ?? expectedRequestMismatch(body, expected.method, url);
 }
 
 /** The expected URL, parsed; one that is not an https URL is the caller's mistake (config_invalid), not the proof's. */
@@ -248,7 +265,7 @@ export function verifyProof(
   }
   if (!signatureMatches(proofVersion, body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
-  const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body);
+  const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body) ?? claimsProblem(body.claims ?? [], { bytes: revealedView(body.transcript.recv).bytes, revealed: body.transcript.recv.revealed });
   if (problem) fail(problem);
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);
@@ -266,5 +283,7 @@ export function verifyProof(
     recv: transcriptView(body.transcript.recv),
     evm: evm.status === "valid" ? evm.attestation : null,
     hiddenHeaders: !isHiddenRequest(body) && hidesHeaderValues(body.transcript.sent) ? HIDDEN_HEADERS_CAN_ADD : null,
+    claims: body.claims ?? [],
+    recipient: body.recipient ?? null,
   };
 }

@@ -7,7 +7,7 @@ import { createLogger } from "../../src/core/log.ts";
 import { type NotaryMode, type NotaryModeContext, NotaryModes, registerNotaryMode, registeredNotaryModes } from "../../src/notary/modes.ts";
 import { modeFacts } from "../../src/proof/modes.ts";
 
-const facts = (name: string) => ({ name, summary: `${name}: a test mode`, notaryDials: false, mayHideRequest: false, evmType: "Attestation" });
+const facts = (name: string) => ({ name, summary: `${name}: a test mode`, notaryDials: false, mayHideRequest: false, notarySeesAnswer: false, evmType: "Attestation" });
 
 /** A mode whose sessions are a number the test sets; only what NotaryModes reads is real. */
 const modeNamed = (name: string, active: number) => ({ facts: facts(name), active: () => active }) as unknown as NotaryMode;

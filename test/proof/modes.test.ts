@@ -9,7 +9,7 @@ import { sampleBody, signedSample } from "./fixtures.ts";
 
 const { key } = signedSample();
 /** A mode no build has: a notary in a trusted enclave that fetched the answer itself. */
-const TEE: ModeFacts = { name: "tee-test", summary: "the notary fetched the answer itself, in an enclave", notaryDials: true, mayHideRequest: false, evmType: "TeeTestAttestation" };
+const TEE: ModeFacts = { name: "tee-test", summary: "the notary fetched the answer itself, in an enclave", notaryDials: true, mayHideRequest: false, notarySeesAnswer: false, evmType: "TeeTestAttestation" };
 /** A proof of that mode, signed by a notary that knows it (its EVM attestation's type is the mode's). */
 function teeProof() {
   const forget = registerModeFacts(TEE);

@@ -16,6 +16,8 @@ import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.t
 import type { NotaryClient } from "../notary/client.ts";
 import type { ModeRun, PreparedCall, ProofCall, ProvingMode } from "./mode.ts";
 import { planProof } from "./plan.ts";
+import { claimText } from "../../claims/grammar.ts";
+import type { AttestationRequest } from "../../protocol/notary.ts";
 import { type RunControl, startControl, within } from "./run-control.ts";
 
 export interface LifecycleDeps {
@@ -134,6 +136,15 @@ async function exchange(deps: LifecycleDeps, running: Running, proofStarts: () =
   return { answer: exchanged.answer, recv: exchanged.recv, proofFollows, answerHeaders: exchanged.answerHeaders ?? [] };
 }
 
+/** What the attestation request asks the notary to state beside the bytes; nothing when the client asked nothing. */
+function claimsAsked(call: ProofCall): Pick<AttestationRequest, "claims" | "claimSalt" | "recipient"> {
+  return {
+    ...(call.claims.length > 0 && { claims: call.claims.map(claimText) }),
+    ...(call.claimSalt !== undefined && call.claims.some((claim) => claim.kind === "commitment") && { claimSalt: call.claimSalt }),
+    ...(call.recipient !== undefined && { recipient: call.recipient }),
+  };
+}
+
 /** The mode reveals what is not hidden, the notary signs, and the id is settled with the proof or the failure. */
 async function prove(deps: LifecycleDeps, running: Running, notarySessionId: string, redaction: RedactionResult): Promise<void> {
   const { mode, call, run, control, log } = running;
@@ -143,7 +154,7 @@ async function prove(deps: LifecycleDeps, running: Running, notarySessionId: str
     const { redactions, fields } = await within(control, run.reveal(redaction));
     // The notary answers once it has verified: only then may the prover's side of the session close. The proof is
     // checked against the notary's trusted key, and to be of this request and mode, before it is stored or delivered.
-    const proof = await within(control, deps.notary.attest(mode.facts.name, notarySessionId, { requestId: call.requestId, redactions, ...fields }));
+    const proof = await within(control, deps.notary.attest(mode.facts.name, notarySessionId, { requestId: call.requestId, redactions, ...claimsAsked(call), ...fields }));
     outcome = { event: "proof", proof };
   } catch (error) {
     outcome = failureOutcome(call.requestId, control.failure ?? toAppError(error, "session_failed"));

@@ -13,6 +13,7 @@ import type { DeclaredRedaction } from "../../proof/format.ts";
 import type { ModeFacts } from "../../proof/modes.ts";
 import type { RedactionResult } from "../../redaction/index.ts";
 import type { ProofChoices } from "./plan.ts";
+import type { ClaimRequest } from "../../claims/grammar.ts";
 import type { RunControl } from "./run-control.ts";
 
 /**
@@ -32,6 +33,10 @@ export interface ProofCall extends ProofChoices {
   proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced: what they bound is the mode's to say. */
   announced: Partial<SessionSizes>;
+  /** `T-CLAIM`, `T-CLAIM-SALT` and `T-RECIPIENT`: what the notary is asked to state beside the bytes. */
+  claims: ClaimRequest[];
+  claimSalt?: string;
+  recipient?: string;
   /** The digest of the caller's API key (keys on), recorded with the request id. */
   requestedBy?: string;
   /** Lifts the client connection's idle limit: from now on the exchange may be silent for long stretches. */

@@ -10,6 +10,7 @@ import type { EntriesSchema, RequestPart } from "../../http/route.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import { parseTargetUrl } from "../../core/target.ts";
 import { parseRedactions } from "../../redaction/index.ts";
+import { CLAIM_SALT, type ClaimRequest, parseClaims, RECIPIENT } from "../../claims/grammar.ts";
 import { SizeHeaders } from "../exchange/requested-sizes.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
 import { isProvingMode, provingModeNames } from "../proving/registry.ts";
@@ -65,6 +66,26 @@ export const ProxyHeaders = v.object({
     "T-PROXY-REVEAL must be none or request",
     "proxy mode: none keeps the request hidden whole from the notary and the proof; request shows the notary all of it (secrets included); default: the request is proven with its secrets hidden (TLS 1.3), hidden whole on TLS 1.2",
   ),
+  "t-claim": v.optional(
+    v.pipe(
+      v.string(),
+      v.description("what the notary states of the answer: comma-separated claims (a value, a comparison, commit:), docs/claims.md"),
+      v.transform((entries: string) => parseClaims(entries)),
+    ),
+    "",
+  ),
+  "t-claim-salt": v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(CLAIM_SALT, "T-CLAIM-SALT must be 0x and 64 hex digits"), v.description("the salt of commit: claims (32 bytes, in no proof)")),
+  ),
+  "t-recipient": v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(RECIPIENT, "T-RECIPIENT must be an Ethereum address: 0x and 40 hex digits"),
+      v.toLowerCase(),
+      v.description("the Ethereum address the proof is made for, signed into it and its EVM attestation"),
+    ),
+  ),
   ...SizeHeaders.entries,
 });
 
@@ -81,6 +102,10 @@ export interface ProxyCallHeaders {
   proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced (each may be absent); what they bound is the mode's. */
   announced: { maxSentData?: number; maxRecvData?: number };
+  /** `T-CLAIM`, `T-CLAIM-SALT` (0x hex), `T-RECIPIENT` (lower-case 0x address). */
+  claims: ClaimRequest[];
+  claimSalt?: string;
+  recipient?: string;
 }
 
 /**
@@ -91,7 +116,7 @@ export interface ProxyCallHeaders {
 export const proxyHeadersPart = {
   schema: ProxyHeaders,
   code: "invalid_header",
-  entryCodes: { "t-request-id": "invalid_request_id", "t-redacted": "invalid_redaction" },
+  entryCodes: { "t-request-id": "invalid_request_id", "t-redacted": "invalid_redaction", "t-claim": "invalid_claim" },
   wording: { where: "header", selfNamed: true },
 } as const satisfies RequestPart<EntriesSchema>;
 
@@ -109,5 +134,8 @@ export function callHeadersOf(h: v.InferOutput<typeof ProxyHeaders>): ProxyCallH
       ...(h["t-max-sent-data"] !== undefined && { maxSentData: h["t-max-sent-data"] }),
       ...(h["t-max-recv-data"] !== undefined && { maxRecvData: h["t-max-recv-data"] }),
     },
+    claims: h["t-claim"],
+    ...(h["t-claim-salt"] !== undefined && { claimSalt: h["t-claim-salt"] }),
+    ...(h["t-recipient"] !== undefined && { recipient: h["t-recipient"] }),
   };
 }

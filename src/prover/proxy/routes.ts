@@ -16,6 +16,7 @@ import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";
 import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
 import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "./headers.ts";
+import { checkClaims } from "../../claims/plan.ts";
 
 export interface ProxyDeps {
   modes: ProvingModes;
@@ -119,6 +120,7 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
   const modeName = headers.mode ?? deps.defaultMode;
   const mode = deps.modes.get(modeName);
   if (!mode) throw new AppError("invalid_header", `T-PROOF-MODE ${modeName} is not offered by this prover`);
+  checkClaims(headers, mode.facts);
   const exchange: ExchangeRequest = {
     method,
     pathAndQuery: headers.target.pathAndQuery,

@@ -48,7 +48,7 @@ function scriptedMode(script: Script = {}) {
     };
   };
   const mode: ProvingMode = {
-    facts: { name: "scripted", summary: "a test mode", notaryDials: false, mayHideRequest: false, evmType: "ScriptedAttestation" },
+    facts: { name: "scripted", summary: "a test mode", notaryDials: false, mayHideRequest: false, notarySeesAnswer: false, evmType: "ScriptedAttestation" },
     prepare: (): PreparedCall => ({ deadlineMs: script.deadlineMs ?? 10_000, start: (control) => (script.start?.(), run(control)) }),
   };
   return { mode, seen };
@@ -91,6 +91,7 @@ const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
   allowUnmatched: false,
   proveFailed: false,
   announced: {},
+  claims: [],
   goingQuiet: () => {},
   ...overrides,
 });

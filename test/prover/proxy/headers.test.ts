@@ -28,6 +28,7 @@ describe("the /proxy headers, parsed once", () => {
       allowUnmatched: false,
       proveFailed: false,
       mode: undefined,
+      claims: [],
       announced: {},
     });
   });

@@ -11,6 +11,7 @@ export const STAND_IN: ModeFacts = {
   summary: "a stand-in mode: the notary made the TLS connection and the exchange itself",
   notaryDials: true,
   mayHideRequest: false,
+  notarySeesAnswer: false,
   evmType: "StandInAttestation",
 };
 
