@@ -38,5 +38,5 @@ export function compareDecimals(a: string, b: string): number {
   const [x, y] = [readDecimal(a), readDecimal(b)];
   if (x.negative !== y.negative) return x.negative ? -1 : 1;
   const magnitude = compareMagnitude(x, y);
-  return x.negative ? -magnitude : magnitude;
+  return x.negative && magnitude !== 0 ? -magnitude : magnitude;
 }

@@ -98,7 +98,9 @@ const locateHeader =
     if (fields.length > 1) throw refuse(`the answer has ${fields.length} lines of this header, so the subject is ambiguous`);
     const { value } = fields[0]!;
     const text = ascii(answer.bytes, value);
-    return { value: { ...stringValue(text), ...(JSON_NUMBER.test(text) ? { numeric: text } : {}) }, ranges: [value] };
+    // HTTP writes decimals with leading zeros at times (Content-Length: 0042); JSON never does.
+    const numeric = JSON_NUMBER.test(text) ? text : /^[0-9]+$/.test(text) ? text.replace(/^0+(?=.)/, "") : undefined;
+    return { value: { ...stringValue(text), ...(numeric === undefined ? {} : { numeric }) }, ranges: [value] };
   };
 
 /** The one value at `path`; members of one name, or an unseen key, along it are refused as ambiguous. */
