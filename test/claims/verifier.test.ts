@@ -4,7 +4,7 @@ import { claimsMismatch, unansweredClaim } from "../../src/claims/expect.ts";
 import { checkClaims } from "../../src/claims/plan.ts";
 import type { Claim } from "../../src/claims/claim.ts";
 import { parseClaims } from "../../src/claims/grammar.ts";
-import { BUILT_IN_MODES } from "../../src/proof/modes.ts";
+import { BUILT_IN_MODES, type ModeFacts } from "../../src/proof/modes.ts";
 import { parseRedactions } from "../../src/redaction/patterns.ts";
 
 const ANSWER = 'HTTP/1.1 200 OK\r\nContent-Length: 29\r\n\r\n{"balance":1234,"name":"bob"}';
@@ -62,7 +62,7 @@ describe("what a verifier or a client requires of the claims", () => {
 });
 
 describe("the prover's check before anything is sent", () => {
-  const check = (claims: string, redacted = "", mode = BUILT_IN_MODES.proxy, claimSalt?: string) => () =>
+  const check = (claims: string, redacted = "", mode: ModeFacts = BUILT_IN_MODES.proxy, claimSalt?: string) => () =>
     checkClaims({ claims: parseClaims(claims), patterns: parseRedactions(redacted), ...(claimSalt ? { claimSalt } : {}) }, mode);
 
   test("claims a notary could judge pass", () => {

@@ -116,7 +116,18 @@ describe("what the builder signs", () => {
       redactions,
       testTrustAnchor: true,
       notaryVersion: "0.1.0",
+      claims: [],
     });
+  });
+
+  test("claims asked are judged on what the notary saw and signed with the recipient, lower-cased", () => {
+    const asked = { ...declared, claims: ["res:body:balance>1000", "res:body:currency"], recipient: "0x00000000000000000000000000000000000000AB" };
+    const body = buildProofBody(proxyTranscript(), asked, context);
+    expect(body.claims).toEqual([
+      { kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true },
+      { kind: "value", subject: "res:body:currency", value: '"EUR"' },
+    ]);
+    expect(body.recipient).toBe("0x00000000000000000000000000000000000000ab");
   });
 
   test("a server that chose another protocol than HTTP/1.1 by ALPN is refused; none chosen, or unseen (MPC), is fine", () => {

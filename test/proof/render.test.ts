@@ -158,7 +158,7 @@ describe("JSON for scripts", () => {
       },
     });
     expect(Object.keys(json).sort()).toEqual([
-      "answer", "connectionTime", "evm", "hiddenByteMarker", "hiddenHeaders", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recv", "redactions", "request", "requestId",
+      "answer", "claims", "connectionTime", "evm", "hiddenByteMarker", "hiddenHeaders", "hiddenRanges", "host", "mode", "notarizedAt", "notary", "recipient", "recv", "redactions", "request", "requestId",
       "requestLine", "responseFraming", "responseTime", "sent", "serverName", "serverPort", "testTrustAnchor", "tlsVersion", "valid", "warnings",
     ]);
   });

@@ -28,6 +28,17 @@ export interface VerifiedRange {
   attestationDigest: Hex;
 }
 
+/** A claim as the contract returns it. */
+export interface VerifiedClaim {
+  kind: number;
+  subject: string;
+  op: string;
+  operand: string;
+  holds: boolean;
+  value: string;
+  commitment: Hex;
+}
+
 export class VerifierContract {
   private constructor(
     private readonly chain: Chain,
@@ -97,6 +108,25 @@ export class VerifierContract {
     return range
       ? this.write("verifiedRange", [tuple, revealed, signature, DIRECTION_CODE[range.direction], range.start, range.end])
       : this.write("verify", [tuple, revealed, signature]);
+  }
+
+  /**
+   * `verifiedClaims` (`verifiedProxyClaims` for a proxy-mode attestation): the claims as the contract returns them
+   * once the attestation verified, with the recipient it is evidence for.
+   */
+  async verifiedClaims(attestation: EvmAttestation, signature: Hex): Promise<Outcome<{ claims: readonly VerifiedClaim[]; recipient: Hex }>> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    const functionName = attestation.mode === "proxy" ? "verifiedProxyClaims" : "verifiedClaims";
+    const outcome = await this.read<[readonly VerifiedClaim[], { recipient: Hex }]>(functionName, [tuple, revealed, signature]);
+    if (!outcome.ok) return outcome;
+    const [claims, evidence] = outcome.value;
+    return { ok: true, value: { claims, recipient: evidence.recipient } };
+  }
+
+  /** A transaction calling `verifiedProxyClaims` (or `verifiedClaims`): what a dapp reading claims pays. */
+  claimsTransaction(attestation: EvmAttestation, signature: Hex): Promise<TxResult> {
+    const { tuple, revealed } = attestationArgs(attestation);
+    return this.write(attestation.mode === "proxy" ? "verifiedProxyClaims" : "verifiedClaims", [tuple, revealed, signature]);
   }
 
   async setNotary(notary: Hex, allowed: boolean, from?: Account): Promise<void> {
