@@ -6,12 +6,14 @@
  * proof splits them (one hidden value per direction: two revealed segments each; also 16 segments for 4 KB), it
  * measures a transaction calling `verify` (what a dapp's transaction pays: 21,000 base, calldata, execution) and the
  * execution alone of `verify` and of `verifiedRange` reading a 32-byte value from the last segment.
+ * Then, for a 1 KB attestation with 0, 1, 4 and 8 claims (a comparison, a value, a commitment, in turn) and a
+ * recipient, a transaction calling `verifiedClaims` (verify, then return the claims and the evidence).
  * No MPC session: gas depends on sizes and segment count only, not on where the signed bytes came from.
  */
 import { cpus } from "node:os";
 import type { Hex } from "viem";
 import { evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../src/proof/evm-attestation.ts";
-import type { ProofBody, RevealedRange, TranscriptDirection } from "../src/proof/format.ts";
+import type { Claim, ProofBody, RevealedRange, TranscriptDirection } from "../src/proof/format.ts";
 import { generateKey, type NotaryKey } from "../src/proof/keys.ts";
 import { Chain, type TxResult } from "../testkit/evm/chain.ts";
 import { attestationArgs, VerifierContract } from "../testkit/evm/verifier.ts";
@@ -31,14 +33,29 @@ function direction(revealedBytes: number, segments: number, line: string): Trans
   return { length: position - HIDDEN_BYTES, revealed };
 }
 
-function body(key: NotaryKey, revealedBytes: number, segments: number): ProofBody {
+/** The claims of the issue's example, in turn, `count` of them. */
+function claims(count: number): Claim[] {
+  const kinds: Claim[] = [
+    { kind: "predicate", subject: "res:body:account.balance", op: ">", operand: "1000", holds: true },
+    { kind: "value", subject: "res:body:account.name", value: '"alice"' },
+    { kind: "commitment", subject: "res:body:account.balance", commitment: `0x${"3c".repeat(32)}` },
+    { kind: "predicate", subject: "res:body:account.currency", op: "==", operand: '"EUR"', holds: true },
+  ];
+  return Array.from({ length: count }, (_, i) => kinds[i % kinds.length]!);
+}
+
+function body(key: NotaryKey, revealedBytes: number, segments: number, claimCount = 0): ProofBody {
   const sentBytes = Math.floor(revealedBytes / 4);
   const half = segments / 2;
   return {
     requestId: crypto.randomUUID(),
     notary: { publicKey: key.publicKeyPem, algorithm: key.algorithm },
+    mode: "mpc",
     serverName: "api.example.com",
     connectionTime: 1_795_258_023,
+    responseTime: 1_795_258_024,
+    responseFraming: "content-length",
+    request: "revealed",
     tlsVersion: "TLS1.2",
     notarizedAt: 1_795_258_030_745,
     transcript: {
@@ -48,6 +65,8 @@ function body(key: NotaryKey, revealedBytes: number, segments: number): ProofBod
     redactions: [],
     testTrustAnchor: false,
     notaryVersion: "0.1.0",
+    claims: claims(claimCount),
+    ...(claimCount > 0 ? { recipient: "0x1111111111111111111111111111111111111111" } : {}),
   };
 }
 
@@ -79,3 +98,11 @@ console.log(`Machine: ${cpus().length} cores, Bun ${Bun.version}; gas does not d
 console.log("| Revealed data | `revealed` argument | `verify` transaction | of which execution | `verifiedRange` transaction (32 B from the last segment) | of which execution |");
 console.log("|---|---|---|---|---|---|");
 for (const row of rows) console.log(row);
+
+console.log("\n| 1 KB attestation with | `verifiedClaims` transaction | of which execution |");
+console.log("|---|---|---|");
+for (const count of [0, 1, 4, 8]) {
+  const signed = withEvmAttestation(body(key, 1024, 4, count), key);
+  const tx = await verifier.claimsTransaction(evmAttestationOf(signed), signed.evm!.signature as Hex);
+  console.log(`| ${count} claims${count > 0 ? " and a recipient" : ""} | ${tx.gasUsed.toLocaleString("en")} | ${tx.executionGas.toLocaleString("en")} |`);
+}

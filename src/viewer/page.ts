@@ -94,6 +94,19 @@ function redactionTable(json: VerifiedProofJson): HTMLElement {
   return section;
 }
 
+/** The notary's claims, above the transcript: what a proof with claims is for. Nothing when it states none. */
+function claimsSection(json: VerifiedProofJson): HTMLElement[] {
+  if (json.claims.length === 0 && json.recipient === null) return [];
+  const section = element("section");
+  section.id = "claims";
+  section.append(element("h2", "Claims (stated by the notary on the answer it checked)"));
+  const list = element("ul");
+  for (const claim of json.claims) list.append(element("li", claim.text, claim.kind === "predicate" && !claim.holds ? "claim-false" : "claim"));
+  if (json.claims.length > 0) section.append(list);
+  if (json.recipient !== null) section.append(element("p", `Made for ${json.recipient}`));
+  return [section];
+}
+
 /** What the reader asked the proof to be about (empty fields ask nothing); a link may fill them from its query. */
 function expectations(): ProofExpectations {
   const given = (input: HTMLInputElement) => input.value.trim() || undefined;
@@ -147,6 +160,7 @@ function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
       ["EVM attestation", json.evm ? `valid, signed by ${json.evm.address}` : "none in this proof"],
     ]),
   );
+  parts.push(...claimsSection(json));
   parts.push(element("p", `Hidden bytes are marked, one ${HIDDEN_BYTE_MARKER} per byte; their content is not in the proof.`, "legend"));
   for (const [title, view] of [["Request (sent)", json.sent], ["Response (received)", json.recv]] as const) {
     const section = element("section");

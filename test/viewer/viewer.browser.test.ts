@@ -245,6 +245,33 @@ describe("the proof viewer", () => {
     expect(statSync(SCREENSHOT_BY_ID).size).toBeGreaterThan(10_000);
   });
 
+  test("a proof with claims shows them above the transcript, one that does not hold marked, and whom the proof was made for", async () => {
+    const claimed = await prove({
+      prover: prover.url,
+      notaryKeys: prover.notaryPubPem,
+      allowTestTrustAnchor: true,
+      url: `https://${TARGET_HOST}:${target.port}/data`,
+      mode: "proxy",
+      redact: "res:body:user.id",
+      claims: "res:body:user.id>999, res:body:user.id<10, res:body:user.name",
+      recipient: "0x00000000000000000000000000000000000000c0",
+    });
+    await page.goto(`${prover.url}/viewer?allowTestAnchor=1`);
+    await show(claimed.proofText, prover.notaryPubPem);
+    await page.waitForSelector("#claims");
+    const claims = await page.$$eval("#claims li", (items) => items.map((item) => ({ text: item.textContent, className: item.className })));
+    expect(claims).toEqual([
+      { text: "res:body:user.id > 999: holds", className: "claim" },
+      { text: "res:body:user.id < 10: does not hold", className: "claim-false" },
+      { text: 'res:body:user.name = "alice"', className: "claim" },
+    ]);
+    expect(await page.textContent("#claims")).toContain("Made for 0x00000000000000000000000000000000000000c0");
+    // Above the transcript: the claims section comes before the first transcript section.
+    const order = await page.$$eval("#report > *", (nodes) => nodes.map((node) => node.id || node.textContent?.slice(0, 14)));
+    expect(order.indexOf("claims")).toBeLessThan(order.findIndex((text) => text?.startsWith("Request (sent)")));
+    expect((await page.textContent("#report")) ?? "").not.toContain("1000,");
+  });
+
   test("?requestId= of an id this prover never saw: the page says it waits, then why no proof came", async () => {
     const unknown = crypto.randomUUID();
     await page.goto(`${prover.url}/viewer?requestId=${unknown}`);
