@@ -26,6 +26,12 @@ export const PARTS = {
     mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts"],
     tests: ["test/proof/"],
   },
+  /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */
+  claims: {
+    mutate: ["src/claims/**/*.ts"],
+    tests: ["test/claims/"],
+    skip: ["**/*.e2e.test.ts"],
+  },
   /**
    * What a proof hides. The property test over random transcripts is left out: on this code it kills no mutant the
    * other files do not (docs/testing.md), and it would take two thirds of every mutant's run (2.7 s against 1.4 s).

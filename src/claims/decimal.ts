@@ -7,7 +7,7 @@ import { JSON_NUMBER } from "./grammar.ts";
 
 interface Decimal {
   negative: boolean;
-  /** Significant digits, no leading or trailing zeros; "" for zero. */
+  /** Significant digits, no leading or trailing zeros ("" for zero): two equal values have equal digits. */
   digits: string;
   /** The value is 0.digits × 10^point (meaningless for zero). */
   point: bigint;
@@ -20,7 +20,8 @@ function readDecimal(text: string): Decimal {
   const all = integer + fraction.slice(1);
   const leading = all.length - all.replace(/^0+/, "").length;
   const digits = all.slice(leading).replace(/0+$/, "");
-  const point = BigInt(integer.length - leading) + (exponent === "" ? 0n : BigInt(exponent.slice(1)));
+  // BigInt("") is 0n: no exponent is exponent 0.
+  const point = BigInt(integer.length - leading) + BigInt(exponent.slice(1));
   return { negative: text.startsWith("-") && digits !== "", digits, point };
 }
 
@@ -28,9 +29,8 @@ function readDecimal(text: string): Decimal {
 function compareMagnitude(a: Decimal, b: Decimal): number {
   if (a.digits === "" || b.digits === "") return Number(a.digits !== "") - Number(b.digits !== "");
   if (a.point !== b.point) return a.point > b.point ? 1 : -1;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const [x, y] = [a.digits.padEnd(width, "0"), b.digits.padEnd(width, "0")];
-  return x === y ? 0 : x > y ? 1 : -1;
+  // Same point: digit strings with no trailing zeros compare as text ("12" < "123", "2" > "123").
+  return a.digits === b.digits ? 0 : a.digits > b.digits ? 1 : -1;
 }
 
 /** -1, 0 or 1 as the number `a` is below, equal to or above `b`; throws TypeError for a text that is not a JSON number. */

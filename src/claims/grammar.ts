@@ -106,12 +106,11 @@ function parseLiteral(written: string, position: number): Literal {
   if (written === "null") return { type: "null" };
   if (written.startsWith('"')) {
     try {
-      const value: unknown = JSON.parse(written);
-      if (typeof value === "string") return { type: "string", value };
+      // Text opening with a quote parses as a string or not at all.
+      return { type: "string", value: JSON.parse(written) as string };
     } catch {
-      // Reported below.
+      throw claimError(position, "a quoted value must be one JSON string");
     }
-    throw claimError(position, "a quoted value must be one JSON string");
   }
   if (written.includes("\\")) throw claimError(position, "write a value holding a backslash as a JSON string in double quotes");
   return { type: "string", value: written };

@@ -1,6 +1,8 @@
 /**
  * The prover's check of a call's claims before anything is sent, on what the client asked (its T-REDACTED patterns
- * and the proof mode): a claim that could only be refused by the notary later is refused now, as a 400 naming it.
+ * and the proof mode): a claim that could only be refused by the notary later is refused now, as a 400 naming it:
+ * a value the proof would hide, a commitment without a salt, any claim in a mode whose notary sees only what the
+ * proof reveals when the client hides part of the answer.
  * The notary judges again on the answer itself (evaluate.ts): this check spares the client a session, it protects
  * nobody.
  */
@@ -29,16 +31,21 @@ function hiddenBy(subject: ClaimSubject, patterns: readonly RedactionPattern[]):
   return byDefault && !revealed ? `by default; reveal:res:header:${subject.name} shows it` : undefined;
 }
 
+/** The first entry that hides bytes of the answer, as its position; -1 when none does. */
+const answerHiding = (patterns: readonly RedactionPattern[]) => patterns.findIndex((p) => p.kind === "res:body" || p.kind === "res:header" || p.kind === "search");
+
 /** Throws invalid_claim (400) for the first claim the mode's notary would have to refuse whatever the answer. */
 export function checkClaims({ claims, patterns, claimSalt }: ClaimChoices, mode: ModeFacts): void {
+  const hiding = answerHiding(patterns);
+  // A notary that sees only what the proof reveals judges claims on an answer revealed whole (subject.ts).
+  if (claims.length > 0 && !mode.notarySeesAnswer && hiding >= 0) {
+    throw claimError(1, `T-REDACTED entry ${hiding + 1} hides part of the answer, and a ${mode.name} notary judges claims only on an answer the proof reveals whole: use T-PROOF-MODE: proxy`);
+  }
   claims.forEach((claim, index) => {
     const position = index + 1;
     if (claim.kind === "commitment" && claimSalt === undefined) throw claimError(position, "commit: needs T-CLAIM-SALT (0x and 64 hex digits, kept by the client)");
     const hidden = hiddenBy(claim.subject, patterns);
     if (hidden === undefined) return;
     if (claim.kind === "value") throw claimError(position, `states the value of ${claim.subjectText}, which the proof hides (${hidden}): claim a comparison or commit: instead`);
-    if (!mode.notarySeesAnswer) {
-      throw claimError(position, `${claim.subjectText} is hidden (${hidden}), and a ${mode.name} notary sees only what the proof reveals: use T-PROOF-MODE: proxy`);
-    }
   });
 }

@@ -1,14 +1,14 @@
 /**
  * Where a claim's subject is in an answer, and what its value is, read by the notary on the answer's bytes as it
- * saw them: all of them in proxy mode, the revealed ones in MPC mode (`seen`). A subject that is missing, named
- * twice (two header lines, two members of one name along a body path), or that an unseen byte could make
- * ambiguous (a hidden key or header name might be the same name) is refused, never guessed.
+ * saw them: all of them in proxy mode, the revealed ones in MPC mode (`seen`), where only a part seen whole counts
+ * (UNSEEN below). A subject that is missing or named twice (two header lines, two members of one name along a body
+ * path) is refused, never guessed.
  */
 import { AppError } from "../core/errors.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import { rawRangesOf, viewOf } from "../core/byte-view.ts";
 import { decodeString, type JsonNode, parseJson } from "../http1/json.ts";
-import { type HeaderField, parseHttpMessage } from "../http1/message.ts";
+import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
 import { type ClaimRequest, type ClaimSubject, JSON_NUMBER } from "./grammar.ts";
 
 /** A subject's value as a predicate reads it; `json` is its JSON text in normal form (docs/proof-format.md, "Claims"). */
@@ -70,30 +70,28 @@ function nodeValue(bytes: Uint8Array, node: JsonNode): SubjectValue {
   }
 }
 
-type Locate = (answer: SeenAnswer, refuse: (problem: string) => AppError) => LocatedSubject;
+type Locate = (answer: SeenAnswer, message: HttpMessage, refuse: (problem: string) => AppError) => LocatedSubject;
 
-export const HIDDEN_FROM_NOTARY = "the value is hidden from the notary (an MPC notary sees only what the proof reveals: use T-PROOF-MODE: proxy)";
-const UNSEEN_HEAD = "a header name of the answer is hidden from the notary, so the subject could be ambiguous";
+/**
+ * Why a notary that did not see all of an answer (MPC mode) judges only claims over a part it saw whole: a hidden
+ * run of bytes may hold anything, a line break and a second header line of the asked name, a quote that ends a
+ * string early, `,"balance":5` before the member the notary reads. Seen whole, the structure is the server's.
+ */
+const UNSEEN = "hidden from the notary, and hidden bytes could hold a second value of that name: an MPC notary judges claims only on";
+const HEAD_UNSEEN = `the answer's head is ${UNSEEN} an answer whose head the proof reveals whole (and its body, for res:body); use T-PROOF-MODE: proxy`;
+const BODY_UNSEEN = `part of the answer is ${UNSEEN} an answer the proof reveals whole; use T-PROOF-MODE: proxy`;
 
-function headerFields(answer: SeenAnswer, refuse: (problem: string) => AppError): HeaderField[] {
-  const { headers } = parseHttpMessage(answer.bytes);
-  if (!headers.every((field) => allSeen(answer, field.name))) throw refuse(UNSEEN_HEAD);
-  return headers;
-}
-
-function locateStatus(answer: SeenAnswer, refuse: (problem: string) => AppError): LocatedSubject {
-  const { startLine } = parseHttpMessage(answer.bytes);
-  const code = { start: startLine.start + 9, end: startLine.start + 12 };
-  if (!allSeen(answer, { start: startLine.start, end: code.end })) throw refuse("the status line is hidden from the notary");
+function locateStatus(answer: SeenAnswer, message: HttpMessage, refuse: (problem: string) => AppError): LocatedSubject {
+  const code = { start: message.startLine.start + 9, end: message.startLine.start + 12 };
+  if (!/^HTTP\/1\.[01] [0-9]{3}$/.test(ascii(answer.bytes, { start: message.startLine.start, end: code.end }))) throw refuse("the answer has no status line");
   const text = ascii(answer.bytes, code);
-  if (!/^HTTP\/1\.[01] [0-9]{3}$/.test(ascii(answer.bytes, { start: startLine.start, end: code.end }))) throw refuse("the answer has no status line");
   return { value: { type: "number", text, json: text }, ranges: [code] };
 }
 
 const locateHeader =
   (name: string): Locate =>
-  (answer, refuse) => {
-    const fields = headerFields(answer, refuse).filter((field) => ascii(answer.bytes, field.name).toLowerCase() === name);
+  (answer, message, refuse) => {
+    const fields = message.headers.filter((field) => ascii(answer.bytes, field.name).toLowerCase() === name);
     if (fields.length === 0) throw refuse("the answer has no such header");
     if (fields.length > 1) throw refuse(`the answer has ${fields.length} lines of this header, so the subject is ambiguous`);
     const { value } = fields[0]!;
@@ -103,12 +101,11 @@ const locateHeader =
     return { value: { ...stringValue(text), ...(numeric === undefined ? {} : { numeric }) }, ranges: [value] };
   };
 
-/** The one value at `path`; members of one name, or an unseen key, along it are refused as ambiguous. */
+/** The one value at `path`; members of one name along it are refused as ambiguous (parsers disagree on which wins). */
 function valueAtPath(root: JsonNode, path: readonly string[], refuse: (problem: string) => AppError): JsonNode {
   let node = root;
   for (const segment of path) {
     if (node.kind === "object") {
-      if (node.members.some((member) => member.key === null)) throw refuse("a key along the path is hidden from the notary, so the subject could be ambiguous");
       const matches = node.members.filter((member) => member.key === segment);
       if (matches.length > 1) throw refuse(`the body has ${matches.length} members named ${JSON.stringify(segment)}, so the subject is ambiguous`);
       if (matches.length === 0) throw refuse("the body has no value at this path");
@@ -120,28 +117,17 @@ function valueAtPath(root: JsonNode, path: readonly string[], refuse: (problem: 
   return node;
 }
 
-const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "content-encoding"]);
-
 const locateBody =
   (path: readonly string[]): Locate =>
-  (answer, refuse) => {
-    const message = parseHttpMessage(answer.bytes);
-    for (const field of headerFields(answer, refuse)) {
-      const name = ascii(answer.bytes, field.name).toLowerCase();
-      if (FRAMING_HEADERS.has(name) && !allSeen(answer, field.value)) throw refuse(`the answer's ${name} is hidden from the notary`);
-      if (name === "content-encoding" && ascii(answer.bytes, field.value).trim().toLowerCase() !== "identity") throw refuse("the answer's body is encoded");
-    }
+  (answer, message, refuse) => {
+    if (!allSeen(answer, { start: 0, end: answer.bytes.length })) throw refuse(BODY_UNSEEN);
+    const encoded = message.headers.some((field) => ascii(answer.bytes, field.name).toLowerCase() === "content-encoding" && ascii(answer.bytes, field.value).toLowerCase() !== "identity");
+    if (encoded) throw refuse("the answer's body is encoded");
     const body = viewOf(answer.bytes, message.body);
-    const unseen = new Uint8Array(body.bytes.length);
-    for (const piece of body.pieces) unseen.set(answer.seen.subarray(piece.raw.start, piece.raw.end).map((b) => 1 - b), piece.viewStart);
-    const root = parseJson(body.bytes, (at) => unseen[at] === 1);
+    const root = parseJson(body.bytes);
     if (!root) throw refuse("the answer's body is not JSON");
     const node = valueAtPath(root, path, refuse);
-    const ranges = rawRangesOf(body, node.range.start, node.range.end);
-    // A value with a hidden byte inside cannot be read: the notary never saw it whole.
-    // A value with an unseen byte inside (a hidden node, or hidden string content) cannot be read.
-    if (!ranges.every((range) => allSeen(answer, range))) throw refuse(HIDDEN_FROM_NOTARY);
-    return { value: nodeValue(body.bytes, node), ranges };
+    return { value: nodeValue(body.bytes, node), ranges: rawRangesOf(body, node.range.start, node.range.end) };
   };
 
 function locatorOf(subject: ClaimSubject): Locate {
@@ -153,7 +139,8 @@ function locatorOf(subject: ClaimSubject): Locate {
 /** The claim's subject on the answer, or a claim_unsupported refusal naming the claim by position and subject. */
 export function locateSubject(claim: ClaimRequest, position: number, answer: SeenAnswer): LocatedSubject {
   const refuse = (problem: string) => claimRefused(claim, position, problem);
-  const located = locatorOf(claim.subject)(answer, refuse);
-  if (!located.ranges.every((range) => allSeen(answer, range))) throw refuse(HIDDEN_FROM_NOTARY);
-  return located;
+  const message = parseHttpMessage(answer.bytes);
+  // The final head ends where the body begins (or with the answer); interim 1xx heads come before it.
+  if (!allSeen(answer, { start: 0, end: message.body[0]?.start ?? answer.bytes.length })) throw refuse(HEAD_UNSEEN);
+  return locatorOf(claim.subject)(answer, message, refuse);
 }

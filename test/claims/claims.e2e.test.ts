@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import type { Hex } from "viem";
-import { attestationCalldata, prove, verifyProof } from "../../src/client/index.ts";
+import { attestationCalldata, prove, TlsproofError, verifyProof } from "../../src/client/index.ts";
 import type { ProverServer } from "../../src/app/prover.ts";
 import { evmAttestationOf } from "../../src/proof/evm-attestation.ts";
 import type { Proof } from "../../src/proof/format.ts";
@@ -37,6 +37,10 @@ const answer = (body: string) => `HTTP/1.1 200 OK\r\nContent-Type: application/j
 beforeAll(async () => {
   targets.tls13 = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket }) => void socket.end(answer(ACCOUNT)));
   targets.tls12 = await startScriptedTarget(tls, { version: "TLSv1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, ({ socket }) => void socket.end(answer(ACCOUNT)));
+  // Its Set-Cookie value is hidden by default: an MPC notary never sees the whole head.
+  targets.cookie12 = await startScriptedTarget(tls, { version: "TLSv1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, ({ socket }) =>
+    void socket.end(answer(ACCOUNT).replace("Connection: close\r\n", "Connection: close\r\nSet-Cookie: sid=s3cr3t\r\n")),
+  );
   const resolve = Object.values(targets).map((target) => `${TARGET_HOST}:${target.port}:127.0.0.1`).join(",");
   const started = await startProverInProcess(targets.tls13.port, {
     PROVER_RESOLVE: resolve,
@@ -169,6 +173,29 @@ describe("a proxy-mode proof that states facts of a value it hides", () => {
   });
 });
 
+describe("cli prove", () => {
+  test("--claim, --claim-salt and --recipient: the proof states them, and the command prints each claim", async () => {
+    const out = join(scratchDir("claims-cli"), "proof.json");
+    const result = await runCli(SOURCE_CLI, [
+      "prove", "--prover", proverUrl, "--notary-pub-key", notaryPubPath, "--url", urlOf(targets.tls13!), "--mode", "proxy",
+      "--redact", "res:body:balance", "--claim", "res:body:balance>1000", "--claim", "commit:res:body:balance",
+      "--claim-salt", SALT, "--recipient", RECIPIENT, "--allow-test-anchor", "--out", out,
+    ]);
+    expect(result.stderr).toContain("claim: res:body:balance > 1000: holds");
+    expect(result.stderr).toContain("claim: res:body:balance: committed 0x");
+    expect(result.exitCode).toBe(0);
+    const proof = JSON.parse(await Bun.file(out).text()) as Proof;
+    expect(proof.body.claims?.map((claim) => claim.kind)).toEqual(["predicate", "commitment"]);
+    expect(proof.body.recipient).toBe(RECIPIENT);
+    const refused = await runCli(SOURCE_CLI, [
+      "prove", "--prover", proverUrl, "--notary-pub-key", notaryPubPath, "--url", urlOf(targets.tls13!), "--mode", "proxy",
+      "--claim", "commit:res:body:balance", "--allow-test-anchor", "--out", out,
+    ]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain("error: invalid_claim: --claim entry 1: commit: needs --claim-salt");
+  }, 60_000);
+});
+
 describe("claims refused before anything is sent", () => {
   const call = (headers: Record<string, string>) =>
     fetch(`${proverUrl}/proxy`, { headers: { "T-PROXY-URL": urlOf(targets.tls13!), "T-REQUEST-ID": crypto.randomUUID(), ...headers } });
@@ -206,7 +233,8 @@ describe("MPC mode", () => {
       notaryKeys: notaryPubPem,
       url: urlOf(targets.tls12!),
       mode: "mpc",
-      redact: "res:body:name",
+      redact: "req:header:x-client",
+      headers: { "X-Client": "demo" },
       claims: ["res:body:balance>1000", "res:body:currency"],
       allowTestTrustAnchor: true,
     });
@@ -215,5 +243,20 @@ describe("MPC mode", () => {
       { kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true },
       { kind: "value", subject: "res:body:currency", value: '"EUR"' },
     ]);
+  }, 240_000);
+
+  test("an answer whose head the proof does not reveal whole: the MPC notary refuses the claim on the stream, naming proxy mode", async () => {
+    const refused = await prove({
+      prover: proverUrl,
+      notaryKeys: notaryPubPem,
+      url: urlOf(targets.cookie12!),
+      mode: "mpc",
+      claims: "res:body:balance>1000",
+      allowTestTrustAnchor: true,
+    }).catch((error: unknown) => error as TlsproofError);
+    expect(refused).toBeInstanceOf(TlsproofError);
+    expect((refused as TlsproofError).code).toBe("claim_unsupported");
+    expect((refused as TlsproofError).message).toContain("the answer's head is hidden from the notary");
+    expect((refused as TlsproofError).message).toContain(`use mode: "proxy"`);
   }, 240_000);
 });

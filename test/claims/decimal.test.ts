@@ -42,3 +42,15 @@ describe("exact comparison of JSON numbers", () => {
     for (const text of ["", "01", "1.", ".5", "+1", "1e", "NaN", "0x10"]) expect(() => compareDecimals(text, "1")).toThrow(TypeError);
   });
 });
+
+describe("exact comparison, edges", () => {
+  test("zero against either sign, and digit strings of different lengths at one point", () => {
+    expect([compareDecimals("0", "0.5"), compareDecimals("0.5", "0"), compareDecimals("0", "-0.5"), compareDecimals("-0.5", "0")]).toEqual([-1, 1, 1, -1]);
+    expect([compareDecimals("12", "12.3"), compareDecimals("2", "1.23e0"), compareDecimals("1001", "1010"), compareDecimals("1.01", "1.1")]).toEqual([-1, 1, -1, -1]);
+    expect([compareDecimals("100", "1e2"), compareDecimals("10", "1"), compareDecimals("1000", "999.9")]).toEqual([0, 1, 1]);
+  });
+
+  test("the refusal names the text, cut at 40 characters", () => {
+    expect(() => compareDecimals(`x${"9".repeat(60)}`, "1")).toThrow(`not a JSON number: "x${"9".repeat(39)}"`);
+  });
+});

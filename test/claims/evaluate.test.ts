@@ -5,8 +5,10 @@ import type { ByteRange } from "../../src/core/transcript.ts";
 import { type ClaimContext, evaluateClaims } from "../../src/claims/evaluate.ts";
 import { parseClaims } from "../../src/claims/grammar.ts";
 
-const BODY = '{"name":"\\u0061lice","balance":123456,"items":[{"id":7},{"id":8}],"meta":{ "a" : [1, true] },"none":null,"ok":false}';
-const ANSWER = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 0${BODY.length}\r\nX-Rate: 42\r\nX-Twice: a\r\nX-Twice: b\r\n\r\n${BODY}`;
+const BODY = '{"name":"\\u0061lice","balance":123456,"items":[{"id":7},{"id":8}],"meta":{ "a" : [1, true] },"none":null,"ok":false,"yes":true,"dup":{"x":1,"x":2}}';
+const ANSWER =
+  `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 0${BODY.length}\r\nX-Rate: 42\r\nX-Twice: a\r\nX-Twice: b\r\n` +
+  `X-Zeros: 0042\r\nX-Mixed: v42\r\nContent-Encoding: Identity\r\n\r\n${BODY}`;
 
 const bytes = new TextEncoder().encode(ANSWER);
 const at = (needle: string): ByteRange => {
@@ -68,6 +70,29 @@ describe("the notary's judgement of claims", () => {
     ]);
   });
 
+  test("booleans, headers written with leading zeros, a header that is not a number", () => {
+    expect(judge("res:body:yes, res:body:ok, res:body:yes==true, res:header:x-zeros==42, res:header:x-zeros<43")).toEqual([
+      { kind: "value", subject: "res:body:yes", value: "true" },
+      { kind: "value", subject: "res:body:ok", value: "false" },
+      { kind: "predicate", subject: "res:body:yes", op: "==", operand: "true", holds: true },
+      { kind: "predicate", subject: "res:header:x-zeros", op: "==", operand: "42", holds: true },
+      { kind: "predicate", subject: "res:header:x-zeros", op: "<", operand: "43", holds: true },
+    ]);
+    expect(refusal("res:header:x-mixed>1").message).toContain("the value is a string, not a number");
+  });
+
+  test("a status or header value the proof hides is not stated; a refusal carries the claim's position", () => {
+    expect(refusal("res:status", context([], [at("200")])).message).toContain("the proof hides this value");
+    expect(refusal("res:header:x-rate", context([], [at("42\r")])).message).toContain("the proof hides this value");
+    expect(refusal("res:status, res:body:owner").details).toEqual({ claim: 2 });
+  });
+
+  test("each comparison fails where it should: the boundary either side", () => {
+    const holds = (header: string) => judge(header).map((claim) => (claim.kind === "predicate" ? claim.holds : undefined));
+    expect(holds("res:body:balance>=123457, res:body:balance<=123455, res:body:balance<123456, res:body:balance>123456.0, res:body:balance==123456.01")).toEqual([false, false, false, false, false]);
+    expect(holds("res:body:balance>=123455.999, res:body:balance<=123456.001, res:body:balance!=7")).toEqual([true, true, true]);
+  });
+
   test("a comparison states its operand as JSON text, never the value", () => {
     const [claim] = judge("res:body:balance>1000");
     expect(claim).toEqual({ kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true });
@@ -88,18 +113,26 @@ describe("the notary's judgement of claims", () => {
     const error = refusal("res:body:name, res:body:balance", hidden);
     expect(error.code).toBe("claim_unsupported");
     expect(error.message).toBe("claim 2 (res:body:balance): the proof hides this value: claim a comparison or commit: instead");
+    // Part of a value hidden is the value hidden.
+    expect(refusal("res:body:balance", context([], [at("3456")])).message).toContain("the proof hides this value");
   });
 
   test("refusals name the claim: missing, ambiguous, of another type", () => {
     const cases: [string, string][] = [
       ["res:body:owner", "claim 1 (res:body:owner): the body has no value at this path"],
       ["res:body:items.2.id", "the body has no value at this path"],
+      ["res:body:items.01.id", "the body has no value at this path"],
+      ["res:body:balance.0", "the body has no value at this path"],
+      ["res:body:dup.x", 'the body has 2 members named "x", so the subject is ambiguous'],
       ["res:body:name.first", "the body has no value at this path"],
       ["res:header:x-missing", "the answer has no such header"],
       ["res:header:x-twice", "the answer has 2 lines of this header, so the subject is ambiguous"],
       ["res:body:name>1", "the value is a string, not a number"],
       ["res:body:balance==abc", "the value is a number, not a string"],
       ["res:body:meta==true", "the value is an object, not a boolean"],
+      ["res:body:items>1", "the value is an array, not a number"],
+      ["res:body:ok>1", "the value is a boolean, not a number"],
+      ["res:body:none>1", "the value is a null, not a number"],
       ["res:status==\"200\"", "the value is a number, not a string"],
       ["res:header:content-type>1", "the value is a string, not a number"],
     ];
@@ -110,18 +143,28 @@ describe("the notary's judgement of claims", () => {
     }
   });
 
-  test("what a notary did not see (MPC mode) is never judged, and refused naming proxy mode", () => {
-    const unseenValue = context([at("123456")]);
-    expect(refusal("res:body:balance>1000", unseenValue).message).toContain("hidden from the notary");
-    expect(refusal("res:body:balance>1000", unseenValue).message).toContain("T-PROOF-MODE: proxy");
-    // A hidden key could be a second "balance": the path is ambiguous.
-    expect(refusal("res:body:balance>1000", context([at('"name"')])).message).toContain("a key along the path is hidden");
-    // A hidden header name could be a second line of the one asked about, or a Content-Encoding.
-    expect(refusal("res:header:x-rate==42", context([at("Content-Type")])).message).toContain("a header name of the answer is hidden");
-    expect(refusal("res:body:balance==1", context([at(`0${BODY.length}`)])).message).toContain("content-length is hidden");
-    expect(refusal("res:status==200", context([at("200 OK")])).message).toContain("the status line is hidden");
-    // A value seen whole beside hidden ones is judged.
-    expect(judge("res:body:balance==123456", context([at('"\\u0061lice"')]))).toMatchObject([{ holds: true }]);
+  test("a notary that did not see the whole answer (MPC mode) judges only what it saw whole, else refuses naming proxy mode", () => {
+    const unseen = (needle: string, header: string) => refusal(header, context([at(needle)])).message;
+    // Hidden bytes anywhere in the body could hold a second "balance", or end a string early: no body claim.
+    expect(unseen("123456", "res:body:balance>1000")).toContain("part of the answer is hidden from the notary");
+    expect(unseen('"\\u0061lice"', "res:body:balance==123456")).toContain("use T-PROOF-MODE: proxy");
+    // Hidden bytes in the head could hold a line break and a second header line: no claim at all.
+    expect(unseen("X-Twice: a", "res:header:x-rate==42")).toContain("the answer's head is hidden from the notary");
+    expect(unseen("200 OK", "res:status==200")).toContain("the answer's head is hidden");
+    // A head seen whole is judged though the body hides bytes.
+    expect(judge("res:header:x-rate==42, res:status==200", context([at("123456")]))).toMatchObject([{ holds: true }, { holds: true }]);
+  });
+
+  test("an answer with no status line, or no body (its head is all of it)", () => {
+    const all = (text: string): ClaimContext => {
+      const b = new TextEncoder().encode(text);
+      return { answer: { bytes: b, seen: new Uint8Array(b.length).fill(1) }, shown: () => true };
+    };
+    expect(() => evaluateClaims(parseClaims("res:status"), all("HTTX/1.1 200 OK\r\n\r\n"))).toThrow("the answer has no status line");
+    expect(evaluateClaims(parseClaims("res:status, res:header:x-a"), all("HTTP/1.1 204 No Content\r\nX-A: 1\r\n\r\n"))).toEqual([
+      { kind: "value", subject: "res:status", value: "204" },
+      { kind: "value", subject: "res:header:x-a", value: '"1"' },
+    ]);
   });
 
   test("an encoded or non-JSON body is refused", () => {

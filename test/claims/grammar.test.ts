@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../src/core/errors.ts";
-import { claimText, MAX_CLAIMS, parseClaims } from "../../src/claims/grammar.ts";
+import { CLAIM_SALT, claimText, MAX_CLAIM_LENGTH, MAX_CLAIMS, parseClaims, RECIPIENT } from "../../src/claims/grammar.ts";
 
 function refusal(header: string): AppError {
   try {
@@ -76,5 +76,35 @@ describe("the T-CLAIM grammar", () => {
         expect(parseClaims(claimText(claim!))).toEqual([claim!]);
       }),
     );
+  });
+});
+
+describe("the T-CLAIM grammar, edges", () => {
+  test("spaces around a subject's parts are not part of it", () => {
+    expect(parseClaims("res:header: X-Rate , commit: res:body: a.b, res:body:c >1")).toMatchObject([
+      { subject: { kind: "res:header", name: "x-rate" } },
+      { kind: "commitment", subject: { kind: "res:body", path: ["a", "b"] } },
+      { kind: "predicate", subject: { kind: "res:body", path: ["c"] } },
+    ]);
+  });
+
+  test("the limits are inclusive, and a refusal carries the entry's position", () => {
+    expect(parseClaims(`res:body:${"a".repeat(MAX_CLAIM_LENGTH - 9)}`)).toHaveLength(1);
+    expect(refusal(`res:body:${"a".repeat(MAX_CLAIM_LENGTH - 8)}`).message).toContain("longer than");
+    expect(parseClaims(Array.from({ length: MAX_CLAIMS }, () => "res:status").join(","))).toHaveLength(MAX_CLAIMS);
+    expect(refusal(Array.from({ length: MAX_CLAIMS + 1 }, () => "res:status").join(",")).message).toBe(`T-CLAIM entry ${MAX_CLAIMS + 1}: at most ${MAX_CLAIMS} claims`);
+    expect(refusal("res:status, res:status==").details).toEqual({ entry: 2 });
+  });
+
+  test("what a comparison or commitment cannot start with is named", () => {
+    expect(refusal("commit:>5").message).toContain("commit: takes a subject only, no comparison");
+    expect(refusal("res:body:a=5").message).toBe("T-CLAIM entry 1: unknown comparison (expected one of == != >= <= > <)");
+  });
+
+  test("the salt and the recipient are exactly 32 bytes and 20 bytes of hex", () => {
+    expect(CLAIM_SALT.test(`0x${"aB".repeat(32)}`)).toBe(true);
+    for (const salt of [`0x${"ab".repeat(31)}`, `0x${"ab".repeat(33)}`, `x0x${"ab".repeat(32)}`, `0x${"ab".repeat(32)}\n`, `0x${"gh".repeat(32)}`]) expect(CLAIM_SALT.test(salt)).toBe(false);
+    expect(RECIPIENT.test(`0x${"Cd".repeat(20)}`)).toBe(true);
+    for (const address of [`0x${"cd".repeat(19)}`, `0x${"cd".repeat(21)}`, ` 0x${"cd".repeat(20)}`, `0x${"zz".repeat(20)}`]) expect(RECIPIENT.test(address)).toBe(false);
   });
 });

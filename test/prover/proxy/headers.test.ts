@@ -95,6 +95,18 @@ describe("the /proxy headers, parsed once", () => {
     expect(refusal({ ...base, "t-redacted": "bogus:x", "t-proof-mode": "fast" }).code).toBe("invalid_redaction");
   });
 
+  test("claims: T-CLAIM parsed with its own code, the salt and recipient checked, neither echoed in a refusal", () => {
+    const parsed = parse({ ...base, "t-claim": "res:body:balance>1000", "t-claim-salt": `0x${"AB".repeat(32)}`, "t-recipient": "0x00000000000000000000000000000000000000FF" });
+    expect(parsed.claims).toMatchObject([{ kind: "predicate", subjectText: "res:body:balance", op: ">" }]);
+    expect(parsed.claimSalt).toBe(`0x${"AB".repeat(32)}`);
+    expect(parsed.recipient).toBe("0x00000000000000000000000000000000000000ff");
+    expect(refusal({ ...base, "t-claim": "res:body:balance>" })).toMatchObject({ code: "invalid_claim" });
+    const salt = refusal({ ...base, "t-claim-salt": "0xsecretsalt" });
+    expect(salt.code).toBe("invalid_header");
+    expect(salt.message).not.toContain("secretsalt");
+    expect(refusal({ ...base, "t-recipient": "0x1234" }).message).toContain("T-RECIPIENT must be an Ethereum address");
+  });
+
   test("the schema declares every header /proxy reads, the two it needs as required", () => {
     expect(Object.keys(ProxyHeaders.entries)).toEqual([
       "t-proxy-url", "t-request-id", "t-redacted", "t-redacted-unmatched", "t-prove-failed-req",
