@@ -155,6 +155,16 @@ describe("the notary's judgement of claims", () => {
     expect(judge("res:header:x-rate==42, res:status==200", context([at("123456")]))).toMatchObject([{ holds: true }, { holds: true }]);
   });
 
+  test("a value split over chunks is hidden if any part of it is", () => {
+    const text = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nd\r\n{"balance":12\r\n5\r\n3456}\r\n0\r\n\r\n';
+    const b = new TextEncoder().encode(text);
+    const tail = text.indexOf("3456}");
+    const shownMask = new Uint8Array(b.length).fill(1).fill(0, tail, tail + 4);
+    const ctx: ClaimContext = { answer: { bytes: b, seen: new Uint8Array(b.length).fill(1) }, shown: (r) => shownMask.subarray(r.start, r.end).every((x) => x === 1) };
+    expect(evaluateClaims(parseClaims("res:body:balance>1"), ctx)).toMatchObject([{ holds: true }]);
+    expect(() => evaluateClaims(parseClaims("res:body:balance"), ctx)).toThrow("the proof hides this value");
+  });
+
   test("an answer with no status line, or no body (its head is all of it)", () => {
     const all = (text: string): ClaimContext => {
       const b = new TextEncoder().encode(text);
