@@ -74,12 +74,22 @@ export interface KeyedNotary {
  * A `cli notary start` whose whitelist holds `apiKey`: `settings` are the YAML lines before the `auth` block,
  * the signing key is made first by `cli notary keygen` with `keygenArgs`.
  */
-export async function startKeyedNotary(apiKey: string, settings: string[], keygenArgs: string[] = [], env: Record<string, string> = {}): Promise<KeyedNotary> {
+export async function startKeyedNotary(
+  apiKey: string,
+  settings: string[],
+  keygenArgs: string[] = [],
+  env: Record<string, string> = {},
+  /** Files for its folder; given notary.key and notary.pub, it keeps that key (a replica) instead of making one. */
+  files: Record<string, string> = {},
+): Promise<KeyedNotary> {
   const configPath = notaryConfig([...settings, "auth:", "  enabled: true", "  whitelist: keys.csv", ""].join("\n"), {
     "keys.csv": `"Name","ApiKey","CreatedAt"\n"prover","${apiKey}","2026-01-01"\n`,
+    ...files,
   });
-  const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), ...keygenArgs]);
-  if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
+  if (!("notary.key" in files)) {
+    const keygen = await runCli(SOURCE_CLI, ["notary", "keygen", "--out", dirname(configPath), ...keygenArgs]);
+    if (keygen.exitCode !== 0) throw new Error(`notary keygen failed: ${keygen.stderr}`);
+  }
   return { notary: await startNotary(configPath, env), pubPath: join(dirname(configPath), "notary.pub") };
 }
 

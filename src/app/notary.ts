@@ -31,6 +31,7 @@ import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 import type { ApiDescription } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { proofSchema } from "../proof/proof-schema.ts";
+import { type AttestationLedger, memoryLedger } from "../notary/ledger.ts";
 
 export interface NotaryServerOptions {
   host: string;
@@ -39,6 +40,11 @@ export interface NotaryServerOptions {
   /** Where its Verifiers run: this process's engine, or a prover's engine hosts. */
   verifiers: EngineVerifiers;
   key: NotaryKey;
+  /**
+   * The request ids it signed (src/notary/ledger.ts), closed by `stop`. Default: a ledger in memory, right only for
+   * a key that lives in this process alone (a key kept in a file needs a ledger that outlives the process).
+   */
+  ledger?: AttestationLedger;
   tls?: { cert: string; key: string };
   /** Who may use the session routes and metrics (see NotaryAuth); unset = no authentication. */
   auth?: NotaryAuth;
@@ -144,7 +150,7 @@ const sessionPaths = (modes: NotaryModes): string[] =>
   [...new Set([...Object.keys(BUILT_IN_MODES), ...modes.names()])].map((mode) => modeRoutes(mode).session);
 
 /** The HTTP routes: info, health and metrics, then the session routes of every mode, then the document; each call admitted first. */
-function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics: NotaryMetrics, refusal: Refusal) {
+function notaryRoutes(options: NotaryServerOptions, ledger: AttestationLedger, modes: NotaryModes, metrics: NotaryMetrics, refusal: Refusal) {
   const { log } = options;
   const info = notaryInfo(options, modes);
   const context = attestationContext(options);
@@ -158,7 +164,7 @@ function notaryRoutes(options: NotaryServerOptions, modes: NotaryModes, metrics:
   const groups: RouteGroup[] = [
     routeGroup("notary-status", [healthcheck, status]),
     metricsRoutes(metrics.registry),
-    sessionRoutes(modes, { key: options.key, context, metrics, log }),
+    sessionRoutes(modes, { key: options.key, ledger, context, metrics, log }),
   ];
   const declared = new DeclaredRoutes();
   // Admission first: a path no route answers meets it before the error handler answers "not found".
@@ -209,7 +215,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   // The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it.
   const bodyLimit = Math.max(...modes.all().map((mode) => mode.maxBodyBytes));
   const refusal = notaryAdmission({ auth: options.auth, sessionPaths: sessionPaths(modes), bodyLimit, stopping: () => stopping });
-  const { app, routes } = notaryRoutes(options, modes, metrics, refusal);
+  const ledger = options.ledger ?? memoryLedger();
+  const { app, routes } = notaryRoutes(options, ledger, modes, metrics, refusal);
   const server = serveNotary(options, modes, app);
 
   const scheme = options.tls ? "https" : "http";
@@ -227,6 +234,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       for (const mode of modes.all()) mode.closeAll("the notary shut down");
       server.stop(true);
       bridge.stop();
+      await ledger.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Server } from "bun";
 import { type AnyElysia, Elysia } from "elysia";
 import { type LoopbackBridge, startLoopbackBridge } from "../engine/bridge.ts";
@@ -14,7 +15,9 @@ import { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { countedMessageStore, countedProofRecords } from "../metrics/store.ts";
 import { loadOrCreateKey } from "../notary/key-files.ts";
-import { decodePublicKeyPem } from "../proof/keys.ts";
+import { decodePublicKeyPem, publicKeyFingerprint } from "../proof/keys.ts";
+import { openLedger } from "../notary/ledger.ts";
+import { LEDGER_FILE } from "../config/notary.ts";
 import { testCaPoint, trustAnchors } from "../engine/trust-anchor.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { type NotaryServer, startNotaryServer } from "./notary.ts";
@@ -103,6 +106,8 @@ async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | 
   if (config.notary.urls.length === 0) {
     const key = loadOrCreateKey(config.dataDir);
     pinnedKeys = [decodePublicKeyPem(key.publicKeyPem)];
+    // Beside its key, in the data folder this prover holds the lock of: a restart keeps the ids it signed.
+    const ledger = await openLedger({ kind: "sqlite", path: join(config.dataDir, LEDGER_FILE) }, publicKeyFingerprint(pinnedKeys[0]!));
     // Its Verifiers run in the engine hosts beside the provers: this process holds no wasm instance.
     embedded = startNotaryServer({
       host: "127.0.0.1",
@@ -110,6 +115,7 @@ async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | 
       sessions: config.notary.embedded,
       verifiers: hosts.verifiers,
       key,
+      ledger,
       auth: { embeddedKey },
       testTrustAnchor: Boolean(testTrustAnchorPem),
       // Proxy mode under the prover's own target policy: `npm start` proves in either mode.

@@ -8,7 +8,8 @@ import { createLogger, type LogLevel } from "../core/log.ts";
 import { startNotaryServer } from "../app/notary.ts";
 import { trustAnchors } from "../engine/trust-anchor.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";
-import { generateKey, readPrivateKeyFile } from "../proof/keys.ts";
+import { decodePublicKeyPem, generateKey, publicKeyFingerprint, readPrivateKeyFile } from "../proof/keys.ts";
+import { openLedger } from "../notary/ledger.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
 
@@ -48,6 +49,8 @@ const start = defineCommand({
         : undefined;
     const whitelistPath = config.auth.enabled ? config.auth.whitelistPath : undefined;
     if (whitelistPath) loadWhitelist(whitelistPath); // fail at start-up, not at the first session
+    // Opened before anything listens: a notary that cannot keep its ledger signs nothing.
+    const ledger = await openLedger(config.ledger, publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem)));
     const engine = await startEngine({ threads: config.process.threads, testTrustAnchorPem });
     const server = await listening(`notary on ${config.listen.host}:${config.listen.port}`, () =>
       startNotaryServer({
@@ -55,6 +58,7 @@ const start = defineCommand({
         sessions: config.sessions,
         verifiers: localVerifiers,
         key,
+        ledger,
         tls,
         auth: whitelistPath ? { whitelistPath } : undefined,
         testTrustAnchor: engine.testTrustAnchor,

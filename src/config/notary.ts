@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AppError } from "../core/errors.ts";
@@ -79,6 +79,12 @@ export const PROXY_MAX_HIDDEN_SPAN = DEFAULT_MAX_HIDDEN_REQUEST_SPAN;
 /** The largest `proxy.max_hidden_span` accepted: a hidden span that long could hide a request of its own. */
 export const PROXY_MAX_HIDDEN_SPAN_LIMIT = 64 * 1024;
 
+/** Where a notary's ledger lives (src/notary/ledger.ts): a SQLite file, a PostgreSQL database, or this process's memory. */
+export type LedgerPlace = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string } | { kind: "memory" };
+
+/** The SQLite file beside a notary's key file: its ledger's default place. */
+export const LEDGER_FILE = "notary-ledger.sqlite";
+
 export interface NotaryConfig {
   listen: { host: string; port: number };
   sessions: SessionLimits;
@@ -89,6 +95,8 @@ export interface NotaryConfig {
   auth: { enabled: boolean; whitelistPath: string };
   /** Proxy mode's settings; null when the notary does not offer it. */
   proxy: ProxyLimits | null;
+  /** Where the ledger of signed request ids is (src/notary/ledger.ts): beside the key file unless the YAML says. */
+  ledger: LedgerPlace;
   /** From the environment: NOTARY_THREADS, NOTARY_SHUTDOWN_GRACE_S, TLSN_TEST_TRUST_ANCHOR. */
   process: { threads: number; shutdownGraceMs: number; testTrustAnchorPath?: string };
 }
@@ -148,6 +156,11 @@ const configSchema = strictMapping(
       format: v.optional(caseInsensitive(["COMPACT", "JSON"]), "COMPACT"),
     }),
     auth: section({ enabled: v.optional(flag, false), whitelist: v.optional(path, "./whitelist.csv") }),
+    ledger: section({
+      path: optionalPath,
+      // Checked in ledgerPlace, in words that never repeat it: the URL may hold a password.
+      database_url: v.optional(v.nullable(v.string("expected a postgres:// URL")), null),
+    }),
     proxy: section({
       enabled: v.optional(flag, false),
       allowed_hosts: v.optional(v.array(v.pipe(v.string("expected a host name"), v.minLength(1, "expected a host name")), "expected a list of host names"), []),
@@ -178,9 +191,23 @@ const configSchema = strictMapping(
  */
 const pendingConnectsFor = (concurrency: number): number => Math.ceil(concurrency / 2);
 
+/**
+ * The ledger's place: `ledger.database_url` (PostgreSQL, shared by the notary's replicas), else `ledger.path`, else
+ * notary-ledger.sqlite beside the key file; with no key file (a key per start), memory.
+ */
+function ledgerPlace(ledger: { database_url: string | null; path: string | null }, path: string | null, keyPath: string | null): LedgerPlace {
+  if (ledger.database_url !== null && ledger.path !== null) throw new AppError("config_invalid", "notary config: ledger.path and ledger.database_url name two ledgers; give one");
+  if (ledger.database_url !== null) {
+    if (!/^postgres(ql)?:\/\//.test(ledger.database_url)) throw new AppError("config_invalid", "notary config: ledger.database_url: expected a postgres:// URL");
+    return { kind: "postgres", url: ledger.database_url };
+  }
+  if (path !== null) return { kind: "sqlite", path };
+  return keyPath === null ? { kind: "memory" } : { kind: "sqlite", path: join(dirname(keyPath), LEDGER_FILE) };
+}
+
 /** Validates a parsed config document; `baseDir` anchors its relative paths. Throws AppError("config_invalid"). */
 export function parseNotaryConfig(document: unknown, baseDir: string): Omit<NotaryConfig, "process"> {
-  const { notarization, tls, log, auth, proxy, ...top } = parseOrThrow(configSchema, document ?? {}, "config_invalid", { where: "notary config", showInput: true });
+  const { notarization, tls, log, auth, proxy, ledger, ...top } = parseOrThrow(configSchema, document ?? {}, "config_invalid", { where: "notary config", showInput: true });
   const anchored = (value: string | null): string | null => (value === null ? null : resolve(baseDir, value));
   if (tls.enabled && (tls.private_key_path === null || tls.certificate_path === null)) {
     throw new AppError("config_invalid", "notary config: tls.enabled is true, so tls.private_key_path and tls.certificate_path are required");
@@ -206,6 +233,7 @@ export function parseNotaryConfig(document: unknown, baseDir: string): Omit<Nota
     tls: { enabled: tls.enabled, privateKeyPath: anchored(tls.private_key_path), certificatePath: anchored(tls.certificate_path) },
     log: { level: log.level, format: log.format },
     auth: { enabled: auth.enabled, whitelistPath: resolve(baseDir, auth.whitelist) },
+    ledger: ledgerPlace(ledger, anchored(ledger.path), anchored(notarization.private_key_path)),
     proxy: proxy.enabled
       ? {
           policy: {

@@ -29,6 +29,8 @@ export const errorCodes = {
   not_found: { http: 404, exit: 2 },
   // A notary session's one attestation was already asked for.
   session_taken: { http: 409, exit: 1 },
+  // A notary already signed a statement for this request id (its ledger, src/notary/ledger.ts): one per id, ever.
+  already_attested: { http: 409, exit: 1 },
   payload_too_large: { http: 413, exit: 2 },
   /** A publish beyond what its caller may send in a minute, or its stream may hold. */
   quota_exceeded: { http: 429, exit: 1, retryAfterS: 60 },

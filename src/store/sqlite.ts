@@ -6,11 +6,12 @@ import type { SqlDriver, SqlRun, SqlStatement } from "./driver.ts";
 
 export const SQLITE_FILE = "messages.sqlite";
 
-export function openSqliteDriver(dataDir: string): SqlDriver {
+/** A SQLite file (`file`, default messages.sqlite) in `dataDir`, which is made private if missing. */
+export function openSqliteDriver(dataDir: string, file = SQLITE_FILE): SqlDriver {
   makePrivateDir(dataDir);
   // Made 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
-  ensurePrivateFile(join(dataDir, SQLITE_FILE));
-  const db = new Database(join(dataDir, SQLITE_FILE), { create: true, strict: false });
+  ensurePrivateFile(join(dataDir, file));
+  const db = new Database(join(dataDir, file), { create: true, strict: false });
   // Rows hold both texts (~1 KB): with 4 KiB pages WITHOUT ROWID rows that large spill to overflow pages
   // (measured 4.7 KB on disk per message, reads 2.5x slower). Takes effect only when the file is created.
   db.run("PRAGMA page_size = 16384");

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import { NotaryMetrics } from "../../src/metrics/notary.ts";
 import { attest } from "../../src/notary/attestation.ts";
+import { memoryLedger } from "../../src/notary/ledger.ts";
 import type { NotaryMode } from "../../src/notary/modes.ts";
 import type { VerifiedTranscript } from "../../src/notary/verified-transcript.ts";
 import { generateKey } from "../../src/proof/keys.ts";
@@ -25,7 +26,7 @@ const modeVerifying = (verify: NotaryMode["verify"]) => ({ verify }) as unknown 
 function path() {
   const metrics = new NotaryMetrics({ activeSessions: () => 0, failedSessions: () => 0 });
   const { log, lines } = keptLog((message, fields) => `${message} ${JSON.stringify(fields)}`);
-  const deps = { key, context, metrics, log };
+  const deps = { key, ledger: memoryLedger(), context, metrics, log };
   const counted = async () =>
     Object.fromEntries(((await metrics.registry.getSingleMetric("tlsproof_notary_attestations_total")!.get()).values as { labels: { result: string }; value: number }[]).map((v) => [v.labels.result, v.value]));
   return { deps, counted, lines };
@@ -65,6 +66,21 @@ describe("the attestation path", () => {
     const h2: VerifiedTranscript = proxyTranscript({ alpn: "h2" });
     await expect(attest(deps, modeVerifying(async () => h2), "s", async () => declared)).rejects.toMatchObject({ code: "alpn_refused" });
     expect(await counted()).toEqual({ attestation_late: 1, invalid_body: 1, alpn_refused: 1 });
+  });
+
+  test("one statement per request id: a second attestation for a signed id is refused; a refused one spends no id", async () => {
+    const { deps, counted } = path();
+    const signing = modeVerifying(async () => proxyTranscript());
+    const refusing = modeVerifying(async () => proxyTranscript({ alpn: "h2" }));
+    const other = { ...declared, requestId: "0c9e3d2b-1a4f-4b6e-9d8c-7f6e5d4c3b2a" };
+    // Refused before the ledger: the id stays free, and an honest retry is signed.
+    await expect(attest(deps, refusing, "s-1", async () => other)).rejects.toMatchObject({ code: "alpn_refused" });
+    expect((await attest(deps, signing, "s-2", async () => other)).body.requestId).toBe(other.requestId);
+    await expect(attest(deps, signing, "s-3", async () => other)).rejects.toMatchObject({
+      code: "already_attested",
+      message: `this notary already signed a statement for request id ${other.requestId}: it signs one per request id, ever`,
+    });
+    expect(await counted()).toEqual({ alpn_refused: 1, signed: 1, already_attested: 1 });
   });
 
   test("an error that is no refusal is counted as internal", async () => {

@@ -37,6 +37,8 @@ describe("notary config", () => {
       log: { level: "DEBUG", format: "COMPACT" },
       auth: { enabled: false, whitelistPath: join(folder, "whitelist.csv") },
       proxy: null,
+      // No key file: a key per start, and its ledger in memory.
+      ledger: { kind: "memory" },
       process: { threads: cpus().length, shutdownGraceMs: 30_000, testTrustAnchorPath: undefined },
     };
     expect(loadNotaryConfig(path)).toEqual(expected);
@@ -91,6 +93,8 @@ proxy:
       tls: { enabled: true, privateKeyPath: "/etc/tls/key.pem", certificatePath: join(folder, "../tls/cert.pem") },
       log: { level: "INFO", format: "JSON" },
       auth: { enabled: true, whitelistPath: join(folder, "lists/keys.csv") },
+      // Beside the key file.
+      ledger: { kind: "sqlite", path: join(folder, "keys/notary-ledger.sqlite") },
       proxy: {
         policy: {
           allowPrivateTargets: true,
@@ -173,6 +177,17 @@ proxy:
     expect(pending?.maxPendingConnects).toBe(1);
     // Without proxy mode, `open` changes nothing.
     expect(loadNotaryConfig(writeConfig("proxy:\n  open: false\n")).proxy).toBeNull();
+  });
+
+  test("the ledger: a path of its own, a PostgreSQL database shared by replicas, never both", () => {
+    const own = writeConfig("notarization:\n  private_key_path: keys/notary.key\nledger:\n  path: state/ledger.sqlite\n");
+    expect(loadNotaryConfig(own).ledger).toEqual({ kind: "sqlite", path: join(own, "..", "state/ledger.sqlite") });
+    const shared = writeConfig("ledger:\n  database_url: postgres://notary@db.internal/ledger\n");
+    expect(loadNotaryConfig(shared).ledger).toEqual({ kind: "postgres", url: "postgres://notary@db.internal/ledger" });
+    const both = failure(() => loadNotaryConfig(writeConfig("ledger:\n  path: a.sqlite\n  database_url: postgres://x/y\n")));
+    expect(both.message).toBe("notary config: ledger.path and ledger.database_url name two ledgers; give one");
+    const notUrl = failure(() => loadNotaryConfig(writeConfig("ledger:\n  database_url: mysql://notary:s3cret@x/y\n")));
+    expect(notUrl.message).toBe("notary config: ledger.database_url: expected a postgres:// URL");
   });
 
   test("a session timeout shorter than the connect timeout bounds the wait for the prover too", () => {

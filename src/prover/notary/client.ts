@@ -60,6 +60,8 @@ const PASSED_ON: readonly ErrorCode[] = [
   "attestation_late",
   // Its verdict on the request: the proof would show bytes not proven to be what the server read.
   "request_unproven",
+  // It signed a statement for this request id before: it signs one per id, ever.
+  "already_attested",
   // Its verdict on the claims asked: one the answer cannot support as asked, or one it cannot read.
   "claim_unsupported",
   "invalid_claim",
