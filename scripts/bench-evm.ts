@@ -8,6 +8,8 @@
  * execution alone of `verify` and of `verifiedRange` reading a 32-byte value from the last segment.
  * Then, for a 1 KB attestation with 0, 1, 4 and 8 claims (a comparison, a value, a commitment, in turn) and a
  * recipient, a transaction calling `verifiedClaims` (verify, then return the claims and the evidence).
+ * Last, contracts/NotaryRegistry.sol: a notary's `register`, `requestExit` and `withdraw`, a quorum of 1, 2 and 3
+ * bonded notaries' 1 KB attestations with 4 claims (`verifiedQuorumClaims`), and a `slash` with two of them.
  * No MPC session: gas depends on sizes and segment count only, not on where the signed bytes came from.
  */
 import { cpus } from "node:os";
@@ -17,6 +19,7 @@ import type { Claim, ProofBody, RevealedRange, TranscriptDirection } from "../sr
 import { generateKey, type NotaryKey } from "../src/proof/keys.ts";
 import { Chain, type TxResult } from "../testkit/evm/chain.ts";
 import { attestationArgs, VerifierContract } from "../testkit/evm/verifier.ts";
+import { RegistryContract } from "../testkit/evm/registry.ts";
 
 const HIDDEN_BYTES = 24;
 
@@ -106,3 +109,36 @@ for (const count of [0, 1, 4, 8]) {
   const tx = await verifier.claimsTransaction(evmAttestationOf(signed), signed.evm!.signature as Hex);
   console.log(`| ${count} claims${count > 0 ? " and a recipient" : ""} | ${tx.gasUsed.toLocaleString("en")} | ${tx.executionGas.toLocaleString("en")} |`);
 }
+
+const registry = await RegistryContract.deploy(chain, owner, 10n ** 18n, 3600);
+const notaryKeys = [generateKey("secp256k1"), generateKey("secp256k1"), generateKey("secp256k1")].sort((a, b) =>
+  BigInt(notaryEvmAddress(a)!) < BigInt(notaryEvmAddress(b)!) ? -1 : 1,
+);
+const registryRows: string[] = [];
+const row = (what: string, tx: { gasUsed: bigint; executionGas: bigint }) =>
+  registryRows.push(`| ${what} | ${tx.gasUsed.toLocaleString("en")} | ${tx.executionGas.toLocaleString("en")} |`);
+const ok = <T>(outcome: { ok: true; value: T } | { ok: false; error: string }): T => {
+  if (!outcome.ok) throw new Error(outcome.error);
+  return outcome.value;
+};
+for (const [i, key] of notaryKeys.entries()) {
+  const tx = ok(await registry.register(await chain.accountOf(key.privateKey), 10n ** 18n));
+  if (i === 0) row("`register` (first stake of a notary)", tx);
+}
+const requestId = crypto.randomUUID();
+const quorumOf = (count: number) =>
+  notaryKeys.slice(0, count).map((key) => {
+    const signed = withEvmAttestation({ ...body(key, 1024, 4, 4), requestId }, key);
+    return { attestation: evmAttestationOf(signed), signature: signed.evm!.signature as Hex };
+  });
+for (const count of [1, 2, 3]) row(`\`verifiedQuorumClaims\`, ${count} of ${count} (1 KB each, 4 claims)`, ok(await registry.quorumTransaction(owner, quorumOf(count), count)));
+const [first] = quorumOf(1);
+const conflicting = withEvmAttestation({ ...body(notaryKeys[0]!, 1024, 4, 4), requestId, notarizedAt: 1 }, notaryKeys[0]!);
+row("`slash` (two 1 KB attestations, 4 claims each)", ok(await registry.slash(owner, first!, { attestation: evmAttestationOf(conflicting), signature: conflicting.evm!.signature as Hex })));
+const exiting = await chain.accountOf(notaryKeys[1]!.privateKey);
+row("`requestExit`", ok(await registry.requestExit(exiting)));
+chain.advance(3600);
+row("`withdraw`", ok(await registry.withdraw(exiting)));
+console.log("\n| NotaryRegistry | transaction gas | of which execution |");
+console.log("|---|---|---|");
+for (const line of registryRows) console.log(line);

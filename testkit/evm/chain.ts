@@ -6,6 +6,7 @@ import { Common, Hardfork, Mainnet } from "@ethereumjs/common";
 import { createFeeMarket1559Tx } from "@ethereumjs/tx";
 import { type Address as EthAddress, createAccount, createAddressFromPrivateKey, createAddressFromString } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { createBlock } from "@ethereumjs/block";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import type { Hex } from "viem";
@@ -46,10 +47,34 @@ function calldataFloorGas(data: Uint8Array): bigint {
 }
 
 export class Chain {
+  /** The timestamp of the blocks transactions are mined in, and calls see (Unix seconds). */
+  private time = 1_800_000_000n;
+
   private constructor(
     private readonly vm: VM,
     private readonly common: Common,
   ) {}
+
+  /** Moves the chain's clock forward by `seconds`: the next blocks carry the later time. */
+  advance(seconds: number): void {
+    this.time += BigInt(seconds);
+  }
+
+  /** An account of this key (a notary's, say), funded with 1000 ether. */
+  async accountOf(privateKey: Uint8Array): Promise<Account> {
+    const address = createAddressFromPrivateKey(privateKey);
+    await this.vm.stateManager.putAccount(address, createAccount({ nonce: 0n, balance: 10n ** 21n }));
+    return { address: address.toString() as Hex, privateKey };
+  }
+
+  /** The balance of `address`, in wei. */
+  async balance(address: Hex): Promise<bigint> {
+    return (await this.vm.stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
+  }
+
+  private block() {
+    return createBlock({ header: { timestamp: this.time, gasLimit: GAS_LIMIT, baseFeePerGas: 1n } }, { common: this.common });
+  }
 
   static async start(): Promise<Chain> {
     const common = new Common({ chain: Mainnet, hardfork: Hardfork.Prague });
@@ -57,21 +82,18 @@ export class Chain {
   }
 
   /** A new account holding 1000 ether. */
-  async account(): Promise<Account> {
-    const privateKey = secp256k1.utils.randomSecretKey();
-    const address = createAddressFromPrivateKey(privateKey);
-    await this.vm.stateManager.putAccount(address, createAccount({ nonce: 0n, balance: 10n ** 21n }));
-    return { address: address.toString() as Hex, privateKey };
+  account(): Promise<Account> {
+    return this.accountOf(secp256k1.utils.randomSecretKey());
   }
 
-  /** A signed transaction from `from`, mined in its own block. */
-  async send(from: Account, to: Hex | undefined, data: Hex): Promise<TxResult> {
+  /** A signed transaction from `from` (sending `value` wei), mined in its own block at the chain's time. */
+  async send(from: Account, to: Hex | undefined, data: Hex, value = 0n): Promise<TxResult> {
     const nonce = (await this.vm.stateManager.getAccount(createAddressFromString(from.address)))?.nonce ?? 0n;
     const tx = createFeeMarket1559Tx(
-      { nonce, to, data, gasLimit: GAS_LIMIT, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n },
+      { nonce, to, data, value, gasLimit: GAS_LIMIT, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n },
       { common: this.common },
     ).sign(from.privateKey);
-    const result = await runTx(this.vm, { tx, skipBlockGasLimitValidation: true });
+    const result = await runTx(this.vm, { tx, block: this.block(), skipBlockGasLimitValidation: true });
     const exec = result.execResult;
     return {
       gasUsed: result.totalGasSpent,
@@ -97,6 +119,7 @@ export class Chain {
       data: hexToBytes(data.slice(2)),
       gasLimit: GAS_LIMIT,
       skipBalance: true,
+      block: this.block(),
     });
     const exec = result.execResult;
     return { output: toHex(exec.returnValue), reverted: exec.exceptionError !== undefined };

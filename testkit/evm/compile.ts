@@ -5,7 +5,7 @@
  * instead of spending seconds in the compiler, and any change compiles again.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Abi, Hex } from "viem";
@@ -51,7 +51,8 @@ export function compileContract(name: string): CompiledContract {
   const file = `${name}.sol`;
   const input = {
     language: "Solidity",
-    sources: { [file]: { content: readFileSync(join(CONTRACTS_DIR, file), "utf8") } },
+    // Every contract's source: a contract may import another (a library).
+    sources: Object.fromEntries(readdirSync(CONTRACTS_DIR).filter((name) => name.endsWith(".sol")).map((name) => [name, { content: readFileSync(join(CONTRACTS_DIR, name), "utf8") }])),
     settings: {
       evmVersion: EVM_VERSION,
       optimizer: { enabled: true, runs: 200 },
