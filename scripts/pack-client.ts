@@ -87,7 +87,7 @@ export async function packClient(outdir: string, version = pkg.version): Promise
     emitDeclarations(join(stage, "types"));
     await keepSelfContainedDeclarations(stage);
     await writeFile(join(stage, "package.json"), `${JSON.stringify(clientPackageJson(version), null, 2)}\n`);
-    await writeFile(join(stage, "README.md"), `# ${CLIENT_PACKAGE}\n\ntlsproof's TypeScript client (\`prove()\`, \`verifyProof()\`, \`redact\`): see tlsproof's README, "TypeScript client".\n`);
+    await writeFile(join(stage, "README.md"), `# ${CLIENT_PACKAGE}\n\ntlsproof's TypeScript client (\`prove()\`, \`verifyProof()\`, \`redact\`): see tlsproof's docs/client.md.\n`);
     await mkdir(resolve(outdir), { recursive: true });
     run(["npm", "pack", "--silent", "--ignore-scripts", "--pack-destination", resolve(outdir)], stage);
     return join(resolve(outdir), clientTarballName(version));

@@ -57,7 +57,7 @@ export const ProxyHeaders = v.object({
       // Empty: the default mode, as when the header is absent.
       v.check((mode) => mode === "" || isProvingMode(mode), () => `T-PROOF-MODE must be ${provingModeNames().join(" or ")}`),
       v.description(
-        "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; README, Proxy mode), or a mode this prover registered; default PROVER_PROOF_MODE",
+        "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; docs/proxy-mode.md), or a mode this prover registered; default PROVER_PROOF_MODE",
       ),
     ),
   ),
