@@ -137,7 +137,7 @@ const section = <T extends v.ObjectEntries>(entries: T) => {
   return v.nullish(schema, {} as v.InferInput<typeof schema>);
 };
 
-const configSchema = strictMapping(
+export const configSchema = strictMapping(
   {
     host: v.optional(v.pipe(v.string("expected a host name or address"), v.minLength(1, "expected a host name or address")), "0.0.0.0"),
     port: v.optional(port, 7047),

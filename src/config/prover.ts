@@ -255,7 +255,7 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
  * Every PROVER_* name the prover accepts: its own, the pool's, and the test suite's database URL (read by the
  * tests, never by the prover, and often exported in the shell that starts both).
  */
-const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
+export const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
 
 type ProverEnvValues = v.InferOutput<typeof ProverEnv>;
 

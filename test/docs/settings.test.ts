@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { configSchema, parseNotaryConfig } from "../../src/config/notary.ts";
+import { PROVER_VARIABLES } from "../../src/config/prover.ts";
+import { REPO } from "../../testkit/prover.ts";
+
+/**
+ * The settings as the docs state them and as the code reads them, held together: every `PROVER_*` name the prover
+ * accepts has its row in docs/prover.md's tables and every row names one it accepts; docs/notary.md's YAML sample is a
+ * config the notary accepts, holding every key it reads.
+ */
+const doc = (name: string) => readFileSync(join(REPO, "docs", name), "utf8");
+
+/** Every key path of a YAML mapping: `proxy.enabled`, `ledger.path`, … (a section's own name too). */
+function keyPaths(value: unknown, prefix = ""): string[] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([key, inner]) => [`${prefix}${key}`, ...keyPaths(inner, `${prefix}${key}.`)]);
+}
+
+/** The key paths a valibot schema of mappings reads, through optional and nullish wrappers and pipes. */
+function schemaKeyPaths(schema: unknown, prefix = ""): string[] {
+  const node = schema as { wrapped?: unknown; pipe?: unknown[]; entries?: Record<string, unknown>; type?: string };
+  if (node.wrapped !== undefined) return schemaKeyPaths(node.wrapped, prefix);
+  if (node.pipe !== undefined) return node.pipe.flatMap((item) => schemaKeyPaths(item, prefix));
+  if (node.entries === undefined || node.type === "array") return [];
+  return Object.entries(node.entries).flatMap(([key, inner]) => [`${prefix}${key}`, ...schemaKeyPaths(inner, `${prefix}${key}.`)]);
+}
+
+describe("settings, documented as read", () => {
+  test("docs/prover.md has a row for every PROVER_* name the prover reads, and no other", () => {
+    const rows = [...doc("prover.md").matchAll(/^\| (`PROVER_[A-Z0-9_]+`(?: \/ `PROVER_[A-Z0-9_]+`)*) \|/gm)].flatMap((match) => [...match[1]!.matchAll(/PROVER_[A-Z0-9_]+/g)].map((name) => name[0]));
+    // The suite's own database URL is read by the tests, never by the prover: docs/testing.md has it.
+    const read = PROVER_VARIABLES.filter((name) => name !== "PROVER_TEST_PG_URL");
+    expect([...new Set(rows)].sort()).toEqual([...new Set(read)].sort());
+    expect(doc("testing.md")).toContain("PROVER_TEST_PG_URL");
+  });
+
+  test("docs/notary.md's YAML sample is a config the notary accepts, with every key it reads", () => {
+    const sample = /```yaml\n([\s\S]*?)```/.exec(doc("notary.md"))![1]!;
+    const parsed = parseYaml(sample) as Record<string, unknown>;
+    // Accepted as written (the schema is strict: a key the code does not read stops start-up).
+    expect(() => parseNotaryConfig(parsed, "/etc/tlsproof")).not.toThrow();
+    // And every key the schema reads is in it.
+    expect(keyPaths(parsed).sort()).toEqual(schemaKeyPaths(configSchema).sort());
+  });
+});
