@@ -1,14 +1,15 @@
 import { defineCommand } from "citty";
 import { createLogger } from "../core/log.ts";
-import { loadProverConfig } from "../config/prover.ts";
+import { loadProverConfig, proverSettings } from "../config/prover.ts";
 import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";
 
 const start = defineCommand({
   meta: {
     name: "start",
-    description:
-      "Start the proving proxy (configured by PROVER_* environment variables; see docs/prover.md). Without PROVER_NOTARY_URL it runs an embedded notary.",
+    description: `Start the proving proxy, configured by PROVER_* environment variables (docs/prover.md says what each does; a misspelt one stops start-up naming the closest). Without PROVER_NOTARY_URL it runs an embedded notary. The settings, with their defaults: ${proverSettings()
+      .map((setting) => (setting.default ? `${setting.name}=${setting.default}` : setting.name))
+      .join(", ")}.`,
   },
   async run() {
     const config = loadProverConfig(process.env);

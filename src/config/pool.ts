@@ -79,6 +79,8 @@ const PoolEnv = v.object({
 
 /** The variables the pool reads, for the prover's check of unknown ones. */
 export const POOL_VARIABLES: readonly string[] = Object.keys(PoolEnv.entries);
+/** Their schemas, with their defaults (`prover start --help`). */
+export const POOL_SETTINGS = PoolEnv.entries;
 
 /**
  * The warm pool's and session sizing's settings. The default class (PROVER_POOL_MAX_*) defaults to the prover's

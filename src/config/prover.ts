@@ -26,7 +26,7 @@ import {
   type SessionLimits,
 } from "./notary.ts";
 import type { ProofMode } from "../proof/format.ts";
-import { POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
+import { POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
 import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
 import type { ApiKeys } from "../prover/auth.ts";
 import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
@@ -256,6 +256,14 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
  * tests, never by the prover, and often exported in the shell that starts both).
  */
 export const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
+
+/** Each PROVER_* setting the prover reads, with its default as written in the environment (undefined: none). */
+export function proverSettings(): { name: string; default: string | undefined }[] {
+  const schemas = { ...ProverEnv.entries, ...POOL_SETTINGS } as Record<string, { default?: unknown }>;
+  return Object.entries(schemas)
+    .filter(([name]) => name.startsWith("PROVER_"))
+    .map(([name, schema]) => ({ name, default: typeof schema.default === "string" ? schema.default : undefined }));
+}
 
 type ProverEnvValues = v.InferOutput<typeof ProverEnv>;
 

@@ -46,3 +46,17 @@ describe("settings, documented as read", () => {
     expect(keyPaths(parsed).sort()).toEqual(schemaKeyPaths(configSchema).sort());
   });
 });
+
+describe("prover start --help", () => {
+  test("names every setting the prover reads, with its default where it has one", async () => {
+    const { default: prover } = await import("../../src/cli/prover.ts");
+    const start = (prover.subCommands as Record<string, { meta: { description: string } }>).start!;
+    const help = start.meta.description;
+    for (const name of PROVER_VARIABLES.filter((name) => name !== "PROVER_TEST_PG_URL")) expect(help).toContain(name);
+    expect(help).toContain("PROVER_PORT=8080");
+    expect(help).toContain("PROVER_PROOF_MODE=mpc");
+    expect(help).toContain("PROVER_ALLOWED_PORTS=443,8443");
+    // No default: the bare name, never `NAME=`.
+    expect(help).not.toContain("PROVER_NOTARY_KEYS=");
+  });
+});
