@@ -142,7 +142,7 @@ export default defineCommand({
   meta: { name: "demo", description: "Prove one GET in each mode against a local HTTPS API, offline; runs until Ctrl-C" },
   args: {
     port: { type: "string", default: "0", description: "The prover's port (default: any free one)" },
-    dir: { type: "string", description: "Keep the demo's files (test CA, notary key, proofs) in this folder (default: a temporary one, removed at the end)" },
+    dir: { type: "string", valueHint: "dir", description: "Keep the demo's files (test CA, notary key, proofs) in this folder (default: a temporary one, removed at the end)" },
   },
   async run({ args }) {
     if (!/^\d+$/.test(String(args.port)) || Number(args.port) > 65535) throw new AppError("usage", "--port must be a port number (0: any free one)");

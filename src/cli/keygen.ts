@@ -12,7 +12,7 @@ import { decodePublicKeyPem, publicKeyFingerprint } from "../proof/keys.ts";
 export default defineCommand({
   meta: { name: "keygen", description: "Generate the notary's signing key pair" },
   args: {
-    out: { type: "string", required: true, description: "Folder to write notary.key and notary.pub into (created if missing)" },
+    out: { type: "string", valueHint: "dir", required: true, description: "Folder to write notary.key and notary.pub into (created if missing)" },
     algorithm: { type: "enum", options: ["secp256k1", "secp256r1"], default: "secp256k1", description: "Signature curve" },
     force: { type: "boolean", default: false, description: "Overwrite existing key files" },
   },

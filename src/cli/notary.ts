@@ -24,7 +24,7 @@ function readPem(path: string, what: string): string {
 const start = defineCommand({
   meta: { name: "start", description: "Start a notary server (YAML config in the shape of TLSNotary's notary-server)" },
   args: {
-    config: { type: "string", required: true, description: "Path to notary.yaml" },
+    config: { type: "string", valueHint: "file", required: true, description: "Path to notary.yaml" },
   },
   async run({ args }) {
     const config = loadNotaryConfig(args.config, process.env);

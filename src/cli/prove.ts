@@ -181,9 +181,9 @@ export default defineCommand({
   meta: { name: "prove", description: "Prove one HTTPS exchange through a prover; the answer to stdout, the verified proof to --out" },
   args: {
     prover: { type: "string", required: true, description: "The prover's URL, e.g. http://127.0.0.1:8080" },
-    "notary-pub-key": { type: "string", required: true, description: "The notary public key(s) you trust (PEM file); the proof must be signed by one" },
+    "notary-pub-key": { type: "string", valueHint: "file", required: true, description: "The notary public key(s) you trust (PEM file); the proof must be signed by one" },
     url: { type: "string", required: true, description: "The target: an https:// URL" },
-    out: { type: "string", required: true, description: "Where to write the proof (JSON; `cli verify --proof` reads it)" },
+    out: { type: "string", valueHint: "file", required: true, description: "Where to write the proof (JSON; `cli verify --proof` reads it)" },
     mode: { type: "enum", options: ["mpc", "proxy"], description: "mpc (the notary sees nothing in clear) or proxy (fast; the notary sees the response); default: the prover's" },
     reveal: {
       type: "string",
@@ -212,7 +212,7 @@ export default defineCommand({
     "prove-failed": { type: "boolean", default: false, description: "Prove answers with status >= 400 too" },
     method: { type: "string", description: "GET, POST, PUT or DELETE (default GET; POST with --data)" },
     data: { type: "string", description: "A JSON body, or @file holding one (@- for stdin)" },
-    answer: { type: "string", description: "Write the target's answer (body) to this file instead of stdout" },
+    answer: { type: "string", valueHint: "file", description: "Write the target's answer (body) to this file instead of stdout" },
     "api-key-env": { type: "string", description: "The environment variable holding the prover's API key" },
     timeout: { type: "string", description: "Seconds for the whole call, proof included (default 300)" },
   },

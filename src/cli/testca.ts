@@ -112,7 +112,7 @@ function parsePort(value: unknown): number {
 export default defineCommand({
   meta: { name: "testca", description: "Make a test CA the engine trusts (offline tests) and a server certificate from it; prints the prover's settings" },
   args: {
-    out: { type: "string", required: true, description: "Folder for ca.pem, ca.key, server.pem (server then CA) and server.key; an existing CA there is kept" },
+    out: { type: "string", valueHint: "dir", required: true, description: "Folder for ca.pem, ca.key, server.pem (server then CA) and server.key; an existing CA there is kept" },
     name: { type: "string", description: "A DNS name of the server (repeat for more; default localhost)" },
     port: { type: "string", default: "8443", description: "The port the server listens on" },
     address: { type: "string", default: "127.0.0.1", description: "The address the names resolve to" },

@@ -76,10 +76,11 @@ export default defineCommand({
   args: {
     "notary-pub-key": {
       type: "string",
+      valueHint: "file",
       required: true,
       description: "The notary's public key (PEM file, from `cli notary keygen`); with several notaries, one file holding all their keys (valid if one of them signed)",
     },
-    proof: { type: "string", required: true, description: "The proof file, or - for stdin" },
+    proof: { type: "string", valueHint: "file", required: true, description: "The proof file, or - for stdin" },
     "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
     "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
     mode: { type: "string", description: "Fail unless the notary took part in this mode: mpc or proxy" },
