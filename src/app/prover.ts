@@ -194,7 +194,7 @@ function provingModes(config: ProverConfig, parts: ModeParts, log: Logger): Prov
     connectTimeoutMs,
     responseTimeoutMs,
     sessionTimeoutMs: config.proxy.sessionTimeoutMs,
-    engineSuite: engineSuiteCheck(),
+    engineSuite: engineSuiteCheck(trustAnchorsPem),
     repeatTooLarge: config.pool.repeatTooLarge,
   });
   const proxy = proxyProvingMode({

@@ -132,6 +132,10 @@ function untrustedReason(reason: string, serverName: string): string {
   return `the engine refused it (${reason})`;
 }
 
+/** A target certificate refused, in the words every check of it uses (the engine's, and the MPC pre-check's). */
+export const certificateNotTrusted = (reason: string): AppError =>
+  new AppError("tls_untrusted", `the target's certificate was not trusted: ${reason}; no proof is made`);
+
 /**
  * alpha.12 names the overflow: `attempted to receive more data than was configured ... current=16,
  * additional=3118, max=1056`. current + additional is what the session had to hold at least (the rest of
@@ -163,12 +167,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
   }
   if (!tcp.state.connected) return new AppError("target_unreachable", "the target could not be reached");
   const untrusted = UNTRUSTED_CERTIFICATE.exec(errorText(error));
-  if (untrusted) {
-    return new AppError(
-      "tls_untrusted",
-      `the target's certificate was not trusted: ${untrustedReason(untrusted[1]!, session.serverName)}; no proof is made`,
-    );
-  }
+  if (untrusted) return certificateNotTrusted(untrustedReason(untrusted[1]!, session.serverName));
   if (/handshake|alert|cipher|protocol version|certificate|tls|unsupported/.test(text)) {
     return new AppError(
       "tls_unsupported",

@@ -5,6 +5,7 @@ import { tlsFixture } from "../../testkit/env.ts";
 import { BUN } from "../../testkit/prover.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../testkit/scripted-target.ts";
 import { startTarget } from "../../testkit/target.ts";
+import { makeUntrustedIdentities } from "../../testkit/tls-fixture.ts";
 import { eventually } from "../../testkit/wait.ts";
 import { type RunningNotary, notaryConfig, notarySessions, startNotary } from "../../testkit/notary.ts";
 
@@ -15,6 +16,8 @@ import { type RunningNotary, notaryConfig, notarySessions, startNotary } from ".
  */
 let notary: RunningNotary;
 let target: Server<undefined>;
+/** A target whose certificate, from the trusted test CA, expired. */
+let expired: Server<undefined>;
 /** A target whose answer stops mid-body: its head says 42 bytes, 20 come, then its TCP connection ends. */
 let cutting: ScriptedTarget;
 const CUT_BODY = '{"transfers":[{"to":"bob","amount":5000}]}';
@@ -22,6 +25,8 @@ const CUT_BODY = '{"transfers":[{"to":"bob","amount":5000}]}';
 beforeAll(async () => {
   notary = await startNotary(notaryConfig("host: 127.0.0.1\nport: 0\nnotarization:\n  max_sent_data: 1024\n  max_recv_data: 2048\n"));
   target = startTarget(tlsFixture());
+  const { expired: identity } = makeUntrustedIdentities(tlsFixture());
+  expired = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: identity.chainPem, key: identity.leafKeyPem }, fetch: () => Response.json({ secret: "never" }) });
   cutting = await startScriptedTarget(tlsFixture(), { version: "TLSv1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, ({ socket }) => {
     socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${CUT_BODY.length}\r\n\r\n${CUT_BODY.slice(0, 20)}`, () => socket.destroy());
   });
@@ -30,6 +35,7 @@ beforeAll(async () => {
 afterAll(() => {
   notary?.process.kill("SIGKILL");
   target?.stop(true);
+  expired?.stop(true);
   cutting?.stop();
 });
 
@@ -45,8 +51,8 @@ interface LieOutcome {
 }
 
 /** Runs dishonest-prover.ts with this lie: the notary's answer to its attestation request. */
-async function lieToNotary(lie: "hidden-secret" | "hidden-host" | "cut" | "warm" | "revealed-after-hidden"): Promise<LieOutcome> {
-  const port = lie === "cut" ? cutting.port : target.port!;
+async function lieToNotary(lie: "hidden-secret" | "hidden-host" | "cut" | "warm" | "revealed-after-hidden" | "untrusted"): Promise<LieOutcome> {
+  const port = lie === "cut" ? cutting.port : lie === "untrusted" ? expired.port! : target.port!;
   const liar = Bun.spawn([BUN, join(import.meta.dir, "dishonest-prover.ts"), notary.url, String(port), tlsFixture().caPath, lie], {
     stdout: "pipe",
     stderr: "pipe",
@@ -88,6 +94,13 @@ test("a transcript ended before its answer did gets no proof: the engine fails t
   console.log(`MPC cut-off answer: ${JSON.stringify(outcome)}`);
   expect(outcome.signed).toBeUndefined();
   if (outcome.engine === undefined) expect(outcome.code).toBe("answer_incomplete");
+  expect(notary.log()).not.toContain("proof signed");
+}, 240_000);
+
+test("the engine itself refuses a certificate the prover's pre-check would have: skipping the check proves nothing", async () => {
+  const outcome = await lieToNotary("untrusted");
+  expect(outcome.signed).toBeUndefined();
+  expect(outcome.engine).toBe("the target's certificate was not trusted: it is outside its validity period; no proof is made");
   expect(notary.log()).not.toContain("proof signed");
 }, 240_000);
 

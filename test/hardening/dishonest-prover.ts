@@ -7,9 +7,11 @@
  * (`warm`) an honest proof of /data asked for seconds after its setup, as a warm pool's session is: the notary's
  * dating. Or (`revealed-after-hidden`) one header value hidden with a revealed header line after it (or before Host, where
  * the engine wrote Host last): the header swap of the request rule, whose hidden bytes could have ended the head.
+ * Or (`untrusted`) GET /data from a target whose certificate expired, skipping the prover's pre-check of it: what the
+ * engine itself makes of the certificate.
  * Prints `{"code","message"}` of the notary's refusal, `{"engine": message}` when the engine itself failed the
  * exchange, or `{"signed":true, ...}` with the proof's times and when the request started if the notary signed.
- * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host|cut|warm|revealed-after-hidden]
+ * Usage: bun dishonest-prover.ts <notary url> <target port> <test CA path> [hidden-secret|hidden-host|cut|warm|revealed-after-hidden|untrusted]
  */
 import { readFileSync } from "node:fs";
 import { startLoopbackBridge } from "../../src/engine/bridge.ts";
