@@ -1,4 +1,5 @@
 import type { ServerWebSocket, Socket } from "bun";
+import { AES_GCM_TLS12_OVERHEAD, RecordMeter } from "../tls/record-meter.ts";
 
 /**
  * Both sides of tlsn-wasm are WebSocket *clients*: the prover dials a socket that must carry raw bytes to
@@ -24,6 +25,8 @@ export interface TcpState {
   connected: boolean;
   failure?: "refused" | "timeout" | "reset" | "response_timeout" | "closed";
   bytesFromTarget: number;
+  /** Application data the target sent, as its records' headers tell (record-meter.ts): the plaintext the engine receives. */
+  plaintextFromTarget: number;
   /** The target closed the connection while the engine still used it. */
   closedByTarget?: boolean;
 }
@@ -170,7 +173,7 @@ class Bridge implements LoopbackBridge {
 
   openTcp({ hostname, port, connectTimeoutMs, responseTimeoutMs }: { hostname: string; port: number; connectTimeoutMs: number; responseTimeoutMs: number }): TcpHandle {
     const token = newToken();
-    const state: TcpState = { connected: false, bytesFromTarget: 0 };
+    const state: TcpState = { connected: false, bytesFromTarget: 0, plaintextFromTarget: 0 };
     const endpoint: TcpEndpoint = { kind: "tcp", hostname, port, connectTimeoutMs, responseTimeoutMs, state };
     this.endpoints.set(token, endpoint);
     return {
@@ -197,6 +200,8 @@ class Bridge implements LoopbackBridge {
 
 /** Dials the target for a TCP endpoint's socket; bytes the engine sent meanwhile wait in the socket's queue. */
 function connectTcp(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint): void {
+  // The engine speaks TLS 1.2 with AES-GCM only: its records' overhead is known.
+  const meter = new RecordMeter(AES_GCM_TLS12_OVERHEAD);
   const timer = setTimeout(() => {
     endpoint.state.failure = "timeout";
     ws.close();
@@ -217,6 +222,8 @@ function connectTcp(ws: ServerWebSocket<SocketData>, endpoint: TcpEndpoint): voi
         clearTimeout(ws.data.silence);
         ws.data.silence = undefined;
         endpoint.state.bytesFromTarget += data.length;
+        meter.feed(data);
+        endpoint.state.plaintextFromTarget = meter.plaintextBytes;
         ws.sendBinary(data);
       },
       close() {

@@ -4,7 +4,9 @@
  * nothing and says nothing until the session's deadline (300 s). Progress is a byte on either of its sockets: the MPC
  * socket (the notary counts it) or the target's connection (a long answer streams in while the MPC socket is quiet,
  * its decryption deferred). Without progress for `stallMs` the exchange is given up; once the target has closed, for
- * `quietAfterCloseMs`: nothing more can come from it. Either names proxy mode, which proves such targets.
+ * `quietAfterCloseMs`: nothing more can come from it. Either names proxy mode, which proves such targets. And an
+ * answer larger than the session can hold is seen from its records' headers as it streams in (the engine would
+ * fail it only once all of it came), and given up at once.
  */
 import { AppError } from "../core/errors.ts";
 import type { SessionCheck } from "../core/session-traffic.ts";
@@ -15,8 +17,10 @@ export const QUIET_AFTER_TARGET_CLOSED_MS = 10_000;
 export interface ExchangeWatchOptions {
   /** What the notary says of the session's socket. */
   check(): Promise<SessionCheck>;
-  /** Bytes the target sent so far, and whether it has closed its connection. */
-  target(): { bytes: number; closed: boolean };
+  /** Bytes the target sent so far, of which application data (plaintext), and whether it has closed its connection. */
+  target(): { bytes: number; plaintextBytes: number; closed: boolean };
+  /** The most application data the session can receive: beyond it the exchange cannot succeed, and is given up at once. */
+  plaintextLimit: number;
   checkMs: number;
   /** Without progress this long, the exchange is given up (the prover's silence limit, PROVER_RESPONSE_TIMEOUT_MS). */
   stallMs: number;
@@ -45,7 +49,17 @@ export class ExchangeGivenUp extends Error {
   }
 }
 
-/** Waits for the exchange, or rejects with ExchangeGivenUp once it made no progress for its limit. */
+/** An exchange whose target sent more application data than its session can receive: the engine would fail it later. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly plaintextBytes: number) {
+    super("the target sent more than the session can receive");
+  }
+}
+
+/**
+ * Waits for the exchange; rejects with AnswerTooLarge as soon as the target sent more than the session can receive,
+ * or with ExchangeGivenUp once it made no progress for its limit.
+ */
 export function watchExchange<T>(work: Promise<T>, options: ExchangeWatchOptions): Promise<T> {
   const now = options.now ?? (() => performance.now());
   return new Promise<T>((resolve, reject) => {
@@ -53,6 +67,12 @@ export function watchExchange<T>(work: Promise<T>, options: ExchangeWatchOptions
     let movedAt = now();
     let settled = false;
     const timer = setInterval(() => {
+      const sent = options.target().plaintextBytes;
+      if (!settled && sent > options.plaintextLimit) {
+        settled = true;
+        clearInterval(timer);
+        return reject(new AnswerTooLarge(sent));
+      }
       void options.check().then((check) => {
         if (settled) return;
         const target = options.target();

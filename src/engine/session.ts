@@ -7,7 +7,7 @@ import type { ExchangeRequest } from "../core/exchange.ts";
 import type { EngineExchange, EngineProver, EngineProvers, RevealedRanges } from "./prover.ts";
 import type { SessionCheck } from "../core/session-traffic.ts";
 import { watchSetup } from "./setup-watch.ts";
-import { ExchangeGivenUp, QUIET_AFTER_TARGET_CLOSED_MS, watchExchange } from "./exchange-watch.ts";
+import { AnswerTooLarge, ExchangeGivenUp, QUIET_AFTER_TARGET_CLOSED_MS, watchExchange } from "./exchange-watch.ts";
 import { socketStatsText } from "./socket-stats.ts";
 
 export type { EngineExchange } from "./prover.ts";
@@ -150,6 +150,15 @@ function overflowOf(text: string): { overflow: { direction: "sent" | "recv"; atL
   return { overflow: { direction: match[1] === "send" ? "sent" : "recv", atLeastBytes: Number(match[2]) + Number(match[3]) } };
 }
 
+/** An exchange beyond its session's sizes; `overflow` says which direction, and how much at least, when known. */
+function exchangeTooLarge(sizes: ProverSession["sizes"], overflow: ReturnType<typeof overflowOf>): AppError {
+  return new AppError(
+    "response_too_large",
+    `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes); announce its size with T-MAX-SENT-DATA and T-MAX-RECV-DATA within the prover's limits, or prove it in proxy mode (T-PROOF-MODE: proxy), which proves answers of megabytes`,
+    overflow,
+  );
+}
+
 /** Explains an engine failure from what the TCP bridge saw and what the engine said. */
 function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession): AppError {
   const { sizes } = session;
@@ -158,13 +167,7 @@ function requestFailure(error: unknown, tcp: TcpHandle, session: ProverSession):
   if (tcp.state.failure === "timeout") return new AppError("target_timeout", "connecting to the target timed out");
   if (tcp.state.failure === "response_timeout") return new AppError("target_timeout", "the target stopped answering");
   if (tcp.state.failure === "closed") return new AppError("session_timeout", "the session ran out of time");
-  if (/exceed|too large|limit|max_(sent|recv)/.test(text)) {
-    return new AppError(
-      "response_too_large",
-      `the exchange exceeds this session's limits (sent ${sizes.maxSentData} bytes, received ${sizes.maxRecvData} bytes); announce its size with T-MAX-SENT-DATA and T-MAX-RECV-DATA within the prover's limits, or prove it in proxy mode (T-PROOF-MODE: proxy), which proves answers of megabytes`,
-      overflowOf(text),
-    );
-  }
+  if (/exceed|too large|limit|max_(sent|recv)/.test(text)) return exchangeTooLarge(sizes, overflowOf(text));
   if (!tcp.state.connected) return new AppError("target_unreachable", "the target could not be reached");
   const untrusted = UNTRUSTED_CERTIFICATE.exec(errorText(error));
   if (untrusted) return certificateNotTrusted(untrustedReason(untrusted[1]!, session.serverName));
@@ -192,7 +195,8 @@ export async function sendRequest(session: ProverSession, tcp: TcpHandle, reques
   const watched = traffic
     ? watchExchange(call, {
         check: traffic,
-        target: () => ({ bytes: tcp.state.bytesFromTarget, closed: tcp.state.closedByTarget === true }),
+        target: () => ({ bytes: tcp.state.bytesFromTarget, plaintextBytes: tcp.state.plaintextFromTarget, closed: tcp.state.closedByTarget === true }),
+        plaintextLimit: session.sizes.maxRecvData,
         checkMs: SESSION_CHECK_MS,
         stallMs: tcp.responseTimeoutMs,
         quietAfterCloseMs: QUIET_AFTER_TARGET_CLOSED_MS,
@@ -205,6 +209,10 @@ export async function sendRequest(session: ProverSession, tcp: TcpHandle, reques
     if (error instanceof ExchangeGivenUp) {
       abandonProverSession(session);
       throw error.appError();
+    }
+    if (error instanceof AnswerTooLarge) {
+      abandonProverSession(session);
+      throw exchangeTooLarge(session.sizes, { overflow: { direction: "recv", atLeastBytes: error.plaintextBytes } });
     }
     closeProverSession(session);
     throw requestFailure(error, tcp, session);

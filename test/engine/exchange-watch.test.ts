@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { SessionCheck } from "../../src/core/session-traffic.ts";
-import { ExchangeGivenUp, watchExchange } from "../../src/engine/exchange-watch.ts";
+import { AnswerTooLarge, ExchangeGivenUp, watchExchange } from "../../src/engine/exchange-watch.ts";
 
 /**
  * An MPC exchange without progress (no byte on its MPC socket nor from its target) is given up: after the silence
@@ -18,7 +18,11 @@ interface Scenario {
   counted?: boolean;
   /** The work settles at this check (never when undefined). */
   settleAfterChecks?: number;
+  /** Application data the target sends at each check (default none). */
+  plaintextPerCheck?: number;
 }
+
+const LIMIT = 16_384;
 
 /** Runs a watch over a scenario; the clock moves 3 s a check. */
 async function watched(scenario: Scenario) {
@@ -26,6 +30,7 @@ async function watched(scenario: Scenario) {
   let checks = 0;
   let mpcBytes = 1_000;
   let targetBytes = 500;
+  let plaintext = 0;
   let finish!: (value: string) => void;
   const work = new Promise<string>((resolve) => (finish = resolve));
   const check = async (): Promise<SessionCheck> => {
@@ -33,12 +38,14 @@ async function watched(scenario: Scenario) {
     clock += 3_000;
     if (scenario.moving === "mpc") mpcBytes += 10;
     if (scenario.moving === "target") targetBytes += 10;
+    plaintext += scenario.plaintextPerCheck ?? 0;
     if (checks === scenario.settleAfterChecks) finish("answered");
     return scenario.counted === false ? { state: "running" } : { state: "running", traffic: { fromProverBytes: mpcBytes, toProverBytes: 5, quietMs: 0 } };
   };
   const outcome = await watchExchange(work, {
     check,
-    target: () => ({ bytes: targetBytes, closed: scenario.closed }),
+    target: () => ({ bytes: targetBytes, plaintextBytes: plaintext, closed: scenario.closed }),
+    plaintextLimit: LIMIT,
     checkMs: 2,
     stallMs: STALL,
     quietAfterCloseMs: AFTER_CLOSE,
@@ -75,4 +82,16 @@ test("bytes moving on the MPC socket or from the target are progress; a notary t
     expect(outcome).toEqual({ value: "answered" });
     expect(checks).toBeGreaterThanOrEqual(25);
   }
+});
+
+test("an answer beyond what the session can receive is given up as soon as its records say so, not once all of it came", async () => {
+  // 5,000 bytes of application data a check, the target still sending: over 16,384 at the fourth check.
+  const { outcome, checks } = await watched({ closed: false, moving: "target", plaintextPerCheck: 5_000 });
+  const error = (outcome as { error: AnswerTooLarge }).error;
+  expect(error).toBeInstanceOf(AnswerTooLarge);
+  expect(error.plaintextBytes).toBe(20_000);
+  expect(checks).toBe(4);
+  // At the limit exactly, the exchange goes on.
+  const atLimit = await watched({ closed: false, moving: "target", plaintextPerCheck: LIMIT, settleAfterChecks: 1 });
+  expect(atLimit.outcome).toEqual({ value: "answered" });
 });
