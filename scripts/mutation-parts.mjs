@@ -28,7 +28,7 @@ export const PARTS = {
   },
   /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */
   claims: {
-    mutate: ["src/claims/**/*.ts"],
+    mutate: ["src/claims/**/*.ts", "src/prover/proving/claim-check.ts"],
     tests: ["test/claims/"],
     skip: ["**/*.e2e.test.ts"],
   },

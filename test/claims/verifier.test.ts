@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { claimsProblem } from "../../src/claims/check.ts";
 import { claimsMismatch, unansweredClaim } from "../../src/claims/expect.ts";
-import { checkClaims } from "../../src/claims/plan.ts";
+import { checkClaims } from "../../src/prover/proving/claim-check.ts";
 import { type Claim, CLAIM_KINDS, claimJson, claimLine } from "../../src/claims/claim.ts";
 import { parseClaims } from "../../src/claims/grammar.ts";
 import { BUILT_IN_MODES, type ModeFacts } from "../../src/proof/modes.ts";

@@ -16,7 +16,7 @@ import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";
 import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
 import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "./headers.ts";
-import { checkClaims } from "../../claims/plan.ts";
+import { checkClaims } from "../proving/claim-check.ts";
 
 export interface ProxyDeps {
   modes: ProvingModes;

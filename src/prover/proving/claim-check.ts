@@ -6,9 +6,9 @@
  * The notary judges again on the answer itself (evaluate.ts): this check spares the client a session, it protects
  * nobody.
  */
-import type { ModeFacts } from "../proof/modes.ts";
-import { DEFAULT_HIDDEN, type RedactionPattern } from "../redaction/patterns.ts";
-import { type ClaimRequest, type ClaimSubject, claimError } from "./grammar.ts";
+import type { ModeFacts } from "../../proof/modes.ts";
+import { DEFAULT_HIDDEN, type RedactionPattern } from "../../redaction/patterns.ts";
+import { type ClaimRequest, type ClaimSubject, claimError } from "../../claims/grammar.ts";
 
 export interface ClaimChoices {
   claims: readonly ClaimRequest[];
