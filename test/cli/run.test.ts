@@ -40,7 +40,7 @@ describe("cli help", () => {
       expect(lines.filter((line) => line !== line.trimEnd())).toEqual([]);
     }
     const { stdout } = await cli("verify", "--help");
-    const first = stdout.split("\n").findIndex((line) => line.includes("--notary-pub-key=<notary_pub_key>"));
+    const first = stdout.split("\n").findIndex((line) => line.includes("--notary-pub-key=<file>"));
     const column = stdout.split("\n")[first]!.indexOf("The notary's public key");
     const next = stdout.split("\n")[first + 1]!;
     expect(next.slice(0, column).trim()).toBe("");
