@@ -11,7 +11,8 @@ import { jsonSafe } from "../core/terminal-text.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
-import { renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
+import { quorumJson, renderQuorum, renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
+import { verifyQuorum } from "../proof/quorum.ts";
 import { verifyProof } from "../proof/verify.ts";
 import { notAProof } from "../proof/not-a-proof.ts";
 import { parseClaims, RECIPIENT } from "../claims/grammar.ts";
@@ -23,6 +24,20 @@ async function readProofText(path: string): Promise<string> {
   } catch (error) {
     throw new AppError("file_unreadable", `cannot read proof ${path === "-" ? "from stdin" : `file ${path}`}: ${(error as Error).message}`);
   }
+}
+
+/** A proof file's text, refused at once when it holds something else than a proof (notAProof says what). */
+async function proofText(path: string): Promise<string> {
+  const text = await readProofText(path);
+  const holds = notAProof(text);
+  if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : `the file ${path}`} holds ${holds}`);
+  return text;
+}
+
+function quorumOf(value: unknown): number {
+  const quorum = typeof value === "string" && /^[1-9][0-9]{0,2}$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(quorum)) throw new AppError("usage", "--quorum must be a whole number from 1");
+  return quorum;
 }
 
 /** citty leaves a flag given without a value as "" or true; both are usage errors here. */
@@ -80,7 +95,11 @@ export default defineCommand({
       required: true,
       description: "The notary's public key (PEM file, from `cli notary keygen`); with several notaries, one file holding all their keys (valid if one of them signed)",
     },
-    proof: { type: "string", valueHint: "file", required: true, description: "The proof file, or - for stdin" },
+    proof: { type: "string", valueHint: "file", required: true, description: "The proof file, or - for stdin (with --quorum: one per proof, repeated)" },
+    quorum: {
+      type: "string",
+      description: "Verify the --proof files as a quorum: at least this many, by distinct notaries of --notary-pub-key, of one server, stating the same claims",
+    },
     "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
     "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
     mode: { type: "string", description: "Fail unless the notary took part in this mode: mpc or proxy" },
@@ -119,11 +138,14 @@ export default defineCommand({
       claims: expectedClaims(optionValues(rawArgs, "expect-claim")),
       recipient: expectedRecipient(args["expect-recipient"]),
     };
-    const path = requiredPath(args.proof, "proof");
-    const text = await readProofText(path);
-    const holds = notAProof(text);
-    if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : "the file"} holds ${holds}`);
-    const verified = verifyProof(text, pinned, expected);
+    const paths = optionValues(rawArgs, "proof");
+    if (args.quorum !== undefined) {
+      const quorum = verifyQuorum(await Promise.all(paths.map(proofText)), pinned, quorumOf(args.quorum), expected);
+      await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(quorumJson(quorum), null, 2))}\n` : renderQuorum(quorum));
+      return;
+    }
+    if (paths.length > 1) throw new AppError("usage", "--proof is given once, unless --quorum says how many of the proofs must agree");
+    const verified = verifyProof(await proofText(requiredPath(args.proof, "proof")), pinned, expected);
     // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
     await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(verifiedProofJson(verified), null, 2))}\n` : renderVerifiedProof(verified));
   },

@@ -3,7 +3,7 @@
  * Web-standard APIs only (fetch, streams, crypto.randomUUID): runs in Bun, Node and browsers.
  */
 export { prove, type ProveOptions, type ProveResult, type ProvableMethod } from "./prove.ts";
-export { verifyProof, type ProofExpectations, type VerifiedProof } from "./verify.ts";
+export { verifyProof, verifyQuorum, type ProofExpectations, type VerifiedProof, type VerifiedQuorum } from "./verify.ts";
 export { redact, redactionHeader, type BodyPath, type RedactionPattern, type Redactions } from "./redact.ts";
 export { TlsproofError, type TlsproofErrorCode, type ClientErrorCode, type TargetResponse } from "./errors.ts";
 export { readSseEvents, type SseEvent } from "./sse.ts";

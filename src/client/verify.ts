@@ -2,9 +2,11 @@ import { inOptionWords } from "./callers-words.ts";
 import { AppError } from "../core/errors.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { type ProofExpectations, type VerifiedProof, verifyProof as verifyWithKeys } from "../proof/verify.ts";
+import { type VerifiedQuorum, verifyQuorum as verifyQuorumWithKeys } from "../proof/quorum.ts";
 import { TlsproofError } from "./errors.ts";
 
 export type { ProofExpectations, VerifiedProof } from "../proof/verify.ts";
+export type { VerifiedQuorum } from "../proof/quorum.ts";
 
 /**
  * Verifies a proof (its JSON text, or the parsed object) offline with the code of `cli verify`: valid when one
@@ -14,10 +16,23 @@ export type { ProofExpectations, VerifiedProof } from "../proof/verify.ts";
  * trust anchor is valid but says so: `testTrustAnchor` and `warnings`.
  */
 export function verifyProof(proof: unknown, pinnedKeys: string | readonly string[], expected: ProofExpectations = {}): VerifiedProof {
+  return withPinnedKeys(pinnedKeys, (keys) => verifyWithKeys(proof, keys, expected));
+}
+
+/**
+ * Verifies proofs as a quorum (src/proof/quorum.ts): at least `quorum` of them, by distinct notaries among
+ * `pinnedKeys`, of one server, stating the same claims, each as `expected`. Throws as verifyProof does.
+ */
+export function verifyQuorum(proofs: readonly unknown[], pinnedKeys: string | readonly string[], quorum: number, expected: ProofExpectations = {}): VerifiedQuorum {
+  return withPinnedKeys(pinnedKeys, (keys) => verifyQuorumWithKeys(proofs, keys, quorum, expected));
+}
+
+/** Runs `verify` over the decoded keys; every refusal as a TlsproofError in the caller's words. */
+function withPinnedKeys<T>(pinnedKeys: string | readonly string[], verify: (keys: ReturnType<typeof decodePublicKeyPem>[]) => T): T {
   const pems = typeof pinnedKeys === "string" ? [pinnedKeys] : pinnedKeys;
   try {
     if (pems.length === 0) throw new AppError("config_invalid", "no pinned notary key given");
-    return verifyWithKeys(proof, pems.map(decodePublicKeyPem), expected);
+    return verify(pems.map(decodePublicKeyPem));
   } catch (error) {
     if (error instanceof AppError) throw new TlsproofError(error.code, inOptionWords(error.message));
     throw error;

@@ -11,6 +11,7 @@ import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
 import { terminalLine } from "../core/terminal-text.ts";
 import { type ClaimJson, claimJson, claimLine } from "../claims/claim.ts";
+import type { VerifiedQuorum } from "./quorum.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";
 
 export { TEST_TRUST_ANCHOR_WARNING } from "./verify.ts";
@@ -264,5 +265,31 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
     verdictLine(proof),
   ];
   // Escaping is idempotent (an escape is printable ASCII): the transcript lines, escaped already, pass unchanged.
+  return `${lines.map(terminalLine).join("\n")}\n`;
+}
+
+/** A verified quorum as a program reads it: its size, server, claims, signers, and each proof's report. */
+export function quorumJson(quorum: VerifiedQuorum) {
+  return {
+    valid: true,
+    quorum: quorum.proofs.length,
+    serverName: quorum.serverName,
+    claims: quorum.claims.map(claimJson),
+    notaries: quorum.notaries,
+    proofs: quorum.proofs.map(verifiedProofJson),
+  };
+}
+
+/** The human report of a quorum: who signed what, the claims they agree on, a line per proof. */
+export function renderQuorum(quorum: VerifiedQuorum): string {
+  const lines = [
+    ...new Set(quorum.proofs.flatMap((proof) => proof.warnings)),
+    `Quorum valid: ${quorum.proofs.length} proofs of ${quorum.serverName} by ${new Set(quorum.notaries).size} distinct notaries state the same claims:`,
+    ...quorum.claims.map((claim) => `  ${claimLine(claim)}`),
+    "Proofs:",
+    ...quorum.proofs.map(
+      (proof, i) => `  ${i + 1}. request id ${proof.body.requestId}, ${proofModeOf(proof.body)} mode, notarized at ${isoOfMs(proof.body.notarizedAt)}, signed by notary key ${proof.notaryFingerprint}`,
+    ),
+  ];
   return `${lines.map(terminalLine).join("\n")}\n`;
 }

@@ -344,3 +344,41 @@ describe("cli verify on hostile files: nothing it writes acts on a terminal", ()
     expect(JSON.parse(stdout).recv.text).toBe(hostile);
   });
 });
+
+describe("cli verify --quorum", () => {
+  const notaries = [generateKey("secp256k1"), generateKey("secp256k1"), generateKey("secp256k1")];
+  const quorumDir = tempDir();
+  const keysPath = join(quorumDir, "notaries.pub");
+  writeFileSync(keysPath, notaries.map((notary) => notary.publicKeyPem).join(""));
+  const paths = notaries.map((notary, i) => {
+    const path = join(quorumDir, `proof-${i}.json`);
+    writeFileSync(path, JSON.stringify(signProof({ ...sampleBody(notary), requestId: crypto.randomUUID() }, notary)));
+    return path;
+  });
+  const proofs = (count: number) => paths.slice(0, count).flatMap((path) => ["--proof", path]);
+
+  test("M proofs by M distinct notaries of the key file, stating the same claims: exit 0, the claims and signers", async () => {
+    const { exitCode, stdout } = await verify("--notary-pub-key", keysPath, "--quorum", "3", ...proofs(3));
+    expect(exitCode).toBe(0);
+    expect(stdout).toContain("Quorum valid: 3 proofs of api.example.com by 3 distinct notaries state the same claims:");
+    expect(stdout).toContain('  res:body:currency = "EUR"');
+    const json = JSON.parse((await verify("--notary-pub-key", keysPath, "--quorum", "2", "--json", ...proofs(2))).stdout) as { quorum: number; notaries: string[]; claims: { valueJson: string }[] };
+    expect(json.quorum).toBe(2);
+    expect(json.notaries).toHaveLength(2);
+    expect(json.claims.map((claim) => claim.valueJson)).toEqual(['"EUR"']);
+  });
+
+  test("fewer proofs than the quorum, a key file missing a signer, several proofs without --quorum: refused", async () => {
+    const short = await verify("--notary-pub-key", keysPath, "--quorum", "3", ...proofs(2));
+    expect(short.exitCode).toBe(1);
+    expectOneErrorLine(short.stderr, /not a quorum of 3: 2 distinct notaries signed them/);
+    const onePinned = join(quorumDir, "one.pub");
+    writeFileSync(onePinned, notaries[0]!.publicKeyPem);
+    const foreign = await verify("--notary-pub-key", onePinned, "--quorum", "2", ...proofs(2));
+    expect(foreign.exitCode).toBe(1);
+    expectOneErrorLine(foreign.stderr, /proof 2: invalid proof: signed by a different notary key/);
+    const noQuorum = await verify("--notary-pub-key", keysPath, ...proofs(2));
+    expect(noQuorum.exitCode).toBe(2);
+    expect((await verify("--notary-pub-key", keysPath, "--quorum", "0", ...proofs(2))).exitCode).toBe(2);
+  });
+});
