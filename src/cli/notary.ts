@@ -10,6 +10,12 @@ import { trustAnchors } from "../engine/trust-anchor.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";
 import { decodePublicKeyPem, generateKey, publicKeyFingerprint, readPrivateKeyFile } from "../proof/keys.ts";
 import { openLedger } from "../notary/ledger.ts";
+import * as v from "valibot";
+import { describeIssue } from "../core/schema.ts";
+import type { Proof } from "../proof/format.ts";
+import { proofSchema } from "../proof/proof-schema.ts";
+import { registryCalldata, registryCalls } from "../proof/registry-calldata.ts";
+import { optionValues } from "./option-values.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
 
@@ -71,7 +77,39 @@ const start = defineCommand({
   },
 });
 
+/** Reads a proof file as the proof format says it is (its shape only: `slash` needs no notary key pinned). */
+function proofFile(path: string): Proof {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new AppError("file_unreadable", `cannot read the proof ${path}: ${(error as Error).message}`);
+  }
+  const parsed = v.safeParse(proofSchema, value);
+  if (!parsed.success) throw new AppError("proof_invalid", `${path}: ${describeIssue(parsed.issues[0], {})}`);
+  return parsed.output;
+}
+
+const calldata = defineCommand({
+  meta: {
+    name: "calldata",
+    description:
+      "Print the calldata of a call to contracts/NotaryRegistry.sol, for any wallet or tool to send: register (send it from the notary's attestation address, /info's ethereumAddress, with the stake as value), exit, withdraw, or slash with two proofs of one notary's two different statements for one request id",
+  },
+  args: {
+    call: { type: "positional", description: `one of ${registryCalls.join(", ")}`, required: true },
+    proof: { type: "string", valueHint: "file", description: "slash: a proof file (give it twice)" },
+  },
+  async run({ args, rawArgs }) {
+    const call = registryCalls.find((name) => name === args.call);
+    if (!call) throw new AppError("usage", `the call must be one of ${registryCalls.join(", ")}`);
+    const proofs = optionValues(rawArgs, "proof").map(proofFile);
+    if (call !== "slash" && proofs.length > 0) throw new AppError("usage", `${call} takes no proof`);
+    await Bun.write(Bun.stdout, `${registryCalldata(call, proofs)}\n`);
+  },
+});
+
 export default defineCommand({
   meta: { name: "notary", description: "The notary: the other party of MPC-TLS sessions, signing what it verified" },
-  subCommands: { start, keygen },
+  subCommands: { start, keygen, calldata },
 });

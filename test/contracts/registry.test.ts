@@ -13,6 +13,11 @@ import { keptLog } from "../../testkit/kept-log.ts";
 import { type Account, Chain } from "../../testkit/evm/chain.ts";
 import { RegistryContract, type SignedAttestation } from "../../testkit/evm/registry.ts";
 import { sampleBody } from "../proof/fixtures.ts";
+import { signProof } from "../../src/proof/sign.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../../testkit/env.ts";
+import { runCli, SOURCE_CLI } from "../../testkit/prover.ts";
 import { proxyTranscript } from "../notary/support/transcripts.ts";
 
 /**
@@ -152,6 +157,33 @@ describe("the notary registry", () => {
     expect((await chain.balance(account.address)) - before + fee).toBe(MINIMUM);
     expect(await registry.stakeOf(deployer, account.address)).toBe(0n);
   });
+
+  test("the calldata `cli notary calldata` prints is what the registry takes: a slash sent raw slashes", async () => {
+    const key = generateKey("secp256k1");
+    const notary = await chain.accountOf(key.privateKey);
+    expect((await registry.register(notary, MINIMUM)).ok).toBe(true);
+    const requestId = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d";
+    const dir = tempDir("slash");
+    const files = [1, 2].map((at) => {
+      const path = join(dir, `proof-${at}.json`);
+      writeFileSync(path, JSON.stringify(signProof(withEvmAttestation({ ...sampleBody(key), claims: CLAIMS, requestId, notarizedAt: at }, key), key)));
+      return path;
+    });
+    const printed = await runCli(SOURCE_CLI, ["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[1]!]);
+    expect(printed.stderr).toBe("");
+    expect(printed.exitCode).toBe(0);
+    const sent = await chain.send(await chain.account(), registry.address, printed.stdout.trim() as Hex);
+    expect(sent.reverted).toBe(false);
+    expect(await registry.stakeOf(deployer, notary.address)).toBe(0n);
+    // And the operator's own calls, sent from the notary's address.
+    const other = await chain.accountOf(generateKey("secp256k1").privateKey);
+    const register = await runCli(SOURCE_CLI, ["notary", "calldata", "register"]);
+    expect((await chain.send(other, registry.address, register.stdout.trim() as Hex, MINIMUM)).reverted).toBe(false);
+    expect(await registry.isBonded(deployer, other.address)).toBe(true);
+    const same = await runCli(SOURCE_CLI, ["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[0]!]);
+    expect(same.exitCode).toBe(1);
+    expect(same.stderr).toContain("not an equivocation: they attest the same statement");
+  }, 60_000);
 
   test("a notary that asked to exit is still slashed for what it signed, until it withdrew", async () => {
     const key = generateKey("secp256k1");
