@@ -10,6 +10,7 @@ export const PARTS = {
     mutate: [
       "src/notary/attest.ts",
       "src/notary/attestation.ts",
+      "src/notary/ledger.ts",
       "src/notary/verified-transcript.ts",
       "src/notary/modes.ts",
       "src/notary/mpc/transcript.ts",
@@ -23,7 +24,7 @@ export const PARTS = {
   },
   /** What a verifier accepts. */
   proof: {
-    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts"],
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts"],
     tests: ["test/proof/"],
   },
   /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */
