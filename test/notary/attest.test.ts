@@ -10,6 +10,7 @@ import { generateKey } from "../../src/proof/keys.ts";
 import type { AttestationRequest } from "../../src/protocol/notary.ts";
 import { REQUEST, RESPONSE, SECRET_API_KEY, SECRET_TOKEN, spanOf } from "../proof/fixtures.ts";
 import { mpcTranscript, proxyTranscript, whole } from "./support/transcripts.ts";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 
 const key = generateKey("secp256k1");
 const context = { publicKeyPem: key.publicKeyPem, algorithm: key.algorithm, testTrustAnchor: false, notaryVersion: "0.1.0", embedded: true };
@@ -128,6 +129,28 @@ describe("what the builder signs", () => {
       { kind: "value", subject: "res:body:currency", value: '"EUR"' },
     ]);
     expect(body.recipient).toBe("0x00000000000000000000000000000000000000ab");
+  });
+
+  test("claims over what the declared redactions hide: compared and committed with the salt, never stated; named by position", () => {
+    const balance = spanOf(RESPONSE, "1234");
+    const hiding = { ...declared, redactions: [{ pattern: "res:body:balance", matched: true, spans: [{ direction: "recv" as const, ...balance }] }] };
+    const salt = `0x${"0f".repeat(32)}`;
+    const body = buildProofBody(proxyTranscript(), { ...hiding, claims: [" res:body:balance>1000 ", "commit:res:body:balance"], claimSalt: salt }, context);
+    const commitment = `0x${Buffer.from(keccak_256(Buffer.concat([Buffer.from(salt.slice(2), "hex"), Buffer.from("1234")]))).toString("hex")}`;
+    expect(body.claims).toEqual([
+      { kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true },
+      { kind: "commitment", subject: "res:body:balance", commitment },
+    ]);
+    expect(refusal(proxyTranscript(), { ...hiding, claims: ["res:body:currency", "res:body:balance"] })).toEqual({
+      code: "claim_unsupported",
+      message: "claim 2 (res:body:balance): the proof hides this value: claim a comparison or commit: instead",
+    });
+    // Entries are read as sent, spaces around them aside; a malformed one is named by its place.
+    expect(buildProofBody(proxyTranscript(), { ...declared, claims: [" res:body:currency "] }, context).claims).toEqual([{ kind: "value", subject: "res:body:currency", value: '"EUR"' }]);
+    expect(refusal(proxyTranscript(), { ...declared, claims: ["res:status", "res:body:a>"] })).toEqual({ code: "invalid_claim", message: "T-CLAIM entry 2: the comparison has no value to compare with" });
+    // Part of a value hidden is the value hidden.
+    const part = { ...declared, redactions: [{ pattern: "search:*", matched: true, spans: [{ direction: "recv" as const, start: balance.start, end: balance.start + 1 }] }] };
+    expect(refusal(proxyTranscript(), { ...part, claims: ["res:body:balance"] }).code).toBe("claim_unsupported");
   });
 
   test("a server that chose another protocol than HTTP/1.1 by ALPN is refused; none chosen, or unseen (MPC), is fine", () => {
