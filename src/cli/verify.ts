@@ -30,7 +30,7 @@ async function readProofText(path: string): Promise<string> {
 async function proofText(path: string): Promise<string> {
   const text = await readProofText(path);
   const holds = notAProof(text);
-  if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : `the file ${path}`} holds ${holds}`);
+  if (holds) throw new AppError("proof_invalid", `${path === "-" ? "the input" : "the file"} holds ${holds}`);
   return text;
 }
 
