@@ -7,7 +7,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "../../src/proof/canonical.ts";
 import { signProof, signatureMatches } from "../../src/proof/sign.ts";
-import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING, verifyProof } from "../../src/proof/verify.ts";
+import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, type ProofExpectations, TEST_TRUST_ANCHOR_WARNING, UNCHECKED_ANSWER_WARNING, verifyProof } from "../../src/proof/verify.ts";
+import { withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import {
   directionHiding,
   hiddenRequestBody,
@@ -564,5 +565,38 @@ describe("cost: the signature first, linear checks, a cap on entries", () => {
       body.redactions.push({ pattern: "p", spans: [{ direction: "recv", start, end }], matched: true });
       expect(rejection(signProof(body, key))).toBe(`invalid proof: body.redactions[1].spans[0]: declared hidden, but recv bytes ${shown} are revealed`);
     }
+  });
+});
+
+describe("what verifyProof requires of claims and recipient", () => {
+  const notary = generateKey("secp256k1");
+  const pinnedKey = decodePublicKeyPem(notary.publicKeyPem);
+  const proofBy = (change: Partial<ProofBody> = {}) => signProof(withEvmAttestation({ ...sampleBody(notary), claims: [{ kind: "value", subject: "res:body:currency", value: '"EUR"' }], ...change }, notary), notary);
+  const verifyProofAgainst = (p: unknown, expected: ProofExpectations = {}) => verifyProof(p, pinnedKey, expected);
+  const refused = (run: () => unknown) => {
+    try {
+      run();
+    } catch (error) {
+      return error as AppError;
+    }
+    throw new Error("expected a refusal");
+  };
+  const recipient = "0x00000000000000000000000000000000000000aa";
+
+  test("the recipient, compared case-blind; none named, or another, is a mismatch", () => {
+    const proof = proofBy({ recipient });
+    expect(verifyProofAgainst(proof, { recipient: recipient.toUpperCase().replace("0X", "0x") }).recipient).toBe(recipient);
+    expect(refused(() => verifyProofAgainst(proof, { recipient: "0x00000000000000000000000000000000000000bb" })).message).toBe(
+      `the proof was made for ${recipient}, expected 0x00000000000000000000000000000000000000bb`,
+    );
+    expect(refused(() => verifyProofAgainst(proofBy(), { recipient })).message).toBe(`the proof names no recipient, expected ${recipient}`);
+    expect(verifyProofAgainst(proofBy()).recipient).toBeNull();
+  });
+
+  test("a proof made before claims states none: verified with none, and an expected claim is a mismatch", () => {
+    const { claims: _claims, ...older } = sampleBody(notary);
+    const proof = signProof(withEvmAttestation(older, notary), notary);
+    expect(verifyProofAgainst(proof).claims).toEqual([]);
+    expect(refused(() => verifyProofAgainst(proof, { claims: ["res:body:currency"] })).message).toBe("the proof states no claim res:body:currency");
   });
 });
