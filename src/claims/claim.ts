@@ -15,10 +15,8 @@ export type Claim =
   /** keccak256(salt ‖ UTF-8 of the value's JSON text), 0x + 64 hex digits; the salt is in no proof. */
   | { kind: "commitment"; subject: string; commitment: string };
 
-export type ClaimKind = Claim["kind"];
-
 /** Each kind's code in the EVM attestation's Claim struct (evm-attestation.ts); never renumbered. */
-export const CLAIM_KINDS: Record<ClaimKind, number> = { value: 0, predicate: 1, commitment: 2 };
+export const CLAIM_KINDS: Record<Claim["kind"], number> = { value: 0, predicate: 1, commitment: 2 };
 
 /** The claim as one line a person reads: `res:body:balance > 1000: holds`. */
 export function claimLine(claim: Claim): string {

@@ -11,9 +11,6 @@ import { type ClaimRequest, type Comparison, type Literal, literalText } from ".
 import { claimRefused, locateSubject, type SeenAnswer, type SubjectValue } from "./subject.ts";
 import type { ByteRange } from "../core/transcript.ts";
 
-/** A salt is 32 bytes: guessing a committed value must cost as much as guessing the salt. */
-export const SALT_BYTES = 32;
-
 export interface ClaimContext {
   answer: SeenAnswer;
   /** Whether the proof shows these bytes of the answer (seen, and not declared hidden). */
@@ -64,7 +61,7 @@ function evaluate(request: ClaimRequest, position: number, context: ClaimContext
 }
 
 /** keccak256(salt ‖ UTF-8 of the value's JSON text): what a commitment claim states. */
-export function commitmentOf(salt: Uint8Array, valueJson: string): Uint8Array {
+function commitmentOf(salt: Uint8Array, valueJson: string): Uint8Array {
   return keccak_256(concatBytes(salt, new TextEncoder().encode(valueJson)));
 }
 
