@@ -5,7 +5,7 @@
  * are: nobody rebuilds the struct from the docs.
  */
 import { bytesToHex } from "@noble/hashes/utils.js";
-import type { EvmAttestation } from "./evm-attestation.ts";
+import type { EvmAttestation, EvmClaim } from "./evm-attestation.ts";
 import { evmAttestationOf } from "./evm-attestation.ts";
 import type { Proof } from "./format.ts";
 
@@ -13,15 +13,8 @@ export type HexString = `0x${string}`;
 
 const hex = (bytes: Uint8Array): HexString => `0x${bytesToHex(bytes)}`;
 
-export interface EvmClaimArgs {
-  kind: number;
-  subject: string;
-  op: string;
-  operand: string;
-  holds: boolean;
-  value: string;
-  commitment: HexString;
-}
+/** A Claim struct as an ABI encoder takes it (and a contract call returns it): its commitment as 0x hex. */
+export type EvmClaimArgs = Omit<EvmClaim, "commitment"> & { commitment: HexString };
 
 export interface AttestationArgs {
   requestId: HexString;

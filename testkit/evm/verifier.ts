@@ -5,7 +5,7 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import { type Abi, decodeErrorResult, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import type { Direction } from "../../src/core/transcript.ts";
 import { DIRECTION_CODE, type EvmAttestation } from "../../src/proof/evm-attestation.ts";
-import { attestationArgs } from "../../src/proof/evm-calldata.ts";
+import { attestationArgs, type EvmClaimArgs } from "../../src/proof/evm-calldata.ts";
 
 export { attestationArgs };
 import type { Account, Chain, TxResult } from "./chain.ts";
@@ -29,15 +29,7 @@ export interface VerifiedRange {
 }
 
 /** A claim as the contract returns it. */
-export interface VerifiedClaim {
-  kind: number;
-  subject: string;
-  op: string;
-  operand: string;
-  holds: boolean;
-  value: string;
-  commitment: Hex;
-}
+export type VerifiedClaim = EvmClaimArgs;
 
 export class VerifierContract {
   private constructor(
