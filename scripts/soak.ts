@@ -97,6 +97,7 @@ function boundsOf(report: Omit<SoakReport, "bounds" | "ok">): Bound[] {
     { figure: "notary sessions, peak", value: String(peak((s) => s.notarySessions)), bound: `<= ${SOAK_LIMITS.notaryConcurrency}`, ok: peak((s) => s.notarySessions) <= SOAK_LIMITS.notaryConcurrency },
     { figure: "notary sessions after abuse", value: String(report.sessionsAfterAbuse), bound: `0 within ${SOAK_LIMITS.notaryConnectTimeoutS + SOAK_BOUNDS.sessionsSettleSlackS} s`, ok: report.sessionsAfterAbuse === 0 },
     { figure: "store streams beyond the cap: 503", value: `${counts.storeStreamsRefused503} (${counts.storeStreamsOpened} opened)`, bound: "> 0", ok: counts.storeStreamsRefused503 > 0 },
+    { figure: "stalled store streams dropped", value: String(counts.storeStreamsDroppedIdle), bound: "> 0", ok: counts.storeStreamsDroppedIdle > 0 },
     { figure: "prover RSS, peak", value: mib(peak((s) => s.proverRss)), bound: `<= ${mib(SOAK_BOUNDS.proverRss)}`, ok: peak((s) => s.proverRss) <= SOAK_BOUNDS.proverRss },
     { figure: "notary RSS, peak", value: mib(peak((s) => s.notaryRss)), bound: `<= ${mib(SOAK_BOUNDS.notaryRss)}`, ok: peak((s) => s.notaryRss) <= SOAK_BOUNDS.notaryRss },
     proverFdsBound(report, peak((s) => s.proverFds)),

@@ -17,12 +17,14 @@ export interface AbuseCounts {
   sessionsRefused503: number;
   storeStreamsOpened: number;
   storeStreamsRefused503: number;
+  /** Stalled store streams the prover ended before their last event (its idle limit). */
+  storeStreamsDroppedIdle: number;
 }
 
 export const emptyCounts = (): AbuseCounts => ({
   subscribersOpened: 0, subscribersRefused503: 0, subscribersHeldPeak: 0, slowBodiesClosedByServer: 0,
   sessionsUnauthenticated401: 0, sessionsUnauthenticatedOther: 0, sessionsCreated: 0, sessionsRefused503: 0,
-  storeStreamsOpened: 0, storeStreamsRefused503: 0,
+  storeStreamsOpened: 0, storeStreamsRefused503: 0, storeStreamsDroppedIdle: 0,
 });
 
 /** Subscribers tried beyond the free places each round: these must be refused. */
@@ -142,31 +144,59 @@ export async function fillStoreStream(servers: SoakServers): Promise<void> {
   }
 }
 
-/** Readers of the whole stream over SSE, half stalled (never read again), half reading a little every 2 s. */
+/**
+ * Readers of the whole stream over SSE, more than the cap, each opening again at once when its stream ends: half
+ * read a little every 2 s; half stall (read nothing) past the prover's idle limit, then read what is left to see
+ * whether the prover dropped them. A stalled stream holds its place only until that limit (the receive buffers of
+ * loopback may be large, so the stall is what keeps a place, not the size of the stream), which is why the stalled
+ * readers come back at once: readers beyond the cap stay waiting all through the run, not only at its start.
+ */
 async function storeStreams(servers: SoakServers, counts: AbuseCounts, stop: AbortSignal): Promise<void> {
+  const stallMs = (SOAK_LIMITS.idleTimeoutS + 3) * 1000;
   const reader = async (slow: boolean) => {
     while (!stop.aborted) {
       const head = `GET /stores/${STORE_STREAM}/data/partitions/0/from?fromTimestamp=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`;
       const { socket, firstBytes, closed } = await rawConnection(servers.prover.url, head);
       const status = (await Promise.race([firstBytes, closed.then(() => "")])).slice(9, 12);
-      if (status === "503") counts.storeStreamsRefused503++;
-      else if (status === "200") {
-        counts.storeStreamsOpened++;
-        socket.pause();
-        let ended = false;
-        void closed.then(() => (ended = true));
+      if (status === "503") {
+        counts.storeStreamsRefused503++;
+        socket.destroy();
+        await pause(250, stop);
+        continue;
+      }
+      if (status !== "200") {
+        socket.destroy();
+        if (stop.aborted) break;
+        throw new Error(`store stream answered ${JSON.stringify(status)}`);
+      }
+      counts.storeStreamsOpened++;
+      socket.pause();
+      let ended = false;
+      void closed.then(() => (ended = true));
+      if (slow) {
         while (!ended && !stop.aborted) {
-          if (slow) socket.resume();
+          socket.resume();
           await pause(50, stop);
           socket.pause();
           await Promise.race([pause(2_000, stop), closed]);
         }
-      } else if (!stop.aborted) throw new Error(`store stream answered ${JSON.stringify(status)}`);
+      } else {
+        await pause(stallMs, stop);
+        if (!stop.aborted && (await endsUnfinished(socket, closed))) counts.storeStreamsDroppedIdle++;
+      }
       socket.destroy();
-      await pause(1_000, stop);
     }
   };
   await Promise.all(Array.from({ length: STORE_READERS }, (_, i) => reader(i % 2 === 1)));
+}
+
+/** Reads a stalled stream's rest: true when it ends without its final metadata event (the server dropped it). */
+async function endsUnfinished(socket: Socket, closed: Promise<void>): Promise<boolean> {
+  let tail = "";
+  socket.on("data", (chunk: Buffer) => (tail = (tail + chunk.toString("latin1")).slice(-4096)));
+  socket.resume();
+  const ended = await Promise.race([closed.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  return ended && !tail.includes("event: metadata");
 }
 
 /** Runs every kind of abuse until `stop` fires; resolves once every client has let go. */

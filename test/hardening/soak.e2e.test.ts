@@ -25,6 +25,7 @@ test("after bounded abuse the prover and notary are back to baseline and still p
   expect(report.sessionsAfterAbuse).toBe(0);
   expect(counts.storeStreamsOpened).toBeGreaterThanOrEqual(SOAK_LIMITS.storeStreams);
   expect(counts.storeStreamsRefused503).toBeGreaterThan(0);
+  expect(counts.storeStreamsDroppedIdle).toBeGreaterThan(0);
   expect(end.proverFds).toBeLessThanOrEqual(baseline.proverFds + SOAK_BOUNDS.fdSlack);
   expect(end.notaryFds).toBeLessThanOrEqual(baseline.notaryFds + SOAK_BOUNDS.fdSlack);
   expect(Math.max(...report.samples.map((s) => s.proverRss), end.proverRss)).toBeLessThanOrEqual(SOAK_BOUNDS.proverRss);
