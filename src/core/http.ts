@@ -37,7 +37,7 @@ function frameworkError(code: unknown): AppError | undefined {
 
 /**
  * The one place where HTTP errors are shaped: AppErrors keep their code, Elysia's own failures map to
- * codes, anything else is a logged 500 whose details stay in the log. `shapeOf` names the body shape of the
+ * codes, a request whose connection closed is logged as such, anything else is a logged 500 whose details stay in the log. `shapeOf` names the body shape of the
  * route family a path belongs to (all `coded` unless told).
  */
 export function errorHandling(log: Logger, shapeOf: (pathname: string) => ErrorShape = () => "coded") {
@@ -47,6 +47,11 @@ export function errorHandling(log: Logger, shapeOf: (pathname: string) => ErrorS
     if (error instanceof AppError) return errorResponse(error, { shape });
     const known = frameworkError(code);
     if (known) return errorResponse(known, { shape });
+    // A client whose connection closed mid-request (it left, or the idle limit cut it) is no failure of ours.
+    if (request.signal.aborted) {
+      log.info("the client's connection closed before its request was read", { path: pathname });
+      return errorResponse(new AppError("invalid_body", "the connection closed before the request was read"), { shape });
+    }
     log.error("unhandled error", { path: pathname, error: errorText(error) });
     return errorResponse(new AppError("internal", "internal error"), { shape });
   });

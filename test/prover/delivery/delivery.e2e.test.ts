@@ -13,7 +13,7 @@ import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import type { PromMetrics } from "prom2javascript";
 import { once } from "../../../testkit/once.ts";
-import { eventually } from "../../../testkit/wait.ts";
+import { eventually, waitUntil } from "../../../testkit/wait.ts";
 
 /**
  * Proof delivery as a client of Verity's prover sees it (the `eventsource` package driven the way Verity's
@@ -316,6 +316,9 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     expect(await Promise.race([cut.then(() => "cut"), Bun.sleep(20_000).then(() => "still open")])).toBe("cut");
     expect(answer).toBe("");
     expect(await notarySessions()).toBe(0);
+    // The prover logs the cut as the client's, not as a failure of its own.
+    await waitUntil("the prover to log the cut request", () => prover.log(), (log) => log.includes("connection closed before its request was read"), 10_000);
+    expect(prover.log()).not.toContain("unhandled error");
   }, 30_000);
 
   test(
