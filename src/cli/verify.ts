@@ -12,7 +12,7 @@ import type { ProofMode } from "../proof/format.ts";
 import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";
 import { quorumJson, renderQuorum, renderVerifiedProof, verifiedProofJson } from "../proof/render.ts";
-import { verifyQuorum } from "../proof/quorum.ts";
+import { isQuorumProofText, verifyQuorum } from "../proof/quorum.ts";
 import { verifyProof } from "../proof/verify.ts";
 import { notAProof } from "../proof/not-a-proof.ts";
 import { parseClaims, RECIPIENT } from "../claims/grammar.ts";
@@ -95,10 +95,10 @@ export default defineCommand({
       required: true,
       description: "The notary's public key (PEM file, from `cli notary keygen`); with several notaries, one file holding all their keys (valid if one of them signed)",
     },
-    proof: { type: "string", valueHint: "file", required: true, description: "The proof file, or - for stdin (with --quorum: one per proof, repeated)" },
+    proof: { type: "string", valueHint: "file", required: true, description: "The proof file (a quorum proof too), or - for stdin (with --quorum: one per proof or quorum proof, repeated)" },
     quorum: {
       type: "string",
-      description: "Verify the --proof files as a quorum: at least this many, by distinct notaries of --notary-pub-key, of one server, stating the same claims",
+      description: "Verify the --proof files as a quorum: at least this many, by distinct notaries of --notary-pub-key, of one request, stating the same claims (a quorum proof: at least its own size without it)",
     },
     "request-id": { type: "string", description: "Fail unless the proof is of this request id (compared case-blind)" },
     "server-name": { type: "string", description: "Fail unless the proof is of this server name (compared case-blind)" },
@@ -139,13 +139,15 @@ export default defineCommand({
       recipient: expectedRecipient(args["expect-recipient"]),
     };
     const paths = optionValues(rawArgs, "proof");
-    if (args.quorum !== undefined) {
-      const quorum = verifyQuorum(await Promise.all(paths.map(proofText)), pinned, quorumOf(args.quorum), expected);
+    if (paths.length > 1 && args.quorum === undefined) throw new AppError("usage", "--proof is given once, unless --quorum says how many of the proofs must agree");
+    const texts = await Promise.all(paths.map((path) => proofText(requiredPath(path, "proof"))));
+    // A quorum proof (a prover's T-QUORUM) is verified as a quorum, at least of its own size, --quorum or not.
+    if (args.quorum !== undefined || (texts.length === 1 && isQuorumProofText(texts[0]!))) {
+      const quorum = verifyQuorum(texts, pinned, args.quorum === undefined ? undefined : quorumOf(args.quorum), expected);
       await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(quorumJson(quorum), null, 2))}\n` : renderQuorum(quorum));
       return;
     }
-    if (paths.length > 1) throw new AppError("usage", "--proof is given once, unless --quorum says how many of the proofs must agree");
-    const verified = verifyProof(await proofText(requiredPath(args.proof, "proof")), pinned, expected);
+    const verified = verifyProof(texts[0]!, pinned, expected);
     // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
     await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(verifiedProofJson(verified), null, 2))}\n` : renderVerifiedProof(verified));
   },

@@ -20,10 +20,11 @@ export function verifyProof(proof: unknown, pinnedKeys: string | readonly string
 }
 
 /**
- * Verifies proofs as a quorum (src/proof/quorum.ts): at least `quorum` of them, by distinct notaries among
- * `pinnedKeys`, of one server, stating the same claims, each as `expected`. Throws as verifyProof does.
+ * Verifies proofs, or a quorum proof (a prover's answer to `T-QUORUM`), as a quorum (src/proof/quorum.ts): at least
+ * `quorum` of them (and a quorum proof's own size; `quorum` may be left out for one), by distinct notaries among
+ * `pinnedKeys`, showing one request of one server, stating the same claims, each as `expected`. Throws as verifyProof does.
  */
-export function verifyQuorum(proofs: readonly unknown[], pinnedKeys: string | readonly string[], quorum: number, expected: ProofExpectations = {}): VerifiedQuorum {
+export function verifyQuorum(proofs: readonly unknown[], pinnedKeys: string | readonly string[], quorum?: number, expected: ProofExpectations = {}): VerifiedQuorum {
   return withPinnedKeys(pinnedKeys, (keys) => verifyQuorumWithKeys(proofs, keys, quorum, expected));
 }
 

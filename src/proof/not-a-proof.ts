@@ -4,8 +4,11 @@
  * instead of a schema error about a missing key. A damaged proof (JSON with a proof's keys) is for the verifier.
  */
 
-/** A JSON object with one of these is a proof, maybe a damaged one (`version` alone is common: `/info` has one). */
-const PROOF_KEYS = ["body", "signature"];
+/**
+ * A JSON object with one of these is a proof or a quorum proof, maybe a damaged one (`version` alone is common:
+ * `/info` has one).
+ */
+const PROOF_KEYS = ["body", "signature", "proofs"];
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

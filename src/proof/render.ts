@@ -272,8 +272,9 @@ export function renderVerifiedProof(proof: VerifiedProof): string {
 export function quorumJson(quorum: VerifiedQuorum) {
   return {
     valid: true,
-    quorum: quorum.proofs.length,
+    quorum: quorum.required,
     serverName: quorum.serverName,
+    requestLine: quorum.requestLine,
     claims: quorum.claims.map(claimJson),
     notaries: quorum.notaries,
     proofs: quorum.proofs.map(verifiedProofJson),
@@ -284,7 +285,9 @@ export function quorumJson(quorum: VerifiedQuorum) {
 export function renderQuorum(quorum: VerifiedQuorum): string {
   const lines = [
     ...new Set(quorum.proofs.flatMap((proof) => proof.warnings)),
-    `Quorum valid: ${quorum.proofs.length} proofs of ${quorum.serverName} by ${new Set(quorum.notaries).size} distinct notaries state the same claims:`,
+    `Quorum valid (at least ${quorum.required}): ${quorum.proofs.length} proofs of ${quorum.serverName} by ${new Set(quorum.notaries).size} distinct notaries show one request and state the same claims:`,
+    `Request: ${quorum.requestLine}`,
+    "Claims:",
     ...quorum.claims.map((claim) => `  ${claimLine(claim)}`),
     "Proofs:",
     ...quorum.proofs.map(

@@ -189,7 +189,7 @@ function revealedText(bytes: Uint8Array): string {
   return (out + decoder.decode(bytes.subarray(runStart))).replaceAll(HIDDEN_BYTE_MARKER, "\\u2588");
 }
 
-function transcriptView(transcript: TranscriptDirection): TranscriptView {
+export function transcriptView(transcript: TranscriptDirection): TranscriptView {
   let text = "";
   let position = 0;
   let revealedBytes = 0;

@@ -360,7 +360,7 @@ describe("cli verify --quorum", () => {
   test("M proofs by M distinct notaries of the key file, stating the same claims: exit 0, the claims and signers", async () => {
     const { exitCode, stdout } = await verify("--notary-pub-key", keysPath, "--quorum", "3", ...proofs(3));
     expect(exitCode).toBe(0);
-    expect(stdout).toContain("Quorum valid: 3 proofs of api.example.com by 3 distinct notaries state the same claims:");
+    expect(stdout).toContain("Quorum valid (at least 3): 3 proofs of api.example.com by 3 distinct notaries show one request and state the same claims:");
     expect(stdout).toContain('  res:body:currency = "EUR"');
     const json = JSON.parse((await verify("--notary-pub-key", keysPath, "--quorum", "2", "--json", ...proofs(2))).stdout) as { quorum: number; notaries: string[]; claims: { valueJson: string }[] };
     expect(json.quorum).toBe(2);

@@ -4,9 +4,9 @@ import { AppError } from "../../src/core/errors.ts";
 import { withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { ProofBody } from "../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
-import { verifyQuorum } from "../../src/proof/quorum.ts";
+import { type QuorumProof, disagreement, quorumProofOf, verifyQuorum } from "../../src/proof/quorum.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { sampleBody } from "./fixtures.ts";
+import { REQUEST, directionHiding, sampleBody } from "./fixtures.ts";
 
 /** Three notaries' proofs of one server, each its own session (its own request id and time), with the same claims. */
 const CLAIMS: Claim[] = [{ kind: "value", subject: "res:body:currency", value: '"EUR"' }];
@@ -74,5 +74,65 @@ describe("a quorum of proofs", () => {
 describe("a quorum of one", () => {
   test("is one valid proof with claims", () => {
     expect(verifyQuorum([proofBy(keys[0]!)], pinned, 1).notaries).toHaveLength(1);
+  });
+});
+
+/** The same three notaries' proofs of one request id, as a prover's T-QUORUM call gets them. */
+function oneRequestBy(count: number, change: Partial<ProofBody> = {}) {
+  const requestId = crypto.randomUUID();
+  return keys.slice(0, count).map((key) => proofBy(key, { requestId, ...change }));
+}
+
+function quorumProof(proofs: ReturnType<typeof proofBy>[], quorum: number): QuorumProof {
+  const made = quorumProofOf(proofs, quorum);
+  if (!("proofs" in made)) throw new Error(`no quorum proof: ${made.reason}`);
+  return made;
+}
+
+describe("a quorum proof (what a prover delivers for T-QUORUM)", () => {
+  test("holds the proofs and writes out what they share; verified at its own size without a quorum given, or at a larger one", () => {
+    const bundle = quorumProof(oneRequestBy(2), 2);
+    expect(bundle).toMatchObject({ version: "tlsproof-quorum/1", quorum: 2, serverName: "api.example.com", requestLine: "GET /v1/balance HTTP/1.1", claims: CLAIMS });
+    const verified = verifyQuorum([JSON.stringify(bundle)], pinned);
+    expect(verified.required).toBe(2);
+    expect(verified.notaries).toHaveLength(2);
+    expect(verified.requestLine).toBe("GET /v1/balance HTTP/1.1");
+    // The verifier's quorum only raises the bar: 3 of a 2-notary quorum proof is refused, 1 still needs its own 2.
+    expect(refusal(() => verifyQuorum([bundle], pinned, 3)).message).toBe("not a quorum of 3: 2 distinct notaries signed them");
+    expect(verifyQuorum([bundle], pinned, 1).required).toBe(2);
+    expect(refusal(() => verifyQuorum([bundle], pinned.slice(0, 1))).message).toStartWith("proof 2: invalid proof: signed by a different notary key");
+  });
+
+  test("its written-out fields are checked against its signed proofs, never taken on trust", () => {
+    const bundle = quorumProof(oneRequestBy(2), 2);
+    const lying = (change: Partial<QuorumProof>) => refusal(() => verifyQuorum([{ ...bundle, ...change }], pinned));
+    expect(lying({ requestLine: "GET /v1/other HTTP/1.1" }).message).toBe("not a quorum of 2: the quorum proof's requestLine is not its proofs'");
+    expect(lying({ claims: [{ kind: "value", subject: "res:body:currency", value: '"USD"' }] }).message).toBe("not a quorum of 2: the quorum proof's claims is not its proofs'");
+    expect(lying({ serverName: "api.other.com" }).message).toBe("not a quorum of 2: the quorum proof's serverName is not its proofs'");
+    expect(lying({ requestId: crypto.randomUUID() }).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
+    // A quorum of one is no quorum proof, and its proofs are not dropped for fewer.
+    expect(lying({ quorum: 1 }).code).toBe("proof_invalid");
+    expect(lying({ proofs: bundle.proofs.slice(0, 1) }).code).toBe("proof_invalid");
+    expect(refusal(() => verifyQuorum([`{"version":"tlsproof-quorum/1","quorum":2,"quorum":3}`], pinned)).message).toContain("invalid quorum proof");
+  });
+
+  test("proofs of another request line, or hiding their request, are no quorum: the claims would be of different requests", () => {
+    const other = directionHiding(REQUEST.replace("/v1/balance", "/v1/balanc2"), []);
+    const [a, b] = [keys[0]!, keys[1]!];
+    expect(disagreement([proofBy(a).body, proofBy(b, { transcript: { ...proofBy(b).body.transcript, sent: other } }).body])?.reason).toBe(
+      'proof 2 shows the request "GET /v1/balanc2 HTTP/1.1", proof 1 "GET /v1/balance HTTP/1.1"',
+    );
+    expect(disagreement([proofBy(a).body, proofBy(b, { request: "hidden" }).body])).toEqual({ claims: false, reason: "proof 2 hides its request: nothing shows the proofs are of one request" });
+    expect(disagreement([proofBy(a).body, proofBy(b, { recipient: "0x" + "11".repeat(20) }).body])?.reason).toBe(`proof 2 is made for 0x${"11".repeat(20)}, proof 1 for no recipient`);
+  });
+
+  test("a value that changed between the sessions is a disagreement of claims, each differing claim named", () => {
+    const two: Claim[] = [...CLAIMS, { kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: true }];
+    const changed: Claim[] = [{ kind: "value", subject: "res:body:currency", value: '"USD"' }, { kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: false }];
+    const made = quorumProofOf([proofBy(keys[0]!, { claims: two }), proofBy(keys[1]!, { claims: changed })], 2);
+    expect(made).toEqual({
+      claims: true,
+      reason: 'proof 2 states res:body:currency = "USD" where proof 1 states res:body:currency = "EUR"; proof 2 states res:body:balance > 1000: does not hold where proof 1 states res:body:balance > 1000: holds',
+    });
   });
 });
