@@ -32,8 +32,9 @@ export function startTarget(tls: ServerIdentity, observe?: TargetAnswerTimes): S
   return Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: tls.chainPem, key: tls.leafKeyPem }, fetch: targetRoutes(observe) });
 }
 
-/** The test routes (above) as a fetch handler. */
+/** The test routes (above) as a fetch handler. `/counter` answers `{"count":n}`, one more at each request. */
 function targetRoutes(observe?: TargetAnswerTimes): (request: Request) => Promise<Response> {
+  let count = 0;
   return async (request) => {
     const url = new URL(request.url);
     const json = { user: { id: 1000, name: "alice" }, secret: SECRET_VALUE, items: [{ price: 42 }, { price: 7 }] };
@@ -92,6 +93,7 @@ function targetRoutes(observe?: TargetAnswerTimes): (request: Request) => Promis
       return Response.json(json);
     }
     if (url.pathname === "/big") return new Response("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
+    if (url.pathname === "/counter") return Response.json({ count: ++count });
     return new Response("not found", { status: 404 });
   };
 }

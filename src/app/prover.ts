@@ -241,6 +241,8 @@ function proverApp(config: ProverConfig, parts: RouteParts, log: Logger): { app:
     lifecycle: parts.lifecycle,
     delivery,
     defaultMode: config.proxyMode.defaultMode,
+    defaultQuorum: config.notary.quorum,
+    notaries: notary.size,
     maxBodyBytes: config.proxy.maxBodyBytes,
     // With API keys on, Authorization carries the prover's key: it must never reach the target.
     authorizationIsOurs: keysAreOn,

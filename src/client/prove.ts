@@ -22,7 +22,8 @@ import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type Redactions, redactionHeader } from "./redact.ts";
 import { errorOf, proverError, readResponse, retryAfterS } from "./response.ts";
-import { type VerifiedProof, verifyProof } from "./verify.ts";
+import { type VerifiedProof, type VerifiedQuorum, verifyProof, verifyQuorum } from "./verify.ts";
+import { type DeliveredProof, isQuorumProofText, signedProofsOf } from "../proof/quorum.ts";
 
 export type ProvableMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -90,6 +91,12 @@ export interface ProveOptions {
   claimSalt?: string;
   /** The Ethereum address the proof is made for (`T-RECIPIENT`), signed into it and its EVM attestation. */
   recipient?: string;
+  /**
+   * How many distinct notaries must prove the call (`T-QUORUM`), each in its own session that dials the target: the
+   * proof is then a quorum proof, accepted only when that many of `notaryKeys` signed the same claims (needs
+   * `claims`; GET only; proxy mode). Left out: the prover's default (one, unless it says otherwise).
+   */
+  quorum?: number;
   /** Deadline for the whole call, proof included (default 300000: a cold MPC session takes tens of seconds). */
   timeoutMs?: number;
   /** How many times a 503 is retried (default 3). */
@@ -106,12 +113,15 @@ export interface ProveResult {
   requestId: string;
   /** The target's answer, as the prover relayed it. */
   response: TargetResponse;
+  /** The signed proof; of a quorum proof, the first one (of the session whose answer `response` is). */
   proof: Proof;
+  /** A quorum proof (`quorum`, or the prover's default above one): the proofs and what they agree on, verified. */
+  quorum?: VerifiedQuorum;
   /** How the proof was made, as its signed body says (older proofs say nothing: MPC). */
   mode: ProofMode;
   /** The proof exactly as delivered: save this text, `cli verify` accepts it. */
   proofText: string;
-  /** The proof as verified: signed by a trusted key, of this request id and host, showing `response`. */
+  /** The proof as verified: signed by a trusted key, of this request id and host, showing `response` (a quorum's first). */
   verified: VerifiedProof;
   /** The notary key the proof event named (informative: the proof was verified against the trusted keys). */
   notaryPublicKey: string;
@@ -151,6 +161,7 @@ function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): 
   if (claims !== "") headers.set("t-claim", claims);
   if (options.claimSalt !== undefined) headers.set("t-claim-salt", options.claimSalt);
   if (options.recipient !== undefined) headers.set("t-recipient", options.recipient);
+  if (options.quorum !== undefined) headers.set("t-quorum", String(options.quorum));
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
 }
@@ -201,8 +212,12 @@ async function trustedKeys(options: ProveOptions, signal: AbortSignal, auth: Hea
 const HIDDEN_REQUEST_CHOICE =
   'pass allowHiddenRequest: true to accept such a proof, or prove the request: leave reveal unset on a TLS 1.3 target (its secrets kept from the notary), or reveal: "request" (the notary sees it all)';
 
-/** The proof, verified against the trusted keys and bound to this call: its request id, host, mode, request and answer. */
-function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): VerifiedProof {
+/**
+ * The proof, verified against the trusted keys and bound to this call: its request id, host, mode, request and answer.
+ * A quorum proof's proofs are each verified so, at least `quorum` (and its own size) of distinct notaries; the first is
+ * the one whose answer the client received.
+ */
+function boundProof(proofText: string, keys: readonly string[], options: ProveOptions, requestId: string, response: TargetResponse): { verified: VerifiedProof; quorum?: VerifiedQuorum } {
   // A hidden request is judged below, with prove()'s own words; the method and URL where the request shows them.
   const expected = {
     requestId,
@@ -213,7 +228,9 @@ function boundProof(proofText: string, keys: readonly string[], options: ProveOp
     url: options.url,
   };
   const refuse = (reason: string) => new TlsproofError("proof_mismatch", reason, { requestId, response });
-  const verified = verifyProof(proofText, keys, expected);
+  const quorum = isQuorumProofText(proofText) ? verifyQuorum([proofText], keys, options.quorum, expected) : undefined;
+  if (!quorum && options.quorum !== undefined && options.quorum > 1) throw refuse(`a quorum of ${options.quorum} was asked, and the prover delivered one notary's proof`);
+  const verified = quorum?.proofs[0] ?? verifyProof(proofText, keys, expected);
   const { body } = verified;
   if (isHiddenRequest(body) && !options.allowHiddenRequest) throw refuse(`the proof's ${HIDDEN_REQUEST_LIMIT}; ${HIDDEN_REQUEST_CHOICE}`);
   const mismatch = answerMismatch(body.transcript.recv, response);
@@ -221,7 +238,7 @@ function boundProof(proofText: string, keys: readonly string[], options: ProveOp
   const unanswered = unansweredClaim(verified.claims, askedClaims(options));
   if (unanswered !== null) throw refuse(`the proof states no claim ${unanswered}, which was asked`);
   if (options.recipient !== undefined && verified.recipient !== options.recipient.toLowerCase()) throw refuse(`the proof is not made for ${options.recipient}`);
-  return verified;
+  return { verified, ...(quorum && { quorum }) };
 }
 
 /** One attempt with a fresh request id: subscribe, call /proxy, wait for the outcome. */
@@ -249,14 +266,26 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
     if (outcome.kind === "error") {
       throw new TlsproofError(outcome.error.code, outcome.error.message, { ...outcome.error.details, status: response.status, response });
     }
-    let proof: Proof;
+    let delivered: DeliveredProof;
     try {
-      proof = JSON.parse(outcome.proofText) as Proof;
+      delivered = JSON.parse(outcome.proofText) as DeliveredProof;
     } catch {
       throw new TlsproofError("bad_response", "the proof event does not hold JSON", { requestId });
     }
-    const verified = boundProof(outcome.proofText, keys, options, requestId, response);
-    return { requestId, response, proof, mode: proofModeOf(proof.body), proofText: outcome.proofText, verified, notaryPublicKey: outcome.publicKey, claims: verified.claims };
+    const { verified, quorum } = boundProof(outcome.proofText, keys, options, requestId, response);
+    // Verified above: a quorum proof's first proof is the one whose answer the client received.
+    const proof = signedProofsOf(delivered)[0]!;
+    return {
+      requestId,
+      response,
+      proof,
+      ...(quorum && { quorum }),
+      mode: proofModeOf(verified.body),
+      proofText: outcome.proofText,
+      verified,
+      notaryPublicKey: outcome.publicKey,
+      claims: verified.claims,
+    };
   } finally {
     stream.cancel();
   }

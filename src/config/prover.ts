@@ -34,6 +34,7 @@ import { storeUrlSchema } from "../store/url.ts";
 import type { QueryPlaceLimits } from "../store/query-places.ts";
 import type { PublishQuotaLimits } from "../store/publish-quota.ts";
 import { type PublicKey, readPublicKeysFile } from "../proof/keys.ts";
+import { MAX_QUORUM } from "../proof/quorum.ts";
 
 const port = wholeNumber(1, 65535);
 /**
@@ -51,6 +52,7 @@ const ProverEnv = v.object({
   PROVER_NOTARY_URL: v.optional(v.pipe(list, v.minLength(1), v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^\s,]+$/, "must be an http(s) URL, or a comma list of them"))))),
   PROVER_NOTARY_API_KEY: v.optional(v.string()),
   PROVER_NOTARY_KEYS: v.optional(list, ""),
+  PROVER_NOTARY_QUORUM: v.optional(wholeNumber(1, MAX_QUORUM), "1"),
   PROVER_DATA_DIR: v.optional(v.string()),
   // Committing more than about 64 KB fails in this engine version, so the caps stay below it.
   PROVER_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768), "4096"),
@@ -183,7 +185,8 @@ export interface ProverConfig {
    * Remote notaries (`urls`: sessions are spread over the healthy ones) and the keys their proofs must be
    * signed with (`pinnedKeys`; empty: each notary's key at first contact), or the embedded one's session limits.
    */
-  notary: { urls: string[]; apiKey?: string; pinnedKeys: PublicKey[]; embedded: SessionLimits };
+  /** `quorum`: the distinct notaries a call's proof needs unless its T-QUORUM says otherwise (PROVER_NOTARY_QUORUM). */
+  notary: { urls: string[]; apiKey?: string; pinnedKeys: PublicKey[]; quorum: number; embedded: SessionLimits };
   proxy: {
     policy: TargetPolicy;
     maxBodyBytes: number;
@@ -276,6 +279,10 @@ function refuseInconsistent(e: ProverEnvValues): void {
   for (const [name, keys] of [["PROVER_API_KEYS", e.PROVER_API_KEYS], ["PROVER_API_KEYS_SCOPED", e.PROVER_API_KEYS_SCOPED], ["PROVER_NOTARY_API_KEY", [e.PROVER_NOTARY_API_KEY ?? ""]]] as const) {
     if (keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX))) throw new AppError("config_invalid", `${name}: replace the example's ${EXAMPLE_KEY_PREFIX}… value with a key of your own`);
   }
+  const notaries = e.PROVER_NOTARY_URL?.length ?? 1;
+  if (e.PROVER_NOTARY_QUORUM > notaries) {
+    throw new AppError("config_invalid", `PROVER_NOTARY_QUORUM ${e.PROVER_NOTARY_QUORUM} needs as many notaries; ${e.PROVER_NOTARY_URL ? `PROVER_NOTARY_URL lists ${notaries}` : "the embedded notary is one (set PROVER_NOTARY_URL)"}`);
+  }
   if (e.PROVER_API_KEYS_SCOPED.some((key) => e.PROVER_API_KEYS.includes(key))) {
     throw new AppError("config_invalid", "PROVER_API_KEYS_SCOPED: a key is also in PROVER_API_KEYS; list each key once");
   }
@@ -362,6 +369,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
       urls: e.PROVER_NOTARY_URL ?? [],
       apiKey: e.PROVER_NOTARY_API_KEY,
       pinnedKeys: pinnedNotaryKeys(e.PROVER_NOTARY_KEYS, !embeddedNotary),
+      quorum: e.PROVER_NOTARY_QUORUM,
       embedded: {
         concurrency: EMBEDDED_NOTARY_CONCURRENCY,
         ...sessionLimits,

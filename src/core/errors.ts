@@ -83,6 +83,8 @@ export const errorCodes = {
   alpn_refused: { http: 422, exit: 1 },
   // A proxy session's attestation asked for longer after its relay ended than the notary allows.
   attestation_late: { http: 422, exit: 1 },
+  // A quorum's sessions (T-QUORUM) do not state the same: a value changed between them, or they show no one request.
+  quorum_disagreement: { http: 422, exit: 1 },
   unknown_request: { http: 404, exit: 1 },
   // The id's outcome was deleted after the store's retention time (PROVER_STORE_RETENTION): gone for good.
   outcome_expired: { http: 410, exit: 1 },

@@ -4,7 +4,7 @@
  * reachable by its id. A proof is a message of the proofs stream; the record points at it by its key.
  */
 import { AppError, type ErrorCode, isErrorCode } from "../core/errors.ts";
-import type { Proof } from "../proof/format.ts";
+import type { DeliveredProof } from "../proof/quorum.ts";
 import type { ProofOutcome } from "../proof/outcome.ts";
 import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";
 import type { RawMessage } from "./message.ts";
@@ -37,7 +37,7 @@ export interface ProofRecords {
    * Publishes the proof to the proofs stream (node-signed, on this handle's own chain) and records it as the
    * id's outcome, in one transaction. Throws AppError `storage_failed` when it could not be stored.
    */
-  saveProof(requestId: string, proof: Proof): Promise<SaveResult>;
+  saveProof(requestId: string, proof: DeliveredProof): Promise<SaveResult>;
   /** Records that no proof will come for this id. */
   saveFailure(requestId: string, failure: { code: ErrorCode; message: string }): Promise<SaveResult>;
   /** The id's state, read by primary key (no scan). */
@@ -161,7 +161,7 @@ export class SqlProofRecords implements ProofRecords {
     return row?.key_digest;
   }
 
-  async saveProof(requestId: string, proof: Proof): Promise<SaveResult> {
+  async saveProof(requestId: string, proof: DeliveredProof): Promise<SaveResult> {
     try {
       await publishEntries(this.messages, this.nodeKey, this.proofStream, 0, [{ content: proof, msgChainId: this.msgChainId }], (stored, mustBeNew) =>
         this.driver.transaction(async (run) => {
@@ -224,7 +224,7 @@ export class SqlProofRecords implements ProofRecords {
     if (row.state === "proof") {
       if (row.raw_json === null) throw new AppError("storage_failed", `the proof of ${requestId} is missing from the store`);
       const raw = JSON.parse(row.raw_json) as RawMessage;
-      return { state: "settled", outcome: { event: "proof", proof: JSON.parse(raw[7]) as Proof } };
+      return { state: "settled", outcome: { event: "proof", proof: JSON.parse(raw[7]) as DeliveredProof } };
     }
     const code = row.error_code !== null && isErrorCode(row.error_code) ? row.error_code : "internal";
     return { state: "settled", outcome: { event: "error", requestId, code, message: row.error_message ?? "" } };

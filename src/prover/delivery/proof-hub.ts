@@ -1,4 +1,5 @@
 import type { ProofOutcome } from "../../proof/outcome.ts";
+import { signedProofsOf } from "../../proof/quorum.ts";
 
 export type { ProofOutcome };
 
@@ -22,12 +23,14 @@ const ENTRY_OVERHEAD_BYTES = 64;
  */
 export function outcomeBytes(outcome: ProofOutcome): number {
   if (outcome.event === "error") return OUTCOME_OVERHEAD_BYTES + outcome.message.length;
-  const { body } = outcome.proof;
-  let bytes = OUTCOME_OVERHEAD_BYTES + body.notary.publicKey.length;
-  for (const direction of [body.transcript.sent, body.transcript.recv]) {
-    for (const range of direction.revealed) bytes += ENTRY_OVERHEAD_BYTES + range.data.length;
+  let bytes = OUTCOME_OVERHEAD_BYTES;
+  for (const { body } of signedProofsOf(outcome.proof)) {
+    bytes += body.notary.publicKey.length;
+    for (const direction of [body.transcript.sent, body.transcript.recv]) {
+      for (const range of direction.revealed) bytes += ENTRY_OVERHEAD_BYTES + range.data.length;
+    }
+    for (const redaction of body.redactions) bytes += ENTRY_OVERHEAD_BYTES * (1 + redaction.spans.length) + redaction.pattern.length;
   }
-  for (const redaction of body.redactions) bytes += ENTRY_OVERHEAD_BYTES * (1 + redaction.spans.length) + redaction.pattern.length;
   return bytes;
 }
 

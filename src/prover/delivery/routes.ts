@@ -3,6 +3,7 @@ import { AppError } from "../../core/errors.ts";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
+import { signedProofsOf } from "../../proof/quorum.ts";
 import type { IdleLimit } from "../../core/idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
@@ -69,12 +70,13 @@ const dataLines = (text: string): string => text.split(/\r\n|\r|\n/).map((line) 
  * back as Last-Event-ID and is told there is nothing more (204).
  * - A proof: an unnamed event (EventSource's `onmessage`) whose data is `<notary public key>|<proof JSON>`;
  *   the key is the SPKI PEM the proof names (`body.notary.publicKey`, the same text as `/notaryinfo`'s
- *   `publicKey`), so its line breaks arrive as several `data:` lines. The first `|` ends it (PEM has none).
+ *   `publicKey`; a quorum proof's first proof's), so its line breaks arrive as several `data:` lines. The first `|`
+ *   ends it (PEM has none).
  * - No proof: `event: error` (EventSource's `onerror`) with data `{"requestId","code","message"}`.
  */
 export function outcomeEvent(requestId: string, outcome: ProofOutcome): string {
   if (outcome.event === "proof") {
-    return `id: ${requestId}\n${dataLines(`${outcome.proof.body.notary.publicKey}|${JSON.stringify(outcome.proof)}`)}\n`;
+    return `id: ${requestId}\n${dataLines(`${signedProofsOf(outcome.proof)[0]!.body.notary.publicKey}|${JSON.stringify(outcome.proof)}`)}\n`;
   }
   const data = JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message } satisfies v.InferOutput<typeof ProofStreamError>);
   return `id: ${requestId}\nevent: error\n${dataLines(data)}\n`;

@@ -66,21 +66,87 @@ export class NotaryPool implements NotaryClient {
   async createSession(mode: string, request: unknown): Promise<string> {
     let lastError: AppError | undefined;
     for (const member of this.candidates()) {
-      // Asked only when its last /info, if any, does not show the mode (every notary offers MPC).
-      if (!offersMode(member.info, mode)) member.info ??= await member.client.info().catch(() => undefined);
-      if (!offersMode(member.info, mode)) continue;
-      const startedAt = Date.now();
-      try {
-        const id = await member.client.createSession(mode, request);
-        return `${member.position}${SEPARATOR}${id}`;
-      } catch (error) {
-        lastError = toAppError(error, "notary_unavailable");
-        // An untrusted notary is left out like an unreachable one; the others may still serve.
-        if (lastError.code === "notary_unavailable" || lastError.code === "notary_untrusted") this.markDown(member, lastError.message, startedAt);
-        else if (lastError.code !== "over_capacity") throw lastError;
-      }
+      const opened = await this.tryOpen(member, mode, request);
+      if (typeof opened === "string") return opened;
+      lastError = opened ?? lastError;
     }
     throw lastError ?? modeUnavailable(mode, this.members.length === 1 ? "the notary does not" : "no notary of PROVER_NOTARY_URL does");
+  }
+
+  /** How many notaries the pool holds, healthy or not. */
+  get size(): number {
+    return this.members.length;
+  }
+
+  /**
+   * `count` clients for a quorum's members, no two opening sessions on the same notary. Each opens its first session on
+   * the next healthy notary no other member took, moving on as createSession does when one fails, then stays with
+   * it (a run that dials again goes through the same notary). Throws notary_unavailable (503) at once, before any
+   * session, when fewer than `count` notaries are healthy.
+   */
+  distinct(count: number): NotaryClient[] {
+    const healthy = this.members.filter((m) => m.healthy).length;
+    if (healthy < count) {
+      throw new AppError("notary_unavailable", `a quorum of ${count} needs ${count} notaries that answer; ${healthy} of the ${this.members.length} of PROVER_NOTARY_URL do`);
+    }
+    const taken = new Set<Member>();
+    return Array.from({ length: count }, () => this.memberClient(taken));
+  }
+
+  /** One quorum member's client: session calls go to the notary it opened its first session on. */
+  private memberClient(taken: Set<Member>): NotaryClient {
+    let own: Member | undefined;
+    const open = async (mode: string, request: unknown): Promise<string> => {
+      if (own) {
+        const opened = await this.tryOpen(own, mode, request);
+        if (typeof opened === "string") return opened;
+        throw opened ?? modeUnavailable(mode, "this quorum member's notary does not");
+      }
+      let lastError: AppError | undefined;
+      for (const member of this.candidates()) {
+        // Taken before the first await: members opening at once take different notaries.
+        if (taken.has(member)) continue;
+        taken.add(member);
+        const opened = await this.tryOpen(member, mode, request);
+        if (typeof opened === "string") {
+          own = member;
+          return opened;
+        }
+        lastError = opened ?? lastError;
+      }
+      throw lastError ?? new AppError("notary_unavailable", "no notary is left for this quorum member: each other one is another member's, or failed");
+    };
+    return {
+      createSession: open,
+      socketUrl: (mode, sessionId) => this.socketUrl(mode, sessionId),
+      attest: (mode, sessionId, request) => this.attest(mode, sessionId, request),
+      release: (mode, sessionId) => this.release(mode, sessionId),
+      sessionState: (mode, sessionId) => this.sessionState(mode, sessionId),
+      info: () => this.info(),
+      reachable: (sessionId) => this.reachable(sessionId),
+      whileReachable: (sessionId, work) => this.whileReachable(sessionId, work),
+    };
+  }
+
+  /**
+   * A session of `mode` on this notary: its pool id; an AppError when the next notary may be tried (it is down, not
+   * trusted, or full); undefined when it does not offer the mode. Any other refusal is the request's, and thrown.
+   */
+  private async tryOpen(member: Member, mode: string, request: unknown): Promise<string | AppError | undefined> {
+    // Asked only when its last /info, if any, does not show the mode (every notary offers MPC).
+    if (!offersMode(member.info, mode)) member.info ??= await member.client.info().catch(() => undefined);
+    if (!offersMode(member.info, mode)) return undefined;
+    const startedAt = Date.now();
+    try {
+      const id = await member.client.createSession(mode, request);
+      return `${member.position}${SEPARATOR}${id}`;
+    } catch (error) {
+      const failure = toAppError(error, "notary_unavailable");
+      // An untrusted notary is left out like an unreachable one; the others may still serve.
+      if (failure.code === "notary_unavailable" || failure.code === "notary_untrusted") this.markDown(member, failure.message, startedAt);
+      else if (failure.code !== "over_capacity") throw failure;
+      return failure;
+    }
   }
 
   socketUrl(mode: string, sessionId: string): string {

@@ -4,7 +4,7 @@
  * reveals, the notary attests) or the reason none will come. Every way out ends the run once and settles the id
  * once, through ProofDelivery. HTTP is the caller's business (src/prover/proxy/routes.ts).
  */
-import { errorText, toAppError } from "../../core/errors.ts";
+import { AppError, errorText, toAppError } from "../../core/errors.ts";
 import type { AnswerHead, HeaderField } from "../../core/exchange.ts";
 import type { Logger } from "../../core/log.ts";
 import type { ProxyCallKind } from "../../metrics/prover.ts";
@@ -19,9 +19,11 @@ import { planProof } from "./plan.ts";
 import { claimText } from "../../claims/grammar.ts";
 import type { AttestationRequest } from "../../protocol/notary.ts";
 import { type RunControl, startControl, within } from "./run-control.ts";
+import { provenBy } from "./quorum.ts";
 
 export interface LifecycleDeps {
-  notary: NotaryClient;
+  /** The prover's notaries: one for a call, or `distinct` ones for a quorum's members. */
+  notary: NotaryClient & { distinct(count: number): NotaryClient[] };
   delivery: ProofDelivery;
   /** Aborted when the prover's shutdown grace runs out: runs still going end as `shutting_down`. */
   shutdown: AbortSignal;
@@ -41,13 +43,34 @@ export interface ProofAnswer {
   answerHeaders: HeaderField[];
 }
 
-/** One call on its way: its mode's run, its control, and what the log says of it. */
+/** One run of a call's mode and the notary it goes through: a call has one, a quorum's call one per member. */
+interface MemberRun {
+  run: ModeRun;
+  notary: NotaryClient;
+}
+
+/** One call on its way: its mode's runs, its control, and what the log says of it. */
 interface Running {
   mode: ProvingMode;
   call: ProofCall;
-  run: ModeRun;
+  runs: MemberRun[];
   control: RunControl;
   log: Logger;
+}
+
+/** The call's runs: one through the prover's notaries, or one per quorum member, each through its own notary. */
+function startRuns(deps: LifecycleDeps, prepared: PreparedCall, call: ProofCall, control: RunControl): MemberRun[] {
+  if (call.quorum === 1) return [{ run: prepared.start(control), notary: deps.notary }];
+  const startThrough = prepared.startThrough;
+  if (!startThrough) throw new AppError("internal", "a quorum call in a mode that cannot choose its notary");
+  const runs: MemberRun[] = [];
+  try {
+    for (const notary of deps.notary.distinct(call.quorum)) runs.push({ run: startThrough(control, notary), notary });
+  } catch (error) {
+    for (const { run } of runs) run.end();
+    throw error;
+  }
+  return runs;
 }
 
 export interface ProofLifecycle {
@@ -79,16 +102,16 @@ export function proofLifecycle(deps: LifecycleDeps): ProofLifecycle {
 /** Takes the mode's places and the id, then runs the exchange; `leave` is called once the run is over. */
 async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMode, prepared: PreparedCall, call: ProofCall): Promise<ProofAnswer> {
   const control = startControl(prepared.deadlineMs, deps.shutdown);
-  let run: ModeRun;
+  let runs: MemberRun[];
   try {
-    run = prepared.start(control);
+    runs = startRuns(deps, prepared, call, control);
   } catch (error) {
     control.stop();
     leave();
     throw error;
   }
   const end = () => {
-    run.end();
+    for (const { run } of runs) run.end();
     control.stop();
     leave();
   };
@@ -98,13 +121,13 @@ async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMod
     end();
     throw error;
   }
-  const running: Running = { mode, call, run, control, log: deps.log.child({ requestId: call.requestId, mode: mode.facts.name }) };
+  const running: Running = { mode, call, runs, control, log: deps.log.child({ requestId: call.requestId, mode: mode.facts.name }) };
   let proving = false;
   try {
     return await exchange(deps, running, () => (proving = true), end);
   } catch (error) {
-    const failure = control.failure ?? run.failure?.() ?? toAppError(error, "session_failed");
-    run.discard();
+    const failure = control.failure ?? modeFailure(runs) ?? toAppError(error, "session_failed");
+    discardAll(runs);
     // The engine's own words stay in the log: they explain a failure to an operator, not to the client.
     const cause = failure.cause === undefined ? {} : { cause: errorText(failure.cause).slice(0, 300) };
     running.log.warn("proxy request failed", { code: failure.code, error: failure.message, ...cause });
@@ -115,25 +138,38 @@ async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMod
   }
 }
 
-/** The exchange and the client's answer; the proof, when one is made, goes on in the background and then calls `end`. */
+/** Why the mode says a run failed, in its own words, when one of the runs knows better. */
+const modeFailure = (runs: readonly MemberRun[]): AppError | undefined => runs.map(({ run }) => run.failure?.()).find((failure) => failure !== undefined);
+
+const discardAll = (runs: readonly MemberRun[]) => {
+  for (const { run } of runs) run.discard();
+};
+
+/**
+ * The exchanges (a quorum's at once) and the client's answer, the first run's; the proof, when one is made, goes on in
+ * the background and then calls `end`.
+ */
 async function exchange(deps: LifecycleDeps, running: Running, proofStarts: () => void, end: () => void): Promise<ProofAnswer> {
-  const { call, run, control, log } = running;
-  const exchanged = await within(control, run.exchange(log));
-  log.info("target answered", { status: exchanged.answer.status, sent: exchanged.sent.length, recv: exchanged.recv.length });
+  const { call, runs, control, log } = running;
+  const exchanges = await within(control, Promise.all(runs.map(({ run }) => run.exchange(log))));
+  const [first] = exchanges;
+  log.info("target answered", { status: first!.answer.status, sent: first!.sent.length, recv: first!.recv.length, ...(runs.length > 1 && { sessions: runs.length }) });
   // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).
-  refuseEncodedAnswer(exchanged.recv);
-  const plan = planProof(call, exchanged);
+  for (const exchanged of exchanges) refuseEncodedAnswer(exchanged.recv);
+  const plans = exchanges.map((exchanged) => planProof(call, exchanged));
+  const refusal = plans.find((plan) => "refusal" in plan);
   let proofFollows = false;
-  if ("refusal" in plan) {
-    run.discard();
-    await deps.delivery.settle(call.requestId, failureOutcome(call.requestId, plan.refusal));
+  if (refusal && "refusal" in refusal) {
+    discardAll(runs);
+    await deps.delivery.settle(call.requestId, failureOutcome(call.requestId, refusal.refusal));
   } else {
     proofStarts();
     proofFollows = true;
-    // The proof keeps the session id and the redaction, not the exchange: the answer is freed once the client has it.
-    void prove(deps, running, exchanged.notarySessionId, plan.redaction).finally(end);
+    // The proof keeps the session ids and the redactions, not the exchanges: the answers are freed once the client has one.
+    const attesting = plans.map((plan, i) => ({ sessionId: exchanges[i]!.notarySessionId, redaction: (plan as { redaction: RedactionResult }).redaction }));
+    void prove(deps, running, attesting).finally(end);
   }
-  return { answer: exchanged.answer, recv: exchanged.recv, proofFollows, answerHeaders: exchanged.answerHeaders ?? [] };
+  return { answer: first!.answer, recv: first!.recv, proofFollows, answerHeaders: first!.answerHeaders ?? [] };
 }
 
 /** What the attestation request asks the notary to state beside the bytes; nothing when the client asked nothing. */
@@ -145,20 +181,28 @@ function claimsAsked(call: ProofCall): Pick<AttestationRequest, "claims" | "clai
   };
 }
 
-/** The mode reveals what is not hidden, the notary signs, and the id is settled with the proof or the failure. */
-async function prove(deps: LifecycleDeps, running: Running, notarySessionId: string, redaction: RedactionResult): Promise<void> {
-  const { mode, call, run, control, log } = running;
+/** Each run's mode reveals what is not hidden, its notary signs, and the id is settled with the proof or the failure. */
+async function prove(deps: LifecycleDeps, running: Running, attesting: { sessionId: string; redaction: RedactionResult }[]): Promise<void> {
+  const { mode, call, runs, control, log } = running;
   const started = performance.now();
   let outcome: ProofOutcome;
   try {
-    const { redactions, fields } = await within(control, run.reveal(redaction));
-    // The notary answers once it has verified: only then may the prover's side of the session close. The proof is
-    // checked against the notary's trusted key, and to be of this request and mode, before it is stored or delivered.
-    const proof = await within(control, deps.notary.attest(mode.facts.name, notarySessionId, { requestId: call.requestId, redactions, ...claimsAsked(call), ...fields }));
-    outcome = { event: "proof", proof };
+    const proofs = await within(
+      control,
+      Promise.all(
+        runs.map(async ({ run, notary }, i) => {
+          const { sessionId, redaction } = attesting[i]!;
+          const { redactions, fields } = await run.reveal(redaction);
+          // The notary answers once it has verified: only then may the prover's side of the session close. The proof is
+          // checked against the notary's trusted key, and to be of this request and mode, before it is stored or delivered.
+          return notary.attest(mode.facts.name, sessionId, { requestId: call.requestId, redactions, ...claimsAsked(call), ...fields });
+        }),
+      ),
+    );
+    outcome = { event: "proof", proof: provenBy(proofs, call.quorum) };
   } catch (error) {
     outcome = failureOutcome(call.requestId, control.failure ?? toAppError(error, "session_failed"));
-    run.discard();
+    discardAll(runs);
   }
   // The run's places are held until the outcome is stored: shutdown waits for it before closing the store.
   const delivered = await deps.delivery.settle(call.requestId, outcome);

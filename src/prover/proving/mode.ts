@@ -15,6 +15,7 @@ import type { RedactionResult } from "../../redaction/index.ts";
 import type { ProofChoices } from "./plan.ts";
 import type { ClaimRequest } from "../../claims/grammar.ts";
 import type { RunControl } from "./run-control.ts";
+import type { NotaryClient } from "../notary/client.ts";
 
 /**
  * `T-PROXY-REVEAL`: proxy mode's choice of what the notary sees of the request. `none`: nothing (the proof's request
@@ -37,6 +38,8 @@ export interface ProofCall extends ProofChoices {
   claims: ClaimRequest[];
   claimSalt?: string;
   recipient?: string;
+  /** How many distinct notaries prove the call, each in its own run (T-QUORUM, else PROVER_NOTARY_QUORUM); 1: one proof. */
+  quorum: number;
   /** The digest of the caller's API key (keys on), recorded with the request id. */
   requestedBy?: string;
   /** Lifts the client connection's idle limit: from now on the exchange may be silent for long stretches. */
@@ -64,6 +67,11 @@ export interface PreparedCall {
    * and starts its run. `control` is abandoned at the deadline, at the shutdown's end, or by the run itself.
    */
   start(control: RunControl): ModeRun;
+  /**
+   * The same, the run going through this notary only: one member of a quorum (quorum.ts). A mode without it cannot
+   * prove a call through several notaries (its sessions are set up in advance, say), and such calls are refused.
+   */
+  startThrough?(control: RunControl, notary: NotaryClient): ModeRun;
 }
 
 /** One call's run in a mode. The lifecycle calls exchange, then reveal when a proof is made, then end once. */

@@ -251,7 +251,11 @@ export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
         announced === undefined
           ? { maxRecvBytes: deps.maxRecvData, maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA" }
           : { maxRecvBytes: announced, maxRecvSetting: "T-MAX-RECV-DATA" };
-      return { deadlineMs: deps.sessionTimeoutMs, start: (control) => new ProxyRun(deps, control, call, allowance, plan, tls12Targets) };
+      return {
+        deadlineMs: deps.sessionTimeoutMs,
+        start: (control) => new ProxyRun(deps, control, call, allowance, plan, tls12Targets),
+        startThrough: (control, notary) => new ProxyRun({ ...deps, notary }, control, call, allowance, plan, tls12Targets),
+      };
     },
   };
 }

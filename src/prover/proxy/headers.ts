@@ -14,6 +14,7 @@ import { CLAIM_SALT, type ClaimRequest, parseClaims, RECIPIENT } from "../../cla
 import { SizeHeaders } from "../exchange/requested-sizes.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
 import { isProvingMode, provingModeNames } from "../proving/registry.ts";
+import { MAX_QUORUM } from "../../proof/quorum.ts";
 
 /** A header that may be left out: its value trimmed and in lower case, then checked by `rest`. */
 const optionalWord = <const T extends readonly string[]>(words: T, message: string, description: string, defaultWord?: T[number]) =>
@@ -86,6 +87,16 @@ export const ProxyHeaders = v.object({
       v.description("the Ethereum address the proof is made for, signed into it and its EVM attestation"),
     ),
   ),
+  "t-quorum": v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(/^[1-9][0-9]?$/, `T-QUORUM must be a whole number from 1 to ${MAX_QUORUM}`),
+      v.transform(Number),
+      v.maxValue(MAX_QUORUM, `T-QUORUM must be a whole number from 1 to ${MAX_QUORUM}`),
+      v.description("how many distinct notaries prove the call, each in its own session that dials the target (needs T-CLAIM; GET only); default PROVER_NOTARY_QUORUM"),
+    ),
+  ),
   ...SizeHeaders.entries,
 });
 
@@ -106,6 +117,8 @@ export interface ProxyCallHeaders {
   claims: ClaimRequest[];
   claimSalt?: string;
   recipient?: string;
+  /** `T-QUORUM`, when given. */
+  quorum?: number;
 }
 
 /**
@@ -137,5 +150,6 @@ export function callHeadersOf(h: v.InferOutput<typeof ProxyHeaders>): ProxyCallH
     claims: h["t-claim"],
     ...(h["t-claim-salt"] !== undefined && { claimSalt: h["t-claim-salt"] }),
     ...(h["t-recipient"] !== undefined && { recipient: h["t-recipient"] }),
+    ...(h["t-quorum"] !== undefined && { quorum: h["t-quorum"] }),
   };
 }

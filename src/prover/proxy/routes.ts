@@ -17,6 +17,7 @@ import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
 import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "./headers.ts";
 import { checkClaims } from "../proving/claim-check.ts";
+import { checkQuorum } from "../proving/quorum.ts";
 
 export interface ProxyDeps {
   modes: ProvingModes;
@@ -24,6 +25,9 @@ export interface ProxyDeps {
   delivery: Pick<ProofDelivery, "refuse">;
   /** The mode of requests without T-PROOF-MODE (PROVER_PROOF_MODE). */
   defaultMode: string;
+  /** The quorum of requests without T-QUORUM (PROVER_NOTARY_QUORUM), and the notaries there are to make one. */
+  defaultQuorum: number;
+  notaries: number;
   maxBodyBytes: number;
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
@@ -129,11 +133,14 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
   };
   const call: ProofCall = {
     ...headers,
+    quorum: headers.quorum ?? deps.defaultQuorum,
     exchange,
     requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
     goingQuiet: () => deps.idleLimit.lift(request),
   };
-  return { mode, call, prepared: mode.prepare(call) };
+  const prepared = mode.prepare(call);
+  checkQuorum(call, prepared, mode.facts.name, deps.notaries);
+  return { mode, call, prepared };
 }
 
 /**

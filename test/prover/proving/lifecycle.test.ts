@@ -6,8 +6,7 @@ import { signProof } from "../../../src/proof/sign.ts";
 import { generateKey } from "../../../src/proof/keys.ts";
 import { ProofDelivery } from "../../../src/prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../../../src/prover/delivery/proof-hub.ts";
-import type { NotaryClient } from "../../../src/prover/notary/client.ts";
-import { type ProofLifecycle, proofLifecycle } from "../../../src/prover/proving/lifecycle.ts";
+import { type LifecycleDeps, type ProofLifecycle, proofLifecycle } from "../../../src/prover/proving/lifecycle.ts";
 import type { ModeExchange, ModeRun, PreparedCall, ProofCall, ProvingMode } from "../../../src/prover/proving/mode.ts";
 import type { RunControl } from "../../../src/prover/proving/run-control.ts";
 import { type Store, loadNodeKey, openStore } from "../../../src/store/index.ts";
@@ -73,7 +72,7 @@ beforeAll(async () => {
       await attestation();
       return signProof({ ...sampleBody(key), requestId: request.requestId }, key);
     },
-  } as unknown as NotaryClient;
+  } as unknown as LifecycleDeps["notary"];
   shutdown = new AbortController();
   const timeProxy = ({ mode }: { mode: string }) => (result: string) => void timings.push(`${mode} ${result}`);
   lifecycle = proofLifecycle({ notary, delivery, shutdown: shutdown.signal, timeProxy, log: createLogger({ level: "error" }) });
@@ -92,6 +91,7 @@ const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
   proveFailed: false,
   announced: {},
   claims: [],
+  quorum: 1,
   goingQuiet: () => {},
   ...overrides,
 });

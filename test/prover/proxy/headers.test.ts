@@ -110,7 +110,8 @@ describe("the /proxy headers, parsed once", () => {
   test("the schema declares every header /proxy reads, the two it needs as required", () => {
     expect(Object.keys(ProxyHeaders.entries)).toEqual([
       "t-proxy-url", "t-request-id", "t-redacted", "t-redacted-unmatched", "t-prove-failed-req",
-      "t-proof-mode", "t-proxy-reveal", "t-claim", "t-claim-salt", "t-recipient", "t-max-sent-data", "t-max-recv-data",
+      "t-proof-mode", "t-proxy-reveal", "t-claim", "t-claim-salt", "t-recipient", "t-quorum", "t-max-sent-data",
+      "t-max-recv-data",
     ]);
     const required = Object.entries(ProxyHeaders.entries).filter(([, schema]) => schema.type !== "optional").map(([name]) => name);
     expect(required).toEqual(["t-proxy-url", "t-request-id"]);
