@@ -19,6 +19,7 @@ import { optionValues } from "./option-values.ts";
 import { CLAIM_SALT, parseClaims, RECIPIENT } from "../claims/grammar.ts";
 import { claimLine } from "../claims/claim.ts";
 import { type Progress, progressLine } from "./progress.ts";
+import { MAX_QUORUM } from "../proof/quorum.ts";
 
 const METHODS: readonly ProvableMethod[] = ["GET", "POST", "PUT", "DELETE"];
 /** RFC 9110 token characters. */
@@ -107,6 +108,11 @@ function claimSalt(value: string): string {
   return value;
 }
 
+function quorumSize(value: string): number {
+  if (!/^[1-9][0-9]?$/.test(value.trim()) || Number(value) > MAX_QUORUM) throw usage(`--quorum must be a whole number from 1 to ${MAX_QUORUM}`);
+  return Number(value);
+}
+
 function recipient(value: string): string {
   if (!RECIPIENT.test(value)) throw usage("--recipient must be an Ethereum address: 0x and 40 hex digits");
   return value;
@@ -144,6 +150,7 @@ async function proveOptions(args: Args, rawArgs: readonly string[]): Promise<Pro
     claims: checkedClaims(optionValues(rawArgs, "claim")),
     ...(args["claim-salt"] === undefined ? {} : { claimSalt: claimSalt(required(args["claim-salt"], "claim-salt")) }),
     ...(args.recipient === undefined ? {} : { recipient: recipient(required(args.recipient, "recipient")) }),
+    ...(args.quorum === undefined ? {} : { quorum: quorumSize(required(args.quorum, "quorum")) }),
     timeoutMs: timeoutS === undefined ? undefined : timeoutS * 1000,
   };
 }
@@ -207,6 +214,10 @@ export default defineCommand({
     },
     "claim-salt": { type: "string", description: "The salt of commit: claims, 0x and 64 hex digits; keep it to open the commitment later" },
     recipient: { type: "string", description: "The Ethereum address the proof is made for (0x...), signed into it and its EVM attestation" },
+    quorum: {
+      type: "string",
+      description: "How many distinct notaries prove the call (T-QUORUM; needs --claim, GET, --mode proxy): the proof is a quorum proof, verified as one against --notary-pub-key",
+    },
     redact: { type: "string", description: "T-REDACTED entries, e.g. 'req:header:authorization,res:body:balance' (repeat for more)" },
     "allow-unmatched": { type: "boolean", default: false, description: "A redaction that matches nothing is listed as unmatched instead of preventing the proof" },
     "prove-failed": { type: "boolean", default: false, description: "Prove answers with status >= 400 too" },
@@ -230,7 +241,8 @@ export default defineCommand({
         },
       });
       writeProof(out, result.proofText);
-      progress.done(`proof ${result.requestId} (${result.mode}) verified and written to ${out}`);
+      const signers = result.quorum ? `, a quorum of ${new Set(result.quorum.notaries).size} notaries` : "";
+      progress.done(`proof ${result.requestId} (${result.mode}${signers}) verified and written to ${out}`);
       for (const claim of result.claims) console.error(terminalLine(`claim: ${claimLine(claim)}`));
     } catch (error) {
       progress.clear();

@@ -1,6 +1,7 @@
 /**
  * The proof viewer's script (bundled into /viewer's one HTML page by bundle.ts): verifies in the browser with
- * the code of `cli verify` (verifyProof, verifiedProofJson) and shows its report. Proof text is attacker-chosen:
+ * the code of `cli verify` (verifyProof, verifyQuorum, verifiedProofJson) and shows its report; of a quorum proof,
+ * who signed it and the report of its first proof. Proof text is attacker-chosen:
  * it is only ever set as text, never parsed as HTML, and its control, bidirectional and invisible characters are
  * shown as escapes (src/core/terminal-text.ts), in logical order (the page's CSS overrides the bidi algorithm).
  */
@@ -18,6 +19,8 @@ import {
 } from "../proof/render.ts";
 import { modeFacts } from "../proof/modes.ts";
 import { HIDDEN_BYTE_MARKER, type ProofExpectations, verifyProof } from "../proof/verify.ts";
+import { decodePublicKeysPem } from "../proof/keys.ts";
+import { type VerifiedQuorum, isQuorumProofText, verifyQuorum } from "../proof/quorum.ts";
 import { offerProofFile, proofFromProver } from "./from-prover.ts";
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -131,15 +134,26 @@ const bodyFacts = (json: VerifiedProofJson) => ({
   mode: json.mode,
 });
 
-function showValid(json: VerifiedProofJson, expected: ProofExpectations): void {
+/** Who signed a quorum proof, one line per proof, above the report of its first proof. */
+function signersSection(quorum: VerifiedQuorum): HTMLElement {
+  const section = element("section");
+  section.id = "signers";
+  section.append(element("h2", `Signed by ${new Set(quorum.notaries).size} distinct notaries (at least ${quorum.required} asked), each in its own session`));
+  const list = element("ol");
+  for (const proof of quorum.proofs) {
+    list.append(element("li", `notary key ${proof.notaryFingerprint} (${proof.body.notary.algorithm}), notarized at ${new Date(proof.body.notarizedAt).toISOString()}`));
+  }
+  section.append(list, element("p", "They show one request and state the same claims. Below: the first proof, whose answer the prover relayed."));
+  return section;
+}
+
+function showValid(json: VerifiedProofJson, expected: ProofExpectations, quorum?: VerifiedQuorum): void {
   // A test anchor's proof is genuine only for a test: no green banner.
   status.className = json.testTrustAnchor ? "test-anchor" : "valid";
   const verdict = json.testTrustAnchor ? "Valid only under a TEST trust anchor (not the public web PKI): proof" : "Valid proof";
-  status.replaceChildren(
-    textNode(`${verdict} from ${json.serverName}, signed by notary key ${json.notary.fingerprint}. `),
-    element("span", bindingText(expected), "binding"),
-  );
-  const parts: HTMLElement[] = [];
+  const signedBy = quorum ? `a quorum of ${new Set(quorum.notaries).size} notaries` : `notary key ${json.notary.fingerprint}`;
+  status.replaceChildren(textNode(`${verdict} from ${json.serverName}, signed by ${signedBy}. `), element("span", bindingText(expected), "binding"));
+  const parts: HTMLElement[] = quorum ? [signersSection(quorum)] : [];
   // The proof's own warnings (a test trust anchor) come first in `warnings`.
   parts.push(...json.warnings.map((warning) => element("p", warning, "warning")));
   parts.push(
@@ -189,7 +203,13 @@ function verifyInputs(): void {
   }
   const expected = expectations();
   try {
-    showValid(verifiedProofJson(verifyProof(proofText, keyText, expected)), expected);
+    const keys = decodePublicKeysPem(keyText);
+    if (isQuorumProofText(proofText)) {
+      const quorum = verifyQuorum([proofText], keys, undefined, expected);
+      showValid(verifiedProofJson(quorum.proofs[0]!), expected, quorum);
+    } else {
+      showValid(verifiedProofJson(verifyProof(proofText, keys, expected)), expected);
+    }
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     const reasons: Partial<Record<string, string>> = { config_invalid: "The notary key or the URL you gave is not usable", proof_mismatch: "Not the proof you asked for" };
@@ -203,15 +223,17 @@ async function loadFile(file: File | undefined, into: HTMLTextAreaElement): Prom
   verifyInputs();
 }
 
+/** Every notary key this prover's /info names: a proof of any of them, or a quorum proof of several, verifies. */
 async function useProverKey(): Promise<void> {
   try {
-    const answer = await fetch(new URL("/notaryinfo", location.href));
-    const info = (await answer.json()) as { publicKey?: unknown };
-    if (!answer.ok || typeof info.publicKey !== "string") throw new Error(`answer ${answer.status}`);
-    keyInput.value = info.publicKey;
+    const answer = await fetch(new URL("/info", location.href));
+    const info = (await answer.json()) as { notaries?: { publicKey?: unknown }[] };
+    const keys = (info.notaries ?? []).map((notary) => notary.publicKey).filter((key): key is string => typeof key === "string");
+    if (!answer.ok || keys.length === 0) throw new Error(`answer ${answer.status}`);
+    keyInput.value = keys.join("");
     verifyInputs();
   } catch (error) {
-    showInvalid(`Cannot take the key from this prover's /notaryinfo (${(error as Error).message}); paste it instead.`);
+    showInvalid(`Cannot take the keys from this prover's /info (${(error as Error).message}); paste them instead.`);
   }
 }
 

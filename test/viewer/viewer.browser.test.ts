@@ -6,7 +6,8 @@ import type { BrowserContext, Page } from "playwright-core";
 import { type ProveResult, prove, redact } from "../../src/client/index.ts";
 import { TEST_TRUST_ANCHOR_WARNING } from "../../src/proof/render.ts";
 import { launchChromium } from "../../testkit/chromium.ts";
-import { generateKey } from "../../src/proof/keys.ts";
+import { decodePublicKeyPem, generateKey, publicKeyFingerprint } from "../../src/proof/keys.ts";
+import { quorumProofOf } from "../../src/proof/quorum.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { directionHiding, hiddenRequestBody, sampleBody } from "../proof/fixtures.ts";
 import { HIDDEN_REQUEST_LIMIT } from "../../src/proof/verify.ts";
@@ -63,7 +64,7 @@ async function show(proofText: string, keyPem?: string): Promise<void> {
 }
 
 describe("the proof viewer", () => {
-  test("a real proof with this prover's key (from /notaryinfo) shows valid, its facts and hidden bytes marked", async () => {
+  test("a real proof with this prover's keys (from /info) shows valid, its facts and hidden bytes marked", async () => {
     // The proof was made under the test CA: accepted on purpose, as the page's address may ask.
     await page.goto(`${prover.url}/viewer?allowTestAnchor=1`);
     await show(result.proofText);
@@ -270,6 +271,25 @@ describe("the proof viewer", () => {
     const order = await page.$$eval("#report > *", (nodes) => nodes.map((node) => node.id || node.textContent?.slice(0, 14)));
     expect(order.indexOf("claims")).toBeLessThan(order.findIndex((text) => text?.startsWith("Request (sent)")));
     expect((await page.textContent("#report")) ?? "").not.toContain("1000,");
+  });
+
+  test("a quorum proof shows who signed it, each proof's notary, and its first proof's report; too few of its keys is invalid", async () => {
+    const keys = [generateKey("secp256k1"), generateKey("secp256r1")];
+    const requestId = crypto.randomUUID();
+    const proofs = keys.map((key) => signProof({ ...sampleBody(key), requestId, notarizedAt: Date.now() }, key));
+    const quorum = quorumProofOf(proofs, 2);
+    if (!("proofs" in quorum)) throw new Error(quorum.reason);
+    await page.goto(`${prover.url}/viewer`);
+    await show(JSON.stringify(quorum), keys.map((key) => key.publicKeyPem).join(""));
+    await page.waitForSelector("#signers");
+    expect(await page.textContent("#status")).toStartWith("Valid proof from api.example.com, signed by a quorum of 2 notaries.");
+    const signers = (await page.$$eval("#signers li", (items) => items.map((item) => item.textContent ?? ""))).map((line) => line.replace(/, notarized at .*/, ""));
+    expect(signers).toEqual(keys.map((key) => `notary key ${publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem))} (${key.algorithm})`));
+    expect(await page.textContent("#signers h2")).toBe("Signed by 2 distinct notaries (at least 2 asked), each in its own session");
+    // The first proof's claims and transcript follow.
+    expect(await page.textContent("#claims")).toContain('res:body:currency = "EUR"');
+    await show(JSON.stringify(quorum), keys[0]!.publicKeyPem);
+    expect(await page.textContent("#status")).toStartWith("Invalid: proof 2: invalid proof: signed by a different notary key");
   });
 
   test("?requestId= of an id this prover never saw: the page says it waits, then why no proof came", async () => {

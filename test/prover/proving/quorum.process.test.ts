@@ -110,6 +110,18 @@ describe("a quorum of 2 of 3 notaries", () => {
     expect(three.quorum?.proofs).toHaveLength(3);
   }, 60_000);
 
+  test("cli prove --quorum 2 writes a quorum proof it verified; --quorum 0 is a usage error", async () => {
+    const out = join(work, `quorum-${crypto.randomUUID()}.json`);
+    const args = ["prove", "--prover", prover.url, "--notary-pub-key", allKeys, "--url", url("/data"), "--out", out, "--mode", "proxy", "--claim", "res:body:user.name", "--allow-test-anchor"];
+    const proved = await runCli(SOURCE_CLI, [...args, "--quorum", "2", "--answer", join(work, "answer.json")]);
+    expect(proved.stderr).toBe('claim: res:body:user.name = "alice"\n');
+    expect(proved.exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ version: "tlsproof-quorum/1", quorum: 2 });
+    const wrong = await runCli(SOURCE_CLI, [...args, "--quorum", "0"]);
+    expect(wrong.exitCode).toBe(2);
+    expect(wrong.stderr).toContain("--quorum must be a whole number from 1 to 16");
+  }, 60_000);
+
   test("calls a quorum cannot prove are refused with a 400 naming what to change, before anything is sent", async () => {
     const refusal = async (headers: Record<string, string>, init: RequestInit = {}) => {
       const { response, events } = await call(prover, headers, init);
