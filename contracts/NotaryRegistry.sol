@@ -49,6 +49,7 @@ contract NotaryRegistry {
     error QuorumNotMet(uint256 signers, uint256 quorum);
     error SignersNotAscending();
     error QuorumDisagrees(uint256 index);
+    error RequestNotShown();
     error TestTrustAnchor();
     error TransferFailed();
 
@@ -110,8 +111,9 @@ contract NotaryRegistry {
     }
 
     /// Verifies a quorum proof's attestations and returns the claims they all state: at least `quorum` of them, by
-    /// distinct notaries given in ascending order of address, each bonded now, of one server, none under a test
-    /// trust anchor. Reverts otherwise.
+    /// distinct notaries given in ascending order of address, each bonded now, of one server and one request line
+    /// (each shows it whole, from the request's first byte), made for one recipient, none under a test trust anchor.
+    /// Reverts otherwise: the same claims of two different requests (another account's balance) are no quorum.
     function verifiedQuorumClaims(TlsproofAttestation.Signed[] calldata signed, uint256 quorum)
         external
         view
@@ -122,11 +124,15 @@ contract NotaryRegistry {
         TlsproofAttestation.Attestation calldata first = signed[0].attestation;
         bytes32 claimsHash = TlsproofAttestation.claimsHash(first.claims);
         bytes32 serverName = keccak256(bytes(first.serverName));
+        bytes32 request = keccak256(requestLine(signed[0]));
         address[] memory signers = new address[](count);
         for (uint256 i = 0; i < count; i++) {
             TlsproofAttestation.Attestation calldata a = signed[i].attestation;
             if (a.testTrustAnchor) revert TestTrustAnchor();
-            if (TlsproofAttestation.claimsHash(a.claims) != claimsHash || keccak256(bytes(a.serverName)) != serverName) revert QuorumDisagrees(i);
+            if (
+                TlsproofAttestation.claimsHash(a.claims) != claimsHash || keccak256(bytes(a.serverName)) != serverName
+                    || a.recipient != first.recipient || keccak256(requestLine(signed[i])) != request
+            ) revert QuorumDisagrees(i);
             (, address signer) = TlsproofAttestation.check(signed[i]);
             if (!isBonded(signer)) revert NotBonded(signer);
             // Strictly ascending: no notary counts twice.
@@ -134,6 +140,23 @@ contract NotaryRegistry {
             signers[i] = signer;
         }
         return (first.claims, QuorumEvidence(first.serverName, signers));
+    }
+
+    /// The request line an attestation shows: its first revealed segment must be of the request, from its first byte,
+    /// and hold the line whole (up to CRLF); a hidden request, or a line with hidden bytes, reverts RequestNotShown.
+    function requestLine(TlsproofAttestation.Signed calldata s) private pure returns (bytes calldata) {
+        bytes calldata revealed = s.revealed;
+        // A segment: uint8 direction ‖ uint32 start ‖ uint32 length ‖ its bytes.
+        if (s.attestation.requestHidden || revealed.length < 9 || uint8(revealed[0]) != 0 || uint32(bytes4(revealed[1:5])) != 0) {
+            revert RequestNotShown();
+        }
+        uint256 length = uint32(bytes4(revealed[5:9]));
+        if (9 + length > revealed.length) revert RequestNotShown();
+        bytes calldata data = revealed[9:9 + length];
+        for (uint256 i = 0; i + 1 < data.length; i++) {
+            if (data[i] == 0x0d && data[i + 1] == 0x0a) return data[:i];
+        }
+        revert RequestNotShown();
     }
 
     function pay(address to, uint256 amount) private {

@@ -12,7 +12,7 @@ import { generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { keptLog } from "../../testkit/kept-log.ts";
 import { type Account, Chain } from "../../testkit/evm/chain.ts";
 import { RegistryContract, type SignedAttestation } from "../../testkit/evm/registry.ts";
-import { sampleBody } from "../proof/fixtures.ts";
+import { REQUEST, directionHiding, hiddenRequestBody, sampleBody } from "../proof/fixtures.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -91,6 +91,20 @@ describe("the notary registry", () => {
     expect(await registry.verifiedQuorumClaims(deployer, disagreeing, 2)).toEqual({ ok: false, error: "QuorumDisagrees" });
     const testAnchor = [signed(lowKey!, { requestId, testTrustAnchor: true }), signed(highKey!, { requestId, testTrustAnchor: true })];
     expect(await registry.verifiedQuorumClaims(deployer, testAnchor, 2)).toEqual({ ok: false, error: "TestTrustAnchor" });
+  });
+
+  test("the same claims of two different requests, for two recipients, or of a request not shown, are no quorum", async () => {
+    const [lowKey, highKey] = [...keys].sort((a, b) => (BigInt(address(a)) < BigInt(address(b)) ? -1 : 1));
+    const pair = (change: Partial<ProofBody>) => [signed(lowKey!), signed(highKey!, change)];
+    // Another account's balance, say: the claim "balance > 1000" of /v1/balanc2 is not one of /v1/balance.
+    const otherRequest = { ...sampleBody(highKey!).transcript, sent: directionHiding(REQUEST.replace("/v1/balance", "/v1/balanc2"), []) };
+    expect(await registry.verifiedQuorumClaims(deployer, pair({ transcript: otherRequest }), 2)).toEqual({ ok: false, error: "QuorumDisagrees" });
+    expect(await registry.verifiedQuorumClaims(deployer, pair({ recipient: `0x${"c0".repeat(20)}` }), 2)).toEqual({ ok: false, error: "QuorumDisagrees" });
+    const hidden = (key: NotaryKey) => signed(key, { ...hiddenRequestBody(key), claims: CLAIMS });
+    expect(await registry.verifiedQuorumClaims(deployer, [hidden(lowKey!), hidden(highKey!)], 2)).toEqual({ ok: false, error: "RequestNotShown" });
+    // A request line with a hidden byte (a token in the query) is not shown whole either.
+    const cut = { ...sampleBody(lowKey!).transcript, sent: directionHiding(REQUEST, [{ start: 6, end: 9 }]) };
+    expect(await registry.verifiedQuorumClaims(deployer, [signed(lowKey!, { transcript: cut }), signed(highKey!, { transcript: cut })], 2)).toEqual({ ok: false, error: "RequestNotShown" });
   });
 
   test("a notary that is not bonded does not count: never registered, or exiting", async () => {
