@@ -16,7 +16,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { defaultHostCount, fitsBeside, sessionCost } from "../src/engine/host/placement.ts";
 import { sessionEngineBytes } from "../src/engine/memory.ts";
-import { defaultPoolSize, maxPoolSize } from "../src/prover/pool/pool-policy.ts";
+import { defaultPoolSize, maxPoolSize } from "../src/prover/mpc/pool/pool-policy.ts";
 import type { HostMemory } from "../src/engine/host/protocol.ts";
 import type { SessionSizes } from "../src/core/session-sizes.ts";
 import { tlsFixture } from "../testkit/env.ts";

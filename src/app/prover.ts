@@ -30,9 +30,9 @@ import { type SessionSlots, createSessionSlots } from "../prover/exchange/capaci
 import { type InstancePresence, joinCluster } from "../prover/delivery/instance-presence.ts";
 import { createNotaryClient } from "../prover/notary/client.ts";
 import { NotaryPool } from "../prover/notary/notary-pool.ts";
-import { EndpointSizes } from "../prover/pool/endpoint-sizes.ts";
-import { type WarmPool, createWarmPool } from "../prover/pool/pool.ts";
-import { poolRoutes } from "../prover/pool/routes.ts";
+import { EndpointSizes } from "../prover/mpc/pool/endpoint-sizes.ts";
+import { type WarmPool, createWarmPool } from "../prover/mpc/pool/pool.ts";
+import { poolRoutes } from "../prover/mpc/pool/routes.ts";
 import { notaryInfoRoutes } from "../prover/notary/routes.ts";
 import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
@@ -46,7 +46,7 @@ import { type ProofLifecycle, proofLifecycle } from "../prover/proving/lifecycle
 import { ProvingModes } from "../prover/proving/registry.ts";
 import { type IdleLimit, idleLimit } from "../core/idle-limit.ts";
 import { proofRoutes } from "../prover/delivery/routes.ts";
-import { type TurnGate, createTurnGate } from "../prover/pool/turn-gate.ts";
+import { type TurnGate, createTurnGate } from "../prover/mpc/pool/turn-gate.ts";
 import { corsPolicy } from "../prover/cors.ts";
 import { RouteAccessTable } from "../prover/route-access.ts";
 import type { DescribedRoute } from "../http/route.ts";

@@ -5,8 +5,8 @@ import { AppError } from "../core/errors.ts";
 import { tlsServerNameSchema } from "../core/schema.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { type Engines, enginesText } from "../engine/host/placement.ts";
-import { defaultPoolSize, maxPoolSize } from "../prover/pool/pool-policy.ts";
-import { className, classesWithin } from "../prover/pool/size-classes.ts";
+import { defaultPoolSize, maxPoolSize } from "../prover/mpc/pool/pool-policy.ts";
+import { className, classesWithin } from "../prover/mpc/pool/size-classes.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */

@@ -10,7 +10,7 @@ import { AppError } from "../core/errors.ts";
 import type { LogFormat, LogLevel } from "../core/log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
-import { maxLiveSessions } from "../prover/pool/pool-policy.ts";
+import { maxLiveSessions } from "../prover/mpc/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { refuseExposedTestAnchor } from "../core/test-anchor-exposure.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";

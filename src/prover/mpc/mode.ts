@@ -8,7 +8,7 @@ import { hostOf } from "../../core/target.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import { withinLimits } from "../exchange/requested-sizes.ts";
 import type { ProvingMode } from "../proving/mode.ts";
-import { endpointKey, planSession, requestBytes } from "../pool/size-classes.ts";
+import { endpointKey, planSession, requestBytes } from "./pool/size-classes.ts";
 import { checkMpcRequest } from "./request-layout.ts";
 import { MpcRun, type MpcRunDeps } from "./session-run.ts";
 

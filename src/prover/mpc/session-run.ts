@@ -14,7 +14,7 @@ import type { RunControl } from "../proving/run-control.ts";
 import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
 import type { SessionSlots } from "../exchange/capacity.ts";
 import type { NotaryClient } from "../notary/client.ts";
-import { className } from "../pool/size-classes.ts";
+import { className } from "./pool/size-classes.ts";
 import type { EngineSuiteCheck } from "./mpc-probe.ts";
 import { discardSession } from "./notary-sessions.ts";
 import { inProvableLayout, isProvableLayout, provableMpcHidden, unprovableLayout } from "./request-layout.ts";

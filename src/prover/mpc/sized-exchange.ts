@@ -4,12 +4,12 @@ import { type EngineExchange, type ProverSession, closeProverSession, sendReques
 import { AppError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
-import type { EndpointSizes } from "../pool/endpoint-sizes.ts";
-import type { SessionSource } from "../pool/pool.ts";
+import type { EndpointSizes } from "./pool/endpoint-sizes.ts";
+import type { SessionSource } from "./pool/pool.ts";
 import { type RunControl, within } from "../proving/run-control.ts";
 import { type MpcNotary, discardSession } from "./notary-sessions.ts";
-import { type Overflow, type SessionNeed, classForRepeat, className } from "../pool/size-classes.ts";
-import type { TurnGate } from "../pool/turn-gate.ts";
+import { type Overflow, type SessionNeed, classForRepeat, className } from "./pool/size-classes.ts";
+import type { TurnGate } from "./pool/turn-gate.ts";
 
 export interface SizedExchangeDeps {
   sessions: SessionSource;

@@ -1,17 +1,17 @@
 import * as v from "valibot";
-import type { EngineHosts } from "../../engine/host/engine-hosts.ts";
-import { enginesText } from "../../engine/host/placement.ts";
-import { AppError } from "../../core/errors.ts";
-import { tlsServerNameSchema } from "../../core/schema.ts";
-import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
+import type { EngineHosts } from "../../../engine/host/engine-hosts.ts";
+import { enginesText } from "../../../engine/host/placement.ts";
+import { AppError } from "../../../core/errors.ts";
+import { tlsServerNameSchema } from "../../../core/schema.ts";
+import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../../http/route.ts";
 import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
 import type { WarmPool } from "./pool.ts";
-import { withinLimits } from "../exchange/requested-sizes.ts";
-import { ProxyHeaders } from "../proxy/headers.ts";
+import { withinLimits } from "../../exchange/requested-sizes.ts";
+import { ProxyHeaders } from "../../proxy/headers.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
-import { type TargetPolicy, resolveTarget } from "../../core/target-policy.ts";
-import { type Target, hostOf } from "../../core/target.ts";
+import { type TargetPolicy, resolveTarget } from "../../../core/target-policy.ts";
+import { type Target, hostOf } from "../../../core/target.ts";
 import type { TurnGate } from "./turn-gate.ts";
 
 export interface PoolRouteDeps {

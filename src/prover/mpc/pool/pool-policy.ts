@@ -1,7 +1,7 @@
-import { SetupFailed } from "../../engine/session.ts";
-import { type Engines, fitsBeside, hostedSessions, sessionCost } from "../../engine/host/placement.ts";
-import { sessionResidentBytes } from "../../engine/memory.ts";
-import type { SessionSizes } from "../../core/session-sizes.ts";
+import { SetupFailed } from "../../../engine/session.ts";
+import { type Engines, fitsBeside, hostedSessions, sessionCost } from "../../../engine/host/placement.ts";
+import { sessionResidentBytes } from "../../../engine/memory.ts";
+import type { SessionSizes } from "../../../core/session-sizes.ts";
 
 /**
  * Pure decisions of the warm pool: how many sessions the machine can hold, which hosts get them, how

@@ -1,5 +1,5 @@
-import type { ExchangeRequest } from "../../core/exchange.ts";
-import type { SessionSizes } from "../../core/session-sizes.ts";
+import type { ExchangeRequest } from "../../../core/exchange.ts";
+import type { SessionSizes } from "../../../core/session-sizes.ts";
 import { fitsIn } from "./pool-policy.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createTurnGate } from "../../../src/prover/pool/turn-gate.ts";
-import { afterPendingWork } from "../../../testkit/wait.ts";
+import { createTurnGate } from "../../../../src/prover/mpc/pool/turn-gate.ts";
+import { afterPendingWork } from "../../../../testkit/wait.ts";
 
 /** Whether a promise has settled, after pending reactions ran. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

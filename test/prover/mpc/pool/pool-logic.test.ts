@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { BackgroundWork } from "../../../src/engine/background.ts";
-import { PausedTime } from "../../../src/engine/paused-time.ts";
-import { type ProverSession, SetupFailed, closeProverSession } from "../../../src/engine/session.ts";
-import { AppError } from "../../../src/core/errors.ts";
-import { createLogger } from "../../../src/core/log.ts";
-import { loadPoolConfig } from "../../../src/config/pool.ts";
-import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../../src/engine/host/placement.ts";
-import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../../src/engine/memory.ts";
+import { BackgroundWork } from "../../../../src/engine/background.ts";
+import { PausedTime } from "../../../../src/engine/paused-time.ts";
+import { type ProverSession, SetupFailed, closeProverSession } from "../../../../src/engine/session.ts";
+import { AppError } from "../../../../src/core/errors.ts";
+import { createLogger } from "../../../../src/core/log.ts";
+import { loadPoolConfig } from "../../../../src/config/pool.ts";
+import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../../../src/engine/host/placement.ts";
+import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../../../src/engine/memory.ts";
 import {
   backoffMs,
   defaultPoolSize,
@@ -18,11 +18,11 @@ import {
   nextRefill,
   refillDeadlineMs,
   rememberHost,
-} from "../../../src/prover/pool/pool-policy.ts";
-import { type PoolOptions, createWarmPool } from "../../../src/prover/pool/pool.ts";
-import type { SessionNeed } from "../../../src/prover/pool/size-classes.ts";
-import { unusedEngine } from "../../../testkit/unused-engine.ts";
-import { afterPendingWork, afterTimersDue, eventually } from "../../../testkit/wait.ts";
+} from "../../../../src/prover/mpc/pool/pool-policy.ts";
+import { type PoolOptions, createWarmPool } from "../../../../src/prover/mpc/pool/pool.ts";
+import type { SessionNeed } from "../../../../src/prover/mpc/pool/size-classes.ts";
+import { unusedEngine } from "../../../../testkit/unused-engine.ts";
+import { afterPendingWork, afterTimersDue, eventually } from "../../../../testkit/wait.ts";
 
 const GiB = 1024 ** 3;
 const SMALL = { maxSentData: 1024, maxRecvData: 4096 };

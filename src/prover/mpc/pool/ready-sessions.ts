@@ -1,5 +1,5 @@
-import type { ProverSession } from "../../engine/session.ts";
-import type { SessionSizes } from "../../core/session-sizes.ts";
+import type { ProverSession } from "../../../engine/session.ts";
+import type { SessionSizes } from "../../../core/session-sizes.ts";
 import { fitsIn } from "./pool-policy.ts";
 import { className } from "./size-classes.ts";
 

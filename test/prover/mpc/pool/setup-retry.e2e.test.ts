@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { type RunningNotary, startKeyedNotary, waitForLog } from "../../../testkit/notary.ts";
-import { tlsFixture } from "../../../testkit/env.ts";
-import { proveData, verifyWithCli } from "../../../testkit/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
-import { startTarget } from "../../../testkit/target.ts";
-import { type TcpProxy, startTcpProxy } from "../../../testkit/tcp-proxy.ts";
-import { eventually } from "../../../testkit/wait.ts";
+import type { PoolStatus } from "../../../../src/prover/mpc/pool/pool.ts";
+import { type RunningNotary, startKeyedNotary, waitForLog } from "../../../../testkit/notary.ts";
+import { tlsFixture } from "../../../../testkit/env.ts";
+import { proveData, verifyWithCli } from "../../../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../../../testkit/prover.ts";
+import { startTarget } from "../../../../testkit/target.ts";
+import { type TcpProxy, startTcpProxy } from "../../../../testkit/tcp-proxy.ts";
+import { eventually } from "../../../../testkit/wait.ts";
 
 const SIZES = { maxSentData: 512, maxRecvData: 1024 };
 /** Two small setups and one exchange on two loaded cores. */

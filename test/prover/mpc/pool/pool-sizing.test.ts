@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { cpus } from "node:os";
-import { type ProverSession, closeProverSession } from "../../../src/engine/session.ts";
-import { loadPoolConfig } from "../../../src/config/pool.ts";
-import { createLogger } from "../../../src/core/log.ts";
-import { EndpointSizes } from "../../../src/prover/pool/endpoint-sizes.ts";
-import { mayRefill, warmTargets } from "../../../src/prover/pool/pool-policy.ts";
-import { type PoolOptions, createWarmPool } from "../../../src/prover/pool/pool.ts";
-import { unusedEngine } from "../../../testkit/unused-engine.ts";
-import { afterPendingWork } from "../../../testkit/wait.ts";
+import { type ProverSession, closeProverSession } from "../../../../src/engine/session.ts";
+import { loadPoolConfig } from "../../../../src/config/pool.ts";
+import { createLogger } from "../../../../src/core/log.ts";
+import { EndpointSizes } from "../../../../src/prover/mpc/pool/endpoint-sizes.ts";
+import { mayRefill, warmTargets } from "../../../../src/prover/mpc/pool/pool-policy.ts";
+import { type PoolOptions, createWarmPool } from "../../../../src/prover/mpc/pool/pool.ts";
+import { unusedEngine } from "../../../../testkit/unused-engine.ts";
+import { afterPendingWork } from "../../../../testkit/wait.ts";
 import {
   type SessionNeed,
   classForRepeat,
@@ -17,7 +17,7 @@ import {
   planSession,
   requestBytes,
   withMargin,
-} from "../../../src/prover/pool/size-classes.ts";
+} from "../../../../src/prover/mpc/pool/size-classes.ts";
 
 const XS = { maxSentData: 1024, maxRecvData: 1024 };
 const S = { maxSentData: 2048, maxRecvData: 4096 };

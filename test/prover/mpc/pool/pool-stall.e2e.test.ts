@@ -2,16 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { EngineHostStatus } from "../../../src/engine/host/engine-hosts.ts";
-import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { type RunningNotary, freePort, notaryConfig, notarySessions, startNotary } from "../../../testkit/notary.ts";
-import { scratchDir, tlsFixture } from "../../../testkit/env.ts";
-import { type NotaryRelay, type RelayTaps, startNotaryRelay } from "../../../testkit/notary-relay.ts";
-import { proveData, verifyWithCli } from "../../../testkit/prove.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
-import { startTarget } from "../../../testkit/target.ts";
-import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
-import { eventually } from "../../../testkit/wait.ts";
+import type { EngineHostStatus } from "../../../../src/engine/host/engine-hosts.ts";
+import type { PoolStatus } from "../../../../src/prover/mpc/pool/pool.ts";
+import { type RunningNotary, freePort, notaryConfig, notarySessions, startNotary } from "../../../../testkit/notary.ts";
+import { scratchDir, tlsFixture } from "../../../../testkit/env.ts";
+import { type NotaryRelay, type RelayTaps, startNotaryRelay } from "../../../../testkit/notary-relay.ts";
+import { proveData, verifyWithCli } from "../../../../testkit/prove.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../../../testkit/prover.ts";
+import { startTarget } from "../../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
+import { eventually } from "../../../../testkit/wait.ts";
 
 type PoolReply = PoolStatus & { engineHosts: { replaced: { hung: number; died: number }; hosts: EngineHostStatus[] } };
 

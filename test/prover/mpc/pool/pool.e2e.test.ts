@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import type { EngineHostStatus } from "../../../src/engine/host/engine-hosts.ts";
-import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { TEST_SESSION, tlsFixture } from "../../../testkit/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
-import { firstEvent, proofData } from "../../../testkit/sse.ts";
-import { type TargetAnswerTimes, startTarget } from "../../../testkit/target.ts";
-import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
-import { eventually, waitUntil } from "../../../testkit/wait.ts";
+import type { EngineHostStatus } from "../../../../src/engine/host/engine-hosts.ts";
+import type { PoolStatus } from "../../../../src/prover/mpc/pool/pool.ts";
+import { TEST_SESSION, tlsFixture } from "../../../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../../testkit/prover.ts";
+import { firstEvent, proofData } from "../../../../testkit/sse.ts";
+import { type TargetAnswerTimes, startTarget } from "../../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
+import { eventually, waitUntil } from "../../../../testkit/wait.ts";
 
 type PoolReply = PoolStatus & {
   exchanges: { running: number; waiting: number };

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { tlsFixture } from "../../../testkit/env.ts";
-import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
-import { errorData, firstEvent, proofData } from "../../../testkit/sse.ts";
-import { startTarget } from "../../../testkit/target.ts";
-import { once } from "../../../testkit/once.ts";
-import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import { tlsFixture } from "../../../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../../testkit/prover.ts";
+import { errorData, firstEvent, proofData } from "../../../../testkit/sse.ts";
+import { startTarget } from "../../../../testkit/target.ts";
+import { once } from "../../../../testkit/once.ts";
+import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
 
 const MPC_MS = 600_000;
 /** Does not fit the small class (512 received bytes), fits the large one (2048). */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import type { PoolStatus } from "../../../src/prover/pool/pool.ts";
-import { tlsFixture } from "../../../testkit/env.ts";
-import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/prover.ts";
-import { startTarget } from "../../../testkit/target.ts";
-import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
+import type { PoolStatus } from "../../../../src/prover/mpc/pool/pool.ts";
+import { tlsFixture } from "../../../../testkit/env.ts";
+import { type RunningProver, SOURCE_CLI, startProver } from "../../../../testkit/prover.ts";
+import { startTarget } from "../../../../testkit/target.ts";
+import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
 
 const KEY = "pool-routes-key";
 const auth = { authorization: `Bearer ${KEY}` };

@@ -1,10 +1,10 @@
-import { BackgroundWork } from "../../engine/background.ts";
-import { runningTimeout } from "../../engine/paused-time.ts";
-import type { ProverSession } from "../../engine/session.ts";
-import { AppError, errorText } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
-import type { SessionSizes } from "../../core/session-sizes.ts";
-import { untilAborted } from "../../core/abort.ts";
+import { BackgroundWork } from "../../../engine/background.ts";
+import { runningTimeout } from "../../../engine/paused-time.ts";
+import type { ProverSession } from "../../../engine/session.ts";
+import { AppError, errorText } from "../../../core/errors.ts";
+import type { Logger } from "../../../core/log.ts";
+import type { SessionSizes } from "../../../core/session-sizes.ts";
+import { untilAborted } from "../../../core/abort.ts";
 import { type WarmTarget, backoffMs, fitsIn, maySetupAgain, mayRefill, nextRefill, refillDeadlineMs, rememberHost, warmTargets } from "./pool-policy.ts";
 import { ReadySessions } from "./ready-sessions.ts";
 import { type TurnGate, createTurnGate } from "./turn-gate.ts";
