@@ -396,26 +396,49 @@ async function startOnPort(server: Server<undefined>, lock: FolderLock, config: 
      */
     async stop(graceMs = 0) {
       stopping = true;
-      const idle = server.stop(false);
-      if (!(await lifecycle.drained(graceMs))) {
-        log.warn("grace period over; abandoning running sessions", { active: slots.active() + proxySlots.active() });
-        graceOver.abort();
-        // Their /proxy calls answer 503 shutting_down and their ids are settled so, before the connections close.
-        await lifecycle.drained(5_000);
-      }
-      delivery.closeAll();
-      // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
-      await Promise.race([idle, Bun.sleep(2000)]);
-      await server.stop(true);
-      pool.stop();
-      notary.stop();
-      await opened.presence?.stop();
-      await embedded?.stop(0);
-      bridge.stop();
-      await hosts.stop();
-      await opened.retention?.stop();
-      await opened.store.close();
-      lock.release();
+      const active = () => slots.active() + proxySlots.active();
+      await stopRunning({ server, lifecycle, graceOver, active, delivery, pool, notary, opened, embedded, bridge, hosts, lock }, graceMs, log);
     },
   };
+}
+
+/** What a running prover stops, in this order. */
+interface RunningParts {
+  server: Server<undefined>;
+  lifecycle: ProofLifecycle;
+  graceOver: AbortController;
+  /** Sessions still running, of every mode. */
+  active(): number;
+  delivery: ProofDelivery;
+  pool: WarmPool;
+  notary: NotaryPool;
+  opened: Delivery;
+  embedded?: NotaryServer;
+  bridge: LoopbackBridge;
+  hosts: EngineHosts;
+  lock: FolderLock;
+}
+
+async function stopRunning(parts: RunningParts, graceMs: number, log: Logger): Promise<void> {
+  const { server, lifecycle, delivery, opened } = parts;
+  const idle = server.stop(false);
+  if (!(await lifecycle.drained(graceMs))) {
+    log.warn("grace period over; abandoning running sessions", { active: parts.active() });
+    parts.graceOver.abort();
+    // Their /proxy calls answer 503 shutting_down and their ids are settled so, before the connections close.
+    await lifecycle.drained(5_000);
+  }
+  delivery.closeAll();
+  // The streams just told end on their own; a client that keeps a connection open is cut after a moment.
+  await Promise.race([idle, Bun.sleep(2000)]);
+  await server.stop(true);
+  parts.pool.stop();
+  parts.notary.stop();
+  await opened.presence?.stop();
+  await parts.embedded?.stop(0);
+  parts.bridge.stop();
+  await parts.hosts.stop();
+  await opened.retention?.stop();
+  await opened.store.close();
+  parts.lock.release();
 }

@@ -316,6 +316,34 @@ export function dataDirOf(env: Record<string, string | undefined>): string {
   return env.PROVER_DATA_DIR ?? join(env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "tlsproof");
 }
 
+/** The message store's settings, and how proofs reach their subscribers. */
+function storeAndDelivery(e: ProverEnvValues): Pick<ProverConfig, "store" | "sse" | "delivery"> {
+  return {
+    store: {
+      url: e.PROVER_STORE_URL,
+      proofStream: e.PROVER_PROOF_STREAM,
+      publicProofs: e.PROVER_PUBLIC_PROOFS,
+      places: { pages: e.PROVER_STORE_QUERIES, streams: e.PROVER_STORE_STREAMS, perClient: e.PROVER_STORE_PER_CLIENT },
+      publishQuota: { callerBytesPerMinute: e.PROVER_STORE_PUBLISH_BYTES_PER_MIN, streamBytes: e.PROVER_STORE_STREAM_BYTES },
+      messageRetentionMs: e.PROVER_STORE_MESSAGE_RETENTION,
+      instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
+      retentionMs: e.PROVER_STORE_RETENTION,
+    },
+    sse: {
+      perRequest: e.PROVER_SSE_PER_REQUEST,
+      perClient: e.PROVER_SSE_PER_CLIENT,
+      total: e.PROVER_SSE_TOTAL,
+      heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
+    },
+    delivery: {
+      retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
+      maxRetainedBytes: PROOF_RETAINED_BYTES,
+      unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
+      storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
+    },
+  };
+}
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
@@ -348,6 +376,7 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     allowedPorts: e.PROVER_ALLOWED_PORTS,
   };
   return {
+    ...storeAndDelivery(e),
     listen: {
       host: e.PROVER_HOST,
       port: e.PROVER_PORT,
@@ -389,30 +418,8 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     },
     proxyMode: proxyModeConfig(e, targetPolicy),
     pool,
-    store: {
-      url: e.PROVER_STORE_URL,
-      proofStream: e.PROVER_PROOF_STREAM,
-      publicProofs: e.PROVER_PUBLIC_PROOFS,
-      places: { pages: e.PROVER_STORE_QUERIES, streams: e.PROVER_STORE_STREAMS, perClient: e.PROVER_STORE_PER_CLIENT },
-      publishQuota: { callerBytesPerMinute: e.PROVER_STORE_PUBLISH_BYTES_PER_MIN, streamBytes: e.PROVER_STORE_STREAM_BYTES },
-      messageRetentionMs: e.PROVER_STORE_MESSAGE_RETENTION,
-      instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
-      retentionMs: e.PROVER_STORE_RETENTION,
-    },
     auth: { full: e.PROVER_API_KEYS, scoped: e.PROVER_API_KEYS_SCOPED },
     corsOrigins: e.PROVER_CORS_ORIGINS,
-    sse: {
-      perRequest: e.PROVER_SSE_PER_REQUEST,
-      perClient: e.PROVER_SSE_PER_CLIENT,
-      total: e.PROVER_SSE_TOTAL,
-      heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
-    },
-    delivery: {
-      retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
-      maxRetainedBytes: PROOF_RETAINED_BYTES,
-      unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
-      storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
-    },
     log: { format: e.LOG_FORMAT, level: e.PROVER_LOG_LEVEL },
   };
 }

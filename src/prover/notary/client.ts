@@ -67,18 +67,13 @@ const PASSED_ON: readonly ErrorCode[] = [
   "invalid_claim",
 ];
 
-/**
- * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
- * key it announced at first contact (trust.ts).
- */
-export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = []): NotaryClient {
-  const sessionPath = (mode: string, sessionId: string) => `${modeRoutes(mode).session}/${encodeURIComponent(sessionId)}`;
-  const trust = notaryTrust(pinnedKeys);
-  const base = baseUrl.replace(/\/+$/, "");
+/** A call to the notary's API: its JSON answer, or its refusal as the AppError a prover reads (PASSED_ON, else its own). */
+type NotaryCall = (path: string, init: RequestInit & { timeoutMs: number }) => Promise<unknown>;
+
+function notaryCaller(base: string, apiKey?: string): NotaryCall {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-
-  async function call(path: string, init: RequestInit & { timeoutMs: number }): Promise<unknown> {
+  return async (path, init) => {
     let response: Response;
     try {
       response = await fetch(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
@@ -97,7 +92,18 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
       throw new AppError("notary_unavailable", `the notary refused this prover: ${reason}`);
     }
     throw new AppError(response.status >= 500 ? "notary_unavailable" : "session_failed", `the notary answered: ${reason}`);
-  }
+  };
+}
+
+/**
+ * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
+ * key it announced at first contact (trust.ts).
+ */
+export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = []): NotaryClient {
+  const sessionPath = (mode: string, sessionId: string) => `${modeRoutes(mode).session}/${encodeURIComponent(sessionId)}`;
+  const trust = notaryTrust(pinnedKeys);
+  const base = baseUrl.replace(/\/+$/, "");
+  const call = notaryCaller(base, apiKey);
 
   async function info(): Promise<NotaryInfo> {
     const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
