@@ -122,17 +122,11 @@ contract NotaryRegistry {
         uint256 count = signed.length;
         if (count < quorum || quorum == 0) revert QuorumNotMet(count, quorum);
         TlsproofAttestation.Attestation calldata first = signed[0].attestation;
-        bytes32 claimsHash = TlsproofAttestation.claimsHash(first.claims);
-        bytes32 serverName = keccak256(bytes(first.serverName));
-        bytes32 request = keccak256(requestLine(signed[0]));
+        Statement memory statement = statementOf(signed[0]);
         address[] memory signers = new address[](count);
         for (uint256 i = 0; i < count; i++) {
-            TlsproofAttestation.Attestation calldata a = signed[i].attestation;
-            if (a.testTrustAnchor) revert TestTrustAnchor();
-            if (
-                TlsproofAttestation.claimsHash(a.claims) != claimsHash || keccak256(bytes(a.serverName)) != serverName
-                    || a.recipient != first.recipient || keccak256(requestLine(signed[i])) != request
-            ) revert QuorumDisagrees(i);
+            if (signed[i].attestation.testTrustAnchor) revert TestTrustAnchor();
+            if (!agrees(signed[i], statement)) revert QuorumDisagrees(i);
             (, address signer) = TlsproofAttestation.check(signed[i]);
             if (!isBonded(signer)) revert NotBonded(signer);
             // Strictly ascending: no notary counts twice.
@@ -140,6 +134,28 @@ contract NotaryRegistry {
             signers[i] = signer;
         }
         return (first.claims, QuorumEvidence(first.serverName, signers));
+    }
+
+    /// What every attestation of a quorum must share with the first: its claims, server, recipient and request line.
+    struct Statement {
+        bytes32 claimsHash;
+        bytes32 serverName;
+        address recipient;
+        uint256 lineLength;
+        bytes32 lineHash;
+    }
+
+    /// The first attestation's statement; its request line is found here, once (RequestNotShown when it has none).
+    function statementOf(TlsproofAttestation.Signed calldata s) private pure returns (Statement memory) {
+        TlsproofAttestation.Attestation calldata a = s.attestation;
+        bytes calldata line = requestLine(s);
+        return Statement(TlsproofAttestation.claimsHash(a.claims), keccak256(bytes(a.serverName)), a.recipient, line.length, keccak256(line));
+    }
+
+    function agrees(TlsproofAttestation.Signed calldata s, Statement memory statement) private pure returns (bool) {
+        TlsproofAttestation.Attestation calldata a = s.attestation;
+        return TlsproofAttestation.claimsHash(a.claims) == statement.claimsHash && keccak256(bytes(a.serverName)) == statement.serverName
+            && a.recipient == statement.recipient && showsRequestLine(s, statement.lineLength, statement.lineHash);
     }
 
     /// The request line an attestation shows: its first revealed segment must be of the request, from its first byte,
@@ -157,6 +173,17 @@ contract NotaryRegistry {
             if (data[i] == 0x0d && data[i + 1] == 0x0a) return data[:i];
         }
         revert RequestNotShown();
+    }
+
+    /// Whether `s` shows, as its request's first bytes, a line of `length` bytes hashing to `lineHash`, then CRLF:
+    /// the first attestation's line (which holds no CRLF, so neither does an equal one).
+    function showsRequestLine(TlsproofAttestation.Signed calldata s, uint256 length, bytes32 lineHash) private pure returns (bool) {
+        bytes calldata revealed = s.revealed;
+        if (s.attestation.requestHidden || revealed.length < 9 + length + 2 || uint8(revealed[0]) != 0 || uint32(bytes4(revealed[1:5])) != 0) {
+            return false;
+        }
+        if (uint32(bytes4(revealed[5:9])) < length + 2 || revealed[9 + length] != 0x0d || revealed[10 + length] != 0x0a) return false;
+        return keccak256(revealed[9:9 + length]) == lineHash;
     }
 
     function pay(address to, uint256 amount) private {
