@@ -37,7 +37,7 @@ import { notaryInfoRoutes } from "../prover/notary/routes.ts";
 import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
 import { messagePruning, proofPruning, startRetention } from "../store/retention.ts";
-import { proxyRoutes } from "../prover/proxy/routes.ts";
+import { proxyRoutes } from "../prover/call/routes.ts";
 import { mpcProvingMode } from "../prover/mpc/mode.ts";
 import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
 import { type MpcNotary, discardSession, mpcNotarySessions } from "../prover/mpc/notary-sessions.ts";

@@ -9,7 +9,7 @@ import { revealedView } from "../proof/check.ts";
 import type { TranscriptDirection } from "../proof/format.ts";
 import type { TargetResponse } from "./errors.ts";
 
-/** Response headers the prover does not relay (src/prover/proxy/routes.ts): they describe the MPC connection. */
+/** Response headers the prover does not relay (src/prover/call/routes.ts): they describe the MPC connection. */
 const UNRELAYED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "trailer", "upgrade", "te"]);
 
 /** Whether a header value as fetch joins repeated fields (", ") holds `value` as one of them. */

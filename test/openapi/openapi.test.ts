@@ -9,7 +9,7 @@ import { localVerifiers } from "../../src/engine/verifier.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { proverApi } from "../../src/openapi/prover-api.ts";
-import { ProxyHeaders } from "../../src/prover/proxy/headers.ts";
+import { ProxyHeaders } from "../../src/prover/call/headers.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { scratchDir } from "../../testkit/env.ts";
 

@@ -2,7 +2,7 @@
  * One proof's life, in every mode, from the call's places to the request id's outcome: the mode's places, the id's
  * claim, the deadline and the shutdown's grace, the exchange, then either the proof (in the background: the mode
  * reveals, the notary attests) or the reason none will come. Every way out ends the run once and settles the id
- * once, through ProofDelivery. HTTP is the caller's business (src/prover/proxy/routes.ts).
+ * once, through ProofDelivery. HTTP is the caller's business (src/prover/call/routes.ts).
  */
 import { AppError, errorText, toAppError } from "../../core/errors.ts";
 import type { AnswerHead, HeaderField } from "../../core/exchange.ts";

@@ -24,13 +24,13 @@ import type { NotaryClient } from "../notary/client.ts";
  */
 export type ProxyReveal = "none" | "request";
 
-/** A /proxy call as every mode receives it: its headers read and checked once (src/prover/proxy/headers.ts). */
+/** A /proxy call as every mode receives it: its headers read and checked once (src/prover/call/headers.ts). */
 export interface ProofCall extends ProofChoices {
   requestId: string;
   target: Target;
   /** What to send, its headers chosen by the prover (forwarded, dropped, its own). */
   exchange: ExchangeRequest;
-  /** `T-PROXY-REVEAL`, when given (src/prover/proxy/headers.ts). */
+  /** `T-PROXY-REVEAL`, when given (src/prover/call/headers.ts). */
   proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced: what they bound is the mode's to say. */
   announced: Partial<SessionSizes>;

@@ -8,7 +8,7 @@ import type { EndpointSizes } from "./endpoint-sizes.ts";
 import { maxPoolSize } from "./pool-policy.ts";
 import type { WarmPool } from "./pool.ts";
 import { withinLimits } from "../../exchange/requested-sizes.ts";
-import { ProxyHeaders } from "../../proxy/headers.ts";
+import { ProxyHeaders } from "../../call/headers.ts";
 import { className, endpointKey, planSession } from "./size-classes.ts";
 import { type TargetPolicy, resolveTarget } from "../../../core/target-policy.ts";
 import { type Target, hostOf } from "../../../core/target.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
 import { parseHeaders } from "../../../src/http/route.ts";
-import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "../../../src/prover/proxy/headers.ts";
+import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "../../../src/prover/call/headers.ts";
 
 const URL_ = "https://api.example.com:8443/v1/data?x=1";
 const ID = "8ED79A9E-0C2B-4E6F-9D7E-1C2B3A4D5E6F";
