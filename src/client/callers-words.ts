@@ -15,6 +15,8 @@ const WORDS: readonly (readonly [header: string, option: string, flag: string])[
   ["T-CLAIM-SALT", "claimSalt", "--claim-salt"],
   ["T-CLAIM entr", "claims entr", "--claim entr"],
   ["T-RECIPIENT", "recipient", "--recipient"],
+  ["T-QUORUM", "quorum", "--quorum"],
+  ["T-CLAIM", "claims", "--claim"],
   // A verifier's generic advice, as verifyProof gives it.
   ["cli verify --allow-test-anchor, verifyProof's allowTestTrustAnchor", "allowTestTrustAnchor: true", "--allow-test-anchor"],
   ["cli verify --allow-hidden-request, verifyProof's allowHiddenRequest", "allowHiddenRequest: true", "--allow-hidden-request"],

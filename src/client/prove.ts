@@ -8,7 +8,9 @@
  * refused unless `allowHiddenRequest` accepts it. The prover and the plain-HTTP link to it are not trusted to hand over the
  * right proof.
  */
-import { AppError, isErrorCode, retryAfterOf } from "../core/errors.ts";
+import * as v from "valibot";
+import { AppError, type ErrorCode, isErrorCode, retryAfterOf } from "../core/errors.ts";
+import { ProxyHeaders, proxyHeadersPart } from "../prover/call/headers.ts";
 import { type ClaimRequest, parseClaims } from "../claims/grammar.ts";
 import { unansweredClaim } from "../claims/expect.ts";
 import type { Claim } from "../claims/claim.ts";
@@ -18,6 +20,7 @@ import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";
 import { answerMismatch } from "./answer-check.ts";
+import { inOptionWords } from "./callers-words.ts";
 import { type TargetResponse, TlsproofError } from "./errors.ts";
 import { failure, openProofStream } from "./proof-stream.ts";
 import { type Redactions, redactionHeader } from "./redact.ts";
@@ -147,21 +150,51 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A `/proxy` header, named as the route's declaration names it (src/prover/call/headers.ts). */
+type CallHeader = keyof typeof ProxyHeaders.entries;
+
+/**
+ * The call's `/proxy` headers by the declaration's names, each value first read by the prover's own schema entry, so
+ * that what the prover would refuse is refused here, before anything is sent, with the code it would answer. The mode
+ * is left to the prover: it may offer a mode it registered, which this process does not know.
+ */
+function callHeaders(options: ProveOptions, requestId: string): [CallHeader, string][] {
+  const claims = claimEntries(options);
+  const wanted: Record<CallHeader, string | undefined> = {
+    "t-proxy-url": options.url,
+    "t-request-id": requestId,
+    "t-redacted": options.redact !== undefined && options.redact.length > 0 ? redactionHeader(options.redact) : undefined,
+    "t-redacted-unmatched": options.allowUnmatchedRedactions ? "allow" : undefined,
+    "t-prove-failed-req": options.proveFailed ? "true" : undefined,
+    "t-proof-mode": options.mode || undefined,
+    "t-proxy-reveal": options.reveal,
+    "t-claim": claims === "" ? undefined : claims,
+    "t-claim-salt": options.claimSalt,
+    "t-recipient": options.recipient,
+    "t-quorum": options.quorum === undefined ? undefined : String(options.quorum),
+    "t-max-sent-data": undefined,
+    "t-max-recv-data": undefined,
+  };
+  const entries = Object.entries(wanted).filter((entry): entry is [CallHeader, string] => entry[1] !== undefined);
+  for (const [name, value] of entries) {
+    if (name === "t-proof-mode") continue;
+    const codes: Partial<Record<CallHeader, ErrorCode>> = proxyHeadersPart.entryCodes;
+    const refused = (message: string) => new TlsproofError(codes[name] ?? "invalid_header", inOptionWords(message));
+    try {
+      const read = v.safeParse(ProxyHeaders.entries[name], value);
+      if (!read.success) throw refused(read.issues[0].message);
+    } catch (error) {
+      if (error instanceof AppError) throw refused(error.message);
+      throw error;
+    }
+  }
+  return entries;
+}
+
 function proxyHeaders(options: ProveOptions, requestId: string, auth: Headers): Headers {
   const headers = new Headers(options.headers);
   auth.forEach((value, name) => headers.set(name, value));
-  headers.set("t-proxy-url", options.url);
-  headers.set("t-request-id", requestId);
-  if (options.redact !== undefined && options.redact.length > 0) headers.set("t-redacted", redactionHeader(options.redact));
-  if (options.allowUnmatchedRedactions) headers.set("t-redacted-unmatched", "allow");
-  if (options.proveFailed) headers.set("t-prove-failed-req", "true");
-  if (options.mode) headers.set("t-proof-mode", options.mode);
-  if (options.reveal) headers.set("t-proxy-reveal", options.reveal);
-  const claims = claimEntries(options);
-  if (claims !== "") headers.set("t-claim", claims);
-  if (options.claimSalt !== undefined) headers.set("t-claim-salt", options.claimSalt);
-  if (options.recipient !== undefined) headers.set("t-recipient", options.recipient);
-  if (options.quorum !== undefined) headers.set("t-quorum", String(options.quorum));
+  for (const [name, value] of callHeaders(options, requestId)) headers.set(name, value);
   if (options.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   return headers;
 }
@@ -304,7 +337,7 @@ export async function prove(options: ProveOptions): Promise<ProveResult> {
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const auth = new Headers(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {});
   // Fails here, before anything is sent, when a redaction cannot be written or the proof asked for could not be accepted.
-  if (options.redact && options.redact.length > 0) redactionHeader(options.redact);
+  callHeaders(options, crypto.randomUUID());
   askedClaims(options);
   if (options.reveal === "none" && !options.allowHiddenRequest) {
     throw new TlsproofError("config_invalid", `reveal "none" makes a proof whose ${HIDDEN_REQUEST_LIMIT}; pass allowHiddenRequest: true to accept such a proof`);

@@ -61,3 +61,19 @@ describe("prove() needs the notary keys it trusts", () => {
     expect((error as TlsproofError).code).toBe("config_invalid");
   });
 });
+
+describe("prove() reads its options as the prover's /proxy declaration reads the headers they become", () => {
+  /** What prove() refuses before anything is sent (port 9, discard, is never asked), with the prover's code. */
+  const refusedAtOnce = async (options: Partial<Parameters<typeof prove>[0]>) => {
+    const error = await prove({ prover: "http://127.0.0.1:9", url: "https://example.com/", notaryKeys: [], trustProverNotaryKeys: true, ...options }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TlsproofError);
+    return { code: (error as TlsproofError).code, message: (error as TlsproofError).message };
+  };
+
+  test("a value the prover would refuse is its 400, in the option's words", async () => {
+    expect(await refusedAtOnce({ quorum: 0 })).toEqual({ code: "invalid_header", message: "quorum must be a whole number from 1 to 16" });
+    expect(await refusedAtOnce({ recipient: "0x12" })).toEqual({ code: "invalid_header", message: "recipient must be an Ethereum address: 0x and 40 hex digits" });
+    expect(await refusedAtOnce({ url: "http://example.com/" })).toMatchObject({ code: "invalid_header" });
+    expect(await refusedAtOnce({ claims: "res:body:" })).toMatchObject({ code: "invalid_claim" });
+  });
+});
