@@ -39,7 +39,10 @@ export interface QuorumProof {
 /** A proof as a prover delivers it: one notary's, or a quorum's. */
 export type DeliveredProof = Proof | QuorumProof;
 
-export const isQuorumProof = (proof: DeliveredProof): proof is QuorumProof => proof.version === QUORUM_VERSION;
+/** Whether a JSON value is a quorum proof, by its version (any value: null, a string, an array). */
+const isQuorumValue = (value: unknown): boolean => (value as { version?: unknown } | null | undefined)?.version === QUORUM_VERSION;
+
+export const isQuorumProof = (proof: DeliveredProof): proof is QuorumProof => isQuorumValue(proof);
 
 /** The proofs a delivered proof holds, one or the quorum's. */
 export const signedProofsOf = (proof: DeliveredProof): Proof[] => (isQuorumProof(proof) ? proof.proofs : [proof]);
@@ -66,7 +69,7 @@ interface Statement {
 }
 
 function statementOf(body: ProofBody): Statement {
-  const requestLine = isHiddenRequest(body) ? null : (transcriptView(body.transcript.sent).text.split("\r\n")[0] ?? "");
+  const requestLine = isHiddenRequest(body) ? null : transcriptView(body.transcript.sent).text.split("\r\n", 1)[0]!;
   return { serverName: body.serverName, requestLine, recipient: body.recipient ?? null, claims: body.claims ?? [] };
 }
 
@@ -125,27 +128,22 @@ const QuorumProofSchema = v.strictObject({
 const mismatch = (required: number, reason: string) => new AppError("proof_mismatch", `not a quorum of ${required}: ${reason}`);
 const invalidQuorumProof = (reason: string) => new AppError("proof_invalid", `invalid quorum proof: ${reason}`);
 
-/** Whether a proof file's text is a quorum proof's (its version), however well formed: verifyQuorum says more. */
-export function isQuorumProofText(text: string): boolean {
+/** A proof file's JSON value; undefined when the text is not JSON (verifyProof then says so in its own words). */
+function jsonValue(text: string): unknown {
   try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && (value as { version?: unknown }).version === QUORUM_VERSION;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
+/** Whether a proof file's text is a quorum proof's (its version), however well formed: verifyQuorum says more. */
+export const isQuorumProofText = (text: string): boolean => isQuorumValue(jsonValue(text));
+
 /** A quorum proof read from `input` (parsed JSON or its JSON text); undefined for anything else (a proof, or not JSON). */
 function readQuorumProof(input: unknown): v.InferOutput<typeof QuorumProofSchema> | undefined {
-  let value = input;
-  if (typeof input === "string") {
-    try {
-      value = JSON.parse(input);
-    } catch {
-      return undefined;
-    }
-  }
-  if (typeof value !== "object" || value === null || (value as { version?: unknown }).version !== QUORUM_VERSION) return undefined;
+  const value = typeof input === "string" ? jsonValue(input) : input;
+  if (!isQuorumValue(value)) return undefined;
   // As for a proof: JSON.parse keeps the last of duplicate keys and rounds numbers; another reader could differ.
   const problem = typeof input === "string" ? jsonTextProblem(input) : null;
   if (problem) throw invalidQuorumProof(problem);

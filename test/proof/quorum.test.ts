@@ -4,9 +4,9 @@ import { AppError } from "../../src/core/errors.ts";
 import { withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { ProofBody } from "../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
-import { type QuorumProof, disagreement, quorumProofOf, verifyQuorum } from "../../src/proof/quorum.ts";
+import { type QuorumProof, disagreement, isQuorumProofText, quorumProofOf, signedProofsOf, verifyQuorum } from "../../src/proof/quorum.ts";
 import { signProof } from "../../src/proof/sign.ts";
-import { REQUEST, directionHiding, sampleBody } from "./fixtures.ts";
+import { REQUEST, directionHiding, preClaimsSampleBody, sampleBody } from "./fixtures.ts";
 
 /** Three notaries' proofs of one server, each its own session (its own request id and time), with the same claims. */
 const CLAIMS: Claim[] = [{ kind: "value", subject: "res:body:currency", value: '"EUR"' }];
@@ -67,7 +67,14 @@ describe("a quorum of proofs", () => {
   test("each proof meets the caller's expectations; a quorum below 1 is the caller's mistake", () => {
     const proofs = [proofBy(keys[0]!), proofBy(keys[1]!)];
     expect(refusal(() => verifyQuorum(proofs, pinned, 2, { claims: ["res:body:currency==USD"] })).message).toStartWith("proof 1: the proof states no claim");
-    expect(refusal(() => verifyQuorum(proofs, pinned, 0)).code).toBe("config_invalid");
+    for (const wrong of [0, 1.5, -1]) expect(refusal(() => verifyQuorum(proofs, pinned, wrong))).toMatchObject({ code: "config_invalid", message: "a quorum is a whole number from 1" });
+    // Separate proofs state no size of their own: the caller must.
+    expect(refusal(() => verifyQuorum(proofs, pinned))).toMatchObject({ code: "config_invalid", message: "a quorum needs --quorum, or a quorum proof that states its own" });
+  });
+
+  test("what is not a proof is refused as verifyProof refuses it, named by its place", () => {
+    expect(refusal(() => verifyQuorum(["not json", proofBy(keys[1]!)], pinned, 2)).message).toStartWith("proof 1: invalid proof: not JSON");
+    expect(refusal(() => verifyQuorum([proofBy(keys[0]!), "null"], pinned, 2)).message).toBe("proof 2: invalid proof: not a JSON object");
   });
 });
 
@@ -90,6 +97,15 @@ function quorumProof(proofs: ReturnType<typeof proofBy>[], quorum: number): Quor
 }
 
 describe("a quorum proof (what a prover delivers for T-QUORUM)", () => {
+  test("is told from a proof by its version; its signed proofs are its own, a proof's is itself", () => {
+    const proofs = oneRequestBy(2);
+    const bundle = quorumProof(proofs, 2);
+    expect(signedProofsOf(bundle)).toEqual(proofs);
+    expect(signedProofsOf(proofs[0]!)).toEqual([proofs[0]!]);
+    expect(isQuorumProofText(JSON.stringify(bundle))).toBe(true);
+    for (const other of [JSON.stringify(proofs[0]), "null", '"tlsproof-quorum/1"', "[]", "not json"]) expect(isQuorumProofText(other)).toBe(false);
+  });
+
   test("holds the proofs and writes out what they share; verified at its own size without a quorum given, or at a larger one", () => {
     const bundle = quorumProof(oneRequestBy(2), 2);
     expect(bundle).toMatchObject({ version: "tlsproof-quorum/1", quorum: 2, serverName: "api.example.com", requestLine: "GET /v1/balance HTTP/1.1", claims: CLAIMS });
@@ -110,10 +126,16 @@ describe("a quorum proof (what a prover delivers for T-QUORUM)", () => {
     expect(lying({ claims: [{ kind: "value", subject: "res:body:currency", value: '"USD"' }] }).message).toBe("not a quorum of 2: the quorum proof's claims is not its proofs'");
     expect(lying({ serverName: "api.other.com" }).message).toBe("not a quorum of 2: the quorum proof's serverName is not its proofs'");
     expect(lying({ requestId: crypto.randomUUID() }).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
+    // One proof of another request id is enough to refuse it.
+    const mixed = quorumProof([proofBy(keys[0]!), proofBy(keys[1]!)], 2);
+    expect(refusal(() => verifyQuorum([mixed], pinned)).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
     // A quorum of one is no quorum proof, and its proofs are not dropped for fewer.
-    expect(lying({ quorum: 1 }).code).toBe("proof_invalid");
+    expect(lying({ quorum: 1 }).message).toBe("invalid quorum proof: quorum: Invalid value: Expected >=2 but received 1");
     expect(lying({ proofs: bundle.proofs.slice(0, 1) }).code).toBe("proof_invalid");
-    expect(refusal(() => verifyQuorum([`{"version":"tlsproof-quorum/1","quorum":2,"quorum":3}`], pinned)).message).toContain("invalid quorum proof");
+    // Duplicate keys: JSON.parse keeps the last, another reader the first.
+    const twice = JSON.stringify(bundle).replace('"quorum":2', '"quorum":3,"quorum":2');
+    expect(refusal(() => verifyQuorum([twice], pinned)).message).toStartWith("invalid quorum proof: ");
+    expect(verifyQuorum([JSON.stringify(bundle)], pinned).required).toBe(2);
   });
 
   test("proofs of another request line, or hiding their request, are no quorum: the claims would be of different requests", () => {
@@ -124,6 +146,11 @@ describe("a quorum proof (what a prover delivers for T-QUORUM)", () => {
     );
     expect(disagreement([proofBy(a).body, proofBy(b, { request: "hidden" }).body])).toEqual({ claims: false, reason: "proof 2 hides its request: nothing shows the proofs are of one request" });
     expect(disagreement([proofBy(a).body, proofBy(b, { recipient: "0x" + "11".repeat(20) }).body])?.reason).toBe(`proof 2 is made for 0x${"11".repeat(20)}, proof 1 for no recipient`);
+    expect(disagreement([proofBy(a, { recipient: "0x" + "11".repeat(20) }).body, proofBy(b).body])?.reason).toBe(`proof 2 is made for no recipient, proof 1 for 0x${"11".repeat(20)}`);
+    // Proofs made before claims state none: nothing for a quorum to agree on.
+    const preClaims = (key: NotaryKey) => ({ ...preClaimsSampleBody(key) });
+    expect(disagreement([preClaims(a), preClaims(b)])?.reason).toBe("the proofs state no claim, and independent sessions agree on their claims only (T-CLAIM)");
+    expect(disagreement([])).toEqual({ claims: false, reason: "no proof" });
   });
 
   test("a value that changed between the sessions is a disagreement of claims, each differing claim named", () => {
