@@ -3,7 +3,7 @@
  *   bun scripts/soak.ts [--seconds N] (default 180)
  * Starts `cli notary start` (auth on, small connect_timeout and concurrency) and `cli prover start` using it, with
  * the local TLS target of testkit/. For N seconds: idle proof subscribers up to PROVER_SSE_TOTAL and beyond,
- * /proxy bodies slower than PROVER_IDLE_TIMEOUT_S, POST /session floods on the notary with and without a key,
+ * /proxy bodies slower than PROVER_IDLE_TIMEOUT, POST /session floods on the notary with and without a key,
  * slow and stalled SSE readers of a 3000-message store stream up to PROVER_STORE_STREAMS and beyond. Then it stops
  * the abuse, makes and verifies a proof, and prints the figures with a pass/fail per bound (exit 1 on a failure).
  * test/hardening/soak.e2e.test.ts runs the same `runSoak` with a short duration.

@@ -87,7 +87,7 @@ async function idleSubscribers(servers: SoakServers, counts: AbuseCounts, stop: 
   await Promise.all(running);
 }
 
-/** /proxy calls whose body arrives one byte at a time, slower than PROVER_IDLE_TIMEOUT_S: the prover must drop them. */
+/** /proxy calls whose body arrives one byte at a time, slower than PROVER_IDLE_TIMEOUT: the prover must drop them. */
 async function slowBodies(servers: SoakServers, counts: AbuseCounts, stop: AbortSignal): Promise<void> {
   const gapMs = (SOAK_LIMITS.idleTimeoutS + 3) * 1000;
   const client = async () => {

@@ -39,8 +39,8 @@ export async function startSoakServers(): Promise<SoakServers> {
     PROVER_SSE_TOTAL: String(SOAK_LIMITS.sseTotal),
     PROVER_SSE_PER_REQUEST: String(SOAK_LIMITS.ssePerRequest),
     PROVER_STORE_STREAMS: String(SOAK_LIMITS.storeStreams),
-    PROVER_IDLE_TIMEOUT_S: String(SOAK_LIMITS.idleTimeoutS),
-    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: String(SOAK_LIMITS.unknownRequestTimeoutS),
+    PROVER_IDLE_TIMEOUT: `${SOAK_LIMITS.idleTimeoutS}s`,
+    PROVER_UNKNOWN_REQUEST_TIMEOUT: `${SOAK_LIMITS.unknownRequestTimeoutS}s`,
   });
   return {
     notary,

@@ -323,6 +323,8 @@ function serve(server: Server<undefined>, config: ProverConfig, app: AnyElysia, 
  * owner is proving stay its owner's.
  */
 export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
+  // Settings set under their former names: said once, at start.
+  for (const line of config.deprecated) log.warn(line);
   const server = listen(config);
   let lock: FolderLock | undefined;
   try {

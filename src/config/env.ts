@@ -14,17 +14,52 @@ export const wholeNumber = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
-const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** A duration such as `30d`, `12h`, `90m` or `3600s`, in milliseconds, at least `minMs`. */
-export const duration = (minMs: number) =>
+/** A duration as its settings are written: `250ms`, `30s`, `5m`, `2h`, `7d` (the largest unit that divides it). */
+export function durationText(ms: number): string {
+  const [unit, size] = Object.entries(DURATION_UNIT_MS).reverse().find(([, size]) => ms % size === 0 && ms > 0) ?? ["ms", 1];
+  return `${ms / size}${unit}`;
+}
+
+/**
+ * A duration such as `250ms`, `30s`, `90m`, `12h` or `30d`, in milliseconds, within [minMs, maxMs]; with
+ * `wholeSeconds`, a whole number of seconds (a limit Bun takes in seconds).
+ */
+export const duration = (minMs: number, maxMs = Number.MAX_SAFE_INTEGER, wholeSeconds = false) =>
   v.pipe(
     v.string(),
     v.trim(),
-    v.regex(/^\d{1,9}[smhd]$/, "must be a duration such as 30d, 12h, 90m or 3600s"),
-    v.transform((text) => Number(text.slice(0, -1)) * (DURATION_UNIT_MS[text.slice(-1)] as number)),
-    v.minValue(minMs, `must be at least ${minMs / 1000} s`),
+    v.regex(/^\d{1,9}(ms|s|m|h|d)$/, "must be a duration such as 250ms, 30s, 90m, 12h or 30d"),
+    v.transform((text) => {
+      const unit = /[a-z]+$/.exec(text)![0];
+      return Number(text.slice(0, -unit.length)) * (DURATION_UNIT_MS[unit] as number);
+    }),
+    v.minValue(minMs, `must be at least ${durationText(minMs)}`),
+    v.maxValue(maxMs, `must be at most ${durationText(maxMs)}`),
+    v.check((ms) => !wholeSeconds || ms % 1000 === 0, "must be whole seconds"),
   );
+
+/** A setting's former name, still read: a whole number of `unitMs` (1000: seconds; 1: milliseconds). */
+export interface FormerName {
+  name: string;
+  unitMs: number;
+}
+
+/**
+ * Duration settings set under their former names (deprecated, still read): each value moves to its setting's name,
+ * in milliseconds, and `deprecated` gets a line naming what to set instead. Setting both names is an error.
+ */
+export function readFormerNames<E extends object>(env: Record<string, string | undefined>, parsed: E, former: Partial<Record<keyof E & string, FormerName>>, deprecated: string[]): void {
+  const values = parsed as Record<string, unknown>;
+  for (const [name, was] of Object.entries(former) as [string, FormerName][]) {
+    if (env[was.name] === undefined) continue;
+    if (env[name] !== undefined) throw new AppError("config_invalid", `${was.name} is the former name of ${name}: set ${name} only`);
+    const ms = (values[was.name] as number) * was.unitMs;
+    values[name] = ms;
+    deprecated.push(`${was.name} is deprecated and will go: set ${name}=${durationText(ms)} instead`);
+  }
+}
 
 /** `1`/`true` or `0`/`false`. */
 export const flag = () =>

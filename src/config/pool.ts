@@ -1,6 +1,6 @@
 import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
-import { flag, parseEnv, wholeNumber } from "./env.ts";
+import { duration, flag, parseEnv, readFormerNames, wholeNumber } from "./env.ts";
 import { AppError } from "../core/errors.ts";
 import { tlsServerNameSchema } from "../core/schema.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
@@ -64,6 +64,7 @@ const PoolEnv = v.object({
     "",
   ),
   PROVER_POOL_LEARN_HOSTS: v.optional(wholeNumber(0, 64), "4"),
+  PROVER_POOL_IDLE: v.optional(duration(1000, 24 * 3_600_000)),
   PROVER_POOL_IDLE_S: v.optional(wholeNumber(1, 24 * 3600)),
   PROVER_POOL_MAX_SENT_DATA: v.optional(wholeNumber(64, 32768)),
   PROVER_POOL_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536)),
@@ -91,8 +92,11 @@ export function loadPoolConfig(
   env: Record<string, string | undefined>,
   limits: SessionSizes,
   engine: { threads: number } & Engines,
+  /** Gets a line for each setting set under its former, deprecated name. */
+  deprecated: string[] = [],
 ): PoolConfig {
   const e = parseEnv(PoolEnv, env);
+  readFormerNames(env, e, { PROVER_POOL_IDLE: { name: "PROVER_POOL_IDLE_S", unitMs: 1000 } }, deprecated);
   const sizes = {
     maxSentData: e.PROVER_POOL_MAX_SENT_DATA ?? limits.maxSentData,
     maxRecvData: e.PROVER_POOL_MAX_RECV_DATA ?? limits.maxRecvData,
@@ -119,7 +123,7 @@ export function loadPoolConfig(
     sizes,
     hosts: [...new Set(e.PROVER_POOL_HOSTS)],
     learnHosts: e.PROVER_POOL_LEARN_HOSTS,
-    idleMs: (e.PROVER_POOL_IDLE_S ?? (engine.embeddedNotary ? DEFAULT_IDLE_S.embeddedNotary : DEFAULT_IDLE_S.remoteNotary)) * 1000,
+    idleMs: e.PROVER_POOL_IDLE ?? (engine.embeddedNotary ? DEFAULT_IDLE_S.embeddedNotary : DEFAULT_IDLE_S.remoteNotary) * 1000,
     classes,
     repeatTooLarge: e.PROVER_REPEAT_TOO_LARGE,
     learnEndpoints: e.PROVER_LEARN_ENDPOINTS,

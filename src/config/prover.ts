@@ -14,7 +14,7 @@ import { maxLiveSessions } from "../prover/mpc/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { refuseExposedTestAnchor } from "../core/test-anchor-exposure.ts";
 import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
-import { duration, flag, list, oneOfAnyCase, parseEnv, refuseUnknownVariables, wholeNumber } from "./env.ts";
+import { duration, flag, list, oneOfAnyCase, parseEnv, readFormerNames, refuseUnknownVariables, wholeNumber } from "./env.ts";
 import {
   NOTARY_CONNECT_TIMEOUT_S,
   PROXY_ATTESTATION_WINDOW_S,
@@ -45,6 +45,21 @@ const port = wholeNumber(1, 65535);
  */
 const DEFAULT_PROXY_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
+/** Every duration setting is a duration (`250ms`, `30s`, `5m`); these are the former names, a number of one unit. */
+const FORMER_NAMES = {
+  PROVER_ENGINE_HANG: { name: "PROVER_ENGINE_HANG_S", unitMs: 1000 },
+  PROVER_SETUP_STALL: { name: "PROVER_SETUP_STALL_S", unitMs: 1000 },
+  PROVER_INSTANCE_TIMEOUT: { name: "PROVER_INSTANCE_TIMEOUT_S", unitMs: 1000 },
+  PROVER_PROXY_SESSION_TIMEOUT: { name: "PROVER_PROXY_SESSION_TIMEOUT_S", unitMs: 1000 },
+  PROVER_CONNECT_TIMEOUT: { name: "PROVER_CONNECT_TIMEOUT_MS", unitMs: 1 },
+  PROVER_RESPONSE_TIMEOUT: { name: "PROVER_RESPONSE_TIMEOUT_MS", unitMs: 1 },
+  PROVER_SESSION_TIMEOUT: { name: "PROVER_SESSION_TIMEOUT_MS", unitMs: 1 },
+  PROVER_SHUTDOWN_GRACE: { name: "PROVER_SHUTDOWN_GRACE_S", unitMs: 1000 },
+  PROVER_IDLE_TIMEOUT: { name: "PROVER_IDLE_TIMEOUT_S", unitMs: 1000 },
+  PROVER_PROOF_RETENTION: { name: "PROVER_PROOF_RETENTION_S", unitMs: 1000 },
+  PROVER_UNKNOWN_REQUEST_TIMEOUT: { name: "PROVER_UNKNOWN_REQUEST_TIMEOUT_S", unitMs: 1000 },
+} as const;
+
 /** The prover's environment; every variable is optional and validated. */
 const ProverEnv = v.object({
   PROVER_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), "127.0.0.1"),
@@ -59,8 +74,10 @@ const ProverEnv = v.object({
   PROVER_MAX_RECV_DATA: v.optional(wholeNumber(64, 65536), "16384"),
   PROVER_THREADS: v.optional(wholeNumber(1, 64)),
   PROVER_ENGINE_HOSTS: v.optional(wholeNumber(1, 64)),
-  PROVER_ENGINE_HANG_S: v.optional(wholeNumber(1, 3600), "15"),
-  PROVER_SETUP_STALL_S: v.optional(wholeNumber(5, 3600), "60"),
+  PROVER_ENGINE_HANG: v.optional(duration(1000, 3_600_000), "15s"),
+  PROVER_ENGINE_HANG_S: v.optional(wholeNumber(1, 3600)),
+  PROVER_SETUP_STALL: v.optional(duration(5000, 3_600_000), "60s"),
+  PROVER_SETUP_STALL_S: v.optional(wholeNumber(5, 3600)),
   PROVER_PAUSE_REFILLS: v.optional(flag(), "1"),
   PROVER_ALLOW_PRIVATE_TARGETS: v.optional(flag(), "0"),
   PROVER_ALLOWED_HOSTS: v.optional(list, ""),
@@ -81,7 +98,8 @@ const ProverEnv = v.object({
     "",
   ),
   PROVER_STORE_URL: v.optional(storeUrlSchema),
-  PROVER_INSTANCE_TIMEOUT_S: v.optional(wholeNumber(3, 3600), "10"),
+  PROVER_INSTANCE_TIMEOUT: v.optional(duration(3000, 3_600_000), "10s"),
+  PROVER_INSTANCE_TIMEOUT_S: v.optional(wholeNumber(3, 3600)),
   PROVER_PROOF_STREAM: v.optional(v.pipe(v.string(), v.minLength(1)), "proofs"),
   PROVER_PUBLIC_PROOFS: v.optional(flag(), "0"),
   PROVER_STORE_STREAMS: v.optional(wholeNumber(1, 100_000), "32"),
@@ -97,12 +115,16 @@ const ProverEnv = v.object({
   PROVER_PROOF_MODE: v.optional(oneOfAnyCase(["mpc", "proxy"]), "mpc"),
   PROVER_PROXY_MAX_RECV_DATA: v.optional(wholeNumber(64, 64 * 1024 * 1024), String(PROXY_MAX_RECV_DATA)),
   PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
-  PROVER_PROXY_SESSION_TIMEOUT_S: v.optional(wholeNumber(1, 3600), String(PROXY_SESSION_TIMEOUT_S)),
+  PROVER_PROXY_SESSION_TIMEOUT: v.optional(duration(1000, 3_600_000), `${PROXY_SESSION_TIMEOUT_S}s`),
+  PROVER_PROXY_SESSION_TIMEOUT_S: v.optional(wholeNumber(1, 3600)),
   PROVER_PROXY_INFLIGHT_BYTES: v.optional(wholeNumber(64, 2 ** 40), String(DEFAULT_PROXY_INFLIGHT_BYTES)),
   PROVER_PROXY_MAX_HIDDEN_SPAN: v.optional(wholeNumber(1, PROXY_MAX_HIDDEN_SPAN_LIMIT), String(PROXY_MAX_HIDDEN_SPAN)),
-  PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "10000"),
-  PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000), "30000"),
-  PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000), "300000"),
+  PROVER_CONNECT_TIMEOUT: v.optional(duration(100, 600_000), "10s"),
+  PROVER_CONNECT_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000)),
+  PROVER_RESPONSE_TIMEOUT: v.optional(duration(100, 600_000), "30s"),
+  PROVER_RESPONSE_TIMEOUT_MS: v.optional(wholeNumber(100, 600_000)),
+  PROVER_SESSION_TIMEOUT: v.optional(duration(1000, 3_600_000), "300s"),
+  PROVER_SESSION_TIMEOUT_MS: v.optional(wholeNumber(1000, 3_600_000)),
   PROVER_MAX_SESSIONS: v.optional(wholeNumber(1, 1024)),
   PROVER_SSE_PER_REQUEST: v.optional(wholeNumber(1, 100_000), "16"),
   PROVER_SSE_TOTAL: v.optional(wholeNumber(1, 1_000_000), "1024"),
@@ -113,11 +135,15 @@ const ProverEnv = v.object({
     v.pipe(list, v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#]+$/, "must be origins as browsers send them, e.g. https://app.example.com (scheme, host, port; no path)")))),
     "",
   ),
-  PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600), "30"),
-  PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255), "60"),
-  PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400), "600"),
+  PROVER_SHUTDOWN_GRACE: v.optional(duration(0, 3_600_000), "30s"),
+  PROVER_SHUTDOWN_GRACE_S: v.optional(wholeNumber(0, 3600)),
+  PROVER_IDLE_TIMEOUT: v.optional(duration(3000, 255_000, true), "60s"),
+  PROVER_IDLE_TIMEOUT_S: v.optional(wholeNumber(3, 255)),
+  PROVER_PROOF_RETENTION: v.optional(duration(0, 86_400_000), "600s"),
+  PROVER_PROOF_RETENTION_S: v.optional(wholeNumber(0, 86_400)),
   // A client subscribes just before its /proxy call: an id nobody uses holds its place seconds, not minutes.
-  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400), "30"),
+  PROVER_UNKNOWN_REQUEST_TIMEOUT: v.optional(duration(1000, 86_400_000), "30s"),
+  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: v.optional(wholeNumber(1, 86_400)),
   TLSN_TEST_TRUST_ANCHOR: v.optional(v.string()),
   TLSN_TEST_TRUST_ANCHOR_EXPOSED: v.optional(flag(), "0"),
   LOG_FORMAT: v.optional(oneOfAnyCase(["compact", "json"]), "compact"),
@@ -126,7 +152,7 @@ const ProverEnv = v.object({
 });
 
 /**
- * Proof streams write a comment this often: well under PROVER_IDLE_TIMEOUT_S (a third of it at most) and the
+ * Proof streams write a comment this often: well under PROVER_IDLE_TIMEOUT (a third of it at most) and the
  * usual 60 s of proxies. /proxy is exempt from the idle limit once its MPC session starts.
  */
 const SSE_HEARTBEAT_MS = 10_000;
@@ -158,7 +184,7 @@ const EMBEDDED_NOTARY_CONCURRENCY = 64;
 /** A proxy-mode request's head beside its body: headers the client forwards are bounded by this much. */
 const PROXY_REQUEST_HEAD_BYTES = 64 * 1024;
 /**
- * The embedded notary ends a relay silent this much longer than PROVER_RESPONSE_TIMEOUT_MS: the prover's own
+ * The embedded notary ends a relay silent this much longer than PROVER_RESPONSE_TIMEOUT: the prover's own
  * `target_timeout` comes first for a silent target, the notary's limit only ends a relay its prover forgot.
  */
 const EMBEDDED_RELAY_IDLE_MARGIN_MS = 5_000;
@@ -242,6 +268,8 @@ export interface ProverConfig {
   /** Proof outcomes: in memory (ProofHub) and from the store (ProofDelivery). */
   delivery: ProofHubOptions & DeliveryOptions;
   log: { format: LogFormat; level: LogLevel };
+  /** One line for each setting set under its former, deprecated name: the prover logs each once, at start. */
+  deprecated: string[];
 }
 
 /** PROVER_NOTARY_KEYS: PEM files, each holding one or more notary public keys. */
@@ -300,9 +328,9 @@ function proxyModeConfig(e: ProverEnvValues, targetPolicy: TargetPolicy): Prover
       policy: targetPolicy,
       maxSentData: e.PROVER_MAX_BODY_BYTES + PROXY_REQUEST_HEAD_BYTES,
       maxRecvData: e.PROVER_PROXY_MAX_RECV_DATA,
-      sessionTimeoutMs: e.PROVER_PROXY_SESSION_TIMEOUT_S * 1000,
-      idleTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS + EMBEDDED_RELAY_IDLE_MARGIN_MS,
-      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
+      sessionTimeoutMs: e.PROVER_PROXY_SESSION_TIMEOUT,
+      idleTimeoutMs: e.PROVER_RESPONSE_TIMEOUT + EMBEDDED_RELAY_IDLE_MARGIN_MS,
+      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT,
       // Its one client, this prover, bounds its proxy sessions itself (PROVER_PROXY_MAX_SESSIONS).
       maxPendingConnects: EMBEDDED_NOTARY_CONCURRENCY,
       attestationWindowMs: PROXY_ATTESTATION_WINDOW_S * 1000,
@@ -326,41 +354,46 @@ function storeAndDelivery(e: ProverEnvValues): Pick<ProverConfig, "store" | "sse
       places: { pages: e.PROVER_STORE_QUERIES, streams: e.PROVER_STORE_STREAMS, perClient: e.PROVER_STORE_PER_CLIENT },
       publishQuota: { callerBytesPerMinute: e.PROVER_STORE_PUBLISH_BYTES_PER_MIN, streamBytes: e.PROVER_STORE_STREAM_BYTES },
       messageRetentionMs: e.PROVER_STORE_MESSAGE_RETENTION,
-      instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT_S * 1000,
+      instanceTimeoutMs: e.PROVER_INSTANCE_TIMEOUT,
       retentionMs: e.PROVER_STORE_RETENTION,
     },
     sse: {
       perRequest: e.PROVER_SSE_PER_REQUEST,
       perClient: e.PROVER_SSE_PER_CLIENT,
       total: e.PROVER_SSE_TOTAL,
-      heartbeatMs: Math.min(SSE_HEARTBEAT_MS, (e.PROVER_IDLE_TIMEOUT_S * 1000) / 3),
+      heartbeatMs: Math.min(SSE_HEARTBEAT_MS, e.PROVER_IDLE_TIMEOUT / 3),
     },
     delivery: {
-      retentionMs: e.PROVER_PROOF_RETENTION_S * 1000,
+      retentionMs: e.PROVER_PROOF_RETENTION,
       maxRetainedBytes: PROOF_RETAINED_BYTES,
-      unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT_S * 1000,
+      unknownRequestMs: e.PROVER_UNKNOWN_REQUEST_TIMEOUT,
       storePollMs: e.PROVER_STORE_URL ? PROOF_STORE_RECHECK_MS : PROOF_STORE_POLL_MS,
     },
   };
 }
 
+/** The most live MPC sessions the engine hosts hold at these sizes; a PROVER_MAX_SESSIONS above it is refused. */
+function liveSessionCeiling(asked: number | undefined, sessionLimits: SessionSizes, engines: Parameters<typeof maxLiveSessions>[1]): number {
+  const ceiling = maxLiveSessions(sessionLimits, engines);
+  if (asked !== undefined && asked > ceiling) {
+    throw new AppError("config_invalid", `PROVER_MAX_SESSIONS must be at most ${ceiling} with these session sizes (${enginesText(engines)})`);
+  }
+  return ceiling;
+}
+
 export function loadProverConfig(env: Record<string, string | undefined>): ProverConfig {
   refuseUnknownVariables(env, "PROVER_", PROVER_VARIABLES);
   const e = parseEnv(ProverEnv, env);
+  const deprecated: string[] = [];
+  readFormerNames(env, e, FORMER_NAMES, deprecated);
   const sessionLimits = { maxSentData: e.PROVER_MAX_SENT_DATA, maxRecvData: e.PROVER_MAX_RECV_DATA };
   const threads = e.PROVER_THREADS ?? Math.max(1, cpus().length);
   const embeddedNotary = e.PROVER_NOTARY_URL === undefined;
   const hosts = e.PROVER_ENGINE_HOSTS ?? defaultHostCount({ cores: cpus().length, totalMemoryBytes: totalmem() }, embeddedNotary);
   const engines = { hosts, embeddedNotary };
-  const pool = loadPoolConfig(env, sessionLimits, { threads, ...engines });
-  const liveCeiling = maxLiveSessions(sessionLimits, engines);
-  if (e.PROVER_MAX_SESSIONS !== undefined && e.PROVER_MAX_SESSIONS > liveCeiling) {
-    throw new AppError(
-      "config_invalid",
-      `PROVER_MAX_SESSIONS must be at most ${liveCeiling} with these session sizes (${enginesText(engines)})`,
-    );
-  }
-  const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT_MS;
+  const pool = loadPoolConfig(env, sessionLimits, { threads, ...engines }, deprecated);
+  const liveCeiling = liveSessionCeiling(e.PROVER_MAX_SESSIONS, sessionLimits, engines);
+  const sessionTimeoutMs = e.PROVER_SESSION_TIMEOUT;
   refuseInconsistent(e);
   refuseExposedTestAnchor({
     role: "prover",
@@ -380,15 +413,15 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     listen: {
       host: e.PROVER_HOST,
       port: e.PROVER_PORT,
-      idleTimeoutS: e.PROVER_IDLE_TIMEOUT_S,
+      idleTimeoutS: e.PROVER_IDLE_TIMEOUT / 1000,
       maxRequestBodyBytes: e.PROVER_MAX_BODY_BYTES + BODY_LIMIT_SLACK_BYTES,
-      shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE_S * 1000,
+      shutdownGraceMs: e.PROVER_SHUTDOWN_GRACE,
     },
     engine: {
       threads,
       hosts,
-      hangMs: e.PROVER_ENGINE_HANG_S * 1000,
-      setupStallMs: e.PROVER_SETUP_STALL_S * 1000,
+      hangMs: e.PROVER_ENGINE_HANG,
+      setupStallMs: e.PROVER_SETUP_STALL,
       pauseRefills: e.PROVER_PAUSE_REFILLS,
       testTrustAnchorPath: e.TLSN_TEST_TRUST_ANCHOR,
     },
@@ -410,8 +443,8 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     proxy: {
       policy: targetPolicy,
       maxBodyBytes: e.PROVER_MAX_BODY_BYTES,
-      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT_MS,
-      responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT_MS,
+      connectTimeoutMs: e.PROVER_CONNECT_TIMEOUT,
+      responseTimeoutMs: e.PROVER_RESPONSE_TIMEOUT,
       sessionTimeoutMs,
       maxSessions: e.PROVER_MAX_SESSIONS ?? liveCeiling,
       identifyingHeaders: droppedIdentifyingHeaders(e.PROVER_FORWARD_HEADERS),
@@ -421,5 +454,6 @@ export function loadProverConfig(env: Record<string, string | undefined>): Prove
     auth: { full: e.PROVER_API_KEYS, scoped: e.PROVER_API_KEYS_SCOPED },
     corsOrigins: e.PROVER_CORS_ORIGINS,
     log: { format: e.LOG_FORMAT, level: e.PROVER_LOG_LEVEL },
+    deprecated,
   };
 }

@@ -68,7 +68,7 @@ export interface PeerHandle {
 export interface TcpHandle {
   url: string;
   state: TcpState;
-  /** The longest silence allowed of a target that owes an answer (PROVER_RESPONSE_TIMEOUT_MS). */
+  /** The longest silence allowed of a target that owes an answer (PROVER_RESPONSE_TIMEOUT). */
   responseTimeoutMs: number;
   /** Cuts the connection (a session deadline passed); the engine then fails the exchange. */
   close(): void;

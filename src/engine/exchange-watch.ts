@@ -22,7 +22,7 @@ export interface ExchangeWatchOptions {
   /** The most application data the session can receive: beyond it the exchange cannot succeed, and is given up at once. */
   plaintextLimit: number;
   checkMs: number;
-  /** Without progress this long, the exchange is given up (the prover's silence limit, PROVER_RESPONSE_TIMEOUT_MS). */
+  /** Without progress this long, the exchange is given up (the prover's silence limit, PROVER_RESPONSE_TIMEOUT). */
   stallMs: number;
   quietAfterCloseMs: number;
   now?(): number;

@@ -34,7 +34,7 @@ beforeAll(async () => {
     // One proof subscriber at a time, and unknown ids given up after 2 s: a held subscription makes the
     // prover answer 503 once, then frees itself before the Retry-After (5 s) has passed.
     PROVER_SSE_TOTAL: "1",
-    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2",
+    PROVER_UNKNOWN_REQUEST_TIMEOUT: "2s",
   });
 }, 120_000);
 

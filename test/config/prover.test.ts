@@ -27,8 +27,8 @@ describe("prover configuration", () => {
       PROVER_MAX_RECV_DATA: "2048",
       PROVER_POOL_SIZE: "0",
       PROVER_MAX_BODY_BYTES: "1000",
-      PROVER_SESSION_TIMEOUT_MS: "60000",
-      PROVER_POOL_IDLE_S: "30",
+      PROVER_SESSION_TIMEOUT: "60000ms",
+      PROVER_POOL_IDLE: "30s",
       PROVER_ALLOWED_HOSTS: "a.test, *.b.test",
       PROVER_RESOLVE: "a.test:443:10.0.0.1",
       PROVER_NOTARY_URL: "http://notary.internal:7047, http://notary-b.internal:7047",
@@ -37,8 +37,8 @@ describe("prover configuration", () => {
       LOG_FORMAT: "JSON",
       PROVER_DATA_DIR: "/srv/tlsproof",
       PROVER_ENGINE_HOSTS: "3",
-      PROVER_ENGINE_HANG_S: "20",
-      PROVER_SETUP_STALL_S: "45",
+      PROVER_ENGINE_HANG: "20s",
+      PROVER_SETUP_STALL: "45s",
       PROVER_PAUSE_REFILLS: "0",
       PROVER_THREADS: "1",
     });
@@ -87,10 +87,25 @@ describe("prover configuration", () => {
 
   test("the embedded notary's proxy sessions live seconds, bounded by the prover's own timeouts", () => {
     expect(loadProverConfig({}).proxyMode.embedded).toMatchObject({ sessionTimeoutMs: 60_000, idleTimeoutMs: 30_000 + 5_000, connectTimeoutMs: 10_000 });
-    const tuned = loadProverConfig({ PROVER_PROXY_SESSION_TIMEOUT_S: "20", PROVER_RESPONSE_TIMEOUT_MS: "2000", PROVER_CONNECT_TIMEOUT_MS: "1500" });
+    const tuned = loadProverConfig({ PROVER_PROXY_SESSION_TIMEOUT: "20s", PROVER_RESPONSE_TIMEOUT: "2000ms", PROVER_CONNECT_TIMEOUT: "1500ms" });
     // A silent target is the prover's target_timeout first; the notary's idle limit only ends a forgotten relay.
     expect(tuned.proxyMode.embedded).toMatchObject({ sessionTimeoutMs: 20_000, idleTimeoutMs: 7_000, connectTimeoutMs: 1_500 });
-    expect(failure({ PROVER_PROXY_SESSION_TIMEOUT_S: "0" }).message).toBe("PROVER_PROXY_SESSION_TIMEOUT_S: must be at least 1");
+    expect(failure({ PROVER_PROXY_SESSION_TIMEOUT: "0s" }).message).toBe("PROVER_PROXY_SESSION_TIMEOUT: must be at least 1s");
+  });
+
+  test("durations: each setting a duration (250ms, 30s, 5m); a former name, a number of its unit, still read and said deprecated", () => {
+    expect(loadProverConfig({ PROVER_SESSION_TIMEOUT: "2m", PROVER_CONNECT_TIMEOUT: "250ms", PROVER_POOL_IDLE: "1h" })).toMatchObject({
+      proxy: { sessionTimeoutMs: 120_000, connectTimeoutMs: 250 },
+      pool: { idleMs: 3_600_000 },
+      deprecated: [],
+    });
+    const former = loadProverConfig({ PROVER_SESSION_TIMEOUT_MS: "5000", PROVER_IDLE_TIMEOUT_S: "7", PROVER_POOL_IDLE_S: "30" });
+    expect(former).toMatchObject({ proxy: { sessionTimeoutMs: 5000 }, listen: { idleTimeoutS: 7 }, pool: { idleMs: 30_000 } });
+    expect(former.deprecated).toEqual([
+      "PROVER_SESSION_TIMEOUT_MS is deprecated and will go: set PROVER_SESSION_TIMEOUT=5s instead",
+      "PROVER_IDLE_TIMEOUT_S is deprecated and will go: set PROVER_IDLE_TIMEOUT=7s instead",
+      "PROVER_POOL_IDLE_S is deprecated and will go: set PROVER_POOL_IDLE=30s instead",
+    ]);
   });
 
   test("PROVER_POOL_HOSTS: host names, a fully qualified one's trailing dot dropped as the prover names targets; an empty label is refused", () => {
@@ -134,7 +149,7 @@ describe("prover configuration", () => {
     const { sse, delivery } = loadProverConfig({});
     expect(sse.perClient).toBe(64);
     expect(delivery.unknownRequestMs).toBe(30_000);
-    expect(loadProverConfig({ PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "300" }).delivery.unknownRequestMs).toBe(300_000);
+    expect(loadProverConfig({ PROVER_UNKNOWN_REQUEST_TIMEOUT: "300s" }).delivery.unknownRequestMs).toBe(300_000);
   });
 
   test.each([
@@ -151,19 +166,22 @@ describe("prover configuration", () => {
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT: must be one of compact, json"],
     [{ PROVER_PORT: "eighty" }, "PROVER_PORT: must be a whole number"],
     [{ PROVER_ENGINE_HOSTS: "0" }, "PROVER_ENGINE_HOSTS: must be at least 1"],
-    [{ PROVER_ENGINE_HANG_S: "soon" }, "PROVER_ENGINE_HANG_S: must be a whole number"],
-    [{ PROVER_SETUP_STALL_S: "1" }, "PROVER_SETUP_STALL_S: must be at least 5"],
+    [{ PROVER_IDLE_TIMEOUT: "4500ms" }, "PROVER_IDLE_TIMEOUT: must be whole seconds"],
+    [{ PROVER_SESSION_TIMEOUT: "300000ms", PROVER_SESSION_TIMEOUT_MS: "300000" }, "PROVER_SESSION_TIMEOUT_MS is the former name of PROVER_SESSION_TIMEOUT: set PROVER_SESSION_TIMEOUT only"],
+    [{ PROVER_SESSION_TIMEOUT_MS: "5m" }, "PROVER_SESSION_TIMEOUT_MS: must be a whole number"],
+    [{ PROVER_ENGINE_HANG: "soon" }, "PROVER_ENGINE_HANG: must be a duration such as 250ms, 30s, 90m, 12h or 30d"],
+    [{ PROVER_SETUP_STALL: "1s" }, "PROVER_SETUP_STALL: must be at least 5s"],
     [{ PROVER_PAUSE_REFILLS: "yes" }, "PROVER_PAUSE_REFILLS"],
     [{ PROVER_NOTARY_URL: "notary:7047" }, "PROVER_NOTARY_URL[0]: must be an http(s) URL"],
     [{ PROVER_NOTARY_URL: "http://a:7047,notary:7047" }, "PROVER_NOTARY_URL[1]: must be an http(s) URL"],
-    [{ PROVER_INSTANCE_TIMEOUT_S: "1" }, "PROVER_INSTANCE_TIMEOUT_S: must be at least 3"],
+    [{ PROVER_INSTANCE_TIMEOUT: "1s" }, "PROVER_INSTANCE_TIMEOUT: must be at least 3s"],
     [{ PROVER_STORE_URL: "mysql://x" }, "PROVER_STORE_URL: must be a postgres:// URL"],
-    [{ PROVER_SHUTDOWN_GRACE_S: "3601" }, "PROVER_SHUTDOWN_GRACE_S: must be at most 3600"],
+    [{ PROVER_SHUTDOWN_GRACE: "3601s" }, "PROVER_SHUTDOWN_GRACE: must be at most 1h"],
     [{ PROVER_PUBLIC_PROOFS: "yes" }, "PROVER_PUBLIC_PROOFS: must be 1, 0, true or false"],
-    [{ PROVER_POOL_IDLE_S: "0" }, "PROVER_POOL_IDLE_S: must be at least 1"],
+    [{ PROVER_POOL_IDLE: "0s" }, "PROVER_POOL_IDLE: must be at least 1s"],
     [{ PROVER_RESOLVE: "a.test:443" }, "PROVER_RESOLVE"],
-    [{ PROVER_STORE_RETENTION: "30" }, "PROVER_STORE_RETENTION: must be a duration such as 30d, 12h, 90m or 3600s"],
-    [{ PROVER_STORE_RETENTION: "30s" }, "PROVER_STORE_RETENTION: must be at least 60 s"],
+    [{ PROVER_STORE_RETENTION: "30" }, "PROVER_STORE_RETENTION: must be a duration such as 250ms, 30s, 90m, 12h or 30d"],
+    [{ PROVER_STORE_RETENTION: "30s" }, "PROVER_STORE_RETENTION: must be at least 1m"],
     [{ PROVER_PROXY_INFLIGHT_BYTES: "1000000" }, "PROVER_PROXY_INFLIGHT_BYTES must be at least PROVER_PROXY_MAX_RECV_DATA (4194304)"],
   ])("%j is refused, naming the variable", (env, message) => {
     const error = failure(env as Record<string, string>);

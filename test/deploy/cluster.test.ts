@@ -142,7 +142,9 @@ describe.skipIf(nginxMissing !== undefined)("deploy/: nginx, two provers on Post
     }
 
     const shared = readEnvFile(join(DEPLOY, "prover.env"));
-    instanceTimeoutS = Number(shared.PROVER_INSTANCE_TIMEOUT_S);
+    const instanceTimeout = /^(\d+)s$/.exec(shared.PROVER_INSTANCE_TIMEOUT ?? "");
+    if (!instanceTimeout) throw new Error("deploy/prover.env must set PROVER_INSTANCE_TIMEOUT in seconds (10s)");
+    instanceTimeoutS = Number(instanceTimeout[1]);
     delete shared.PROVER_DATA_DIR; // each prover gets a fresh one
     for (const name of ["a", "b"] as const) {
       provers[name] = await startProver(SOURCE_CLI, target.port!, {

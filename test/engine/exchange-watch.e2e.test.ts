@@ -24,7 +24,7 @@ test("an MPC exchange that stops moving is given up after the silence limit, nam
     (output) => Number(/ACCEPT 127\.0\.0\.1:(\d+)/.exec(output)?.[1]) || undefined,
   );
   // Its status page is about 4 KB: a session that holds it, so that the exchange itself is what stalls.
-  prover = await startProver(SOURCE_CLI, server.port, { PROVER_MAX_RECV_DATA: "6144", PROVER_RESPONSE_TIMEOUT_MS: "5000" });
+  prover = await startProver(SOURCE_CLI, server.port, { PROVER_MAX_RECV_DATA: "6144", PROVER_RESPONSE_TIMEOUT: "5000ms" });
   const response = await fetch(`${prover.url}/proxy`, {
     headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${server.port}/`, "T-REQUEST-ID": crypto.randomUUID(), "T-MAX-RECV-DATA": "6000" },
   });

@@ -103,9 +103,9 @@ const proverEnv = () => {
   return {
     PROVER_NOTARY_URL: notary.url,
     PROVER_RESOLVE: ports.map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(","),
-    PROVER_RESPONSE_TIMEOUT_MS: "3000",
-    PROVER_CONNECT_TIMEOUT_MS: "2000",
-    PROVER_SHUTDOWN_GRACE_S: "120",
+    PROVER_RESPONSE_TIMEOUT: "3000ms",
+    PROVER_CONNECT_TIMEOUT: "2000ms",
+    PROVER_SHUTDOWN_GRACE: "120s",
     PROVER_API_KEYS: KEY,
     PROVER_POOL_SIZE: "0",
     // Smaller sessions set up faster; the test responses fit.
@@ -114,13 +114,13 @@ const proverEnv = () => {
     PROVER_ENGINE_HOSTS: "2",
     // An abandoned engine call gets 10 s to end before its host is replaced. Not less: on two loaded cores an
     // engine's compute step between socket reads can outlast 2 s, so a setup whose notary died ends that late.
-    PROVER_ENGINE_HANG_S: "10",
+    PROVER_ENGINE_HANG: "10s",
     // A subscriber to an id no call used is told so after this long; the SIGTERM test's waiting stream must
     // instead be ended by the shutdown, which on loaded cores comes more than the default 30 s after it opened.
-    PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "900",
+    PROVER_UNKNOWN_REQUEST_TIMEOUT: "900s",
     // A setup whose MPC socket goes quiet both ways (BENCHMARKS.md, "Stalled setups") is set up again after this
     // long: short enough for that second setup to fit the SIGTERM case's grace. Healthy setups were quiet ≤ 5 s.
-    PROVER_SETUP_STALL_S: "30",
+    PROVER_SETUP_STALL: "30s",
   };
 };
 
@@ -259,7 +259,7 @@ describe("the notary dies mid-session", () => {
       expect(answer).toMatchObject({ status: 503, code: "notary_unavailable" });
       expect(errorData(await event)).toMatchObject({ requestId, code: "notary_unavailable" });
       // Nothing is left behind. Usually the engine sees the socket close and ends the setup itself, freeing its
-      // prover; on loaded cores it has also ended that call more than PROVER_ENGINE_HANG_S later (CI: 2 of 4
+      // prover; on loaded cores it has also ended that call more than PROVER_ENGINE_HANG later (CI: 2 of 4
       // runs), and then its host is retired and replaced. Either way: both hosts serve, none holds a session.
       const hosts = await eventually(engineHosts, idle, 60_000);
       expect(hosts.hosts.map((h) => ({ sessions: h.sessions, retiring: h.retiring }))).toEqual([
@@ -301,7 +301,7 @@ describe("the notary dies mid-session", () => {
         stopping.process.kill("SIGSTOP");
         // Health checks find the notary gone; the session gives up on the engine's setup.
         expect(await call).toMatchObject({ status: 503, code: "notary_unavailable" });
-        // The setup is still running after PROVER_ENGINE_HANG_S: the host is retired, ended and replaced.
+        // The setup is still running after PROVER_ENGINE_HANG: the host is retired, ended and replaced.
         expect(await eventually(() => isRunning(busy.pid), (running) => !running, 60_000)).toBe(false);
         const after = await eventually(engineHosts, (h) => idle(h) && h.replaced.hung === before.replaced.hung + 1, 60_000);
         expect(after.replaced.hung).toBe(before.replaced.hung + 1);

@@ -137,8 +137,8 @@ describe("load", () => {
     expect(secondFloor - before).toBeLessThan(64 * 2 ** 20);
   }, 600_000);
 
-  test("PROVER_SESSION_TIMEOUT_MS ends a held session and frees its slot for the next call", async () => {
-    const short = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "1", PROVER_SESSION_TIMEOUT_MS: "3000" });
+  test("PROVER_SESSION_TIMEOUT ends a held session and frees its slot for the next call", async () => {
+    const short = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "1", PROVER_SESSION_TIMEOUT: "3000ms" });
     try {
       const { call: held } = await holdSlot(short.url);
       // Left waiting: the deadline, not the notary client's 10 s, ends it.
@@ -154,7 +154,7 @@ describe("load", () => {
   }, 120_000);
 
   test("calls without a warm session set up one at a time, in arrival order; waiting counts against the session deadline", async () => {
-    const queued = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "3", PROVER_CONCURRENT_SETUPS: "1", PROVER_SESSION_TIMEOUT_MS: "6000" });
+    const queued = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "3", PROVER_CONCURRENT_SETUPS: "1", PROVER_SESSION_TIMEOUT: "6000ms" });
     const setups = async () => ((await (await fetch(`${queued.url}/pool`)).json()) as { setups: { running: number; waiting: number } }).setups;
     try {
       const { call: first } = await holdSlot(queued.url);

@@ -158,7 +158,7 @@ describe("configuration errors exit 2 with one line", () => {
   test("prover: bad environment variables", async () => {
     expectCleanConfigError(await run(["prover", "start"], { PROVER_PORT: "eighty" }), "PROVER_PORT");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_MAX_SESSIONS: "0" }), "PROVER_MAX_SESSIONS");
-    expectCleanConfigError(await run(["prover", "start"], { PROVER_RESPONSE_TIMEOUT_MS: "-5" }), "PROVER_RESPONSE_TIMEOUT_MS");
+    expectCleanConfigError(await run(["prover", "start"], { PROVER_RESPONSE_TIMEOUT: "-5s" }), "PROVER_RESPONSE_TIMEOUT");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_ALLOW_PRIVATE_TARGETS: "yes" }), "PROVER_ALLOW_PRIVATE_TARGETS");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_RESOLVE: "nonsense" }), "PROVER_RESOLVE");
     expectCleanConfigError(await run(["prover", "start"], { PROVER_ALLOWED_PORTS: "https" }), "PROVER_ALLOWED_PORTS");
@@ -171,5 +171,11 @@ describe("configuration errors exit 2 with one line", () => {
     const dataDir = notaryConfig("").replace(/notary\.yaml$/, "data");
     const inUse = await run(["prover", "start"], { PROVER_PORT: String(busy.port), PROVER_DATA_DIR: dataDir, PROVER_POOL_SIZE: "0" });
     expectCleanConfigError(inUse, "in use");
+    // A setting under its former name is read, and said deprecated once, at start (here before the port refuses).
+    const former = await run(["prover", "start"], { PROVER_PORT: String(busy.port), PROVER_DATA_DIR: dataDir, PROVER_POOL_SIZE: "0", PROVER_IDLE_TIMEOUT_S: "7" });
+    expectCleanConfigError(former, "in use");
+    expect(former.stderr.split("\n").filter((line) => line.includes("deprecated"))).toEqual([
+      expect.stringContaining("PROVER_IDLE_TIMEOUT_S is deprecated and will go: set PROVER_IDLE_TIMEOUT=7s instead"),
+    ]);
   }, 30_000);
 });

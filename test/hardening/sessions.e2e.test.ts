@@ -54,9 +54,9 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
     PROVER_PROOF_STREAM: PROOF_STREAM,
     LOG_FORMAT: logFormat,
     // Proof streams then write a heartbeat comment every second (a third of the idle limit).
-    PROVER_IDLE_TIMEOUT_S: "3",
+    PROVER_IDLE_TIMEOUT: "3s",
     // A SIGTERM mid-proof outlasts it (the last test); the other stops find no session running.
-    PROVER_SHUTDOWN_GRACE_S: "1",
+    PROVER_SHUTDOWN_GRACE: "1s",
     ...extra,
   });
   const url = (path: string) => `https://${TARGET_HOST}:${target.port}${path}`;

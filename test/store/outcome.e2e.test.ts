@@ -63,7 +63,7 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
     db = new SQL(databaseUrl(), { max: 1 });
     const server = new URL(PG_URL);
     link = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
-    const env = { PROVER_INSTANCE_TIMEOUT_S: INSTANCE_TIMEOUT_S, PROVER_HOST: "127.0.0.1" };
+    const env = { PROVER_INSTANCE_TIMEOUT: `${INSTANCE_TIMEOUT_S}s`, PROVER_HOST: "127.0.0.1" };
     a = await startProver(SOURCE_CLI, target.port!, { ...env, PROVER_STORE_URL: databaseUrl(link.port) });
     b = await startProver(SOURCE_CLI, target.port!, { ...env, PROVER_STORE_URL: databaseUrl() });
   }, 120_000);

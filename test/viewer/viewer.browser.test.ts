@@ -35,7 +35,7 @@ let page: Page;
 beforeAll(async () => {
   target = startTarget(tlsFixture());
   // An id nobody uses is given up after 2 s: the page's wait for it ends soon.
-  prover = await startProver(SOURCE_CLI, target.port!, { PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2" });
+  prover = await startProver(SOURCE_CLI, target.port!, { PROVER_UNKNOWN_REQUEST_TIMEOUT: "2s" });
   result = await prove({
     prover: prover.url,
     notaryKeys: prover.notaryPubPem,

@@ -13,7 +13,7 @@ import { checkMpcRequest } from "./request-layout.ts";
 import { MpcRun, type MpcRunDeps } from "./session-run.ts";
 
 export interface MpcModeDeps extends MpcRunDeps {
-  /** The longest a call may take, its proof included (PROVER_SESSION_TIMEOUT_MS). */
+  /** The longest a call may take, its proof included (PROVER_SESSION_TIMEOUT). */
   sessionTimeoutMs: number;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
   repeatTooLarge: boolean;

@@ -23,10 +23,10 @@ import { eventually, waitUntil } from "../../../testkit/wait.ts";
  */
 const MPC_MS = 240_000;
 const ENV = {
-  PROVER_PROOF_RETENTION_S: "0",
-  PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "2",
+  PROVER_PROOF_RETENTION: "0s",
+  PROVER_UNKNOWN_REQUEST_TIMEOUT: "2s",
   // Far shorter than an MPC setup's silence: /proxy calls pass only if MPC lifts the idle limit.
-  PROVER_IDLE_TIMEOUT_S: "3",
+  PROVER_IDLE_TIMEOUT: "3s",
 };
 
 interface VerityStyleResult {

@@ -19,7 +19,7 @@ const TARGET = `https://${TARGET_HOST}/data`;
 
 let prover: RunningProver;
 beforeAll(async () => {
-  prover = await startProver(BINARY_CLI, 443, { PROVER_UNKNOWN_REQUEST_TIMEOUT_S: "600", PROVER_MAX_BODY_BYTES: "100" });
+  prover = await startProver(BINARY_CLI, 443, { PROVER_UNKNOWN_REQUEST_TIMEOUT: "600s", PROVER_MAX_BODY_BYTES: "100" });
 }, 60_000);
 afterAll(async () => {
   expect(await prover?.stop()).toBe(0);

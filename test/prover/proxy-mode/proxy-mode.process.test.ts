@@ -443,7 +443,7 @@ describe("proxy mode's limits at the prover", () => {
       PROVER_RESOLVE: resolveAll,
       PROVER_ENGINE_HOSTS: "1",
       PROVER_PROXY_MAX_SESSIONS: "1",
-      PROVER_RESPONSE_TIMEOUT_MS: "5000",
+      PROVER_RESPONSE_TIMEOUT: "5000ms",
       PROVER_PROXY_MAX_RECV_DATA: "65536",
     });
   }, 120_000);

@@ -77,12 +77,12 @@ describe("pool sizing", () => {
 
   test("pool config: hosts lower-cased and deduplicated, pool sizes default to the limits and may not exceed them", () => {
     const limits = { maxSentData: 4096, maxRecvData: 16384 };
-    const config = loadPoolConfig({ PROVER_POOL_HOSTS: "API.example.com, api.example.com,b.test", PROVER_POOL_IDLE_S: "30" }, limits, ONE_HOST);
+    const config = loadPoolConfig({ PROVER_POOL_HOSTS: "API.example.com, api.example.com,b.test", PROVER_POOL_IDLE: "30s" }, limits, ONE_HOST);
     expect(config.hosts).toEqual(["api.example.com", "b.test"]);
     expect(config.sizes).toEqual(limits);
     expect(config.idleMs).toBe(30_000);
     expect(() => loadPoolConfig({ PROVER_POOL_MAX_RECV_DATA: "32768" }, limits, ONE_HOST)).toThrow("must not exceed");
-    expect(() => loadPoolConfig({ PROVER_POOL_IDLE_S: "ten" }, limits, ONE_HOST)).toThrow("PROVER_POOL_IDLE_S");
+    expect(() => loadPoolConfig({ PROVER_POOL_IDLE: "ten" }, limits, ONE_HOST)).toThrow("PROVER_POOL_IDLE");
     // Unset, a warm session waits an hour with the embedded notary (its timeout follows), 10 minutes for a remote one.
     expect(loadPoolConfig({}, limits, { ...ONE_HOST, embeddedNotary: true }).idleMs).toBe(3_600_000);
     expect(loadPoolConfig({}, limits, { ...ONE_HOST, embeddedNotary: false }).idleMs).toBe(600_000);

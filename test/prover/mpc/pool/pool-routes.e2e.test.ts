@@ -56,7 +56,7 @@ describe("pool routes", () => {
     expect((await fetch(`${prover.url}/pool/${encodeURIComponent("not a host")}`, { method: "DELETE", headers: auth })).status).toBe(400);
     const status = (await (await fetch(`${prover.url}/pool`, { headers: auth })).json()) as PoolStatus;
     expect(status).toMatchObject({ warming: 0, ready: 0, hosts: [] });
-    // With its embedded notary and PROVER_POOL_IDLE_S unset, the prover keeps a warm session an hour.
+    // With its embedded notary and PROVER_POOL_IDLE unset, the prover keeps a warm session an hour.
     expect(status.idleS).toBe(3600);
   });
 

@@ -79,8 +79,8 @@ describe("a stalled refill", () => {
     {
       PROVER_POOL_SIZE: "1",
       PROVER_POOL_HOSTS: TARGET_HOST,
-      PROVER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-      PROVER_ENGINE_HANG_S: String(HANG_S),
+      PROVER_SESSION_TIMEOUT: `${SESSION_TIMEOUT_MS}ms`,
+      PROVER_ENGINE_HANG: `${HANG_S}s`,
       PROVER_ENGINE_HOSTS: "2",
     },
   );
@@ -92,7 +92,7 @@ describe("a stalled refill", () => {
       expect(stalled.lastError).toBe(`warming a ${SIZES.maxSentData}/${SIZES.maxRecvData} session took longer than ${SESSION_TIMEOUT_MS} ms: given up as stalled`);
       expect(mpcSockets).toBeGreaterThanOrEqual(1);
       expect(prover().log()).toContain("given up as stalled");
-      // The engine's setup never ends: after PROVER_ENGINE_HANG_S its host is retired and a replacement started.
+      // The engine's setup never ends: after PROVER_ENGINE_HANG its host is retired and a replacement started.
       const replaced = await eventually(pool, (p) => p.engineHosts.replaced.hung === 1, HANG_S * 1000 + 30_000);
       expect(replaced.engineHosts.replaced).toEqual({ hung: 1, died: 0 });
       expect(prover().log()).toContain("engine host retired");
@@ -117,11 +117,11 @@ describe("a request's own setup whose MPC socket goes silent half way", () => {
   // A small session's setup takes about 7,000 messages: the first socket passes 500, then nothing either way.
   const { prover, pool } = proverBehindRelay(
     { passes: () => (mpcSockets++ > 0 ? Infinity : 500) },
-    { PROVER_POOL_SIZE: "0", PROVER_SETUP_STALL_S: String(STALL_S) },
+    { PROVER_POOL_SIZE: "0", PROVER_SETUP_STALL: `${STALL_S}s` },
   );
 
   test(
-    "is given up once its socket carried nothing either way for PROVER_SETUP_STALL_S, set up once more, and the request gets its proof",
+    "is given up once its socket carried nothing either way for PROVER_SETUP_STALL, set up once more, and the request gets its proof",
     async () => {
       const notaryLogBefore = notary.log().length;
       const proved = await proveData(prover().url, target.port!, MPC_MS + STALL_S * 1000);

@@ -57,7 +57,7 @@ describe("warm pool (real MPC)", () => {
     prover = await startProver(SOURCE_CLI, target.port!, {
       PROVER_POOL_SIZE: "1",
       PROVER_POOL_HOSTS: TARGET_HOST,
-      PROVER_POOL_IDLE_S: String(IDLE_S),
+      PROVER_POOL_IDLE: `${IDLE_S}s`,
       PROVER_MAX_RECV_DATA: String(BIG_RECV),
       PROVER_POOL_MAX_RECV_DATA: String(TEST_SESSION.maxRecvData),
     });
