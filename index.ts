@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { addCompletion, completeCommand } from "./src/cli/completion.ts";
 import { runCli } from "./src/cli/run.ts";
 import { redirectSpawnSnippet } from "./src/engine/spawn-snippet.ts";
-import { VERSION_TEXT } from "./src/core/version.ts";
+import { VERSION_TEXT } from "./src/base/version.ts";
 
 // From sources the engine runs the same thread entry as in the binary; this must come before it loads.
 redirectSpawnSnippet();

@@ -9,7 +9,7 @@ import { startLoopbackBridge } from "../src/engine/bridge.ts";
 import { localProvers } from "../src/engine/prover.ts";
 import { setupProverSession } from "../src/engine/session.ts";
 import { startEngine } from "../src/engine/wasm.ts";
-import { createLogger } from "../src/core/log.ts";
+import { createLogger } from "../src/base/log.ts";
 import { startNotaryServer } from "../src/app/notary.ts";
 import { generateKey } from "../src/proof/keys.ts";
 import { createNotaryClient } from "../src/prover/notary/client.ts";

@@ -7,7 +7,7 @@
 import { localProvers } from "../src/engine/prover.ts";
 import { type ProverSession, setupProverSession } from "../src/engine/session.ts";
 import { engineMemoryBytes, startEngine } from "../src/engine/wasm.ts";
-import { createLogger } from "../src/core/log.ts";
+import { createLogger } from "../src/base/log.ts";
 import { loadOrCreateKey } from "../src/notary/key-files.ts";
 import { startNotaryServer } from "../src/app/notary.ts";
 import { createNotaryClient } from "../src/prover/notary/client.ts";

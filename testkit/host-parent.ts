@@ -3,7 +3,7 @@
  * then waits to be killed.
  */
 import { EngineHosts } from "../src/engine/host/engine-hosts.ts";
-import { createLogger } from "../src/core/log.ts";
+import { createLogger } from "../src/base/log.ts";
 
 const hosts = await EngineHosts.start({
   count: 1,

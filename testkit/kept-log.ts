@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from "../src/core/log.ts";
+import type { LogFields, Logger } from "../src/base/log.ts";
 
 /** A logger that keeps each line, at any level, as `line` writes it (the message and whichever fields a test reads). */
 export function keptLog(line: (message: string, fields: LogFields) => string): { log: Logger; lines: string[] } {

@@ -6,7 +6,7 @@ import { TARGET_HOST } from "./tls-fixture.ts";
 import { waitUntil } from "./wait.ts";
 import { type ProverServer, startProverServer } from "../src/app/prover.ts";
 import { loadProverConfig } from "../src/config/prover.ts";
-import { createLogger } from "../src/core/log.ts";
+import { createLogger } from "../src/base/log.ts";
 
 export const REPO = join(import.meta.dir, "..");
 export const BUN = process.execPath;

@@ -6,7 +6,7 @@ import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/ro
 import { NotaryInfo } from "../protocol/notary.ts";
 import type { NotaryPool } from "../prover/notary/notary-pool.ts";
 import { NotaryStatuses } from "../prover/notary/routes.ts";
-import { VERSION } from "../core/version.ts";
+import { VERSION } from "../base/version.ts";
 
 export const proverInfoRoute = declareRoute({
   method: "GET",

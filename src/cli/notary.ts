@@ -4,7 +4,7 @@ import { loadNotaryConfig } from "../config/notary.ts";
 import { localVerifiers } from "../engine/verifier.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../core/errors.ts";
-import { createLogger, type LogLevel } from "../core/log.ts";
+import { createLogger, type LogLevel } from "../base/log.ts";
 import { startNotaryServer } from "../app/notary.ts";
 import { trustAnchors } from "../engine/trust-anchor.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";

@@ -12,7 +12,7 @@ import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.t
 import { inFlagWords } from "../client/callers-words.ts";
 import { TlsproofError } from "../client/errors.ts";
 import { AppError } from "../core/errors.ts";
-import { terminalLine, terminalText } from "../core/terminal-text.ts";
+import { terminalLine, terminalText } from "../base/terminal-text.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
 import { type RedactionPattern, parseRedactions } from "../redaction/patterns.ts";
 import { optionValues } from "./option-values.ts";

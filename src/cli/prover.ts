@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { createLogger } from "../core/log.ts";
+import { createLogger } from "../base/log.ts";
 import { loadProverConfig, proverSettings } from "../config/prover.ts";
 import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";

@@ -1,6 +1,6 @@
 import { type CommandDef, runCommand } from "citty";
 import { AppError, exitCodeOf } from "../core/errors.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../base/terminal-text.ts";
 import { usageFor } from "./usage-text.ts";
 
 /** An error's one line: its message may hold a proof file's or a prover's text, so nothing in it acts on a terminal. */

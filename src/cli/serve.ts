@@ -1,5 +1,5 @@
 import { AppError, errorText } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
+import type { Logger } from "../base/log.ts";
 
 /** Starting a server: a port in use or a bad address is a configuration error, not a crash. */
 export async function listening<T>(what: string, start: () => Promise<T> | T): Promise<T> {

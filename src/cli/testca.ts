@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { type IssuedCertificate, issueServerCertificate, loadTestCa, makeTestCa } from "../engine/test-ca.ts";
 import { AppError } from "../core/errors.ts";
-import { makePrivateDir } from "../core/private-files.ts";
+import { makePrivateDir } from "../base/private-files.ts";
 import { optionValues } from "./option-values.ts";
 import { selfCommand, shellQuoted } from "./self-command.ts";
 import { DEMO_TOKEN, startDemoTarget } from "./demo-target.ts";

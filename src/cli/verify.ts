@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { AppError } from "../core/errors.ts";
-import { jsonSafe } from "../core/terminal-text.ts";
+import { jsonSafe } from "../base/terminal-text.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { knownModes, modeFacts } from "../proof/modes.ts";
 import { readPublicKeysFile } from "../proof/keys.ts";

@@ -7,7 +7,7 @@ import { cpus, homedir, totalmem } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { AppError } from "../core/errors.ts";
-import type { LogFormat, LogLevel } from "../core/log.ts";
+import type { LogFormat, LogLevel } from "../base/log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
 import { maxLiveSessions } from "../prover/mpc/pool/pool-policy.ts";

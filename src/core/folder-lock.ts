@@ -7,7 +7,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "./errors.ts";
-import { makePrivateDir } from "./private-files.ts";
+import { makePrivateDir } from "../base/private-files.ts";
 
 export const LOCK_FILE = "prover.lock";
 

@@ -1,4 +1,4 @@
-import { untilAborted } from "../core/abort.ts";
+import { untilAborted } from "../base/abort.ts";
 import { AppError, errorText } from "../core/errors.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";

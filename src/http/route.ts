@@ -8,7 +8,7 @@
 import { type AnyElysia, Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError, type ErrorCode } from "../core/errors.ts";
-import type { ErrorShape } from "../core/http.ts";
+import type { ErrorShape } from "./error-handling.ts";
 import { type IssueWording, describeIssue, parseOrThrow } from "../core/schema.ts";
 
 export type RouteAccess =

@@ -6,7 +6,7 @@
  * and log.
  */
 import { AppError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
+import type { Logger } from "../base/log.ts";
 import type { NotaryMetrics } from "../metrics/notary.ts";
 import { withEvmAttestation } from "../proof/evm-attestation.ts";
 import type { Proof } from "../proof/format.ts";

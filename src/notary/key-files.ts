@@ -1,7 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../core/errors.ts";
-import { makePrivateDir } from "../core/private-files.ts";
+import { makePrivateDir } from "../base/private-files.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { encodePrivateKeyPem, generateKey, type NotaryKey, readPrivateKeyFile } from "../proof/keys.ts";
 

@@ -12,7 +12,7 @@ import type { ServerWebSocket } from "bun";
 import type * as v from "valibot";
 import type { SessionTraffic } from "../core/session-traffic.ts";
 import type { ErrorCode } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
+import type { Logger } from "../base/log.ts";
 import { type ModeFacts, ModeBackends } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import type { VerifiedTranscript } from "./verified-transcript.ts";

@@ -1,7 +1,7 @@
 /** The notary's WebSockets: each mode's socket (MPC's /notarize, proxy mode's /relay, ...), declared once over the modes. */
 import type { Server, WebSocketHandler } from "bun";
 import { AppError } from "../core/errors.ts";
-import { errorResponse } from "../core/http.ts";
+import { errorResponse } from "../http/error-handling.ts";
 import { modeRoutes } from "../protocol/notary.ts";
 import { MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES } from "./limits.ts";
 import type { ModeSocket, NotaryModes, NotarySocket, NotarySocketData } from "./modes.ts";

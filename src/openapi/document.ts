@@ -7,7 +7,7 @@
 import type * as v from "valibot";
 import type { ErrorCode } from "../core/errors.ts";
 import { type DescribedRoute, alwaysNeedsKey, pathParameters } from "../http/route.ts";
-import { VERSION } from "../core/version.ts";
+import { VERSION } from "../base/version.ts";
 import { schemaConverter } from "./json-schema.ts";
 import { ANY_METHOD, type Operation, errorBodies, operationsOf } from "./operation.ts";
 

@@ -4,14 +4,14 @@
  */
 import * as v from "valibot";
 import { type ErrorCode, httpStatusOf, retryAfterOf } from "../core/errors.ts";
-import type { ErrorShape } from "../core/http.ts";
+import type { ErrorShape } from "../http/error-handling.ts";
 import type { Answer, EntriesSchema, RequestPart, RouteDeclaration } from "../http/route.ts";
 import { ErrorReply } from "../protocol/notary.ts";
 import type { JsonSchema, SchemaConverter } from "./json-schema.ts";
 
 export type Operation = Record<string, unknown>;
 
-/** The body of an error in each shape (src/core/http.ts, errorResponse), named as the document's components. */
+/** The body of an error in each shape (src/http/error-handling.ts, errorResponse), named as the document's components. */
 export const errorBodies = { Error: ErrorReply, StoreError: v.object({ error: v.string() }) };
 const errorBodyOf: Record<ErrorShape, keyof typeof errorBodies> = { coded: "Error", "log-store": "StoreError" };
 

@@ -3,7 +3,7 @@
  * before it signs (src/notary/attest.ts) and `cli verify` runs them on every proof, so a notary never signs
  * what a verifier then rejects.
  */
-import { base64ToBytes, bytesToBase64 } from "../core/bytes.ts";
+import { base64ToBytes, bytesToBase64 } from "../base/bytes.ts";
 import { sameServerName } from "../core/server-name.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";

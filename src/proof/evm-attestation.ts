@@ -38,7 +38,7 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../core/eth-signature.ts";
-import { base64ToBytes } from "../core/bytes.ts";
+import { base64ToBytes } from "../base/bytes.ts";
 import type { EvmSignature, ProofBody, ProofMode } from "./format.ts";
 import { modeFacts, proofModeOf } from "./modes.ts";
 import type { Direction } from "../core/transcript.ts";

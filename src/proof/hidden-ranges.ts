@@ -8,7 +8,7 @@
  * the HTTP head and the request target, and by holes in the JSON parse (src/http1/json.ts), so a hidden
  * range can at most be recognised where the visible bytes frame it; what it really holds stays unknown.
  */
-import { base64ToBytes } from "../core/bytes.ts";
+import { base64ToBytes } from "../base/bytes.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import { type JsonNode, parseJson } from "../http1/json.ts";
 import { pathSegments, queryParameters, requestTarget } from "../http1/request-target.ts";

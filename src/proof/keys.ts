@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { base64ToBytes, bytesToBase64, sameBytes } from "../core/bytes.ts";
+import { base64ToBytes, bytesToBase64, sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import { DER_TAG as TAG, type Tlv, decodeOid, derInteger, derOid as encodeOid, derReader, derTlv as tlv } from "../core/der.ts";
 import { curveOf } from "./curves.ts";

@@ -9,7 +9,7 @@ import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";
 import { encodePublicKeyPem } from "./keys.ts";
-import { terminalLine } from "../core/terminal-text.ts";
+import { terminalLine } from "../base/terminal-text.ts";
 import { type ClaimJson, claimJson, claimLine } from "../claims/claim.ts";
 import type { VerifiedQuorum } from "./quorum.ts";
 import { HIDDEN_BYTE_MARKER, HIDDEN_REQUEST_LIMIT, TEST_TRUST_ANCHOR_WARNING, type TranscriptView, type VerifiedProof } from "./verify.ts";

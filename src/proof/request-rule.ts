@@ -14,7 +14,7 @@
  * - each hidden span of the head at most `maxHiddenSpanBytes` long.
  * What hidden header values can still do: add header lines of their own (HIDDEN_HEADERS_CAN_ADD).
  */
-import { bytesToBase64 } from "../core/bytes.ts";
+import { bytesToBase64 } from "../base/bytes.ts";
 import { complementRanges } from "../core/ranges.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import { type HeaderField, parseHttpMessage } from "../http1/message.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { apiKeyMatcher } from "../core/api-key.ts";
 import { AppError } from "../core/errors.ts";
-import { errorResponse } from "../core/http.ts";
+import { errorResponse } from "../http/error-handling.ts";
 import { routeGuard } from "../http/route-guard.ts";
 import { type RouteAccess, alwaysNeedsKey } from "../http/route.ts";
 import type { RouteAccessTable } from "./route-access.ts";

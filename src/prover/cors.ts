@@ -5,7 +5,7 @@
  * send them without the Authorization header.
  */
 import { AppError } from "../core/errors.ts";
-import { type ErrorShape, errorResponse } from "../core/http.ts";
+import { type ErrorShape, errorResponse } from "../http/error-handling.ts";
 
 /** What a /proxy call may carry: the engine's methods, and any header (a client forwards its own to the target). */
 const ALLOWED_METHODS = "GET, POST, PUT, DELETE";

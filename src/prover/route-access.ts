@@ -1,11 +1,11 @@
 /**
  * Who may call each route, and the body shape of its errors: each route declares its access (src/http/route.ts),
  * each group its error shape, and the prover mounts its groups here (src/app/prover.ts). The API key check
- * (auth.ts, on the route the router matched), the error hook (src/core/http.ts) and the OpenAPI document read
+ * (auth.ts, on the route the router matched), the error hook (src/http/error-handling.ts) and the OpenAPI document read
  * this table; no other list of guarded paths or store paths exists.
  */
 import type { AnyElysia } from "elysia";
-import type { ErrorShape } from "../core/http.ts";
+import type { ErrorShape } from "../http/error-handling.ts";
 import { DeclaredRoutes } from "../http/route-guard.ts";
 import { type DescribedRoute, type RouteGroup, describeRoutes, groupRoutes } from "../http/route.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../core/errors.ts";
-import { makePrivateDir } from "../core/private-files.ts";
+import { makePrivateDir } from "../base/private-files.ts";
 import { addressOfSecretKey, type Address } from "../core/eth-signature.ts";
 
 export interface NodeKey {

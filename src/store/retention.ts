@@ -6,7 +6,7 @@
  * idempotent, and a run finds little left after another's.
  */
 import { toAppError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
+import type { Logger } from "../base/log.ts";
 import type { ProofRecords } from "./proof-records.ts";
 import type { MessageStore } from "./store.ts";
 

@@ -11,7 +11,7 @@
  * POST /stores/:id/data/partitions/:partition   body: one entry or an array of at most 100 (see publish.ts);
  *   the proofs stream is refused (403): only the prover writes it.
  *   200 {"messages":[{"id":{streamId,streamPartition,timestamp,sequenceNumber,publisherId,msgChainId},"duplicate":bool}…]}
- * Errors: {"error":"<message>"} (the group's error shape: src/core/http.ts shapes every /stores/ path so), 400 for bad input, 503 with
+ * Errors: {"error":"<message>"} (the group's error shape: src/http/error-handling.ts shapes every /stores/ path so), 400 for bad input, 503 with
  * Retry-After beyond the answers allowed at once (plain, SSE, per client: query-places.ts), 500 {"error":"Failed to fetch data!"}
  * when storage fails. A plain answer holds at most MAX_HTTP_MESSAGES messages and MAX_HTTP_BYTES of them.
  */

@@ -1,7 +1,7 @@
 /** The embedded backend: one SQLite file in the data folder, WAL with durable (synchronous=FULL) commits. */
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { ensurePrivateFile, makePrivateDir } from "../core/private-files.ts";
+import { ensurePrivateFile, makePrivateDir } from "../base/private-files.ts";
 import type { SqlDriver, SqlRun, SqlStatement } from "./driver.ts";
 
 export const SQLITE_FILE = "messages.sqlite";

@@ -4,7 +4,7 @@
  * (plain HTTP, another protocol, a ClientHello for another host or for none) is refused before a byte leaves the
  * notary, so a relay only ever carries TLS to the host it was opened for.
  */
-import { concatBytes } from "../core/bytes.ts";
+import { concatBytes } from "../base/bytes.ts";
 import type { AppError } from "../core/errors.ts";
 import { parseClientHello } from "./handshake.ts";
 import { ContentType, HandshakeAssembler, HandshakeType, splitRecords } from "./records.ts";

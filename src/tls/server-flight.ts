@@ -7,7 +7,7 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes, utf8ToBytes } from "@noble/hashes/utils.js";
-import { sameBytes } from "../core/bytes.ts";
+import { sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import { parseCertificateVerify, parseCertificates } from "./handshake.ts";
 import { digest, finishedVerifyData } from "./key-schedule.ts";

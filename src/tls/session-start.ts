@@ -6,7 +6,7 @@
  * ClientHello), the HelloRetryRequest and the second ClientHello. A ChangeCipherSpec may follow either side's first
  * message (middlebox compatibility). Both the verifier and the prover's key reveal start here.
  */
-import { sameBytes } from "../core/bytes.ts";
+import { sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import type { ByteRange } from "../core/transcript.ts";
 import { type ClientHello, Extension, type ServerHello, parseClientHello, parseServerHello } from "./handshake.ts";

@@ -7,7 +7,7 @@
  * happened to open the records, or a handshake changed in clear, is refused.
  */
 import type { KeyObject } from "node:crypto";
-import { sameBytes } from "../core/bytes.ts";
+import { sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import { digest, keyBlock12, prf12 } from "./key-schedule.ts";
 import type { SessionData, SessionStart } from "./session-start.ts";

@@ -9,7 +9,7 @@
  */
 import type { KeyObject } from "node:crypto";
 import { concatBytes } from "@noble/hashes/utils.js";
-import { sameBytes } from "../core/bytes.ts";
+import { sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";
 import { TAG_LENGTH } from "./aead.ts";
 import { parseEncryptedExtensions, selectedProtocol } from "./handshake.ts";

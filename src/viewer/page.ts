@@ -3,10 +3,10 @@
  * the code of `cli verify` (verifyProof, verifyQuorum, verifiedProofJson) and shows its report; of a quorum proof,
  * who signed it and the report of its first proof. Proof text is attacker-chosen:
  * it is only ever set as text, never parsed as HTML, and its control, bidirectional and invisible characters are
- * shown as escapes (src/core/terminal-text.ts), in logical order (the page's CSS overrides the bidi algorithm).
+ * shown as escapes (src/base/terminal-text.ts), in logical order (the page's CSS overrides the bidi algorithm).
  */
 import { AppError } from "../core/errors.ts";
-import { terminalText, unsafePieces } from "../core/terminal-text.ts";
+import { terminalText, unsafePieces } from "../base/terminal-text.ts";
 import {
   DECLARED_BY,
   TEST_TRUST_ANCHOR_WARNING,

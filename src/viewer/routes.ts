@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../http/route.ts";
-import type { Logger } from "../core/log.ts";
+import type { Logger } from "../base/log.ts";
 import { errorText } from "../core/errors.ts";
 
 // The compiled binary carries the page, built by scripts/build.ts; from source it is built at first use.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createLogger } from "../../src/core/log.ts";
+import { createLogger } from "../../src/base/log.ts";
 import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";

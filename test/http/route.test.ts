@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { AppError } from "../../src/core/errors.ts";
-import { errorHandling } from "../../src/core/http.ts";
+import { errorHandling } from "../../src/http/error-handling.ts";
 import { bindRoute, declareRoute, describeRoutes, groupRoutes, routeGroup, validateRequest } from "../../src/http/route.ts";
-import { createLogger } from "../../src/core/log.ts";
+import { createLogger } from "../../src/base/log.ts";
 import { errorCodesOf } from "../../src/openapi/operation.ts";
 
 /** What a test route's declaration needs beside what it is about. */

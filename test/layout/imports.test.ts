@@ -45,6 +45,8 @@ const WALLS: [string, string, string][] = [
   ["src/notary/proxy-mode/", "src/notary/mpc/", "the notary's modes meet only through their seam"],
   ["src/core/", "src/prover/", "the core imports nothing above it"],
   ["src/core/", "src/notary/", "the core imports nothing above it"],
+  ["src/base/", "src/core/", "the plumbing imports nothing of the domain"],
+  ["src/core/", "src/http/", "the core imports nothing above it"],
   ["src/engine/", "src/protocol/", "the engine needs of a notary only its own interface"],
 ];
 

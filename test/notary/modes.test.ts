@@ -3,7 +3,7 @@
  * with their context) until it is forgotten, and the modes of one notary are found by name and counted together.
  */
 import { describe, expect, test } from "bun:test";
-import { createLogger } from "../../src/core/log.ts";
+import { createLogger } from "../../src/base/log.ts";
 import { type NotaryMode, type NotaryModeContext, NotaryModes, registerNotaryMode, registeredNotaryModes } from "../../src/notary/modes.ts";
 import { modeFacts } from "../../src/proof/modes.ts";
 

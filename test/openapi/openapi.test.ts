@@ -6,7 +6,7 @@ import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
 import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
 import { loadProverConfig } from "../../src/config/prover.ts";
 import { localVerifiers } from "../../src/engine/verifier.ts";
-import { createLogger } from "../../src/core/log.ts";
+import { createLogger } from "../../src/base/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { proverApi } from "../../src/openapi/prover-api.ts";
 import { ProxyHeaders } from "../../src/prover/call/headers.ts";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { bytesToBase64 } from "../../src/core/bytes.ts";
+import { bytesToBase64 } from "../../src/base/bytes.ts";
 import { complementRanges } from "../../src/core/ranges.ts";
 import { answerJson } from "../../src/proof/answer-json.ts";
 import type { TranscriptDirection } from "../../src/proof/format.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bytesToBase64 } from "../../src/core/bytes.ts";
+import { bytesToBase64 } from "../../src/base/bytes.ts";
 import { complementRanges } from "../../src/core/ranges.ts";
 import type { ByteRange } from "../../src/core/transcript.ts";
 import type { TranscriptDirection } from "../../src/proof/format.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import type { ErrorShape } from "../../src/core/http.ts";
+import type { ErrorShape } from "../../src/http/error-handling.ts";
 import { type RouteAccess, type RouteMethod, alwaysNeedsKey, bindRoute, declareRoute, pathParameters, routeGroup } from "../../src/http/route.ts";
 import { RouteAccessTable } from "../../src/prover/route-access.ts";
 

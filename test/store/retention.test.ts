@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger, type LogFields, type Logger } from "../../src/core/log.ts";
+import { createLogger, type LogFields, type Logger } from "../../src/base/log.ts";
 import { DEFAULT_PROOF_STREAM, loadNodeKey, openStore, type ProofRecords, type Store } from "../../src/store/index.ts";
 import { storedMessageOf } from "../../src/store/message.ts";
 import { messagePruning, proofPruning, pruneIntervalMs, startRetention } from "../../src/store/retention.ts";

@@ -1,5 +1,5 @@
 import { AppError, errorText } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { BackgroundWork } from "../background.ts";
 import { sideEngineBytes } from "../memory.ts";

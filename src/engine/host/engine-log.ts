@@ -5,7 +5,7 @@
  * the other side then logs the lost connection as an ERROR: after a release we asked for, that is expected and is
  * logged at debug. A connection lost with no release is kept at error (the setup watch explains it too).
  */
-import type { LogFields, LogLevel, Logger } from "../../core/log.ts";
+import type { LogFields, LogLevel, Logger } from "../../base/log.ts";
 
 /** A release's lost connections show up within this long, on a loaded machine too. */
 export const RELEASE_ECHO_MS = 10_000;

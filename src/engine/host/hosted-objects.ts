@@ -1,4 +1,4 @@
-import { untilAborted } from "../../core/abort.ts";
+import { untilAborted } from "../../base/abort.ts";
 import type { BackgroundWork } from "../background.ts";
 import type { EngineSocketStats } from "../socket-stats.ts";
 import { runningTimeout } from "../paused-time.ts";

@@ -3,7 +3,7 @@ import type { SessionLimits } from "../../config/notary.ts";
 import type { LoopbackBridge, PeerHandle } from "../../engine/bridge.ts";
 import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../../engine/verifier.ts";
 import { AppError, errorText } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { SessionTraffic } from "../../core/session-traffic.ts";
 import { mpcBudgetBytes } from "../limits.ts";

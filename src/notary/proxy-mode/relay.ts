@@ -4,7 +4,7 @@
  * keys the prover reveals; nothing the prover says about the bytes is taken on trust.
  */
 import { type Socket, connect } from "node:net";
-import { concatBytes as concat } from "../../core/bytes.ts";
+import { concatBytes as concat } from "../../base/bytes.ts";
 import { AppError } from "../../core/errors.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 import { MAX_RELAYED_RECORDS, recordCounter } from "./record-count.ts";

@@ -8,7 +8,7 @@ import type { ServerWebSocket } from "bun";
 import { isIP } from "node:net";
 import type { ProxyLimits, SessionLimits } from "../../config/notary.ts";
 import { AppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../../protocol/proxy-mode.ts";
 import { resolveTarget } from "../../core/target-policy.ts";
 import { type OpeningGate, openingGate } from "../../tls/first-flight.ts";

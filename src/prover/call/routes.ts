@@ -9,7 +9,7 @@ import { hostOf } from "../../core/target.ts";
 import { AppError, httpStatusOf, toAppError } from "../../core/errors.ts";
 import { type RouteGroup, type RouteInput, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { bodyBytes } from "../../http1/message.ts";
-import type { IdleLimit } from "../../core/idle-limit.ts";
+import type { IdleLimit } from "../../http/idle-limit.ts";
 import { callerKeyDigest } from "../auth.ts";
 import type { ProofDelivery } from "../delivery/proof-delivery.ts";
 import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";

@@ -5,7 +5,7 @@
  * plus one sweep interval (a third of it) plus the notification.
  */
 import { toAppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { ClusterStore } from "../../store/index.ts";
 
 export interface InstancePresence {

@@ -1,6 +1,6 @@
 import type { RecordedOutcome } from "../../store/proof-records.ts";
 import { AppError, toAppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { ProofRecords } from "../../store/index.ts";
 import type { ProofHub, Subscription } from "./proof-hub.ts";

@@ -4,7 +4,7 @@ import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http
 import { requestIdSchema } from "../../core/request-id.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import { signedProofsOf } from "../../proof/quorum.ts";
-import type { IdleLimit } from "../../core/idle-limit.ts";
+import type { IdleLimit } from "../../http/idle-limit.ts";
 import { type ProofDelivery, failureOutcome } from "./proof-delivery.ts";
 import type { Subscription } from "./proof-hub.ts";
 import type { RecordedOutcome } from "../../store/proof-records.ts";

@@ -6,7 +6,7 @@
  * rarely.
  */
 import { checkServerIdentity, connect, type PeerCertificate } from "node:tls";
-import { timedMemory } from "../../core/timed-memory.ts";
+import { timedMemory } from "../../base/timed-memory.ts";
 import { AppError } from "../../core/errors.ts";
 import { certificateNotTrusted } from "../../engine/session.ts";
 

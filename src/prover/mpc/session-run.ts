@@ -7,7 +7,7 @@
 import type { TcpHandle } from "../../engine/bridge.ts";
 import { type ProverSession, abandonProverSession, closeProverSession, revealTranscript } from "../../engine/session.ts";
 import { AppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import { type RedactionResult, revealedRanges } from "../../redaction/index.ts";
 import type { ModeAttestation, ModeExchange, ModeRun, ProofCall } from "../proving/mode.ts";
 import type { RunControl } from "../proving/run-control.ts";

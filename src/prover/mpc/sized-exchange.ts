@@ -2,7 +2,7 @@ import type { LoopbackBridge, TcpHandle } from "../../engine/bridge.ts";
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import { type EngineExchange, type ProverSession, closeProverSession, sendRequest } from "../../engine/session.ts";
 import { AppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { EndpointSizes } from "./pool/endpoint-sizes.ts";
 import type { SessionSource } from "./pool/pool.ts";

@@ -6,7 +6,7 @@
  * (`<position>~<notary's id>`).
  */
 import { AppError, toAppError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import { type NotaryInfo, modeUnavailable, offersMode } from "../../protocol/notary.ts";
 import type { NotaryClient } from "./client.ts";
 

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { type RouteGroup, bindRoute, declareRoute, routeGroup } from "../../http/route.ts";
 import { NotaryInfo } from "../../protocol/notary.ts";
-import { GIT_COMMIT, GIT_COMMIT_TIME } from "../../core/version.ts";
+import { GIT_COMMIT, GIT_COMMIT_TIME } from "../../base/version.ts";
 import type { NotaryPool, NotaryStatus } from "./notary-pool.ts";
 
 /** Every notary a prover uses, in configuration order, as `/notaryinfo` and `/info` list them. */

@@ -6,7 +6,7 @@
  */
 import { AppError, errorText, toAppError } from "../../core/errors.ts";
 import type { AnswerHead, HeaderField } from "../../core/exchange.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { ProxyCallKind } from "../../metrics/prover.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { RedactionResult } from "../../redaction/index.ts";

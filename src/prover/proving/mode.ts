@@ -8,7 +8,7 @@ import type { AppError } from "../../core/errors.ts";
 import type { AnswerHead, ExchangeRequest, ExchangedBytes, HeaderField } from "../../core/exchange.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { Target } from "../../core/target.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import type { DeclaredRedaction } from "../../proof/format.ts";
 import type { ModeFacts } from "../../proof/modes.ts";
 import type { RedactionResult } from "../../redaction/index.ts";

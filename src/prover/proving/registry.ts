@@ -3,7 +3,7 @@
  * mode registered here with one call before the prover starts. `/proxy` looks a call's mode up by its name.
  */
 import type { TargetPolicy } from "../../core/target-policy.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import { BUILT_IN_MODES, ModeBackends, type ModeFacts } from "../../proof/modes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { ProvingMode } from "./mode.ts";

@@ -8,11 +8,11 @@
  * request stays hidden unless `T-PROXY-REVEAL: request` reveals the master secret.
  */
 import type { AnswerHead } from "../../core/exchange.ts";
-import { type TimedMemory, timedMemory } from "../../core/timed-memory.ts";
+import { type TimedMemory, timedMemory } from "../../base/timed-memory.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
 import { AppError } from "../../core/errors.ts";
 import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
-import type { Logger } from "../../core/log.ts";
+import type { Logger } from "../../base/log.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import type { ProxySessionRequest } from "../../protocol/proxy-mode.ts";
 import type { RedactionResult } from "../../redaction/index.ts";

@@ -5,7 +5,7 @@ import { EngineHosts } from "../../../src/engine/host/engine-hosts.ts";
 import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
 import { sideEngineBytes } from "../../../src/engine/memory.ts";
 import { AppError } from "../../../src/core/errors.ts";
-import { createLogger } from "../../../src/core/log.ts";
+import { createLogger } from "../../../src/base/log.ts";
 import { eventually } from "../../../testkit/wait.ts";
 import { startLoopbackBridge } from "../../../src/engine/bridge.ts";
 import { type NotarySessions, setupProverSession } from "../../../src/engine/session.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { EngineLog, RELEASE_ECHO_MS, engineLine } from "../../../src/engine/host/engine-log.ts";
-import { type LogFields, type LogLevel, type Logger, createLogger } from "../../../src/core/log.ts";
+import { type LogFields, type LogLevel, type Logger, createLogger } from "../../../src/base/log.ts";
 
 /** The lines a released warm session made the engine print (seen on this project's machines). */
 const VERIFIER_EOF = "ERROR mpc_tls::follower: error=I/O error: unexpected end of file";

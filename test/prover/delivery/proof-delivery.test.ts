@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger, type LogFields, type Logger } from "../../../src/core/log.ts";
+import { createLogger, type LogFields, type Logger } from "../../../src/base/log.ts";
 import type { ProofOutcome } from "../../../src/proof/outcome.ts";
 import { ProofDelivery } from "../../../src/prover/delivery/proof-delivery.ts";
 import { ProofHub, outcomeBytes } from "../../../src/prover/delivery/proof-hub.ts";

@@ -5,7 +5,7 @@
  * it answers again.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createLogger } from "../../../src/core/log.ts";
+import { createLogger } from "../../../src/base/log.ts";
 import { createNotaryClient } from "../../../src/prover/notary/client.ts";
 import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
 import { runCli, SOURCE_CLI } from "../../../testkit/prover.ts";

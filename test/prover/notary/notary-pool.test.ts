@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
-import { createLogger } from "../../../src/core/log.ts";
+import { createLogger } from "../../../src/base/log.ts";
 import type { NotaryClient } from "../../../src/prover/notary/client.ts";
 import { NotaryPool } from "../../../src/prover/notary/notary-pool.ts";
 import type { NotaryInfo } from "../../../src/protocol/notary.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
-import { createLogger } from "../../../src/core/log.ts";
+import { createLogger } from "../../../src/base/log.ts";
 import type { ProofOutcome } from "../../../src/proof/outcome.ts";
 import { signProof } from "../../../src/proof/sign.ts";
 import { generateKey } from "../../../src/proof/keys.ts";

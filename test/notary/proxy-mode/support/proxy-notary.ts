@@ -3,7 +3,7 @@
  * the settings the proxy-mode tests share; each test file gives the limits it is about.
  */
 import { type NotaryServer, startNotaryServer } from "../../../../src/app/notary.ts";
-import { type Logger, createLogger } from "../../../../src/core/log.ts";
+import { type Logger, createLogger } from "../../../../src/base/log.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
 import type { ProxyModeOptions } from "../../../../src/notary/proxy-mode/mode.ts";
 import { type NotaryKey, generateKey } from "../../../../src/proof/keys.ts";

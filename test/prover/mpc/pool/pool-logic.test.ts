@@ -3,7 +3,7 @@ import { BackgroundWork } from "../../../../src/engine/background.ts";
 import { PausedTime } from "../../../../src/engine/paused-time.ts";
 import { type ProverSession, SetupFailed, closeProverSession } from "../../../../src/engine/session.ts";
 import { AppError } from "../../../../src/core/errors.ts";
-import { createLogger } from "../../../../src/core/log.ts";
+import { createLogger } from "../../../../src/base/log.ts";
 import { loadPoolConfig } from "../../../../src/config/pool.ts";
 import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../../../src/engine/host/placement.ts";
 import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../../../src/engine/memory.ts";

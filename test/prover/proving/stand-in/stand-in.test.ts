@@ -6,7 +6,7 @@ import { startNotaryServer } from "../../../../src/app/notary.ts";
 import type { ProverServer } from "../../../../src/app/prover.ts";
 import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
-import { createLogger } from "../../../../src/core/log.ts";
+import { createLogger } from "../../../../src/base/log.ts";
 import { registerNotaryMode } from "../../../../src/notary/modes.ts";
 import { generateKey } from "../../../../src/proof/keys.ts";
 import { modeFacts } from "../../../../src/proof/modes.ts";

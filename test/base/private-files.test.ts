@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensurePrivateFile, makePrivateDir } from "../../src/core/private-files.ts";
+import { ensurePrivateFile, makePrivateDir } from "../../src/base/private-files.ts";
 import { tempDir } from "../../testkit/env.ts";
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777;

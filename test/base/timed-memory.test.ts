@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { timedMemory } from "../../src/core/timed-memory.ts";
+import { timedMemory } from "../../src/base/timed-memory.ts";
 
 test("a value is remembered for its time, forgotten when deleted or expired, and the memory starts afresh past its limit", () => {
   const memory = timedMemory<string>(2);

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type * as v from "valibot";
-import { AppError, type ErrorCode, errorBody, errorText, httpStatusOf, retryAfterOf } from "./errors.ts";
-import { parseOrThrow } from "./schema.ts";
-import type { Logger } from "./log.ts";
+import { AppError, type ErrorCode, errorBody, errorText, httpStatusOf, retryAfterOf } from "../core/errors.ts";
+import { parseOrThrow } from "../core/schema.ts";
+import type { Logger } from "../base/log.ts";
 
 /** Parses request input with a valibot schema; the first issue becomes one 4xx message naming `what` and its key. */
 export const parseInput = <S extends v.GenericSchema>(schema: S, input: unknown, code: ErrorCode, what: string): v.InferOutput<S> =>

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { jsonSafe, terminalLine, terminalText, unsafePieces } from "../../src/core/terminal-text.ts";
+import { jsonSafe, terminalLine, terminalText, unsafePieces } from "../../src/base/terminal-text.ts";
 
 describe("terminal-safe text", () => {
   test("C0, DEL, C1, bidi, zero-width, BOM, separators and tag characters are written as \\uNNNN", () => {
