@@ -156,17 +156,25 @@ async function exchange(deps: LifecycleDeps, running: Running, proofStarts: () =
   log.info("target answered", { status: first!.answer.status, sent: first!.sent.length, recv: first!.recv.length, ...(runs.length > 1 && { sessions: runs.length }) });
   // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).
   for (const exchanged of exchanges) refuseEncodedAnswer(exchanged.recv);
-  const plans = exchanges.map((exchanged) => planProof(call, exchanged));
-  const refusal = plans.find((plan) => "refusal" in plan);
+  // Each exchange's plan, its own bytes' redaction: one refusal makes no proof.
+  const attesting: Attesting[] = [];
+  let refusal: AppError | undefined;
+  for (const exchanged of exchanges) {
+    const plan = planProof(call, exchanged);
+    if ("refusal" in plan) {
+      refusal ??= plan.refusal;
+      continue;
+    }
+    attesting.push({ sessionId: exchanged.notarySessionId, redaction: plan.redaction });
+  }
   let proofFollows = false;
-  if (refusal && "refusal" in refusal) {
+  if (refusal) {
     discardAll(runs);
-    await deps.delivery.settle(call.requestId, failureOutcome(call.requestId, refusal.refusal));
+    await deps.delivery.settle(call.requestId, failureOutcome(call.requestId, refusal));
   } else {
     proofStarts();
     proofFollows = true;
     // The proof keeps the session ids and the redactions, not the exchanges: the answers are freed once the client has one.
-    const attesting = plans.map((plan, i) => ({ sessionId: exchanges[i]!.notarySessionId, redaction: (plan as { redaction: RedactionResult }).redaction }));
     void prove(deps, running, attesting).finally(end);
   }
   return { answer: first!.answer, recv: first!.recv, proofFollows, answerHeaders: first!.answerHeaders ?? [] };
@@ -181,8 +189,14 @@ function claimsAsked(call: ProofCall): Pick<AttestationRequest, "claims" | "clai
   };
 }
 
+/** What a run's attestation needs: the notary's session that carried its exchange, and what its proof hides. */
+interface Attesting {
+  sessionId: string;
+  redaction: RedactionResult;
+}
+
 /** Each run's mode reveals what is not hidden, its notary signs, and the id is settled with the proof or the failure. */
-async function prove(deps: LifecycleDeps, running: Running, attesting: { sessionId: string; redaction: RedactionResult }[]): Promise<void> {
+async function prove(deps: LifecycleDeps, running: Running, attesting: Attesting[]): Promise<void> {
   const { mode, call, runs, control, log } = running;
   const started = performance.now();
   let outcome: ProofOutcome;
