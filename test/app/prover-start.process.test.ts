@@ -27,7 +27,9 @@ beforeAll(async () => {
     await released;
     socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${ANSWER.length}\r\n\r\n${ANSWER}`);
   });
-  prover = await startProver(SOURCE_CLI, target.port, { PROVER_PROOF_MODE: "proxy" });
+  // The target holds its answer while two more `cli prover start`s run to their end, which on two loaded cores took
+  // 30 s once (CI): longer than the default silence limit. The limit is not this test's subject.
+  prover = await startProver(SOURCE_CLI, target.port, { PROVER_PROOF_MODE: "proxy", PROVER_RESPONSE_TIMEOUT: "110s" });
 }, 120_000);
 
 afterAll(async () => {
