@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, mkdirSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type CertificateOptions, type IssuedCertificate, issueCertificate, loadTestCa, makeTestCa, validFor } from "../src/engine/test-ca.ts";
 
 /**
@@ -96,16 +96,55 @@ function usable(dir: string): boolean {
   return existsSync(stamp) && readFileSync(stamp, "utf8") === GENERATOR && validForADay(dir, "ca.pem") && validForADay(dir, "leaf.pem");
 }
 
-export function makeTlsFixture(dir: string): TlsFixture {
-  if (existsSync(dir) && !usable(dir)) rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  if (!existsSync(join(dir, "chain.pem"))) {
-    makeCa(dir, "ca");
-    makeLeaf(dir, "leaf", "ca", TARGET_HOST, "chain.pem");
-    writeFileSync(join(dir, STAMP), GENERATOR);
+/** How long a fixture's lock may be held before its holder is taken for dead (making all of it takes well under a second). */
+const STALE_LOCK_MS = 30_000;
+
+/**
+ * Runs `work` holding the fixture folder's lock. Test files run two at a time in separate processes: two that made
+ * the fixture at once wrote their own CA and leaf over each other's, and a prover could trust one CA while its target
+ * presented a leaf of the other (seen in CI as a 502 from a fresh clone's first files).
+ */
+function locked<T>(dir: string, work: () => T): T {
+  const lock = `${dir}.lock`;
+  mkdirSync(dirname(lock), { recursive: true });
+  const started = Date.now();
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx"));
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+      const heldMs = (() => {
+        try {
+          return Date.now() - statSync(lock).mtimeMs;
+        } catch {
+          return 0; // let go just now
+        }
+      })();
+      if (heldMs > STALE_LOCK_MS) rmSync(lock, { force: true });
+      if (Date.now() - started > 4 * STALE_LOCK_MS) throw new Error(`the test fixture's lock ${lock} stayed held`);
+      Bun.sleepSync(20);
+    }
   }
-  const caPath = join(dir, "ca.pem");
-  return { dir, caPath, caPem: readFileSync(caPath, "utf8"), ...identity(dir, "leaf", "chain.pem") };
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+export function makeTlsFixture(dir: string): TlsFixture {
+  return locked(dir, () => {
+    if (existsSync(dir) && !usable(dir)) rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    if (!existsSync(join(dir, "chain.pem"))) {
+      makeCa(dir, "ca");
+      makeLeaf(dir, "leaf", "ca", TARGET_HOST, "chain.pem");
+      writeFileSync(join(dir, STAMP), GENERATOR);
+    }
+    const caPath = join(dir, "ca.pem");
+    return { dir, caPath, caPem: readFileSync(caPath, "utf8"), ...identity(dir, "leaf", "chain.pem") };
+  });
 }
 
 /** Server identities a prover trusting `fixture`'s CA must refuse. */
@@ -126,8 +165,10 @@ export interface UntrustedIdentities {
 
 /** `chainFile` in the fixture's folder, made by `make` unless an earlier run made it (its leaf is `name`). */
 function cached(dir: string, name: string, chainFile: string, make: () => void): ServerIdentity {
-  if (!existsSync(join(dir, chainFile))) make();
-  return identity(dir, name, chainFile);
+  return locked(dir, () => {
+    if (!existsSync(join(dir, chainFile))) make();
+    return identity(dir, name, chainFile);
+  });
 }
 
 export function makeUntrustedIdentities(fixture: TlsFixture): UntrustedIdentities {
@@ -187,8 +228,7 @@ export function rsaPssIdentity(fixture: TlsFixture): ServerIdentity {
 /** A server identity for `host` from the trusted test CA (cached like the rest). */
 export function trustedIdentityFor(fixture: TlsFixture, host: string): ServerIdentity {
   const name = `host-${host}`;
-  if (!existsSync(join(fixture.dir, `${name}-chain.pem`))) makeLeaf(fixture.dir, name, "ca", host, `${name}-chain.pem`);
-  return identity(fixture.dir, name, `${name}-chain.pem`);
+  return cached(fixture.dir, name, `${name}-chain.pem`, () => makeLeaf(fixture.dir, name, "ca", host, `${name}-chain.pem`));
 }
 
 /** A TLS server identity from the trusted test CA for `localhost`, with its files: for a notary's tls section. */

@@ -27,9 +27,7 @@ beforeAll(async () => {
     await released;
     socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${ANSWER.length}\r\n\r\n${ANSWER}`);
   });
-  // The target holds its answer while two more `cli prover start`s run to their end, which on two loaded cores took
-  // 30 s once (CI): longer than the default silence limit. The limit is not this test's subject.
-  prover = await startProver(SOURCE_CLI, target.port, { PROVER_PROOF_MODE: "proxy", PROVER_RESPONSE_TIMEOUT: "110s" });
+  prover = await startProver(SOURCE_CLI, target.port, { PROVER_PROOF_MODE: "proxy" });
 }, 120_000);
 
 afterAll(async () => {
@@ -45,7 +43,7 @@ test("a second prover on a busy prover's folder or port exits 2 before touching 
   const stream = await openStream(`${prover.url}/proof/${requestId}`, 60_000);
   const answer = fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/balance`, "T-REQUEST-ID": requestId } });
   // The exchange is under way: the target holds the request, unanswered.
-  await eventually(() => seen.length, (n) => n === 1, 30_000);
+  expect(await eventually(() => seen.length, (n) => n === 1, 30_000)).toBe(1);
 
   const sameFolder = await secondProver({ PROVER_PORT: "0", PROVER_DATA_DIR: prover.dataDir });
   expect(sameFolder.exitCode).toBe(2);
@@ -61,7 +59,10 @@ test("a second prover on a busy prover's folder or port exits 2 before touching 
   expect(existsSync(folder)).toBe(false);
 
   target.release();
-  expect((await answer).status).toBe(200);
+  const answered = await answer;
+  // A failure shows what the prover answered and logged.
+  const tail = () => prover.log().trimEnd().split("\n").slice(-15).join("\n");
+  expect(answered.status, `${answered.status === 200 ? "" : await answered.clone().text()}\n${tail()}`).toBe(200);
   const [event] = await stream.events;
   const { proofText } = proofData(event!);
   expect(JSON.parse(proofText).body.requestId).toBe(requestId);
