@@ -11,8 +11,11 @@ import type { LogFields, LogLevel, Logger } from "../../base/log.ts";
 export const RELEASE_ECHO_MS = 10_000;
 
 const TRACING_LINE = /^(ERROR|WARN|INFO|DEBUG|TRACE) +([\w:]+): ?(.*)$/;
-/** How the engine words a peer that went away (std::io::ErrorKind texts, yamux's). */
-const CONNECTION_LOST = /not connected|unexpected end of file|connection reset|broken pipe|connection aborted|connection closed/i;
+/**
+ * How the engine words a peer that went away: std::io::ErrorKind as text (`not connected`) or as its Rust name
+ * (`Io(Kind(NotConnected))`, the mux's), and yamux's own words.
+ */
+const CONNECTION_LOST = /not ?connected|unexpected ?(end of file|eof)|connection ?reset|broken ?pipe|connection ?aborted|connection ?closed/i;
 
 export interface EngineLine {
   level: LogLevel;

@@ -5,6 +5,8 @@ import { type LogFields, type LogLevel, type Logger, createLogger } from "../../
 /** The lines a released warm session made the engine print (seen on this project's machines). */
 const VERIFIER_EOF = "ERROR mpc_tls::follower: error=I/O error: unexpected end of file";
 const YAMUX = "ERROR uid_mux::yamux: error=i/o error: not connected";
+/** The same, as the mux words it with the error kind's Rust name (seen in CI). */
+const MUX = "ERROR tlsn_common::mux: mux error: Io(Kind(NotConnected))";
 
 describe("engine host output in the prover's log", () => {
   test("a lost connection right after a release is debug; without a release, or later, it stays an error", () => {
@@ -12,6 +14,9 @@ describe("engine host output in the prover's log", () => {
     expect(engineLine(YAMUX, RELEASE_ECHO_MS)?.level).toBe("debug");
     expect(engineLine(YAMUX, RELEASE_ECHO_MS + 1)?.level).toBe("error");
     expect(engineLine(YAMUX, Number.POSITIVE_INFINITY)?.level).toBe("error");
+    expect(engineLine(MUX, 5)?.level).toBe("debug");
+    expect(engineLine(MUX, RELEASE_ECHO_MS + 1)?.level).toBe("error");
+    expect(engineLine("ERROR tlsn_common::mux: error=Io(Kind(UnexpectedEof))", 5)?.level).toBe("debug");
   });
 
   test("other engine errors keep their level, whatever was released; other output is an error; blank lines go", () => {

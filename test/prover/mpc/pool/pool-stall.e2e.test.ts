@@ -11,7 +11,7 @@ import { proveData, verifyWithCli } from "../../../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../../../testkit/prover.ts";
 import { startTarget } from "../../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
-import { eventually } from "../../../../testkit/wait.ts";
+import { eventually, waitUntil } from "../../../../testkit/wait.ts";
 
 type PoolReply = PoolStatus & { engineHosts: { replaced: { hung: number; died: number }; hosts: EngineHostStatus[] } };
 
@@ -91,11 +91,12 @@ describe("a stalled refill", () => {
       const stalled = await eventually(pool, (p) => p.failures >= 1, SESSION_TIMEOUT_MS + 30_000);
       expect(stalled.lastError).toBe(`warming a ${SIZES.maxSentData}/${SIZES.maxRecvData} session took longer than ${SESSION_TIMEOUT_MS} ms: given up as stalled`);
       expect(mpcSockets).toBeGreaterThanOrEqual(1);
-      expect(prover().log()).toContain("given up as stalled");
+      // Log lines come through the prover's stderr, which may lag its /pool answer: waited for, not read at once.
+      await waitUntil("the prover to log the stalled refill", () => prover().log(), (log) => log.includes("given up as stalled"), 10_000);
       // The engine's setup never ends: after PROVER_ENGINE_HANG its host is retired and a replacement started.
       const replaced = await eventually(pool, (p) => p.engineHosts.replaced.hung === 1, HANG_S * 1000 + 30_000);
       expect(replaced.engineHosts.replaced).toEqual({ hung: 1, died: 0 });
-      expect(prover().log()).toContain("engine host retired");
+      await waitUntil("the prover to log the host's retirement", () => prover().log(), (log) => log.includes("engine host retired"), 10_000);
       // The retry after the back-off passes the relay: one warm session, and the stalled one's notary session is gone.
       const refilled = await eventually(pool, (p) => p.ready === 1, MPC_MS);
       expect(refilled).toMatchObject({ ready: 1, warming: 0, failures: 0, lastError: null });
