@@ -21,3 +21,10 @@ export async function appErrorOfAsync(run: () => Promise<unknown>): Promise<{ co
     throw error;
   }
 }
+
+/** appErrorOf for a call that must refuse: returning at all is the test's failure. */
+export function refusalOf(run: () => unknown): { code: string; message: string } {
+  const refusal = appErrorOf(run);
+  if (!refusal) throw new Error("expected an AppError, and the call returned");
+  return refusal;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { refusalOf } from "../../testkit/app-error.ts";
 import type { Claim } from "../../src/claims/claim.ts";
-import { AppError } from "../../src/core/errors.ts";
 import { withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { ProofBody } from "../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
@@ -18,15 +18,6 @@ function proofBy(key: NotaryKey, change: Partial<ProofBody> = {}) {
   return signProof(withEvmAttestation(body, key), key);
 }
 
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AppError);
-    return error as AppError;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("a quorum of proofs", () => {
   test("M proofs by M distinct pinned notaries stating the same claims of one server: accepted, with the claims and signers", () => {
@@ -40,15 +31,15 @@ describe("a quorum of proofs", () => {
 
   test("fewer distinct notaries than the quorum: one notary's two proofs count once", () => {
     const twice = [proofBy(keys[0]!), proofBy(keys[0]!), proofBy(keys[1]!)];
-    const error = refusal(() => verifyQuorum(twice, pinned, 3));
+    const error = refusalOf(() => verifyQuorum(twice, pinned, 3));
     expect(error.code).toBe("proof_mismatch");
     expect(error.message).toBe("not a quorum of 3: 3 proofs but 2 distinct notaries signed them");
-    expect(refusal(() => verifyQuorum([proofBy(keys[0]!)], pinned, 2)).message).toBe("not a quorum of 2: 1 distinct notary signed them");
+    expect(refusalOf(() => verifyQuorum([proofBy(keys[0]!)], pinned, 2)).message).toBe("not a quorum of 2: 1 distinct notary signed them");
   });
 
   test("a proof by a notary that is not pinned, or altered, is invalid, named by its place", () => {
     const stranger = generateKey("secp256k1");
-    const error = refusal(() => verifyQuorum([proofBy(keys[0]!), proofBy(stranger)], pinned, 2));
+    const error = refusalOf(() => verifyQuorum([proofBy(keys[0]!), proofBy(stranger)], pinned, 2));
     expect(error.code).toBe("proof_invalid");
     expect(error.message).toStartWith("proof 2: invalid proof: signed by a different notary key");
   });
@@ -56,25 +47,25 @@ describe("a quorum of proofs", () => {
   test("proofs that disagree: another claim, another result, another server, or no claims at all", () => {
     const [a, b] = [keys[0]!, keys[1]!];
     const other: Claim[] = [{ kind: "value", subject: "res:body:currency", value: '"USD"' }];
-    expect(refusal(() => verifyQuorum([proofBy(a), proofBy(b, { claims: other })], pinned, 2)).message).toBe(
+    expect(refusalOf(() => verifyQuorum([proofBy(a), proofBy(b, { claims: other })], pinned, 2)).message).toBe(
       'not a quorum of 2: proof 2 states res:body:currency = "USD" where proof 1 states res:body:currency = "EUR"',
     );
-    expect(refusal(() => verifyQuorum([proofBy(a), proofBy(b, { claims: [...CLAIMS, ...other] })], pinned, 2)).message).toBe("not a quorum of 2: proof 2 states 2 claims, proof 1 1");
-    expect(refusal(() => verifyQuorum([proofBy(a), proofBy(b, { serverName: "api.other.com" })], pinned, 2)).message).toContain("proof 2 is of api.other.com");
-    expect(refusal(() => verifyQuorum([proofBy(a, { claims: [] }), proofBy(b, { claims: [] })], pinned, 2)).message).toContain("the proofs state no claim");
+    expect(refusalOf(() => verifyQuorum([proofBy(a), proofBy(b, { claims: [...CLAIMS, ...other] })], pinned, 2)).message).toBe("not a quorum of 2: proof 2 states 2 claims, proof 1 1");
+    expect(refusalOf(() => verifyQuorum([proofBy(a), proofBy(b, { serverName: "api.other.com" })], pinned, 2)).message).toContain("proof 2 is of api.other.com");
+    expect(refusalOf(() => verifyQuorum([proofBy(a, { claims: [] }), proofBy(b, { claims: [] })], pinned, 2)).message).toContain("the proofs state no claim");
   });
 
   test("each proof meets the caller's expectations; a quorum below 1 is the caller's mistake", () => {
     const proofs = [proofBy(keys[0]!), proofBy(keys[1]!)];
-    expect(refusal(() => verifyQuorum(proofs, pinned, 2, { claims: ["res:body:currency==USD"] })).message).toStartWith("proof 1: the proof states no claim");
-    for (const wrong of [0, 1.5, -1]) expect(refusal(() => verifyQuorum(proofs, pinned, wrong))).toMatchObject({ code: "config_invalid", message: "a quorum is a whole number from 1" });
+    expect(refusalOf(() => verifyQuorum(proofs, pinned, 2, { claims: ["res:body:currency==USD"] })).message).toStartWith("proof 1: the proof states no claim");
+    for (const wrong of [0, 1.5, -1]) expect(refusalOf(() => verifyQuorum(proofs, pinned, wrong))).toMatchObject({ code: "config_invalid", message: "a quorum is a whole number from 1" });
     // Separate proofs state no size of their own: the caller must.
-    expect(refusal(() => verifyQuorum(proofs, pinned))).toMatchObject({ code: "config_invalid", message: "a quorum needs --quorum, or a quorum proof that states its own" });
+    expect(refusalOf(() => verifyQuorum(proofs, pinned))).toMatchObject({ code: "config_invalid", message: "a quorum needs --quorum, or a quorum proof that states its own" });
   });
 
   test("what is not a proof is refused as verifyProof refuses it, named by its place", () => {
-    expect(refusal(() => verifyQuorum(["not json", proofBy(keys[1]!)], pinned, 2)).message).toStartWith("proof 1: invalid proof: not JSON");
-    expect(refusal(() => verifyQuorum([proofBy(keys[0]!), "null"], pinned, 2)).message).toBe("proof 2: invalid proof: not a JSON object");
+    expect(refusalOf(() => verifyQuorum(["not json", proofBy(keys[1]!)], pinned, 2)).message).toStartWith("proof 1: invalid proof: not JSON");
+    expect(refusalOf(() => verifyQuorum([proofBy(keys[0]!), "null"], pinned, 2)).message).toBe("proof 2: invalid proof: not a JSON object");
   });
 });
 
@@ -114,27 +105,27 @@ describe("a quorum proof (what a prover delivers for T-QUORUM)", () => {
     expect(verified.notaries).toHaveLength(2);
     expect(verified.requestLine).toBe("GET /v1/balance HTTP/1.1");
     // The verifier's quorum only raises the bar: 3 of a 2-notary quorum proof is refused, 1 still needs its own 2.
-    expect(refusal(() => verifyQuorum([bundle], pinned, 3)).message).toBe("not a quorum of 3: 2 distinct notaries signed them");
+    expect(refusalOf(() => verifyQuorum([bundle], pinned, 3)).message).toBe("not a quorum of 3: 2 distinct notaries signed them");
     expect(verifyQuorum([bundle], pinned, 1).required).toBe(2);
-    expect(refusal(() => verifyQuorum([bundle], pinned.slice(0, 1))).message).toStartWith("proof 2: invalid proof: signed by a different notary key");
+    expect(refusalOf(() => verifyQuorum([bundle], pinned.slice(0, 1))).message).toStartWith("proof 2: invalid proof: signed by a different notary key");
   });
 
   test("its written-out fields are checked against its signed proofs, never taken on trust", () => {
     const bundle = quorumProof(oneRequestBy(2), 2);
-    const lying = (change: Partial<QuorumProof>) => refusal(() => verifyQuorum([{ ...bundle, ...change }], pinned));
+    const lying = (change: Partial<QuorumProof>) => refusalOf(() => verifyQuorum([{ ...bundle, ...change }], pinned));
     expect(lying({ requestLine: "GET /v1/other HTTP/1.1" }).message).toBe("not a quorum of 2: the quorum proof's requestLine is not its proofs'");
     expect(lying({ claims: [{ kind: "value", subject: "res:body:currency", value: '"USD"' }] }).message).toBe("not a quorum of 2: the quorum proof's claims is not its proofs'");
     expect(lying({ serverName: "api.other.com" }).message).toBe("not a quorum of 2: the quorum proof's serverName is not its proofs'");
     expect(lying({ requestId: crypto.randomUUID() }).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
     // One proof of another request id is enough to refuse it.
     const mixed = quorumProof([proofBy(keys[0]!), proofBy(keys[1]!)], 2);
-    expect(refusal(() => verifyQuorum([mixed], pinned)).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
+    expect(refusalOf(() => verifyQuorum([mixed], pinned)).message).toBe("not a quorum of 2: the quorum proof's requestId is not its proofs'");
     // A quorum of one is no quorum proof, and its proofs are not dropped for fewer.
     expect(lying({ quorum: 1 }).message).toBe("invalid quorum proof: quorum: Invalid value: Expected >=2 but received 1");
     expect(lying({ proofs: bundle.proofs.slice(0, 1) }).code).toBe("proof_invalid");
     // Duplicate keys: JSON.parse keeps the last, another reader the first.
     const twice = JSON.stringify(bundle).replace('"quorum":2', '"quorum":3,"quorum":2');
-    expect(refusal(() => verifyQuorum([twice], pinned)).message).toStartWith("invalid quorum proof: ");
+    expect(refusalOf(() => verifyQuorum([twice], pinned)).message).toStartWith("invalid quorum proof: ");
     expect(verifyQuorum([JSON.stringify(bundle)], pinned).required).toBe(2);
   });
 
