@@ -9,6 +9,7 @@ import { SECRET_VALUE, startTarget } from "./target.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
 import { once } from "./once.ts";
 import { eventually } from "./wait.ts";
+import type { ProofMode } from "../src/proof/format.ts";
 
 const CLIENT_API_KEY = "client-api-key-7781-do-not-leak";
 const CARD_NUMBER = "4111-2222-3333-4444";
@@ -32,10 +33,11 @@ function revealedText(proof: { body: { transcript: Record<"sent" | "recv", { rev
 }
 
 /**
- * The proof pipeline end to end through a real `cli prover start` process (embedded notary, real MPC
- * sessions, a real local TLS server), and `cli verify` on what it delivered. Run against source and binary.
+ * The proof pipeline end to end through a real `cli prover start` process (embedded notary, a real local TLS
+ * server), and `cli verify` on what it delivered, in the prover's default mode `mode`. Run against source (MPC) and
+ * binary (proxy mode: the binary's MPC proves in test/cli/prove.binary.e2e.test.ts and the demo's test).
  */
-export function pipelineSuite(name: string, cli: CliCommand) {
+export function pipelineSuite(name: string, cli: CliCommand, mode: ProofMode) {
   describe(name, () => {
     let target: Server<undefined>;
     let prover: RunningProver;
@@ -44,7 +46,7 @@ export function pipelineSuite(name: string, cli: CliCommand) {
     beforeAll(async () => {
       work = scratchDir("pipeline");
       target = startTarget(tlsFixture());
-      prover = await startProver(cli, target.port!);
+      prover = await startProver(cli, target.port!, { PROVER_PROOF_MODE: mode });
     }, 120_000);
 
     afterAll(async () => {

@@ -1,8 +1,10 @@
 /**
  * One outcome per request id, with two real provers sharing a fresh PostgreSQL database: prover A reaches it
  * through a TCP proxy of this test's own (testkit/tcp-proxy.ts), so the database can stall or go away for A
- * alone while the server keeps running for everyone else; prover B reaches it directly. Real MPC sessions with
- * A's embedded notary. What is checked: a client is never handed a proof the store does not hold.
+ * alone while the server keeps running for everyone else; prover B reaches it directly. Proxy-mode sessions with
+ * A's embedded notary (the store's rules are the same in every mode), against a target that holds its answer: the
+ * session is still running when the link stalls or goes. What is checked: a client is never handed a proof the
+ * store does not hold.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL, type Server } from "bun";
@@ -13,10 +15,13 @@ import { type TcpProxy, startTcpProxy } from "../../testkit/tcp-proxy.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { tlsFixture } from "../../testkit/env.ts";
 import { eventually } from "../../testkit/wait.ts";
+import { sample, scrapeMetrics } from "../../testkit/metrics.ts";
 import { waitForLog } from "../../testkit/notary.ts";
 import { PG_URL } from "./backends.ts";
 
-const MPC_MS = 300_000;
+const PROOF_MS = 120_000;
+/** How long the target holds each answer: the time the test has to stall or cut A's link mid-session. */
+const HELD_MS = 3_000;
 const DATABASE = `test_outcome_${process.pid}`;
 /** The shortest instance timeout the configuration takes: A is declared dead 3-4 s after its last heartbeat. */
 const INSTANCE_TIMEOUT_S = "3";
@@ -37,19 +42,20 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
     return url.toString();
   };
   const proxy = (prover: RunningProver, requestId: string) =>
-    fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId } });
-  const subscribe = (prover: RunningProver, requestId: string) => openStream(`${prover.url}/proof/${requestId}`, MPC_MS);
+    fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/slow?ms=${HELD_MS}`, "T-REQUEST-ID": requestId } });
+  const subscribe = (prover: RunningProver, requestId: string) => openStream(`${prover.url}/proof/${requestId}`, PROOF_MS);
   const only = (events: SseEvent[]): SseEvent => {
     expect(events).toHaveLength(1);
     return events[0]!;
   };
-  /** Resolves once A's embedded notary runs a session: the id is claimed and its outcome not yet saved. */
-  const sessionRunning = () =>
-    eventually(
-      async () => ((await (await fetch(`${a.url}/pool`)).json()) as { notarySessions: number }).notarySessions,
-      (n) => n > 0,
-      MPC_MS,
-    );
+  /**
+   * Whether A runs a proxy-mode session for `requestId` and its id is claimed (A claims it while the session
+   * opens): the outcome is not yet saved. Checked within the target's hold.
+   */
+  const sessionRunning = async (requestId: string) => {
+    const running = async () => (sample(await scrapeMetrics(a.url), "tlsproof_proxy_mode_sessions") ?? 0) > 0 && (await state(requestId)) === "pending";
+    return eventually(running, (yes) => yes, HELD_MS * 2, { intervalMs: 50 });
+  };
   /** Proof messages in the store that name this request id. */
   const storedProofs = async (requestId: string) =>
     Number((await db`SELECT count(*)::int AS n FROM messages WHERE stream_id = 'proofs' AND raw_json LIKE ${`%${requestId}%`}`)[0].n);
@@ -63,7 +69,7 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
     db = new SQL(databaseUrl(), { max: 1 });
     const server = new URL(PG_URL);
     link = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
-    const env = { PROVER_INSTANCE_TIMEOUT: `${INSTANCE_TIMEOUT_S}s`, PROVER_HOST: "127.0.0.1" };
+    const env = { PROVER_INSTANCE_TIMEOUT: `${INSTANCE_TIMEOUT_S}s`, PROVER_HOST: "127.0.0.1", PROVER_PROOF_MODE: "proxy" };
     a = await startProver(SOURCE_CLI, target.port!, { ...env, PROVER_STORE_URL: databaseUrl(link.port) });
     b = await startProver(SOURCE_CLI, target.port!, { ...env, PROVER_STORE_URL: databaseUrl() });
   }, 120_000);
@@ -84,7 +90,7 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
       const requestId = crypto.randomUUID();
       const [atA, atB] = [await subscribe(a, requestId), await subscribe(b, requestId)];
       const answer = proxy(a, requestId).then(async (r) => ({ status: r.status, body: await r.text() }));
-      expect(await sessionRunning()).toBeGreaterThan(0);
+      expect(await sessionRunning(requestId)).toBe(true);
       link.pause();
       try {
         // A's heartbeats hang on the stalled link: B declares it dead and settles its id.
@@ -96,12 +102,12 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
       expect((await answer).status).toBe(200);
       expect(errorData(only(await atA.events))).toEqual({ requestId, ...STOPPED });
       expect(errorData(only(await atB.events))).toEqual({ requestId, ...STOPPED });
-      await waitForLog(a.process, a.log, new RegExp(`ERROR a proof was made for an id already settled.*requestId=${requestId}.*recorded=session_failed`), MPC_MS);
+      await waitForLog(a.process, a.log, new RegExp(`ERROR a proof was made for an id already settled.*requestId=${requestId}.*recorded=session_failed`), PROOF_MS);
       expect(await storedProofs(requestId)).toBe(0);
       // A late subscriber, on either prover, gets the same.
       for (const prover of [a, b]) expect(errorData(only(await (await subscribe(prover, requestId)).events))).toEqual({ requestId, ...STOPPED });
     },
-    MPC_MS,
+    PROOF_MS,
   );
 
   test(
@@ -110,7 +116,7 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
       const requestId = crypto.randomUUID();
       const atA = await subscribe(a, requestId);
       const answer = proxy(a, requestId).then((r) => r.status);
-      expect(await sessionRunning()).toBeGreaterThan(0);
+      expect(await sessionRunning(requestId)).toBe(true);
       link.cut();
       try {
         expect(await answer).toBe(200);
@@ -139,6 +145,6 @@ describe("two provers on PostgreSQL, one of them behind a link the test can stal
         expect(((await again.json()) as { error: { code: string } }).error.code).toBe("duplicate_request_id");
       }
     },
-    2 * MPC_MS,
+    2 * PROOF_MS,
   );
 });

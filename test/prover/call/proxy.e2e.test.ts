@@ -97,7 +97,8 @@ describe("/proxy answers and failures", () => {
   test("a target answering 404 is passed through without a proof unless asked", async () => {
     const requestId = crypto.randomUUID();
     const event = firstEvent(`${prover.url}/proof/${requestId}`, 240_000);
-    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId });
+    // Whether a failed answer is proven is the call's rule, the same in every mode: proxy mode's proofs are quick.
+    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ status: 404 });
     expect(response.headers.get("t-proof-id")).toBeNull();
@@ -106,7 +107,7 @@ describe("/proxy answers and failures", () => {
 
   test("with T-PROVE-FAILED-REQ the target's real 404 is proven, and cli verify accepts the proof", async () => {
     const requestId = crypto.randomUUID();
-    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true" });
+    const response = await proxy({ "T-PROXY-URL": url("/status/404"), "T-REQUEST-ID": requestId, "T-PROVE-FAILED-REQ": "true", "T-PROOF-MODE": "proxy" });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ status: 404 });
     expect(response.headers.get("t-proof-id")).toBe(requestId);

@@ -19,13 +19,14 @@ import { eventually, waitUntil } from "../../../testkit/wait.ts";
  * Proof delivery as a client of Verity's prover sees it (the `eventsource` package driven the way Verity's
  * TypeScript client drives it), and every outcome staying reachable by its request id: after the in-memory
  * retention (set to 0 here: every late read comes from the store), after a restart, after a crash.
- * Real `cli prover start` processes with their embedded notary, real MPC sessions, the local TLS target.
+ * Real `cli prover start` processes with their embedded notary, the local TLS target. Delivery is the same for
+ * every mode, so the proofs are proxy mode's (MPC's own waits and idle limit: test/hardening/sessions.e2e.test.ts).
  */
-const MPC_MS = 240_000;
+const PROOF_MS = 60_000;
 const ENV = {
+  PROVER_PROOF_MODE: "proxy",
   PROVER_PROOF_RETENTION: "0s",
   PROVER_UNKNOWN_REQUEST_TIMEOUT: "2s",
-  // Far shorter than an MPC setup's silence: /proxy calls pass only if MPC lifts the idle limit.
   PROVER_IDLE_TIMEOUT: "3s",
 };
 
@@ -79,7 +80,8 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
   const proxy = (requestId: string, path = "/data") =>
     fetch(`${prover.url}/proxy`, { headers: { "T-REQUEST-ID": requestId, "T-PROXY-URL": url(path) } });
   const errorCode = async (response: Response) => ({ status: response.status, code: ((await response.json()) as { error: { code: string } }).error.code });
-  const notarySessions = async () => ((await (await fetch(`${prover.url}/pool`)).json()) as { notarySessions: number }).notarySessions;
+  /** Proxy-mode proofs running now (the embedded notary's sessions for /proxy calls). */
+  const notarySessions = async () => sample(await scrapeMetrics(prover.url), "tlsproof_proxy_mode_sessions") ?? 0;
   const storedProofIds = async () => {
     const answer = (await (await fetch(`${prover.url}/stores/proofs/data/partitions/0/last?count=100`)).json()) as {
       messages: { content: { body: { requestId: string } } }[];
@@ -103,7 +105,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
   /** A call whose subscriber, registered first, gets the outcome while the prover settles the id. */
   async function subscribedCall(headers: Record<string, string>) {
     const requestId = crypto.randomUUID();
-    const event = firstEvent(proofUrl(requestId), MPC_MS);
+    const event = firstEvent(proofUrl(requestId), PROOF_MS);
     expect(await eventually(subscribers, (n) => n >= 1, 10_000)).toBeGreaterThanOrEqual(1);
     const response = await fetch(`${prover.url}/proxy`, { headers: { "T-REQUEST-ID": requestId, "T-PROXY-URL": url("/data"), ...headers } });
     return { requestId, response, event: await event };
@@ -176,7 +178,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       expect(verified.exitCode).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, serverName: TARGET_HOST, requestId: proof.body.requestId });
     },
-    MPC_MS,
+    PROOF_MS,
   );
 
   test(
@@ -192,7 +194,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       const failure = JSON.parse(result.error!.data as string) as { requestId: string; code: string };
       expect(failure.code).toBe("target_request_failed");
     },
-    MPC_MS,
+    PROOF_MS,
   );
 
   test("an EventSource that does not close after the error is told not to come back (204), not left reconnecting", async () => {
@@ -207,7 +209,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     expect(errors).toHaveLength(3);
     const reconnect = await fetch(proofUrl(failedId), { headers: { "last-event-id": failedId } });
     expect(reconnect.status).toBe(204);
-  }, MPC_MS);
+  }, PROOF_MS);
 
   test("late subscribers (retention 0: from the store) get the same outcomes; the ids cannot be used again", async () => {
     for (const { requestId, ...outcome } of [await provedSeen(), await refusedSeen()]) {
@@ -217,7 +219,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       expect(events[0]!.event).toBe(outcome.kind === "proof" ? "message" : "error");
       expect(await errorCode(await proxy(requestId))).toEqual({ status: 400, code: "duplicate_request_id" });
     }
-  }, MPC_MS);
+  }, PROOF_MS);
 
   test("a subscriber to an id no /proxy call uses gets unknown_request after the timeout, and the stream ends", async () => {
     const requestId = crypto.randomUUID();
@@ -242,7 +244,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       expect(await storedProofIds()).not.toContain(requestId);
       expect(await eventually(notarySessions, (n) => n === 0, 10_000)).toBe(0);
     },
-    MPC_MS,
+    PROOF_MS,
   );
 
   test(
@@ -253,7 +255,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       expect(errorData(live)).toMatchObject({ requestId, code: "storage_failed" });
       expect(late?.data).toBe(live.data);
     },
-    MPC_MS,
+    PROOF_MS,
   );
 
   test(
@@ -270,14 +272,15 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       }
       expect(proofData(await firstEvent(proofUrl(seen[0]!.requestId), 10_000)).publicKey).toBe(prover.notaryPubPem);
     },
-    MPC_MS * 2,
+    PROOF_MS * 2,
   );
 
   test(
     "an id in flight when the prover is killed settles as failed at the next start (not pending for ever)",
     async () => {
       const requestId = crypto.randomUUID();
-      const call = proxy(requestId).catch((error: unknown) => error);
+      // The target holds its answer: the proof is still running when the prover is killed.
+      const call = proxy(requestId, "/slow?ms=60000").catch((error: unknown) => error);
       expect(await eventually(notarySessions, (n) => n === 1, 30_000)).toBe(1);
       prover.process.kill("SIGKILL");
       await prover.process.exited;
@@ -291,7 +294,7 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     120_000,
   );
 
-  test("a client sending its body slowly is cut by the idle limit (MPC has not started)", async () => {
+  test("a client sending its body slowly is cut by the idle limit (no proof has started)", async () => {
     const { port, hostname } = new URL(prover.url);
     let closed!: () => void;
     const cut = new Promise<void>((resolve) => (closed = resolve));
@@ -336,6 +339,6 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
       // Closed within the helper's 15 s wait tells a limit in force from one left lifted.
       expect([proxied.msIdleBeforeClose, streamed.msIdleBeforeClose].filter((ms) => !Number.isFinite(ms))).toEqual([]);
     },
-    MPC_MS,
+    PROOF_MS,
   );
 });
