@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { TEST_SESSION, scratchDir, tlsFixture } from "./env.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
 import { waitUntil } from "./wait.ts";
-import { type ProverServer, startProverServer } from "../src/app/prover.ts";
+import { type FurtherModes, type ProverServer, startProverServer } from "../src/app/prover.ts";
 import { loadProverConfig } from "../src/config/prover.ts";
 import { createLogger } from "../src/base/log.ts";
 
@@ -114,7 +114,11 @@ export async function runCli(cli: CliCommand, args: string[], stdin?: string, en
  * The composed prover server in this process (what `cli prover start` runs), with its embedded notary, trusting
  * the test CA and mapping the test host to the local target on `targetPort`; `env` adds or overrides settings.
  */
-export async function startProverInProcess(targetPort: number, env: Record<string, string> = {}): Promise<{ server: ProverServer; dataDir: string }> {
+export async function startProverInProcess(
+  targetPort: number,
+  env: Record<string, string> = {},
+  further: FurtherModes = {},
+): Promise<{ server: ProverServer; dataDir: string }> {
   const dataDir = env.PROVER_DATA_DIR ?? scratchDir("prover");
   const config = loadProverConfig({
     PROVER_PORT: "0",
@@ -127,5 +131,5 @@ export async function startProverInProcess(targetPort: number, env: Record<strin
     TLSN_TEST_TRUST_ANCHOR: tlsFixture().caPath,
     ...env,
   });
-  return { server: await startProverServer(config, createLogger({ level: "error" })), dataDir };
+  return { server: await startProverServer(config, createLogger({ level: "error" }), further), dataDir };
 }

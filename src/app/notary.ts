@@ -12,7 +12,7 @@ import type { Logger } from "../base/log.ts";
 import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
-import { BUILT_IN_MODES } from "../proof/modes.ts";
+import { BUILT_IN_MODES, knowModeFacts } from "../proof/modes.ts";
 import { ATTESTATION_WAIT_MS, NotaryInfo, modeRoutes } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../base/version.ts";
 import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
@@ -21,7 +21,7 @@ import { IDLE_TIMEOUT_S } from "../notary/limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type NotaryMode, NotaryModes, type NotarySocketData, registeredNotaryModes } from "../notary/modes.ts";
+import { type NotaryMode, type NotaryModeBackend, NotaryModes, type NotarySocketData } from "../notary/modes.ts";
 import { mpcNotaryMode } from "../notary/mpc/mode.ts";
 import { MpcSessions } from "../notary/mpc/sessions.ts";
 import { type ProxyModeOptions, proxyNotaryMode } from "../notary/proxy-mode/mode.ts";
@@ -51,6 +51,8 @@ export interface NotaryServerOptions {
   testTrustAnchor: boolean;
   /** Proxy mode, when the notary offers it. */
   proxy?: ProxyModeOptions;
+  /** Modes beyond the built-in ones, each made for this notary by its backend (docs/design.md, "How to add a mode"). */
+  furtherModes?: readonly NotaryModeBackend[];
   log: Logger;
 }
 
@@ -132,8 +134,8 @@ function attestationContext(options: NotaryServerOptions): AttestationContext {
 }
 
 /**
- * The modes this notary offers: MPC always, proxy mode when its options are given, then every mode registered
- * (src/notary/modes.ts). Each gets its metrics' refusal counter and its own limits.
+ * The modes this notary offers: MPC always, proxy mode when its options are given, then the further modes it was
+ * given (src/notary/modes.ts). Each gets its metrics' refusal counter and its own limits.
  */
 function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, metrics: NotaryMetrics): NotaryModes {
   const modes: NotaryMode[] = [mpcNotaryMode(mpcSessions, options.sessions)];
@@ -141,7 +143,8 @@ function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, me
     const proxySessions = new ProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
     modes.push(proxyNotaryMode(proxySessions, options.proxy));
   }
-  modes.push(...registeredNotaryModes({ log: options.log, testTrustAnchor: options.testTrustAnchor }));
+  const context = { log: options.log, testTrustAnchor: options.testTrustAnchor };
+  modes.push(...(options.furtherModes ?? []).map((backend) => backend.create(context)));
   return new NotaryModes(modes);
 }
 
@@ -210,6 +213,8 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
   const bridge = startLoopbackBridge();
   const sessions = new MpcSessions(options.sessions, bridge, options.verifiers, options.log);
   const metrics = new NotaryMetrics({ activeSessions: () => sessions.active(), failedSessions: () => sessions.failures() });
+  // It signs the further modes' attestations under their facts: known while it runs.
+  const forgetFacts = knowModeFacts((options.furtherModes ?? []).map((backend) => backend.facts));
   const modes = offeredModes(options, sessions, metrics);
   let stopping = false;
   // The largest request body: a proxy proof's answer may be far larger than an MPC session's, and its spans with it.
@@ -235,6 +240,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
       server.stop(true);
       bridge.stop();
       await ledger.close();
+      forgetFacts();
     },
   };
 }

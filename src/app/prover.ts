@@ -43,7 +43,9 @@ import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
 import { type MpcNotary, discardSession, mpcNotarySessions } from "../prover/mpc/notary-sessions.ts";
 import { proxyProvingMode } from "../prover/proxy-mode/mode.ts";
 import { type ProofLifecycle, proofLifecycle } from "../prover/proving/lifecycle.ts";
-import { ProvingModes } from "../prover/proving/registry.ts";
+import { type ProvingModeBackend, ProvingModes } from "../prover/proving/registry.ts";
+import { knowModeFacts } from "../proof/modes.ts";
+import type { NotaryModeBackend } from "../notary/modes.ts";
 import { type IdleLimit, idleLimit } from "../http/idle-limit.ts";
 import { proofRoutes } from "../prover/delivery/routes.ts";
 import { type TurnGate, createTurnGate } from "../prover/mpc/pool/turn-gate.ts";
@@ -87,7 +89,7 @@ interface Notaries {
 }
 
 /** The engine hosts, the embedded notary (unless remote notaries are configured), and one client of the notaries. */
-async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | undefined, log: Logger): Promise<Notaries> {
+async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | undefined, further: FurtherModes, log: Logger): Promise<Notaries> {
   const hosts = await EngineHosts.start({
     count: config.engine.hosts,
     embeddedNotary: config.notary.urls.length === 0,
@@ -120,6 +122,7 @@ async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | 
       testTrustAnchor: Boolean(testTrustAnchorPem),
       // Proxy mode under the prover's own target policy: `npm start` proves in either mode.
       proxy: { ...config.proxyMode.embedded, trustAnchorsPem: trustAnchors(testTrustAnchorPem) },
+      furtherModes: further.notary,
       log: log.child({ component: "notary" }),
     });
     log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
@@ -183,8 +186,8 @@ interface ModeParts {
   trustAnchorsPem: readonly string[];
 }
 
-/** The built-in modes' backends, and every mode registered (src/prover/proving/registry.ts). */
-function provingModes(config: ProverConfig, parts: ModeParts, log: Logger): ProvingModes {
+/** The built-in modes' backends, and the further ones made for this prover (src/prover/proving/registry.ts). */
+function provingModes(config: ProverConfig, parts: ModeParts, further: readonly ProvingModeBackend[], log: Logger): ProvingModes {
   const { notary, trustAnchorsPem } = parts;
   const { policy, connectTimeoutMs, responseTimeoutMs } = config.proxy;
   const mpc = mpcProvingMode({
@@ -206,7 +209,7 @@ function provingModes(config: ProverConfig, parts: ModeParts, log: Logger): Prov
     responseTimeoutMs,
     sessionTimeoutMs: config.proxyMode.embedded.sessionTimeoutMs,
   });
-  return new ProvingModes([mpc, proxy], { notary, policy, trustAnchorsPem, connectTimeoutMs, responseTimeoutMs, log });
+  return new ProvingModes([mpc, proxy], further, { notary, policy, trustAnchorsPem, connectTimeoutMs, responseTimeoutMs, log });
 }
 
 /** What the routes serve. */
@@ -322,29 +325,47 @@ function serve(server: Server<undefined>, config: ProverConfig, app: AnyElysia, 
  * the folder. A second prover on a taken port or a held folder stops before it touches the folder: the ids its
  * owner is proving stay its owner's.
  */
-export async function startProverServer(config: ProverConfig, log: Logger): Promise<ProverServer> {
+/**
+ * Modes beyond the built-in ones (docs/design.md, "How to add a mode"): their prover sides, made for this prover by
+ * their backends, and their notary sides, for its embedded notary.
+ */
+export interface FurtherModes {
+  proving?: readonly ProvingModeBackend[];
+  notary?: readonly NotaryModeBackend[];
+}
+
+export async function startProverServer(config: ProverConfig, log: Logger, further: FurtherModes = {}): Promise<ProverServer> {
   // Settings set under their former names: said once, at start.
   for (const line of config.deprecated) log.warn(line);
   const server = listen(config);
   let lock: FolderLock | undefined;
+  // Its notary client reads the further modes' facts: known while it runs.
+  const forgetFacts = knowModeFacts((further.proving ?? []).map((backend) => backend.facts));
   try {
     lock = lockFolder(config.dataDir, "PROVER_DATA_DIR");
-    return await startOnPort(server, lock, config, log);
+    return await startOnPort(server, { lock, forgetFacts }, config, further, log);
   } catch (error) {
     lock?.release();
+    forgetFacts();
     server.stop(true);
     throw error;
   }
 }
 
-async function startOnPort(server: Server<undefined>, lock: FolderLock, config: ProverConfig, log: Logger): Promise<ProverServer> {
+/** What a prover releases last when it stops: its data folder's lock, and the further modes' facts. */
+interface Held {
+  lock: FolderLock;
+  forgetFacts(): void;
+}
+
+async function startOnPort(server: Server<undefined>, held: Held, config: ProverConfig, further: FurtherModes, log: Logger): Promise<ProverServer> {
   const testTrustAnchorPem = readTrustAnchor(config.engine.testTrustAnchorPath);
   if (testTrustAnchorPem) {
     log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; proofs made now are flagged as test proofs", {
       path: config.engine.testTrustAnchorPath,
     });
   }
-  const notaries = await startNotaries(config, testTrustAnchorPem, log);
+  const notaries = await startNotaries(config, testTrustAnchorPem, further, log);
   const { hosts, embedded, notary } = notaries;
   // MPC sessions as the engine and the warm pool ask the notaries for them.
   const mpcNotary = mpcNotarySessions(notary);
@@ -377,7 +398,8 @@ async function startOnPort(server: Server<undefined>, lock: FolderLock, config: 
   const endpointSizes = new EndpointSizes(config.pool.learnEndpoints);
   const exchanges = createTurnGate(config.pool.concurrentExchanges);
   const trustAnchorsPem = trustAnchors(testTrustAnchorPem);
-  const modes = provingModes(config, { notary, mpcNotary, bridge, pool, slots, proxySlots, answerBytes, endpointSizes, exchanges, trustAnchorsPem }, log);
+  const modeParts = { notary, mpcNotary, bridge, pool, slots, proxySlots, answerBytes, endpointSizes, exchanges, trustAnchorsPem };
+  const modes = provingModes(config, modeParts, further.proving ?? [], log);
   /** Aborted once the shutdown grace has run out with proofs still running. */
   const graceOver = new AbortController();
   const lifecycle = proofLifecycle({ notary, delivery, shutdown: graceOver.signal, timeProxy: (call) => metrics.proxyTimer(call), log });
@@ -399,7 +421,7 @@ async function startOnPort(server: Server<undefined>, lock: FolderLock, config: 
     async stop(graceMs = 0) {
       stopping = true;
       const active = () => slots.active() + proxySlots.active();
-      await stopRunning({ server, lifecycle, graceOver, active, delivery, pool, notary, opened, embedded, bridge, hosts, lock }, graceMs, log);
+      await stopRunning({ server, lifecycle, graceOver, active, delivery, pool, notary, opened, embedded, bridge, hosts, held }, graceMs, log);
     },
   };
 }
@@ -418,7 +440,7 @@ interface RunningParts {
   embedded?: NotaryServer;
   bridge: LoopbackBridge;
   hosts: EngineHosts;
-  lock: FolderLock;
+  held: Held;
 }
 
 async function stopRunning(parts: RunningParts, graceMs: number, log: Logger): Promise<void> {
@@ -442,5 +464,6 @@ async function stopRunning(parts: RunningParts, graceMs: number, log: Logger): P
   await parts.hosts.stop();
   await opened.retention?.stop();
   await opened.store.close();
-  parts.lock.release();
+  parts.held.lock.release();
+  parts.held.forgetFacts();
 }

@@ -5,15 +5,16 @@
  * those schemas (session-routes.ts, with src/http/route.ts; sockets.ts), the refusals before a body is read
  * (admission.ts), the attestation path and its one proof-body builder (attestation.ts, attest.ts).
  *
- * The built-in modes' backends are built by the composition root (src/app/notary.ts); a further mode registers
- * its backend here, with one call, before the notary starts (docs/design.md, "How to add a mode").
+ * The built-in modes' backends are built by the composition root (src/app/notary.ts); a further mode's backend is
+ * given to the notary server as an option (`furtherModes`), made for it with its context (docs/design.md, "How to add
+ * a mode").
  */
 import type { ServerWebSocket } from "bun";
 import type * as v from "valibot";
 import type { SessionTraffic } from "../core/session-traffic.ts";
 import type { ErrorCode } from "../core/errors.ts";
 import type { Logger } from "../base/log.ts";
-import { type ModeFacts, ModeBackends } from "../proof/modes.ts";
+import type { ModeFacts } from "../proof/modes.ts";
 import type { AttestationRequest } from "../protocol/notary.ts";
 import type { VerifiedTranscript } from "./verified-transcript.ts";
 
@@ -86,29 +87,18 @@ export interface NotaryMode<Declared extends AttestationRequest = AttestationReq
   closeAll(reason: string): void;
 }
 
-/** What the notary gives a registered mode's backend when it starts. */
+/** What the notary gives a further mode's backend when it starts. */
 export interface NotaryModeContext {
   log: Logger;
   /** The notary signs under a test trust anchor (TLSN_TEST_TRUST_ANCHOR). */
   testTrustAnchor: boolean;
 }
 
-/** A mode registered from outside the built-in set: its facts, and how its backend is made when a notary starts. */
+/** A mode from outside the built-in set: its facts, and how its backend is made when a notary starts. */
 export interface NotaryModeBackend {
   facts: ModeFacts;
   create(context: NotaryModeContext): NotaryMode;
 }
-
-const registered = new ModeBackends<NotaryModeBackend>("notary");
-
-/**
- * Registers a mode's notary side, and its facts for this process's verifier: notaries started afterwards offer it.
- * Returns the call that forgets it again.
- */
-export const registerNotaryMode = (backend: NotaryModeBackend): (() => void) => registered.register(backend);
-
-/** The registered modes' backends, made for a notary that starts now. */
-export const registeredNotaryModes = (context: NotaryModeContext): NotaryMode[] => registered.all().map((backend) => backend.create(context));
 
 /** The modes one notary offers, by name. */
 export class NotaryModes {

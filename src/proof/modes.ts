@@ -1,11 +1,11 @@
 /**
  * The proof modes: how a notary took part in an exchange, and the facts a verifier and a reader need of each, in
  * one table. The verifier's rules (check.ts), the EVM attestation's type (evm-attestation.ts), `cli verify`'s
- * report and the viewer (render.ts) read it; so do the prover's and the notary's registries of mode backends.
+ * report and the viewer (render.ts) read it, and the prover's and notary's servers.
  *
  * How verifiers learn the modes: the built-in modes are always known; another mode is known to a process once it
- * registered that mode's facts (`registerModeFacts`, done by registering the mode's prover or notary side). A proof
- * of a mode the verifier does not know is refused as invalid: `cli verify` accepts the built-in modes only.
+ * registered that mode's facts (`registerModeFacts`; a server given a further mode's backend does so while it runs).
+ * A proof of a mode the verifier does not know is refused as invalid: `cli verify` accepts the built-in modes only.
  */
 
 export interface ModeFacts {
@@ -98,37 +98,15 @@ export function unknownModeProblem(mode: string): string | null {
 }
 
 /**
- * The backends of the modes registered on one side (the prover's, the notary's): registering one registers its
- * facts too, and the call returned forgets both.
+ * Makes further modes' facts known while a server offering them runs (its notary signs their attestations, its
+ * prover's notary client reads them): the facts not known yet are registered, and the call returned forgets those
+ * again. A mode a server makes from a backend must not clash with one known under other facts.
  */
-export class ModeBackends<Backend extends { facts: ModeFacts }> {
-  private readonly registered = new Map<string, Backend>();
-
-  constructor(private readonly side: string) {}
-
-  register(backend: Backend): () => void {
-    const { name } = backend.facts;
-    if (this.registered.has(name)) throw new Error(`a ${this.side} backend for mode ${name} is registered already`);
-    const forgetFacts = registerModeFacts(backend.facts);
-    this.registered.set(name, backend);
-    return () => {
-      if (this.registered.get(name) !== backend) return;
-      this.registered.delete(name);
-      forgetFacts();
-    };
-  }
-
-  has(name: string): boolean {
-    return this.registered.has(name);
-  }
-
-  names(): string[] {
-    return [...this.registered.keys()];
-  }
-
-  all(): Backend[] {
-    return [...this.registered.values()];
-  }
+export function knowModeFacts(further: readonly ModeFacts[]): () => void {
+  const forgets = further.filter((facts) => modeFacts(facts.name) !== facts).map((facts) => registerModeFacts(facts));
+  return () => {
+    for (const forget of forgets) forget();
+  };
 }
 
 /** A mode as a report line says it: its name and what the notary saw. */

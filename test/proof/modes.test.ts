@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import { attestationTypeName, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
-import { BUILT_IN_MODES, type ModeFacts, knownModes, modeFacts, registerModeFacts } from "../../src/proof/modes.ts";
+import { BUILT_IN_MODES, type ModeFacts, knowModeFacts, knownModes, modeFacts, registerModeFacts } from "../../src/proof/modes.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../src/proof/render.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
@@ -71,6 +71,23 @@ describe("the modes a verifier knows", () => {
     } finally {
       forget();
     }
+  });
+
+  test("a server's further modes are known while it runs: those not known yet, forgotten again; a clash is refused", () => {
+    const forgetRegistered = registerModeFacts(TEE);
+    const other: ModeFacts = { ...TEE, name: "tee-other" };
+    try {
+      const forget = knowModeFacts([TEE, other]);
+      expect(knownModes()).toEqual(["mpc", "proxy", "tee-test", "tee-other"]);
+      forget();
+      // Known before the server made it known: still known once it stops.
+      expect(knownModes()).toEqual(["mpc", "proxy", "tee-test"]);
+      expect(() => knowModeFacts([{ ...TEE }])).toThrow("the mode tee-test is known already");
+      expect(() => knowModeFacts([{ ...TEE, name: "mpc" }])).toThrow("the mode mpc is known already");
+    } finally {
+      forgetRegistered();
+    }
+    expect(knownModes()).toEqual(["mpc", "proxy"]);
   });
 
   test("a mode's name in a proof is a name, not any text", () => {

@@ -13,8 +13,8 @@ import { parseRedactions } from "../../redaction/index.ts";
 import { CLAIM_SALT, type ClaimRequest, parseClaims, RECIPIENT } from "../../claims/grammar.ts";
 import { SizeHeaders } from "../exchange/requested-sizes.ts";
 import type { ProxyReveal } from "../proving/mode.ts";
-import { isProvingMode, provingModeNames } from "../proving/registry.ts";
 import { MAX_QUORUM } from "../../proof/quorum.ts";
+import { MODE_NAME } from "../../proof/modes.ts";
 
 /** A header that may be left out: its value trimmed and in lower case, then checked by `rest`. */
 const optionalWord = <const T extends readonly string[]>(words: T, message: string, description: string, defaultWord?: T[number]) =>
@@ -56,9 +56,10 @@ export const ProxyHeaders = v.object({
       v.trim(),
       v.toLowerCase(),
       // Empty: the default mode, as when the header is absent.
-      v.check((mode) => mode === "" || isProvingMode(mode), () => `T-PROOF-MODE must be ${provingModeNames().join(" or ")}`),
+      // Whether this prover offers it is the route's to say (its modes are its own).
+      v.check((mode) => mode === "" || MODE_NAME.test(mode), "T-PROOF-MODE must be a mode's name: mpc, proxy, or another this prover offers"),
       v.description(
-        "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; docs/proxy-mode.md), or a mode this prover registered; default PROVER_PROOF_MODE",
+        "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; docs/proxy-mode.md), or a further mode this prover offers; default PROVER_PROOF_MODE",
       ),
     ),
   ),

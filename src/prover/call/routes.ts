@@ -123,7 +123,7 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
   if (!isExchangeMethod(method)) throw new AppError("unsupported_method", `method ${method} cannot be proven; use GET, POST, PUT or DELETE`);
   const modeName = headers.mode ?? deps.defaultMode;
   const mode = deps.modes.get(modeName);
-  if (!mode) throw new AppError("invalid_header", `T-PROOF-MODE ${modeName} is not offered by this prover`);
+  if (!mode) throw new AppError("invalid_header", `T-PROOF-MODE must be ${deps.modes.names().join(" or ")}`);
   checkClaims(headers, mode.facts);
   const exchange: ExchangeRequest = {
     method,

@@ -73,7 +73,7 @@ describe("the /proxy headers, parsed once", () => {
     [{ ...base, "t-redacted-unmatched": "" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
     [{ ...base, "t-redacted-unmatched": "allow,refuse" }, "invalid_header", "T-REDACTED-UNMATCHED must be allow or refuse"],
     [{ ...base, "t-prove-failed-req": "maybe" }, "invalid_header", "T-PROVE-FAILED-REQ must be true or false"],
-    [{ ...base, "t-proof-mode": "fast" }, "invalid_header", "T-PROOF-MODE must be mpc or proxy"],
+    [{ ...base, "t-proof-mode": "fast mode" }, "invalid_header", "T-PROOF-MODE must be a mode's name: mpc, proxy, or another this prover offers"],
     [{ ...base, "t-proxy-reveal": "all" }, "invalid_header", "T-PROXY-REVEAL must be none or request"],
     [{ ...base, "t-proxy-reveal": "" }, "invalid_header", "T-PROXY-REVEAL must be none or request"],
     [{ ...base, "t-max-recv-data": "lots" }, "invalid_header", "header: t-max-recv-data: must be a whole number of bytes"],
@@ -92,7 +92,7 @@ describe("the /proxy headers, parsed once", () => {
   test("the first refusal in the schema's order wins", () => {
     expect(refusal({ "t-proxy-url": "ftp://x", "t-request-id": "42" }).code).toBe("invalid_header");
     expect(refusal({ "t-proxy-url": URL_, "t-request-id": "42", "t-redacted": "bogus:x" }).code).toBe("invalid_request_id");
-    expect(refusal({ ...base, "t-redacted": "bogus:x", "t-proof-mode": "fast" }).code).toBe("invalid_redaction");
+    expect(refusal({ ...base, "t-redacted": "bogus:x", "t-proof-mode": "fast mode" }).code).toBe("invalid_redaction");
   });
 
   test("claims: T-CLAIM parsed with its own code, the salt and recipient checked, neither echoed in a refusal", () => {

@@ -105,7 +105,7 @@ function standInMode(policy: TargetPolicy, trustAnchorsPem: readonly string[]): 
   };
 }
 
-/** The mode's notary side, as registered: it dials targets under `policy` and trusts `trustAnchorsPem`. */
+/** The mode's notary side, as given to a notary: it dials targets under `policy` and trusts `trustAnchorsPem`. */
 export const standInNotary = (policy: TargetPolicy, trustAnchorsPem: readonly string[]): NotaryModeBackend => ({
   facts: STAND_IN,
   create: () => standInMode(policy, trustAnchorsPem),

@@ -61,5 +61,5 @@ function standInMode(context: ProvingContext): ProvingMode {
   };
 }
 
-/** The mode's prover side, as registered. */
+/** The mode's prover side, as given to a prover. */
 export const standInProver: ProvingModeBackend = { facts: STAND_IN, create: standInMode };

@@ -7,12 +7,11 @@ import type { ProverServer } from "../../../../src/app/prover.ts";
 import { trustAnchors } from "../../../../src/engine/trust-anchor.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
 import { createLogger } from "../../../../src/base/log.ts";
-import { registerNotaryMode } from "../../../../src/notary/modes.ts";
+import type { NotaryModeBackend } from "../../../../src/notary/modes.ts";
 import { generateKey } from "../../../../src/proof/keys.ts";
 import { modeFacts } from "../../../../src/proof/modes.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../../../src/proof/render.ts";
 import { verifyProof } from "../../../../src/proof/verify.ts";
-import { registerProvingMode } from "../../../../src/prover/proving/registry.ts";
 import { tlsFixture } from "../../../../testkit/env.ts";
 import { SOURCE_CLI, runCli, startProverInProcess } from "../../../../testkit/prover.ts";
 import { openStream, proofData } from "../../../../testkit/sse.ts";
@@ -23,31 +22,30 @@ import { standInNotary } from "./notary.ts";
 import { standInProver } from "./prover.ts";
 
 /**
- * A third mode costs one folder: this one's prover side and notary side (beside this file), each registered with one
- * call, give a signed proof through the real /proxy of the composed prover server (what `cli prover start` runs) with
- * its embedded notary. The proof verifies with verifyProof (what `cli verify` runs) and the viewer's report code in a
- * process that knows the mode; `cli verify`, which does not, refuses it.
+ * A third mode costs one folder: this one's prover side and notary side (beside this file), each given to the server
+ * as an option, give a signed proof through the real /proxy of the composed prover server (what `cli prover start`
+ * runs) with its embedded notary. The proof verifies with verifyProof (what `cli verify` runs) and the viewer's report
+ * code in a process that knows the mode (this one, while the server runs); `cli verify`, which does not, refuses it.
  */
 let target: Server<undefined>;
 let server: ProverServer;
 let dataDir: string;
-let forget: (() => void)[] = [];
+let notarySide: NotaryModeBackend;
 
 beforeAll(async () => {
   const tls = tlsFixture();
   target = startTarget(tls);
   const policy = { allowPrivateTargets: true, resolve: new Map([[`${TARGET_HOST}:${target.port}`, "127.0.0.1"]]), allowedHosts: [], allowedPorts: [] };
-  forget = [registerProvingMode(standInProver), registerNotaryMode(standInNotary(policy, trustAnchors(tls.caPem)))];
-  ({ server, dataDir } = await startProverInProcess(target.port!));
+  notarySide = standInNotary(policy, trustAnchors(tls.caPem));
+  ({ server, dataDir } = await startProverInProcess(target.port!, {}, { proving: [standInProver], notary: [notarySide] }));
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
   target?.stop(true);
-  for (const undo of forget) undo();
 }, 60_000);
 
-test("a mode registered from its own folder proves through /proxy, and verifies where it is known", async () => {
+test("a mode given to the servers from its own folder proves through /proxy, and verifies where it is known", async () => {
   const requestId = crypto.randomUUID();
   const stream = await openStream(`${server.url}/proof/${requestId}`, 30_000);
   const response = await fetch(`${server.url}/proxy`, {
@@ -77,7 +75,7 @@ test("a mode registered from its own folder proves through /proxy, and verifies 
   expect(modeFacts(report.mode)?.summary).toBe(STAND_IN.summary);
   expect(renderVerifiedProof(verified)).toContain(`Proof mode:   stand-in (${STAND_IN.summary})`);
 
-  // A verifier that never registered the mode (cli verify, another process) refuses the proof.
+  // A verifier that does not know the mode (cli verify, another process) refuses the proof.
   const proofPath = join(dataDir, "stand-in-proof.json");
   writeFileSync(proofPath, proofText);
   const cli = await runCli(SOURCE_CLI, ["verify", "--allow-test-anchor", "--notary-pub-key", join(dataDir, "notary.pub"), "--proof", proofPath]);
@@ -105,6 +103,7 @@ test("its notary routes are declared from its own schemas: validated by them, gu
     verifiers: localVerifiers,
     key: generateKey("secp256k1"),
     testTrustAnchor: true,
+    furtherModes: [notarySide],
     log: createLogger({ level: "error" }),
   });
   try {
