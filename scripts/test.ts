@@ -1,8 +1,10 @@
 /**
- * `npm test`: the whole suite in two lanes side by side, one file at a time in each. The files that run MPC
- * sessions go in one lane: an MPC session keeps both cores busy, and two at once slow each other more than they gain
- * (BENCHMARKS.md, "The test suite's time"); every other file runs in the other lane. Each lane's output is passed
- * on whole lines; at the end each lane's time is printed, and the exit code is non-zero when either failed.
+ * `npm test`: the whole suite, in two workers side by side (the 2 cores CI has). An MPC session keeps both cores
+ * busy, and two at once slow each other more than they gain (BENCHMARKS.md, "The test suite's time"), so the
+ * files that start MPC sessions go one after another in the first worker, heaviest first, while the second runs
+ * every other file; once done, the second takes MPC files from the light end until none is left. Output passes on
+ * in whole lines; at the end each worker's time and the MPC files' time are printed, and the exit code is non-zero
+ * when any run failed.
  *
  * With arguments (`npm test -- test/store`), it is plain `bun test` with them.
  */
@@ -11,57 +13,88 @@ import { Glob } from "bun";
 
 const BUN_TEST = [process.execPath, "test", "--timeout", "60000"];
 
-/** The test files that start real MPC sessions (a file that does and is not listed only runs in the wrong lane). */
+/**
+ * The test files that start real MPC sessions, heaviest first (by their times in CI). A file that starts one and is
+ * not listed only runs beside another MPC file.
+ */
 const MPC_FILES = [
-  "test/cli/demo.binary.e2e.test.ts",
-  "test/cli/own-api.e2e.test.ts",
-  "test/cli/prove.binary.e2e.test.ts",
-  "test/claims/claims.e2e.test.ts",
-  "test/client/client.e2e.test.ts",
-  "test/deploy/cluster.test.ts",
-  "test/engine/exchange-watch.e2e.test.ts",
-  "test/engine/host/engine-hosts.e2e.test.ts",
-  "test/engine/worker.e2e.test.ts",
   "test/hardening/dishonest-prover.e2e.test.ts",
   "test/hardening/faults.e2e.test.ts",
-  "test/hardening/remote-notary.e2e.test.ts",
+  "test/cli/prove.binary.e2e.test.ts",
   "test/hardening/sessions.e2e.test.ts",
-  "test/metrics/metrics.e2e.test.ts",
-  "test/notary/remote.e2e.test.ts",
-  "test/notary/server.process.test.ts",
-  "test/prover/call/proxy.e2e.test.ts",
-  "test/prover/mpc/pool/pool-sized.e2e.test.ts",
-  "test/prover/mpc/pool/pool-stall.e2e.test.ts",
+  "test/deploy/cluster.test.ts",
   "test/prover/mpc/pool/pool.e2e.test.ts",
-  "test/prover/mpc/pool/setup-retry.e2e.test.ts",
+  "test/prover/mpc/pool/pool-stall.e2e.test.ts",
+  "test/engine/worker.e2e.test.ts",
   "test/prover/pipeline.source.e2e.test.ts",
-  "test/redaction/defaults.e2e.test.ts",
+  "test/prover/mpc/pool/setup-retry.e2e.test.ts",
+  "test/prover/mpc/pool/pool-sized.e2e.test.ts",
+  "test/engine/host/engine-hosts.e2e.test.ts",
+  "test/engine/exchange-watch.e2e.test.ts",
+  "test/cli/own-api.e2e.test.ts",
+  "test/cli/demo.binary.e2e.test.ts",
+  "test/claims/claims.e2e.test.ts",
+  "test/hardening/remote-notary.e2e.test.ts",
+  "test/notary/remote.e2e.test.ts",
+  "test/prover/call/proxy.e2e.test.ts",
+  "test/client/client.e2e.test.ts",
+  "test/metrics/metrics.e2e.test.ts",
   "test/redaction/redaction.e2e.test.ts",
+  "test/redaction/defaults.e2e.test.ts",
 ];
 
-/** Runs `bun test` on `files`, passing its output on line by line; resolves its exit code and its time. */
-async function runLane(name: string, files: string[]): Promise<{ name: string; code: number; seconds: number; files: number }> {
+interface Run {
+  code: number;
+  seconds: number;
+}
+
+/** Passes a stream on in whole lines, so that two runs' output never mixes inside a line. */
+async function passLines(stream: ReadableStream<Uint8Array>, write: (text: string) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  for await (const chunk of stream) {
+    pending += decoder.decode(chunk, { stream: true });
+    const end = pending.lastIndexOf("\n");
+    if (end < 0) continue;
+    write(pending.slice(0, end + 1));
+    pending = pending.slice(end + 1);
+  }
+  if (pending !== "") write(`${pending}\n`);
+}
+
+/** One `bun test` over `files`, each in a fresh global (`./`: a path, where a bare one would be a filter). */
+async function run(files: readonly string[]): Promise<Run> {
   const started = performance.now();
-  // `./` makes each a path: a bare one is a filter that any path containing it matches.
   const child = Bun.spawn([...BUN_TEST, "--parallel=1", ...files.map((file) => `./${file}`)], { stdout: "pipe", stderr: "pipe", env: process.env });
-  const passLines = async (stream: ReadableStream<Uint8Array>, write: (text: string) => void) => {
-    const decoder = new TextDecoder();
-    let pending = "";
-    for await (const chunk of stream) {
-      pending += decoder.decode(chunk, { stream: true });
-      const end = pending.lastIndexOf("\n");
-      if (end < 0) continue;
-      write(pending.slice(0, end + 1));
-      pending = pending.slice(end + 1);
+  await Promise.all([passLines(child.stdout, (text) => process.stdout.write(text)), passLines(child.stderr, (text) => process.stderr.write(text))]);
+  return { code: await child.exited, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The two workers over one list of MPC files: the first takes from its heavy end, the second from its light end. */
+async function runSuite(mpc: string[], others: string[]): Promise<number> {
+  const runs: Run[] = [];
+  let mpcSeconds = 0;
+  const mpcFile = async (take: () => string | undefined) => {
+    for (let file = take(); file !== undefined; file = take()) {
+      const done = await run([file]);
+      runs.push(done);
+      mpcSeconds += done.seconds;
     }
-    if (pending !== "") write(`${pending}\n`);
   };
-  await Promise.all([
-    passLines(child.stdout, (text) => process.stdout.write(text)),
-    passLines(child.stderr, (text) => process.stderr.write(text)),
+  const timed = async (work: () => Promise<void>) => {
+    const started = performance.now();
+    await work();
+    return Math.round((performance.now() - started) / 1000);
+  };
+  const [first, second] = await Promise.all([
+    timed(() => mpcFile(() => mpc.shift())),
+    timed(async () => {
+      runs.push(await run(others));
+      await mpcFile(() => mpc.pop());
+    }),
   ]);
-  const code = await child.exited;
-  return { name, code, seconds: (performance.now() - started) / 1000, files: files.length };
+  console.error(`workers: ${first} s (MPC files) and ${second} s (the other files, then MPC files); the MPC files' own time: ${Math.round(mpcSeconds)} s`);
+  return runs.some((done) => done.code !== 0) ? 1 : 0;
 }
 
 async function main(args: string[]): Promise<number> {
@@ -71,11 +104,9 @@ async function main(args: string[]): Promise<number> {
     console.error(`scripts/test.ts lists MPC test files that do not exist: ${missing.join(", ")}`);
     return 2;
   }
-  const all = [...new Glob("test/**/*.test.ts").scanSync(".")].sort();
-  const mpc = new Set(MPC_FILES);
-  const lanes = await Promise.all([runLane("MPC files", MPC_FILES), runLane("other files", all.filter((file) => !mpc.has(file)))]);
-  for (const lane of lanes) console.error(`${lane.name}: ${lane.files} files in ${Math.round(lane.seconds)} s, exit ${lane.code}`);
-  return lanes.some((lane) => lane.code !== 0) ? 1 : 0;
+  const listed = new Set(MPC_FILES);
+  const others = [...new Glob("test/**/*.test.ts").scanSync(".")].filter((file) => !listed.has(file)).sort();
+  return runSuite([...MPC_FILES], others);
 }
 
 process.exit(await main(process.argv.slice(2)));

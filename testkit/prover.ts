@@ -5,7 +5,7 @@ import { TEST_SESSION, scratchDir, tlsFixture } from "./env.ts";
 import { TARGET_HOST } from "./tls-fixture.ts";
 import { waitUntil } from "./wait.ts";
 import { type FurtherModes, type ProverServer, startProverServer } from "../src/app/prover.ts";
-import { loadProverConfig } from "../src/config/prover.ts";
+import { loadProverConfig } from "../src/prover/config.ts";
 import { createLogger } from "../src/base/log.ts";
 
 export const REPO = join(import.meta.dir, "..");

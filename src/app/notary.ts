@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import type { SessionLimits } from "../config/notary.ts";
+import type { SessionLimits } from "../protocol/limits.ts";
 import { startLoopbackBridge } from "../engine/bridge.ts";
 import type { EngineVerifiers } from "../engine/verifier.ts";
 import { errorHandling, errorResponse } from "../http/error-handling.ts";

@@ -13,7 +13,7 @@ import { defineCommand } from "citty";
 import { startProverServer, type ProverServer } from "../app/prover.ts";
 import { prove, type ProveOptions } from "../client/prove.ts";
 import { TlsproofError } from "../client/errors.ts";
-import { loadProverConfig } from "../config/prover.ts";
+import { loadProverConfig } from "../prover/config.ts";
 import { AppError } from "../core/errors.ts";
 import { makePrivateDir } from "../base/private-files.ts";
 import { createLogger } from "../base/log.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { defineCommand } from "citty";
-import { loadNotaryConfig } from "../config/notary.ts";
+import { loadNotaryConfig } from "../notary/config.ts";
 import { localVerifiers } from "../engine/verifier.ts";
 import { startEngine } from "../engine/wasm.ts";
 import { AppError } from "../core/errors.ts";

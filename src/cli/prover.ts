@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { createLogger } from "../base/log.ts";
-import { loadProverConfig, proverSettings } from "../config/prover.ts";
+import { loadProverConfig, proverSettings } from "../prover/config.ts";
 import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";
 

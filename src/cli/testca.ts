@@ -15,7 +15,7 @@ import { optionValues } from "./option-values.ts";
 import { selfCommand, shellQuoted } from "./self-command.ts";
 import { DEMO_TOKEN, startDemoTarget } from "./demo-target.ts";
 import { listening } from "./serve.ts";
-import { dataDirOf } from "../config/prover.ts";
+import { dataDirOf } from "../prover/config.ts";
 
 export const TEST_CA_FILES = { ca: "ca.pem", caKey: "ca.key", chain: "server.pem", key: "server.key" } as const;
 

@@ -10,7 +10,7 @@ import { AppError } from "../core/errors.ts";
 import type { SqlDriver } from "../store/driver.ts";
 import { openPostgresDriver } from "../store/postgres.ts";
 import { openSqliteDriver } from "../store/sqlite.ts";
-import type { LedgerPlace } from "../config/notary.ts";
+import type { LedgerPlace } from "./config.ts";
 
 export interface AttestationLedger {
   /**

@@ -6,7 +6,7 @@
 import { statSync } from "node:fs";
 import { apiKeyMatcher } from "../core/api-key.ts";
 import { AppError } from "../core/errors.ts";
-import { readText } from "../config/notary.ts";
+import { readText } from "./config.ts";
 
 /** RFC 4180 records: quoted fields may hold commas, doubled quotes and line breaks. Returns [line, fields][]. */
 function csvRecords(text: string, path: string): [number, string[]][] {

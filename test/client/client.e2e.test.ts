@@ -14,9 +14,9 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { eventually } from "../../testkit/wait.ts";
 
 /**
- * The client library against a real `cli prover start` (embedded notary, real MPC sessions, the local TLS
- * target). Three MPC sessions serve every assertion: one proof, one failed target, one answer altered by a
- * relay between the client and the prover.
+ * The client library against a real `cli prover start` (embedded notary, the local TLS target). One MPC session
+ * makes the proof most assertions read; a failed target and an answer altered by a relay between the client and the
+ * prover are proxy mode's (what the client does with them is the same in every mode).
  */
 const MPC_MS = 240_000;
 const API_KEY = "client-test-key";

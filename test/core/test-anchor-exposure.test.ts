@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { loadProverConfig } from "../../src/config/prover.ts";
-import { loadNotaryConfig } from "../../src/config/notary.ts";
+import { loadProverConfig } from "../../src/prover/config.ts";
+import { loadNotaryConfig } from "../../src/notary/config.ts";
 import { isLoopbackHost, refuseExposedTestAnchor } from "../../src/core/test-anchor-exposure.ts";
 import { appErrorOf } from "../../testkit/app-error.ts";
 import { notaryConfig } from "../../testkit/notary.ts";

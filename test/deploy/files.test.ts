@@ -1,8 +1,8 @@
 /** deploy/ ships safe: API keys on, notaries over TLS taking only whitelisted keys. Read by the product's own loaders. */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { loadNotaryConfig } from "../../src/config/notary.ts";
-import { loadProverConfig } from "../../src/config/prover.ts";
+import { loadNotaryConfig } from "../../src/notary/config.ts";
+import { loadProverConfig } from "../../src/prover/config.ts";
 import { loadWhitelist } from "../../src/notary/whitelist.ts";
 import { DEPLOY, readEnvFile } from "./support.ts";
 

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { configSchema, parseNotaryConfig } from "../../src/config/notary.ts";
-import { PROVER_VARIABLES } from "../../src/config/prover.ts";
+import { configSchema, parseNotaryConfig } from "../../src/notary/config.ts";
+import { PROVER_VARIABLES } from "../../src/prover/config.ts";
 import { REPO } from "../../testkit/prover.ts";
 
 /**

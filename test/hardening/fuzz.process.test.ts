@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { AppError } from "../../src/core/errors.ts";
-import { loadNotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
+import { loadNotaryConfig, parseNotaryConfig } from "../../src/notary/config.ts";
 import { scratchDir } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { signedSample } from "../proof/fixtures.ts";

@@ -48,6 +48,8 @@ const WALLS: [string, string, string][] = [
   ["src/base/", "src/core/", "the plumbing imports nothing of the domain"],
   ["src/core/", "src/http/", "the core imports nothing above it"],
   ["src/engine/", "src/protocol/", "the engine needs of a notary only its own interface"],
+  ["src/config/", "src/prover/", "reading settings serves every role, side by side"],
+  ["src/config/", "src/notary/", "reading settings serves every role, side by side"],
 ];
 
 describe("the import graph of src/", () => {

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { AppError } from "../../src/core/errors.ts";
-import { loadNotaryConfig, type NotaryConfig, parseNotaryConfig } from "../../src/config/notary.ts";
+import { loadNotaryConfig, type NotaryConfig, parseNotaryConfig } from "../../src/notary/config.ts";
 import { loadWhitelist } from "../../src/notary/whitelist.ts";
 import { tempDir } from "../proof/fixtures.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { type NotaryServer, startNotaryServer } from "../../src/app/notary.ts";
 import { type ProverServer, startProverServer } from "../../src/app/prover.ts";
-import { loadProverConfig } from "../../src/config/prover.ts";
+import { loadProverConfig } from "../../src/prover/config.ts";
 import { localVerifiers } from "../../src/engine/verifier.ts";
 import { createLogger } from "../../src/base/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";

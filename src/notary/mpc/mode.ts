@@ -1,5 +1,5 @@
 /** MPC mode as a notary offers it (../modes.ts): sessions of the prover's sizes, its MPC socket, its Verifier's output. */
-import type { SessionLimits } from "../../config/notary.ts";
+import type { SessionLimits } from "../../protocol/limits.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import { type SessionRequest, SessionRequest as SessionRequestSchema } from "../../protocol/mpc.ts";
 import { AttestationRequest } from "../../protocol/notary.ts";

@@ -1,5 +1,5 @@
 import type { ServerWebSocket } from "bun";
-import type { SessionLimits } from "../../config/notary.ts";
+import type { SessionLimits } from "../../protocol/limits.ts";
 import type { LoopbackBridge, PeerHandle } from "../../engine/bridge.ts";
 import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../../engine/verifier.ts";
 import { AppError, errorText } from "../../core/errors.ts";

@@ -2,7 +2,7 @@
  * Proxy mode as a notary offers it (../modes.ts): a session is a relay to a target the notary dialled itself, its
  * socket that relay, and its transcript the relayed bytes decrypted with the keys the prover reveals.
  */
-import type { ProxyLimits } from "../../config/notary.ts";
+import type { ProxyLimits } from "../../protocol/limits.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import { ProxyAttestationRequest, ProxySessionRequest } from "../../protocol/proxy-mode.ts";
 import { PROXY_ATTESTATION_MAX_BYTES } from "../limits.ts";

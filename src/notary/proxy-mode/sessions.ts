@@ -6,7 +6,7 @@
  */
 import type { ServerWebSocket } from "bun";
 import { isIP } from "node:net";
-import type { ProxyLimits, SessionLimits } from "../../config/notary.ts";
+import type { ProxyLimits, SessionLimits } from "../../protocol/limits.ts";
 import { AppError } from "../../core/errors.ts";
 import type { Logger } from "../../base/log.ts";
 import { type ProxySessionRequest, RELAY_ENDED_CLOSE_CODE, relayEndedReason } from "../../protocol/proxy-mode.ts";

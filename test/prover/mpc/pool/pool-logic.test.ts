@@ -4,7 +4,7 @@ import { PausedTime } from "../../../../src/engine/paused-time.ts";
 import { type ProverSession, SetupFailed, closeProverSession } from "../../../../src/engine/session.ts";
 import { AppError } from "../../../../src/core/errors.ts";
 import { createLogger } from "../../../../src/base/log.ts";
-import { loadPoolConfig } from "../../../../src/config/pool.ts";
+import { loadPoolConfig } from "../../../../src/prover/mpc/pool/config.ts";
 import { HOST_BUDGET_BYTES, hostedSessions, sessionCost } from "../../../../src/engine/host/placement.ts";
 import { ENGINE_BASE_BYTES, WASM_LIMIT_BYTES, sessionEngineBytes, sideEngineBytes } from "../../../../src/engine/memory.ts";
 import {

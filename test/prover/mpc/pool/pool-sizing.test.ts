@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { cpus } from "node:os";
 import { type ProverSession, closeProverSession } from "../../../../src/engine/session.ts";
-import { loadPoolConfig } from "../../../../src/config/pool.ts";
+import { loadPoolConfig } from "../../../../src/prover/mpc/pool/config.ts";
 import { createLogger } from "../../../../src/base/log.ts";
 import { EndpointSizes } from "../../../../src/prover/mpc/pool/endpoint-sizes.ts";
 import { mayRefill, warmTargets } from "../../../../src/prover/mpc/pool/pool-policy.ts";

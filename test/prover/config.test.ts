@@ -2,7 +2,7 @@ import { cpus, totalmem } from "node:os";
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../src/core/errors.ts";
 import { defaultHostCount } from "../../src/engine/host/placement.ts";
-import { loadProverConfig } from "../../src/config/prover.ts";
+import { loadProverConfig } from "../../src/prover/config.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -10,11 +10,11 @@ import { AppError } from "../core/errors.ts";
 import type { LogFormat, LogLevel } from "../base/log.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import { defaultHostCount, enginesText } from "../engine/host/placement.ts";
-import { maxLiveSessions } from "../prover/mpc/pool/pool-policy.ts";
+import { maxLiveSessions } from "./mpc/pool/pool-policy.ts";
 import { type TargetPolicy, parseResolveList } from "../core/target-policy.ts";
 import { refuseExposedTestAnchor } from "../core/test-anchor-exposure.ts";
-import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "../prover/exchange/identifying-headers.ts";
-import { duration, flag, list, oneOfAnyCase, parseEnv, readFormerNames, refuseUnknownVariables, wholeNumber } from "./env.ts";
+import { IDENTIFYING_HEADERS, droppedIdentifyingHeaders } from "./exchange/identifying-headers.ts";
+import { duration, flag, list, oneOfAnyCase, parseEnv, readFormerNames, refuseUnknownVariables, wholeNumber } from "../config/env.ts";
 import {
   NOTARY_CONNECT_TIMEOUT_S,
   PROXY_ATTESTATION_WINDOW_S,
@@ -24,12 +24,12 @@ import {
   PROXY_SESSION_TIMEOUT_S,
   type ProxyLimits,
   type SessionLimits,
-} from "./notary.ts";
+} from "../protocol/limits.ts";
 import type { ProofMode } from "../proof/format.ts";
-import { POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./pool.ts";
-import type { DeliveryOptions } from "../prover/delivery/proof-delivery.ts";
-import type { ApiKeys } from "../prover/auth.ts";
-import type { ProofHubOptions } from "../prover/delivery/proof-hub.ts";
+import { POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./mpc/pool/config.ts";
+import type { DeliveryOptions } from "./delivery/proof-delivery.ts";
+import type { ApiKeys } from "./auth.ts";
+import type { ProofHubOptions } from "./delivery/proof-hub.ts";
 import { storeUrlSchema } from "../store/url.ts";
 import type { QueryPlaceLimits } from "../store/query-places.ts";
 import type { PublishQuotaLimits } from "../store/publish-quota.ts";

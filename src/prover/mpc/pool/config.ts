@@ -1,12 +1,12 @@
 import { cpus, totalmem } from "node:os";
 import * as v from "valibot";
-import { duration, flag, parseEnv, readFormerNames, wholeNumber } from "./env.ts";
-import { AppError } from "../core/errors.ts";
-import { tlsServerNameSchema } from "../core/schema.ts";
-import type { SessionSizes } from "../core/session-sizes.ts";
-import { type Engines, enginesText } from "../engine/host/placement.ts";
-import { defaultPoolSize, maxPoolSize } from "../prover/mpc/pool/pool-policy.ts";
-import { className, classesWithin } from "../prover/mpc/pool/size-classes.ts";
+import { duration, flag, parseEnv, readFormerNames, wholeNumber } from "../../../config/env.ts";
+import { AppError } from "../../../core/errors.ts";
+import { tlsServerNameSchema } from "../../../core/schema.ts";
+import type { SessionSizes } from "../../../core/session-sizes.ts";
+import { type Engines, enginesText } from "../../../engine/host/placement.ts";
+import { defaultPoolSize, maxPoolSize } from "./pool-policy.ts";
+import { className, classesWithin } from "./size-classes.ts";
 
 export interface PoolConfig {
   /** Warm sessions kept set up; 0 = no pool. */
