@@ -25,7 +25,7 @@ export const PARTS = {
   /** What a verifier accepts. */
   proof: {
     // The prover's quorum decisions too: what it refuses, and the quorum proof it delivers (src/prover/proving/quorum.ts).
-    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/prover/proving/quorum.ts"],
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/prover/proving/quorum.ts"],
     tests: ["test/proof/", "test/prover/proving/quorum.test.ts"],
   },
   /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */

@@ -15,7 +15,7 @@ import { type ClaimRequest, parseClaims } from "../claims/grammar.ts";
 import { unansweredClaim } from "../claims/expect.ts";
 import type { Claim } from "../claims/claim.ts";
 import { isHiddenRequest } from "../proof/check.ts";
-import { proofModeOf } from "../proof/modes.ts";
+import { proofModeOf } from "../proof/older-proofs.ts";
 import type { Proof, ProofMode } from "../proof/format.ts";
 import { decodePublicKeyPem } from "../proof/keys.ts";
 import { HIDDEN_REQUEST_LIMIT } from "../proof/verify.ts";

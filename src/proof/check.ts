@@ -8,7 +8,8 @@ import { sameServerName } from "../core/server-name.ts";
 import { parseHttpMessage } from "../http1/message.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
-import { modeFacts, proofModeOf } from "./modes.ts";
+import { modeFacts } from "./modes.ts";
+import { isCheckedBody, proofModeOf } from "./older-proofs.ts";
 
 /** Strict base64: canonical padding and alphabet, so each byte string has one encoding. Null when not. */
 export function decodeBase64(data: string): Uint8Array | null {
@@ -97,9 +98,6 @@ export function proofBodyProblem(body: Pick<ProofBody, "transcript" | "redaction
 
 /** The fields a notary that checks the answer (answer-rule.ts) writes, all of them or (an older proof) none. */
 const CHECKED_FIELDS = ["responseTime", "responseFraming", "request"] as const;
-
-/** True when the notary checked the answer and recorded the exchange's times: a proof's `request` says so. */
-export const isCheckedBody = (body: Pick<ProofBody, "request">): boolean => body.request !== undefined;
 
 /** The facts of the body's mode as far as this process knows it (a mode nobody registered has none). */
 const factsOf = (body: Pick<ProofBody, "mode">) => modeFacts(proofModeOf(body));

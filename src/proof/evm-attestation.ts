@@ -40,10 +40,10 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../core/eth-signature.ts";
 import { base64ToBytes } from "../base/bytes.ts";
 import type { EvmSignature, ProofBody, ProofMode } from "./format.ts";
-import { modeFacts, proofModeOf } from "./modes.ts";
+import { modeFacts } from "./modes.ts";
 import type { Direction } from "../core/transcript.ts";
 import type { NotaryKey, PublicKey } from "./keys.ts";
-import { isCheckedBody } from "./check.ts";
+import { type StructEra, eraOf, proofModeOf } from "./older-proofs.ts";
 import { type Claim, CLAIM_KINDS } from "../claims/claim.ts";
 
 export const EVM_DOMAIN = { name: "tlsproof", version: "1" } as const;
@@ -70,12 +70,6 @@ export function attestationTypeName(mode: ProofMode): string {
 /** Bytes before each revealed range's data in `revealed`: direction, start, length. */
 export const SEGMENT_HEADER_BYTES = 9;
 export const DIRECTION_CODE: Record<Direction, number> = { sent: 0, recv: 1 };
-
-/**
- * Which struct a proof was signed over: the current one; one made before claims (no `claims` in the body); one made
- * before `request` was attested. Only the current one goes on chain.
- */
-export type StructEra = "current" | "pre-claims" | "legacy";
 
 /** A claim as the EVM attestation's Claim struct holds it. */
 export interface EvmClaim {
@@ -142,9 +136,6 @@ export function evmClaimOf(claim: Claim): EvmClaim {
   if (claim.kind === "predicate") return { ...base, op: claim.op, operand: claim.operand, holds: claim.holds };
   return { ...base, commitment: hexToBytes(claim.commitment.slice(2)) };
 }
-
-/** The struct's era for a body (StructEra). */
-const eraOf = (body: ProofBody): StructEra => (!isCheckedBody(body) ? "legacy" : body.claims === undefined ? "pre-claims" : "current");
 
 /** The struct for a proof body; throws TypeError when its request id is not a UUID. */
 export function evmAttestationOf(body: ProofBody): EvmAttestation {

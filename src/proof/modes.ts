@@ -8,6 +8,8 @@
  * A proof of a mode the verifier does not know is refused as invalid: `cli verify` accepts the built-in modes only.
  */
 
+import { proofModeOf } from "./older-proofs.ts";
+
 export interface ModeFacts {
   /** As `T-PROOF-MODE` and a proof body's `mode` name it (MODE_NAME). */
   name: string;
@@ -51,9 +53,6 @@ export const BUILT_IN_MODES = {
 
 export type BuiltInMode = keyof typeof BUILT_IN_MODES;
 
-/** The mode of a proof body that names none: proofs made before proxy mode are MPC proofs. */
-export const DEFAULT_MODE: BuiltInMode = "mpc";
-
 const registered = new Map<string, ModeFacts>();
 
 /**
@@ -79,9 +78,6 @@ export function modeFacts(name: string): ModeFacts | undefined {
 export function knownModes(): string[] {
   return [...Object.keys(BUILT_IN_MODES), ...registered.keys()];
 }
-
-/** A proof body's mode, as a verifier reads it: a body that names none is an MPC proof. */
-export const proofModeOf = (body: { mode?: string }): string => body.mode ?? DEFAULT_MODE;
 
 /** The facts of a proof body's mode; throws for a mode this process does not know (verifyProof refuses those first). */
 export function modeFactsOf(body: { mode?: string }): ModeFacts {

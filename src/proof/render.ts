@@ -3,8 +3,9 @@
  */
 import { type AnswerJson, answerJson } from "./answer-json.ts";
 import type { DeclaredRedaction, ProofBody, ProofMode, RequestVisibility, ResponseFraming, SignatureAlgorithm } from "./format.ts";
-import { isCheckedBody, isHiddenRequest } from "./check.ts";
-import { modeFactsOf, modeText, proofModeOf } from "./modes.ts";
+import { isHiddenRequest } from "./check.ts";
+import { modeFactsOf, modeText } from "./modes.ts";
+import { isCheckedBody, proofModeOf } from "./older-proofs.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { coverageText, describeHiddenRanges, type HiddenRange } from "./hidden-ranges.ts";
 import type { VerifiedEvmAttestation } from "./evm-attestation.ts";

@@ -8,7 +8,7 @@
 import { AppError } from "../../core/errors.ts";
 import type { Proof, ProofMode } from "../../proof/format.ts";
 import { decodePublicKeyPem, type PublicKey, publicKeyFingerprint, samePublicKey } from "../../proof/keys.ts";
-import { proofModeOf } from "../../proof/modes.ts";
+import { proofModeOf } from "../../proof/older-proofs.ts";
 import { verifyProof } from "../../proof/verify.ts";
 
 export interface NotaryTrust {
