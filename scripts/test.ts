@@ -34,6 +34,7 @@ const MPC_FILES = [
   "test/cli/own-api.e2e.test.ts",
   "test/cli/demo.binary.e2e.test.ts",
   "test/claims/claims.e2e.test.ts",
+  "test/contracts/real-proof.e2e.test.ts",
   "test/hardening/remote-notary.e2e.test.ts",
   "test/notary/remote.e2e.test.ts",
   "test/prover/call/proxy.e2e.test.ts",
