@@ -1,6 +1,6 @@
 /**
  * The client library in a real headless Chromium, on a page of another origin than the prover's: a real
- * `cli prover start` (embedded notary, one real MPC session, the local TLS target's /echo) that lists one origin
+ * `cli prover start` (embedded notary, one real proxy-mode session, the local TLS target's /echo) that lists one origin
  * in PROVER_CORS_ORIGINS. The page on that origin gets its answer and a real proof; a page on an origin not
  * listed is blocked by the browser. The same session shows what a browser adds about its user (Origin, Referer,
  * Sec-Fetch-*, and what the page sets) reaching neither the target nor the proof, and the proof saying that the
@@ -18,7 +18,7 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prove
 import { startTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 
-const MPC_MS = 240_000;
+const PROOF_MS = 60_000;
 /**
  * Headers that name the user, as a page (or a proxy or CDN before the prover) may set them; the browser adds
  * Origin, Referer and Sec-Fetch-* itself. Only x-app-version is the client's own.
@@ -60,7 +60,7 @@ async function proveFrom(origin: string): Promise<PageResult> {
           return { ok: false as const, code: String(failure.code), message: String(failure.message) };
         }
       },
-      { prover: prover.url, url: `https://${TARGET_HOST}:${target.port}/echo`, headers: PAGE_HEADERS, timeoutMs: MPC_MS, notaryKeys: [prover.notaryPubPem] },
+      { prover: prover.url, url: `https://${TARGET_HOST}:${target.port}/echo`, headers: PAGE_HEADERS, timeoutMs: PROOF_MS, notaryKeys: [prover.notaryPubPem] },
     );
   } finally {
     await page.close();
@@ -82,7 +82,8 @@ beforeAll(async () => {
   listedOrigin = `http://127.0.0.1:${pages.port}`;
   otherOrigin = `http://localhost:${pages.port}`;
   target = startTarget(tlsFixture());
-  prover = await startProver(SOURCE_CLI, target.port!, { PROVER_CORS_ORIGINS: listedOrigin });
+  // CORS is the prover's HTTP, the same in every mode: proxy mode's proofs are quick.
+  prover = await startProver(SOURCE_CLI, target.port!, { PROVER_CORS_ORIGINS: listedOrigin, PROVER_PROOF_MODE: "proxy" });
   browser = await launchChromium();
 }, 120_000);
 
@@ -98,7 +99,7 @@ describe("a page on another origin", () => {
 
   beforeAll(async () => {
     listed = await proveFrom(listedOrigin);
-  }, MPC_MS);
+  }, PROOF_MS);
 
   test("listed in PROVER_CORS_ORIGINS: prove() gets the answer and a real proof", () => {
     if (!listed.ok) throw new Error(`prove() failed on the listed origin: ${listed.code} ${listed.message}`);
