@@ -20,6 +20,7 @@ import { CLAIM_SALT, parseClaims, RECIPIENT } from "../claims/grammar.ts";
 import { claimLine } from "../claims/claim.ts";
 import { type Progress, progressLine } from "./progress.ts";
 import { MAX_QUORUM } from "../proof/quorum.ts";
+import { BUILT_IN_MODES } from "../proof/modes.ts";
 
 const METHODS: readonly ProvableMethod[] = ["GET", "POST", "PUT", "DELETE"];
 /** RFC 9110 token characters. */
@@ -191,7 +192,7 @@ export default defineCommand({
     "notary-pub-key": { type: "string", valueHint: "file", required: true, description: "The notary public key(s) you trust (PEM file); the proof must be signed by one" },
     url: { type: "string", required: true, description: "The target: an https:// URL" },
     out: { type: "string", valueHint: "file", required: true, description: "Where to write the proof (JSON; `cli verify --proof` reads it)" },
-    mode: { type: "enum", options: ["mpc", "proxy"], description: "mpc (the notary sees nothing in clear) or proxy (fast; the notary sees the response); default: the prover's" },
+    mode: { type: "enum", options: Object.keys(BUILT_IN_MODES), description: "mpc (the notary sees nothing in clear) or proxy (fast; the notary sees the response); default: the prover's" },
     reveal: {
       type: "string",
       description:

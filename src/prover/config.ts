@@ -26,6 +26,7 @@ import {
   type SessionLimits,
 } from "../protocol/limits.ts";
 import type { ProofMode } from "../proof/format.ts";
+import { BUILT_IN_MODES } from "../proof/modes.ts";
 import { POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./mpc/pool/config.ts";
 import type { DeliveryOptions } from "./delivery/proof-delivery.ts";
 import type { ApiKeys } from "./auth.ts";
@@ -112,7 +113,7 @@ const ProverEnv = v.object({
   // Unset: proofs are kept for ever. A minute at least: an outcome must outlive its delivery.
   PROVER_STORE_RETENTION: v.optional(duration(60_000)),
   PROVER_MAX_BODY_BYTES: v.optional(wholeNumber(0, 64 * 1024 * 1024), String(1024 * 1024)),
-  PROVER_PROOF_MODE: v.optional(oneOfAnyCase(["mpc", "proxy"]), "mpc"),
+  PROVER_PROOF_MODE: v.optional(oneOfAnyCase(Object.keys(BUILT_IN_MODES)), "mpc"),
   PROVER_PROXY_MAX_RECV_DATA: v.optional(wholeNumber(64, 64 * 1024 * 1024), String(PROXY_MAX_RECV_DATA)),
   PROVER_PROXY_MAX_SESSIONS: v.optional(wholeNumber(1, 4096), "64"),
   PROVER_PROXY_SESSION_TIMEOUT: v.optional(duration(1000, 3_600_000), `${PROXY_SESSION_TIMEOUT_S}s`),
