@@ -5,8 +5,14 @@ import type { SqlDriver, SqlRun } from "./driver.ts";
 /** Advisory lock key taken while a store sets up its tables (any constant shared by every process). */
 const SCHEMA_LOCK = 0x746c7370;
 
+/**
+ * Seconds a new connection to the database may take. Bun's default (30) left a proof's save waiting about a minute
+ * when the database was gone, and its subscribers with it; a reachable server answers in milliseconds.
+ */
+const CONNECTION_TIMEOUT_S = 10;
+
 export async function openPostgresDriver(url: string): Promise<SqlDriver> {
-  const sql = new SQL(url);
+  const sql = new SQL(url, { connectionTimeout: CONNECTION_TIMEOUT_S });
   const runOn = (client: SQL): SqlRun => ({ text, params }) => client.unsafe(text, params);
   try {
     await sql.unsafe("SELECT 1");
