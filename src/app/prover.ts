@@ -321,11 +321,6 @@ function serve(server: Server<undefined>, config: ProverConfig, app: AnyElysia, 
 }
 
 /**
- * Starts a prover: its port first, then its data folder's lock (src/core/folder-lock.ts), then everything that uses
- * the folder. A second prover on a taken port or a held folder stops before it touches the folder: the ids its
- * owner is proving stay its owner's.
- */
-/**
  * Modes beyond the built-in ones (docs/design.md, "How to add a mode"): their prover sides, made for this prover by
  * their backends, and their notary sides, for its embedded notary.
  */
@@ -334,6 +329,11 @@ export interface FurtherModes {
   notary?: readonly NotaryModeBackend[];
 }
 
+/**
+ * Starts a prover: its port first, then its data folder's lock (src/core/folder-lock.ts), then everything that uses
+ * the folder. A second prover on a taken port or a held folder stops before it touches the folder: the ids its
+ * owner is proving stay its owner's.
+ */
 export async function startProverServer(config: ProverConfig, log: Logger, further: FurtherModes = {}): Promise<ProverServer> {
   // Settings set under their former names: said once, at start.
   for (const line of config.deprecated) log.warn(line);
