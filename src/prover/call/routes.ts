@@ -136,7 +136,6 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
     quorum: headers.quorum ?? deps.defaultQuorum,
     exchange,
     requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
-    goingQuiet: () => deps.idleLimit.lift(request),
   };
   const prepared = mode.prepare(call);
   checkQuorum(call, prepared, mode.facts.name, deps.notaries);
@@ -163,6 +162,10 @@ export function proxyRoutes(deps: ProxyDeps): RouteGroup {
   const refused = (error: unknown, request: Request) => refusedBeforeWork(request, error, deps);
   async function handle(input: RouteInput<typeof proxyRoute>): Promise<Response> {
     const { mode, call, prepared } = await readCall(input, deps).catch((error: unknown) => refused(error, input.request));
+    // Read whole: from here the client waits in silence for as long as the proof takes (a slow target, an MPC
+    // exchange). A limit left in force would cut the connection under the running call, and a client that sends
+    // it again (fetch does) would be refused its own id.
+    deps.idleLimit.lift(input.request);
     try {
       return answerResponse(await deps.lifecycle.run(mode, prepared, call), call.requestId, mode.facts.name);
     } finally {

@@ -68,7 +68,6 @@ export class MpcRun implements ModeRun {
   async exchange(log: Logger): Promise<ModeExchange> {
     const resolved = await resolveTarget(this.call.target, this.deps.policy);
     await this.deps.engineSuite.check(resolved);
-    this.call.goingQuiet();
     const { sized, sessions } = await this.provableExchange(resolved, log);
     const { session, exchange, sizes, repeatedIn } = sized;
     this.exchanged = { sent: exchange.sent, recvLength: exchange.recv.length, sessions };

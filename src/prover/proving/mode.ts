@@ -42,8 +42,6 @@ export interface ProofCall extends ProofChoices {
   quorum: number;
   /** The digest of the caller's API key (keys on), recorded with the request id. */
   requestedBy?: string;
-  /** Lifts the client connection's idle limit: from now on the exchange may be silent for long stretches. */
-  goingQuiet(): void;
 }
 
 /** One mode's backend. */

@@ -294,6 +294,21 @@ describe("proof delivery: Verity's client contract, outcomes reachable for ever"
     120_000,
   );
 
+  test(
+    "a /proxy call whose target answers after the idle limit is answered and proven: its connection is not cut, its id not used twice",
+    async () => {
+      // Bun sweeps idle sockets in 4 s ticks: 9 s of silence outlasts the 3 s limit at any phase of the sweep. A
+      // cut connection would make fetch send the call again (duplicate_request_id) or fail.
+      const requestId = crypto.randomUUID();
+      const event = firstEvent(proofUrl(requestId), PROOF_MS);
+      const response = await proxy(requestId, "/slow?ms=9000");
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { user: { name: string } }).user.name).toBe("alice");
+      expect(proofData(await event).publicKey).toBe(prover.notaryPubPem);
+    },
+    PROOF_MS,
+  );
+
   test("a client sending its body slowly is cut by the idle limit (no proof has started)", async () => {
     const { port, hostname } = new URL(prover.url);
     let closed!: () => void;

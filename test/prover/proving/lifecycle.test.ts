@@ -92,7 +92,6 @@ const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
   announced: {},
   claims: [],
   quorum: 1,
-  goingQuiet: () => {},
   ...overrides,
 });
 
