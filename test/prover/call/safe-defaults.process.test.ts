@@ -10,13 +10,17 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../../../testkit/pr
 import { errorData, openStream } from "../../../testkit/sse.ts";
 import { eventually } from "../../../testkit/wait.ts";
 
-/** A proof stream held open until `close()`; `status` is the prover's answer to the subscription. */
-async function subscribe(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; close(): void }> {
+/**
+ * A proof stream held open until `close()`; `status` is the prover's answer to the subscription. The Response is
+ * kept: Bun's fetch closes the connection of an unread Response once it is garbage-collected, which would give
+ * the stream's place back behind the test's back.
+ */
+async function subscribe(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; response: Response; close(): void }> {
   const abort = new AbortController();
   const response = await fetch(url, { headers, signal: abort.signal });
   // A refusal is a whole JSON body; a stream is left open.
   const body = response.ok ? "" : await response.text();
-  return { status: response.status, body, close: () => abort.abort() };
+  return { status: response.status, body, response, close: () => abort.abort() };
 }
 
 /** The status of a GET sent from another loopback address than 127.0.0.1: another client for the prover. */
@@ -64,6 +68,8 @@ describe("without API keys", () => {
     const first = await subscribe(streamUrl());
     const second = await subscribe(streamUrl());
     expect([first.status, second.status]).toEqual([200, 200]);
+    // What a loaded run may do at any moment: the held streams must stay held through it.
+    Bun.gc(true);
     const third = await subscribe(streamUrl());
     expect(third.status).toBe(503);
     expect(JSON.parse(third.body)).toMatchObject({ error: { code: "over_capacity" } });
@@ -121,6 +127,7 @@ describe("with API keys and a database", () => {
     const streamUrl = () => `${prover.url}/proof/${crypto.randomUUID()}`;
     const held = [await subscribe(streamUrl(), auth("full-key-7f3a")), await subscribe(streamUrl(), auth("full-key-7f3a"))];
     expect(held.map((s) => s.status)).toEqual([200, 200]);
+    Bun.gc(true);
     const refused = await subscribe(streamUrl(), auth("full-key-7f3a"));
     expect(refused.status).toBe(503);
     const otherKey = await subscribe(streamUrl(), auth("other-key-91c2"));
