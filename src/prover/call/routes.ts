@@ -32,8 +32,8 @@ export interface ProxyDeps {
   /** True when Authorization belongs to the prover (API keys on) and must not reach the target. */
   authorizationIsOurs: boolean;
   /**
-   * Lifted for this request's connection once its exchange goes quiet (MPC: silent for tens of seconds; not before,
-   * so a client sending its body slowly is still cut), put back when the call ends.
+   * Lifted for this request's connection once the call is read (its proof may take tens of seconds in silence; not
+   * before, so a client sending its body slowly is still cut), put back when the call ends.
    */
   idleLimit: IdleLimit;
   /** Headers that identify the end user, never forwarded (src/prover/exchange/identifying-headers.ts). */
