@@ -11,6 +11,7 @@
 import * as v from "valibot";
 import { AppError, type ErrorCode, isErrorCode, retryAfterOf } from "../core/errors.ts";
 import { ProxyHeaders, proxyHeadersPart } from "../prover/call/headers.ts";
+import { PROXY_MODE_HEADERS } from "../prover/proxy-mode/headers.ts";
 import { type ClaimRequest, parseClaims } from "../claims/grammar.ts";
 import { unansweredClaim } from "../claims/expect.ts";
 import type { Claim } from "../claims/claim.ts";
@@ -150,8 +151,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** A `/proxy` header, named as the route's declaration names it (src/prover/call/headers.ts). */
-type CallHeader = keyof typeof ProxyHeaders.entries;
+/** The `/proxy` headers this client sets: every mode's (src/prover/call/headers.ts), and proxy mode's own. */
+const CALL_ENTRIES = { ...ProxyHeaders.entries, ...PROXY_MODE_HEADERS.request };
+/** A `/proxy` header, named as the route's declaration names it. */
+type CallHeader = keyof typeof CALL_ENTRIES;
 
 /**
  * The call's `/proxy` headers by the declaration's names, each value first read by the prover's own schema entry, so
@@ -181,7 +184,7 @@ function callHeaders(options: ProveOptions, requestId: string): [CallHeader, str
     const codes: Partial<Record<CallHeader, ErrorCode>> = proxyHeadersPart.entryCodes;
     const refused = (message: string) => new TlsproofError(codes[name] ?? "invalid_header", inOptionWords(message));
     try {
-      const read = v.safeParse(ProxyHeaders.entries[name], value);
+      const read = v.safeParse(CALL_ENTRIES[name], value);
       if (!read.success) throw refused(read.issues[0].message);
     } catch (error) {
       if (error instanceof AppError) throw refused(error.message);

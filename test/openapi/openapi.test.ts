@@ -10,6 +10,7 @@ import { createLogger } from "../../src/base/log.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { proverApi } from "../../src/openapi/prover-api.ts";
 import { ProxyHeaders } from "../../src/prover/call/headers.ts";
+import { PROXY_MODE_HEADERS } from "../../src/prover/proxy-mode/headers.ts";
 import { generateKey } from "../../src/proof/keys.ts";
 import { scratchDir } from "../../testkit/env.ts";
 
@@ -197,7 +198,8 @@ describe("a route's declared schemas validate what it is sent, and its document 
     expect(Object.keys(proxy).sort()).toEqual(["delete", "get", "post", "put"]);
     for (const operation of Object.values(proxy)) {
       const headers = Object.fromEntries((operation.parameters ?? []).map((p) => [p.name, p]));
-      expect(Object.keys(headers)).toEqual(Object.keys(ProxyHeaders.entries));
+      // Every mode's headers, then the built-in modes' own.
+      expect(Object.keys(headers)).toEqual([...Object.keys(ProxyHeaders.entries), ...Object.keys(PROXY_MODE_HEADERS.request)]);
       expect(headers["t-proxy-url"]).toMatchObject({ in: "header", required: true, schema: { type: "string", format: "uri", pattern: "^https://" } });
       expect(headers["t-request-id"]).toMatchObject({ required: true, schema: { format: "uuid" } });
       expect(headers["t-redacted-unmatched"]).toMatchObject({ required: false, schema: { enum: ["allow", "refuse"], default: "refuse" } });

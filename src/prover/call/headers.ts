@@ -3,7 +3,8 @@
  * schema, each header read once, in this order, the first refusal winning (with its own code: the request id's is
  * `invalid_request_id`, T-REDACTED's `invalid_redaction` with the entry at fault, every other `invalid_header`);
  * the OpenAPI document describes them from it, and `/prepare` reads the target and sizes with the same entries.
- * Which of them a mode reads, and what it makes of them, is the mode's business (src/prover/proving/).
+ * Which of them a mode reads, and what it makes of them, is the mode's business (src/prover/proving/); a mode's own
+ * headers are its to declare (ModeHeaders, src/prover/proving/mode.ts), and `/proxy`'s declaration adds them.
  */
 import * as v from "valibot";
 import type { EntriesSchema, RequestPart } from "../../http/route.ts";
@@ -12,12 +13,11 @@ import { parseTargetUrl } from "../../core/target.ts";
 import { parseRedactions } from "../../redaction/index.ts";
 import { CLAIM_SALT, type ClaimRequest, parseClaims, RECIPIENT } from "../../claims/grammar.ts";
 import { SizeHeaders } from "../exchange/requested-sizes.ts";
-import type { ProxyReveal } from "../proving/mode.ts";
 import { MAX_QUORUM } from "../../proof/quorum.ts";
 import { MODE_NAME } from "../../proof/modes.ts";
 
-/** A header that may be left out: its value trimmed and in lower case, then checked by `rest`. */
-const optionalWord = <const T extends readonly string[]>(words: T, message: string, description: string, defaultWord?: T[number]) =>
+/** A header that may be left out: its value trimmed and in lower case, one of `words`. */
+export const optionalWord = <const T extends readonly string[]>(words: T, message: string, description: string, defaultWord?: T[number]) =>
   v.optional(
     v.pipe(
       v.string(),
@@ -26,11 +26,10 @@ const optionalWord = <const T extends readonly string[]>(words: T, message: stri
       v.check((word) => words.includes(word), message),
       v.description(description),
       v.metadata({ enum: [...words], ...(defaultWord === undefined ? {} : { default: defaultWord }) }),
+      // Checked above: one of the words, typed so.
+      v.transform((word) => word as T[number]),
     ),
   );
-
-/** `T-PROXY-REVEAL`'s values: the request hidden whole from the notary, or shown to it whole. */
-const PROXY_REVEALS = ["none", "request"] as const satisfies readonly ProxyReveal[];
 
 /** `T-PROVE-FAILED-REQ`'s spellings of yes and no. */
 const YES = new Set(["true", "1"]);
@@ -62,11 +61,6 @@ export const ProxyHeaders = v.object({
         "the proof mode: mpc (the notary sees nothing in clear) or proxy (the notary relays the connection; docs/proxy-mode.md), or a further mode this prover offers; default PROVER_PROOF_MODE",
       ),
     ),
-  ),
-  "t-proxy-reveal": optionalWord(
-    PROXY_REVEALS,
-    "T-PROXY-REVEAL must be none or request",
-    "proxy mode: none keeps the request hidden whole from the notary and the proof; request shows the notary all of it (secrets included); default: the request is proven with its secrets hidden (TLS 1.3), hidden whole on TLS 1.2",
   ),
   "t-claim": v.optional(
     v.pipe(
@@ -110,8 +104,6 @@ export interface ProxyCallHeaders {
   proveFailed: boolean;
   /** Absent: the prover's default mode. */
   mode?: string;
-  /** `T-PROXY-REVEAL`, when given. */
-  proxyReveal?: ProxyReveal;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced (each may be absent); what they bound is the mode's. */
   announced: { maxSentData?: number; maxRecvData?: number };
   /** `T-CLAIM`, `T-CLAIM-SALT` (0x hex), `T-RECIPIENT` (lower-case 0x address). */
@@ -143,7 +135,6 @@ export function callHeadersOf(h: v.InferOutput<typeof ProxyHeaders>): ProxyCallH
     allowUnmatched: h["t-redacted-unmatched"] === "allow",
     proveFailed: YES.has(h["t-prove-failed-req"] ?? "false"),
     mode: h["t-proof-mode"] === "" ? undefined : h["t-proof-mode"],
-    ...(h["t-proxy-reveal"] !== undefined && { proxyReveal: h["t-proxy-reveal"] as ProxyReveal }),
     announced: {
       ...(h["t-max-sent-data"] !== undefined && { maxSentData: h["t-max-sent-data"] }),
       ...(h["t-max-recv-data"] !== undefined && { maxRecvData: h["t-max-recv-data"] }),

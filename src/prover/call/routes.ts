@@ -13,7 +13,7 @@ import type { IdleLimit } from "../../http/idle-limit.ts";
 import { callerKeyDigest } from "../auth.ts";
 import type { ProofDelivery } from "../delivery/proof-delivery.ts";
 import type { ProofAnswer, ProofLifecycle } from "../proving/lifecycle.ts";
-import type { PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
+import type { ModeHeaders, PreparedCall, ProofCall, ProvingMode } from "../proving/mode.ts";
 import type { ProvingModes } from "../proving/registry.ts";
 import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "./headers.ts";
 import { checkClaims } from "../proving/claim-check.ts";
@@ -50,9 +50,7 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   "connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "trailer", "upgrade", "te",
 ]);
 
-/** A size class as the answer's headers name it: sent/recv bytes. */
-const sessionClass = (description: string) => v.pipe(v.string(), v.regex(/^[0-9]+\/[0-9]+$/), v.description(description));
-
+/** `/proxy` with the headers every mode reads (headers.ts); a prover's declaration adds its modes' own (proxyRouteOffering). */
 export const proxyRoute = declareRoute({
   method: "ALL",
   path: "/proxy",
@@ -67,14 +65,7 @@ export const proxyRoute = declareRoute({
       headers: {
         "T-PROOF-ID": v.pipe(v.string(), v.uuid(), v.description("the request id, when a proof follows")),
         "T-PROOF-MODE": v.pipe(v.string(), v.description("the mode the exchange was proven in")),
-        "T-SESSION-CLASS": sessionClass("MPC: the size class of the session that carried the exchange"),
-        "T-SESSION-RETRIED": sessionClass("MPC: the class a GET was repeated in after its answer overflowed the first"),
-        "T-LAYOUT-SESSIONS": v.pipe(
-          v.string(),
-          v.regex(/^[0-9]+$/),
-          v.description("MPC: the sessions a GET took until the engine wrote Host before its hidden header values (present when more than one)"),
-        ),
-      },
+      } as Readonly<Record<string, v.GenericSchema>>,
     },
   },
   errors: [
@@ -84,6 +75,56 @@ export const proxyRoute = declareRoute({
     "shutting_down", "target_timeout", "session_timeout", "session_failed", "storage_failed", "internal",
   ],
 });
+
+/** An offered mode's own headers (src/prover/proving/mode.ts, ModeHeaders). */
+export interface OfferedHeaders {
+  mode: string;
+  headers: ModeHeaders;
+}
+
+/**
+ * `/proxy` as a prover offering these modes declares it: the common headers and each mode's own, read, refused and
+ * documented together. A mode's request headers are optional, so the handler's view of the common ones holds.
+ */
+export function proxyRouteOffering(modes: readonly OfferedHeaders[]): typeof proxyRoute {
+  const request: v.ObjectEntries = { ...ProxyHeaders.entries };
+  const answer: Record<string, v.GenericSchema> = { ...proxyRoute.responses.default.headers };
+  for (const { mode, headers } of modes) {
+    for (const [name, schema] of Object.entries(headers.request)) {
+      if (name in request) throw new Error(`the ${mode} mode declares ${name}, a /proxy header already`);
+      if (schema.type !== "optional") throw new Error(`the ${mode} mode's header ${name} must be optional`);
+      request[name] = schema;
+    }
+    for (const [name, schema] of Object.entries(headers.answer)) {
+      if (name in answer) throw new Error(`the ${mode} mode declares ${name}, a /proxy answer header already`);
+      answer[name] = schema;
+    }
+  }
+  const declared = {
+    ...proxyRoute,
+    headers: { ...proxyHeadersPart, schema: v.object(request) },
+    responses: { default: { ...proxyRoute.responses.default, headers: answer } },
+  };
+  // Only optional entries were added: what the common entries parse to is as typed.
+  return declared as unknown as typeof proxyRoute;
+}
+
+/**
+ * The call's values of its mode's own headers; a header of another mode is refused (it would be silently ignored,
+ * and the client believe it applied).
+ */
+function modeHeadersOf(parsed: object, mode: string, offered: readonly OfferedHeaders[]): Record<string, unknown> {
+  const values = parsed as Record<string, unknown>;
+  const own: Record<string, unknown> = {};
+  for (const { mode: owner, headers } of offered) {
+    for (const name of Object.keys(headers.request)) {
+      if (values[name] === undefined) continue;
+      if (owner !== mode) throw new AppError("invalid_header", `${name.toUpperCase()} applies to ${owner} mode only (T-PROOF-MODE: ${owner})`);
+      own[name] = values[name];
+    }
+  }
+  return own;
+}
 
 function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): HeaderField[] {
   const headers: HeaderField[] = [["host", host]];
@@ -124,6 +165,7 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
   const modeName = headers.mode ?? deps.defaultMode;
   const mode = deps.modes.get(modeName);
   if (!mode) throw new AppError("invalid_header", `T-PROOF-MODE must be ${deps.modes.names().join(" or ")}`);
+  const modeHeaders = modeHeadersOf(parsed, modeName, deps.modes.offeredHeaders());
   checkClaims(headers, mode.facts);
   const exchange: ExchangeRequest = {
     method,
@@ -136,6 +178,7 @@ async function readCall({ request, headers: parsed, body }: RouteInput<typeof pr
     quorum: headers.quorum ?? deps.defaultQuorum,
     exchange,
     requestedBy: callerKeyDigest(request, deps.authorizationIsOurs),
+    modeHeaders,
   };
   const prepared = mode.prepare(call);
   checkQuorum(call, prepared, mode.facts.name, deps.notaries);
@@ -173,5 +216,5 @@ export function proxyRoutes(deps: ProxyDeps): RouteGroup {
     }
   }
   // A refusal of its headers comes before any work too: it settles the id as the others do.
-  return routeGroup("proxy", [bindRoute(proxyRoute, handle, { refused })]);
+  return routeGroup("proxy", [bindRoute(proxyRouteOffering(deps.modes.offeredHeaders()), handle, { refused })]);
 }

@@ -11,6 +11,7 @@ import type { ProvingMode } from "../proving/mode.ts";
 import { endpointKey, planSession, requestBytes } from "./pool/size-classes.ts";
 import { checkMpcRequest } from "./request-layout.ts";
 import { MpcRun, type MpcRunDeps } from "./session-run.ts";
+import { MPC_HEADERS } from "./headers.ts";
 
 export interface MpcModeDeps extends MpcRunDeps {
   /** The longest a call may take, its proof included (PROVER_SESSION_TIMEOUT). */
@@ -22,9 +23,8 @@ export interface MpcModeDeps extends MpcRunDeps {
 export function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
   return {
     facts: BUILT_IN_MODES.mpc,
+    headers: MPC_HEADERS,
     prepare(call) {
-      // In MPC mode the request is always in the proof (its secrets hidden by the prover alone).
-      if (call.proxyReveal !== undefined) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)");
       checkMpcRequest(call.exchange, call.patterns);
       const announced: Partial<SessionSizes> = withinLimits(call.announced, deps.sessions.limits);
       const { method, pathAndQuery } = call.exchange;

@@ -4,6 +4,7 @@
  * everything around that is one lifecycle for every mode (lifecycle.ts): the request id's claim, the deadline and
  * the shutdown's grace, the client's answer, the proof's plan, the attestation, delivery and outcome, metrics, logs.
  */
+import type * as v from "valibot";
 import type { AppError } from "../../core/errors.ts";
 import type { AnswerHead, ExchangeRequest, ExchangedBytes, HeaderField } from "../../core/exchange.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
@@ -18,11 +19,21 @@ import type { RunControl } from "./run-control.ts";
 import type { NotaryClient } from "../notary/client.ts";
 
 /**
- * `T-PROXY-REVEAL`: proxy mode's choice of what the notary sees of the request. `none`: nothing (the proof's request
- * is hidden whole); `request`: all of it, its secrets included. Absent: the request is proven with its secrets kept
- * from the notary where TLS allows (src/prover/proxy-mode/).
+ * A mode's own `/proxy` headers, beside the ones every mode reads (src/prover/call/headers.ts): `/proxy`'s declaration
+ * composes the offered modes' (read, refused and documented as the others are); a call carrying another mode's
+ * header is refused before its mode sees it.
  */
-export type ProxyReveal = "none" | "request";
+export interface ModeHeaders<Entries extends v.ObjectEntries = v.ObjectEntries> {
+  /** Request headers by lower-case name, each optional, its schema refusing with a message that names the header. */
+  request: Entries;
+  /** Answer headers the mode may set (ModeExchange.answerHeaders), by name, for the document. */
+  answer: Readonly<Record<string, v.GenericSchema>>;
+}
+
+/** The call's values of its mode's own request headers, as that mode declared them (the route parsed them so). */
+export const ownHeaders = <Entries extends v.ObjectEntries>(call: ProofCall, _declared: ModeHeaders<Entries>): Partial<OwnValues<Entries>> =>
+  call.modeHeaders as Partial<OwnValues<Entries>>;
+type OwnValues<Entries extends v.ObjectEntries> = v.InferOutput<v.ObjectSchema<Entries, undefined>>;
 
 /** A /proxy call as every mode receives it: its headers read and checked once (src/prover/call/headers.ts). */
 export interface ProofCall extends ProofChoices {
@@ -30,8 +41,8 @@ export interface ProofCall extends ProofChoices {
   target: Target;
   /** What to send, its headers chosen by the prover (forwarded, dropped, its own). */
   exchange: ExchangeRequest;
-  /** `T-PROXY-REVEAL`, when given (src/prover/call/headers.ts). */
-  proxyReveal?: ProxyReveal;
+  /** The values of the mode's own request headers that the call gave (ModeHeaders; read with ownHeaders). */
+  modeHeaders: Readonly<Record<string, unknown>>;
   /** T-MAX-SENT-DATA and T-MAX-RECV-DATA as announced: what they bound is the mode's to say. */
   announced: Partial<SessionSizes>;
   /** `T-CLAIM`, `T-CLAIM-SALT` and `T-RECIPIENT`: what the notary is asked to state beside the bytes. */
@@ -48,6 +59,8 @@ export interface ProofCall extends ProofChoices {
 export interface ProvingMode {
   /** Its name and what a verifier knows of it (src/proof/modes.ts). */
   facts: ModeFacts;
+  /** Its own `/proxy` headers, if it reads or sets any. */
+  headers?: ModeHeaders;
   /**
    * Checks what this mode makes of the call, before any work: a refusal thrown here is the client's 4xx and settles
    * its request id. The result starts the call's run.

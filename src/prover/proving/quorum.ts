@@ -9,7 +9,6 @@ import type { ExchangeRequest } from "../../core/exchange.ts";
 import type { Proof } from "../../proof/format.ts";
 import { type DeliveredProof, quorumProofOf } from "../../proof/quorum.ts";
 import type { PreparedCall } from "./mode.ts";
-import type { ProxyReveal } from "./mode.ts";
 import type { ClaimRequest } from "../../claims/grammar.ts";
 
 /** What of a call decides whether a quorum can prove it. */
@@ -17,21 +16,19 @@ export interface QuorumChoices {
   quorum: number;
   claims: readonly ClaimRequest[];
   exchange: Pick<ExchangeRequest, "method">;
-  proxyReveal?: ProxyReveal;
 }
 
-const refused = (reason: string) => new AppError("invalid_header", `T-QUORUM: ${reason}`);
+export const refusedQuorum = (reason: string) => new AppError("invalid_header", `T-QUORUM: ${reason}`);
 
 /** Throws invalid_header (400) when a quorum cannot prove this call as asked; nothing was sent yet. */
 export function checkQuorum(call: QuorumChoices, prepared: Pick<PreparedCall, "startThrough">, mode: string, notaries: number): void {
   const { quorum } = call;
   if (quorum === 1) return;
-  if (quorum > notaries) throw refused(`${quorum} distinct notaries asked, and this prover has ${notaries} (PROVER_NOTARY_URL)`);
-  if (!prepared.startThrough) throw refused(`the ${mode} mode cannot prove through several notaries; use T-PROOF-MODE: proxy`);
-  if (call.claims.length === 0) throw refused("a quorum agrees on claims only (the sessions' bytes differ): name them in T-CLAIM");
+  if (quorum > notaries) throw refusedQuorum(`${quorum} distinct notaries asked, and this prover has ${notaries} (PROVER_NOTARY_URL)`);
+  if (!prepared.startThrough) throw refusedQuorum(`the ${mode} mode cannot prove through several notaries; use T-PROOF-MODE: proxy`);
+  if (call.claims.length === 0) throw refusedQuorum("a quorum agrees on claims only (the sessions' bytes differ): name them in T-CLAIM");
   // Each member's session sends the request to the target: a request with effects would take effect M times.
-  if (call.exchange.method !== "GET") throw refused(`each notary's session sends the request once, so a quorum proves GET requests only, not ${call.exchange.method}`);
-  if (call.proxyReveal === "none") throw refused("a quorum's proofs must show one request line; T-PROXY-REVEAL: none hides it");
+  if (call.exchange.method !== "GET") throw refusedQuorum(`each notary's session sends the request once, so a quorum proves GET requests only, not ${call.exchange.method}`);
 }
 
 /** The call's proof: the one run's, or the quorum proof of all; quorum_disagreement when the runs do not state the same. */

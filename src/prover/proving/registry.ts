@@ -7,7 +7,7 @@ import type { TargetPolicy } from "../../core/target-policy.ts";
 import type { Logger } from "../../base/log.ts";
 import type { ModeFacts } from "../../proof/modes.ts";
 import type { NotaryClient } from "../notary/client.ts";
-import type { ProvingMode } from "./mode.ts";
+import type { ModeHeaders, ProvingMode } from "./mode.ts";
 
 /** What a prover gives a further mode's backend when it starts. */
 export interface ProvingContext {
@@ -42,6 +42,11 @@ export class ProvingModes {
 
   get(name: string): ProvingMode | undefined {
     return this.byName.get(name);
+  }
+
+  /** The modes' own `/proxy` headers, by mode (those that have any). */
+  offeredHeaders(): { mode: string; headers: ModeHeaders }[] {
+    return [...this.byName].flatMap(([mode, { headers }]) => (headers ? [{ mode, headers }] : []));
   }
 
   /** Every mode it offers, the built-in ones first. */

@@ -21,12 +21,14 @@ import { type RevealedKeys, keysOfEpochExchange, keysToReveal } from "../../tls/
 import type { SessionSlots } from "../exchange/capacity.ts";
 import { withinLimits } from "../exchange/requested-sizes.ts";
 import type { NotaryClient } from "../notary/client.ts";
-import type { ModeAttestation, ModeExchange, ModeRun, ProofCall, ProvingMode } from "../proving/mode.ts";
+import { type ModeAttestation, type ModeExchange, type ModeRun, type ProofCall, type ProvingMode, ownHeaders } from "../proving/mode.ts";
+import { refusedQuorum } from "../proving/quorum.ts";
 import type { RunControl } from "../proving/run-control.ts";
 import { declaredForHiddenRequest } from "./hidden-request.ts";
 import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
 import { type RequestPlan, planRedactions, planRequest } from "./request-plan.ts";
 import { runTlsExchange } from "./tls-exchange.ts";
+import { PROXY_MODE_HEADERS } from "./headers.ts";
 
 export interface ProxyModeDeps {
   notary: Pick<NotaryClient, "createSession" | "socketUrl" | "release">;
@@ -242,9 +244,12 @@ export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
   const tls12Targets = timedMemory<true>(REMEMBERED_TARGETS);
   return {
     facts: BUILT_IN_MODES.proxy,
+    headers: PROXY_MODE_HEADERS,
     prepare(call) {
       // The request's hidden values are cut before anything is sent: a request that cannot be written so is a 400 now.
-      const plan = planRequest(call.exchange, call.patterns, call.proxyReveal, deps.maxHiddenSpanBytes);
+      const reveal = ownHeaders(call, PROXY_MODE_HEADERS)["t-proxy-reveal"];
+      if (call.quorum > 1 && reveal === "none") throw refusedQuorum("a quorum's proofs must show one request line; T-PROXY-REVEAL: none hides it");
+      const plan = planRequest(call.exchange, call.patterns, reveal, deps.maxHiddenSpanBytes);
       // No session to size: T-MAX-RECV-DATA bounds the answer, and so what the proof reserves.
       const announced = withinLimits(call.announced, { maxSentData: Number.MAX_SAFE_INTEGER, maxRecvData: deps.maxRecvData }).maxRecvData;
       const allowance: AnswerAllowance =

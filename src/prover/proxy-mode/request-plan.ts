@@ -19,7 +19,7 @@ import { checkHiddenAfterHost, requestParts } from "../../http1/request-epochs.t
 import { serializeRequest } from "../../http1/request.ts";
 import type { RedactionPattern } from "../../redaction/index.ts";
 import type { RequestPart } from "../../tls/client/exchange.ts";
-import type { ProxyReveal } from "../proving/mode.ts";
+import type { ProxyReveal } from "./headers.ts";
 import { checkProvableBody, checkSecretQuery, declareLayout, headEndOf, hiddenHeaderNames, hiddenRequestRanges as hiddenRanges } from "../exchange/request-layout.ts";
 import { refuseRequestPatterns } from "./hidden-request.ts";
 

@@ -1,13 +1,20 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
 import { parseHeaders } from "../../../src/http/route.ts";
-import { ProxyHeaders, callHeadersOf, proxyHeadersPart } from "../../../src/prover/call/headers.ts";
+import * as v from "valibot";
+import { ProxyHeaders, callHeadersOf } from "../../../src/prover/call/headers.ts";
+import { proxyRouteOffering } from "../../../src/prover/call/routes.ts";
+import { MPC_HEADERS } from "../../../src/prover/mpc/headers.ts";
+import { PROXY_MODE_HEADERS } from "../../../src/prover/proxy-mode/headers.ts";
 
 const URL_ = "https://api.example.com:8443/v1/data?x=1";
 const ID = "8ED79A9E-0C2B-4E6F-9D7E-1C2B3A4D5E6F";
 const base = { "t-proxy-url": URL_, "t-request-id": ID };
-/** The headers as /proxy's declaration parses them, then as a mode reads them. */
-const parse = (init: Record<string, string>) => callHeadersOf(parseHeaders(proxyHeadersPart, new Headers(init)));
+/** /proxy as a prover offering the built-in modes declares it. */
+const declared = proxyRouteOffering([{ mode: "mpc", headers: MPC_HEADERS }, { mode: "proxy", headers: PROXY_MODE_HEADERS }]);
+/** The headers as /proxy's declaration parses them (a mode's own among them), then as every mode reads them. */
+const parsedHeaders = (init: Record<string, string>) => parseHeaders(declared.headers, new Headers(init)) as Record<string, unknown>;
+const parse = (init: Record<string, string>) => callHeadersOf(parseHeaders(declared.headers, new Headers(init)));
 
 function refusal(init: Record<string, string>): AppError {
   try {
@@ -40,7 +47,6 @@ describe("the /proxy headers, parsed once", () => {
       "T-REDACTED-UNMATCHED": " Allow ",
       "T-PROVE-FAILED-REQ": "TRUE",
       "T-PROOF-MODE": " Proxy ",
-      "T-PROXY-REVEAL": "request",
       "T-MAX-SENT-DATA": "512",
       "T-MAX-RECV-DATA": " 2048 ",
     });
@@ -49,7 +55,6 @@ describe("the /proxy headers, parsed once", () => {
       allowUnmatched: true,
       proveFailed: true,
       mode: "proxy",
-      proxyReveal: "request",
       announced: { maxSentData: 512, maxRecvData: 2048 },
     });
     expect(parse({ ...base, "t-redacted-unmatched": "refuse", "t-prove-failed-req": "0", "t-proof-mode": "" })).toMatchObject({
@@ -60,7 +65,6 @@ describe("the /proxy headers, parsed once", () => {
     expect(parse({ ...base, "t-prove-failed-req": "1" }).proveFailed).toBe(true);
     // A fully qualified name: the target is its host without the trailing dot (src/core/server-name.ts).
     expect(parse({ ...base, "t-proxy-url": "https://API.example.com.:8443/v1?x=1" }).target).toMatchObject({ serverName: "api.example.com", port: 8443, pathAndQuery: "/v1?x=1" });
-    expect(parse({ ...base, "t-proxy-reveal": " NONE " }).proxyReveal).toBe("none");
   });
 
   test.each([
@@ -107,13 +111,30 @@ describe("the /proxy headers, parsed once", () => {
     expect(refusal({ ...base, "t-recipient": "0x1234" }).message).toContain("T-RECIPIENT must be an Ethereum address");
   });
 
-  test("the schema declares every header /proxy reads, the two it needs as required", () => {
+  test("the schema declares every header /proxy reads, the two it needs as required; the modes' own follow", () => {
     expect(Object.keys(ProxyHeaders.entries)).toEqual([
       "t-proxy-url", "t-request-id", "t-redacted", "t-redacted-unmatched", "t-prove-failed-req",
-      "t-proof-mode", "t-proxy-reveal", "t-claim", "t-claim-salt", "t-recipient", "t-quorum", "t-max-sent-data",
+      "t-proof-mode", "t-claim", "t-claim-salt", "t-recipient", "t-quorum", "t-max-sent-data",
       "t-max-recv-data",
     ]);
     const required = Object.entries(ProxyHeaders.entries).filter(([, schema]) => schema.type !== "optional").map(([name]) => name);
     expect(required).toEqual(["t-proxy-url", "t-request-id"]);
+    expect(Object.keys(declared.headers.schema.entries)).toEqual([...Object.keys(ProxyHeaders.entries), "t-proxy-reveal"]);
+    expect(Object.keys(declared.responses.default.headers)).toEqual(["T-PROOF-ID", "T-PROOF-MODE", "T-SESSION-CLASS", "T-SESSION-RETRIED", "T-LAYOUT-SESSIONS"]);
+  });
+
+  test("a mode's own header is read by its schema, like the others", () => {
+    expect(parsedHeaders({ ...base, "t-proxy-reveal": " NONE " })["t-proxy-reveal"]).toBe("none");
+    expect(parsedHeaders(base)["t-proxy-reveal"]).toBeUndefined();
+  });
+
+  test("a mode may not declare a header /proxy or another mode reads, nor one a call must send: the prover does not start", () => {
+    const own = (request: v.ObjectEntries, answer: Record<string, v.GenericSchema> = {}) => ({ mode: "tee", headers: { request, answer } });
+    expect(() => proxyRouteOffering([own({ "t-redacted": v.optional(v.string()) })])).toThrow("the tee mode declares t-redacted, a /proxy header already");
+    expect(() => proxyRouteOffering([{ mode: "proxy", headers: PROXY_MODE_HEADERS }, own({ "t-proxy-reveal": v.optional(v.string()) })])).toThrow(
+      "the tee mode declares t-proxy-reveal, a /proxy header already",
+    );
+    expect(() => proxyRouteOffering([own({ "t-tee-quote": v.string() })])).toThrow("the tee mode's header t-tee-quote must be optional");
+    expect(() => proxyRouteOffering([own({}, { "T-PROOF-ID": v.string() })])).toThrow("the tee mode declares T-PROOF-ID, a /proxy answer header already");
   });
 });

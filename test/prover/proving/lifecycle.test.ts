@@ -92,6 +92,7 @@ const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
   announced: {},
   claims: [],
   quorum: 1,
+  modeHeaders: {},
   ...overrides,
 });
 

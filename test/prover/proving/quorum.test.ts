@@ -22,7 +22,6 @@ describe("a quorum call, checked before anything is sent", () => {
     expect(() => checkQuorum(call({ quorum: 1, claims: [], exchange: { method: "POST" } }), {}, "mpc", 1)).not.toThrow();
     expect(() => checkQuorum(call(), through, "proxy", 3)).not.toThrow();
     expect(() => checkQuorum(call({ quorum: 3 }), through, "proxy", 3)).not.toThrow();
-    expect(() => checkQuorum(call({ proxyReveal: "request" }), through, "proxy", 2)).not.toThrow();
   });
 
   test("each refusal is a 400 invalid_header naming what to change", () => {
@@ -35,7 +34,6 @@ describe("a quorum call, checked before anything is sent", () => {
     expect(refusalOf(() => checkQuorum(call(), {}, "mpc", 3)).message).toBe("T-QUORUM: the mpc mode cannot prove through several notaries; use T-PROOF-MODE: proxy");
     expect(refused({ claims: [] })).toBe("T-QUORUM: a quorum agrees on claims only (the sessions' bytes differ): name them in T-CLAIM");
     expect(refused({ exchange: { method: "DELETE" } })).toBe("T-QUORUM: each notary's session sends the request once, so a quorum proves GET requests only, not DELETE");
-    expect(refused({ proxyReveal: "none" })).toBe("T-QUORUM: a quorum's proofs must show one request line; T-PROXY-REVEAL: none hides it");
   });
 });
 

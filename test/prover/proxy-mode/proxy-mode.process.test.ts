@@ -414,7 +414,11 @@ describe("proxy mode refusals", () => {
   });
 
   test("T-PROXY-REVEAL outside proxy mode, or with another value, is a 400", async () => {
-    expect(await refusal({ "T-PROXY-REVEAL": "request" })).toMatchObject({ status: 400, code: "invalid_header" });
+    expect(await refusal({ "T-PROXY-REVEAL": "request" })).toMatchObject({
+      status: 400,
+      code: "invalid_header",
+      message: "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)",
+    });
     expect(await refusal({ "T-PROOF-MODE": "proxy", "T-PROXY-REVEAL": "everything" })).toMatchObject({ status: 400, code: "invalid_header" });
   });
 

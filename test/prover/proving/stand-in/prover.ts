@@ -7,7 +7,8 @@ import type { AnswerHead } from "../../../../src/core/exchange.ts";
 import { AppError } from "../../../../src/core/errors.ts";
 import { parseHttpMessage } from "../../../../src/http1/message.ts";
 import { serializeRequest } from "../../../../src/http1/request.ts";
-import type { ModeRun, ProofCall, ProvingMode } from "../../../../src/prover/proving/mode.ts";
+import * as v from "valibot";
+import { type ModeHeaders, type ModeRun, type ProofCall, type ProvingMode, ownHeaders } from "../../../../src/prover/proving/mode.ts";
 import type { ProvingContext, ProvingModeBackend } from "../../../../src/prover/proving/registry.ts";
 import { STAND_IN, type StandInSessionRequest } from "./facts.ts";
 
@@ -35,7 +36,7 @@ async function exchangeOverSocket(url: string, sent: Uint8Array): Promise<Uint8A
   });
 }
 
-function run(context: ProvingContext, call: ProofCall): ModeRun {
+function run(context: ProvingContext, call: ProofCall, label: string | undefined): ModeRun {
   let sessionId: string | undefined;
   return {
     async exchange() {
@@ -43,7 +44,7 @@ function run(context: ProvingContext, call: ProofCall): ModeRun {
       sessionId = await context.notary.createSession(STAND_IN.name, request);
       const sent = serializeRequest(call.exchange);
       const recv = await exchangeOverSocket(context.notary.socketUrl(STAND_IN.name, sessionId), sent);
-      return { answer: answerHead(recv), sent, recv, notarySessionId: sessionId };
+      return { answer: answerHead(recv), sent, recv, notarySessionId: sessionId, answerHeaders: label === undefined ? [] : [["t-stand-in-label", label]] };
     },
     reveal: async (redaction) => ({ redactions: redaction.declared }),
     discard: () => void (sessionId && context.notary.release(STAND_IN.name, sessionId)),
@@ -51,12 +52,24 @@ function run(context: ProvingContext, call: ProofCall): ModeRun {
   };
 }
 
+/**
+ * Its own `/proxy` headers, as a real mode would declare an option of its own: `T-STAND-IN-LABEL` is read by the
+ * route with the others and comes back on the answer.
+ */
+const STAND_IN_HEADERS = {
+  request: {
+    "t-stand-in-label": v.optional(v.pipe(v.string(), v.regex(/^[a-z]{1,16}$/, "T-STAND-IN-LABEL must be 1-16 letters a-z"), v.description("stand-in: a label echoed on the answer"))),
+  },
+  answer: { "T-STAND-IN-LABEL": v.pipe(v.string(), v.description("stand-in: the call's T-STAND-IN-LABEL")) },
+} satisfies ModeHeaders;
+
 function standInMode(context: ProvingContext): ProvingMode {
   return {
     facts: STAND_IN,
+    headers: STAND_IN_HEADERS,
     prepare(call) {
-      if (call.proxyReveal !== undefined) throw new AppError("invalid_header", "T-PROXY-REVEAL applies to proxy mode only");
-      return { deadlineMs: 30_000, start: () => run(context, call) };
+      const label = ownHeaders(call, STAND_IN_HEADERS)["t-stand-in-label"];
+      return { deadlineMs: 30_000, start: () => run(context, call, label) };
     },
   };
 }

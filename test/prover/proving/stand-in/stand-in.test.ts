@@ -49,10 +49,18 @@ test("a mode given to the servers from its own folder proves through /proxy, and
   const requestId = crypto.randomUUID();
   const stream = await openStream(`${server.url}/proof/${requestId}`, 30_000);
   const response = await fetch(`${server.url}/proxy`, {
-    headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "stand-in", "T-REDACTED": "res:body:secret" },
+    headers: {
+      "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`,
+      "T-REQUEST-ID": requestId,
+      "T-PROOF-MODE": "stand-in",
+      "T-REDACTED": "res:body:secret",
+      "T-STAND-IN-LABEL": "first",
+    },
   });
   expect(response.status).toBe(200);
   expect(response.headers.get("t-proof-mode")).toBe("stand-in");
+  // Its own header reached it, read by the route as the mode declared it.
+  expect(response.headers.get("t-stand-in-label")).toBe("first");
   expect(response.headers.get("t-proof-id")).toBe(requestId);
   expect(((await response.json()) as { secret: string }).secret).toBe(SECRET_VALUE);
 
@@ -82,6 +90,34 @@ test("a mode given to the servers from its own folder proves through /proxy, and
   expect(cli.exitCode).toBe(1);
   expect(cli.stderr.trim()).toBe('error: invalid proof: body.mode: unknown proof mode "stand-in" (this verifier knows mpc, proxy)');
 }, 60_000);
+
+test("its own /proxy header joins the prover's declaration: documented, checked by its schema, refused in another mode, as proxy mode's is in it", async () => {
+  type Operation = { parameters?: { name: string; schema: { pattern?: string } }[]; responses: Record<string, { headers?: Record<string, unknown> }> };
+  const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+  const proxy = document.paths["/proxy"]!.get!;
+  expect(proxy.parameters?.find((p) => p.name === "t-stand-in-label")?.schema.pattern).toBe("^[a-z]{1,16}$");
+  expect(proxy.parameters?.find((p) => p.name === "t-proxy-reveal")).toBeDefined();
+  expect(Object.keys(proxy.responses["default"]?.headers ?? {})).toContain("T-STAND-IN-LABEL");
+
+  const refusal = async (headers: Record<string, string>) => {
+    const response = await fetch(`${server.url}/proxy`, {
+      headers: { "T-PROXY-URL": `https://${TARGET_HOST}:${target.port}/data`, "T-REQUEST-ID": crypto.randomUUID(), ...headers },
+    });
+    return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
+  };
+  expect(await refusal({ "T-PROOF-MODE": "stand-in", "T-STAND-IN-LABEL": "Not A Label" })).toEqual({
+    status: 400,
+    error: { code: "invalid_header", message: "T-STAND-IN-LABEL must be 1-16 letters a-z" },
+  });
+  expect(await refusal({ "T-PROOF-MODE": "proxy", "T-STAND-IN-LABEL": "first" })).toEqual({
+    status: 400,
+    error: { code: "invalid_header", message: "T-STAND-IN-LABEL applies to stand-in mode only (T-PROOF-MODE: stand-in)" },
+  });
+  expect(await refusal({ "T-PROOF-MODE": "stand-in", "T-PROXY-REVEAL": "none" })).toEqual({
+    status: 400,
+    error: { code: "invalid_header", message: "T-PROXY-REVEAL applies to proxy mode only (T-PROOF-MODE: proxy)" },
+  });
+});
 
 test("its notary routes are declared from its own schemas: validated by them, guarded by the key, listed in the notary's document", async () => {
   type Operation = { operationId: string; security?: unknown; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, { description: string }> };
