@@ -21,11 +21,10 @@ import { IDLE_TIMEOUT_S } from "../notary/limits.ts";
 import { NotaryMetrics } from "../metrics/notary.ts";
 import type { Registry } from "../metrics/registry.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
-import { type NotaryMode, type NotaryModeBackend, NotaryModes, type NotarySocketData } from "../notary/modes.ts";
-import { mpcNotaryMode } from "../notary/mpc/mode.ts";
+import { type NotaryModeBackend, NotaryModes, type NotarySocketData } from "../notary/modes.ts";
+import { mpcNotaryBackend } from "../notary/mpc/mode.ts";
 import { MpcSessions } from "../notary/mpc/sessions.ts";
-import { type ProxyModeOptions, proxyNotaryMode } from "../notary/proxy-mode/mode.ts";
-import { ProxySessions } from "../notary/proxy-mode/sessions.ts";
+import { type ProxyModeOptions, proxyNotaryBackend } from "../notary/proxy-mode/mode.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
 import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 import type { ApiDescription } from "../openapi/document.ts";
@@ -138,14 +137,12 @@ function attestationContext(options: NotaryServerOptions): AttestationContext {
  * given (src/notary/modes.ts). Each gets its metrics' refusal counter and its own limits.
  */
 function offeredModes(options: NotaryServerOptions, mpcSessions: MpcSessions, metrics: NotaryMetrics): NotaryModes {
-  const modes: NotaryMode[] = [mpcNotaryMode(mpcSessions, options.sessions)];
-  if (options.proxy) {
-    const proxySessions = new ProxySessions(options.sessions, options.proxy, options.log, (reason) => metrics.proxyRefused(reason));
-    modes.push(proxyNotaryMode(proxySessions, options.proxy));
-  }
-  const context = { log: options.log, testTrustAnchor: options.testTrustAnchor };
-  modes.push(...(options.furtherModes ?? []).map((backend) => backend.create(context)));
-  return new NotaryModes(modes);
+  const backends = [
+    mpcNotaryBackend(mpcSessions, options.sessions),
+    ...(options.proxy ? [proxyNotaryBackend(options.sessions, options.proxy, (reason) => metrics.proxyRefused(reason))] : []),
+    ...(options.furtherModes ?? []),
+  ];
+  return new NotaryModes(backends, { log: options.log, testTrustAnchor: options.testTrustAnchor });
 }
 
 /** Every mode's session path, offered or not: a built-in mode this notary does not offer still answers, with its refusal. */

@@ -38,10 +38,9 @@ import { ProofDelivery } from "../prover/delivery/proof-delivery.ts";
 import { ProofHub } from "../prover/delivery/proof-hub.ts";
 import { messagePruning, proofPruning, startRetention } from "../store/retention.ts";
 import { proxyRoutes } from "../prover/call/routes.ts";
-import { mpcProvingMode } from "../prover/mpc/mode.ts";
-import { engineSuiteCheck } from "../prover/mpc/mpc-probe.ts";
+import { mpcBackend } from "../prover/mpc/mode.ts";
 import { type MpcNotary, discardSession, mpcNotarySessions } from "../prover/mpc/notary-sessions.ts";
-import { proxyProvingMode } from "../prover/proxy-mode/mode.ts";
+import { proxyModeBackend } from "../prover/proxy-mode/mode.ts";
 import { type ProofLifecycle, proofLifecycle } from "../prover/proving/lifecycle.ts";
 import { type ProvingModeBackend, ProvingModes } from "../prover/proving/registry.ts";
 import { knowModeFacts } from "../proof/modes.ts";
@@ -186,30 +185,18 @@ interface ModeParts {
   trustAnchorsPem: readonly string[];
 }
 
-/** The built-in modes' backends, and the further ones made for this prover (src/prover/proving/registry.ts). */
+/** The modes this prover offers: the built-in backends, then the further ones, each made with the prover's context (src/prover/proving/registry.ts). */
 function provingModes(config: ProverConfig, parts: ModeParts, further: readonly ProvingModeBackend[], log: Logger): ProvingModes {
   const { notary, trustAnchorsPem } = parts;
   const { policy, connectTimeoutMs, responseTimeoutMs } = config.proxy;
-  const mpc = mpcProvingMode({
+  const mpc = mpcBackend({ ...parts, sessions: parts.pool, sessionTimeoutMs: config.proxy.sessionTimeoutMs, repeatTooLarge: config.pool.repeatTooLarge });
+  const proxy = proxyModeBackend({
     ...parts,
-    sessions: parts.pool,
-    policy,
-    connectTimeoutMs,
-    responseTimeoutMs,
-    sessionTimeoutMs: config.proxy.sessionTimeoutMs,
-    engineSuite: engineSuiteCheck(trustAnchorsPem),
-    repeatTooLarge: config.pool.repeatTooLarge,
-  });
-  const proxy = proxyProvingMode({
-    ...parts,
-    policy,
     maxRecvData: config.proxyMode.maxRecvData,
     maxHiddenSpanBytes: config.proxyMode.maxHiddenSpanBytes,
-    connectTimeoutMs,
-    responseTimeoutMs,
     sessionTimeoutMs: config.proxyMode.embedded.sessionTimeoutMs,
   });
-  return new ProvingModes([mpc, proxy], further, { notary, policy, trustAnchorsPem, connectTimeoutMs, responseTimeoutMs, log });
+  return new ProvingModes([mpc, proxy, ...further], { notary, policy, trustAnchorsPem, connectTimeoutMs, responseTimeoutMs, log });
 }
 
 /** What the routes serve. */

@@ -94,19 +94,22 @@ export interface NotaryModeContext {
   testTrustAnchor: boolean;
 }
 
-/** A mode from outside the built-in set: its facts, and how its backend is made when a notary starts. */
+/** A mode's backend, built in or not: its facts, and how its notary side is made when a notary starts. */
 export interface NotaryModeBackend {
   facts: ModeFacts;
   create(context: NotaryModeContext): NotaryMode;
 }
 
-/** The modes one notary offers, by name. */
+/** The modes one notary offers, each made from its backend with the notary's context, by name. */
 export class NotaryModes {
-  private readonly byName: Map<string, NotaryMode>;
+  private readonly byName = new Map<string, NotaryMode>();
 
   /** Each mode's `verify` is handed what its own `attestationRequest` read. */
-  constructor(modes: readonly NotaryMode[]) {
-    this.byName = new Map(modes.map((mode) => [mode.facts.name, mode]));
+  constructor(backends: readonly NotaryModeBackend[], context: NotaryModeContext) {
+    for (const backend of backends) {
+      if (this.byName.has(backend.facts.name)) throw new Error(`the notary offers a mode named ${backend.facts.name} already`);
+      this.byName.set(backend.facts.name, backend.create(context));
+    }
   }
 
   get(name: string): NotaryMode | undefined {

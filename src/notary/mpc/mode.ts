@@ -4,11 +4,17 @@ import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import { type SessionRequest, SessionRequest as SessionRequestSchema } from "../../protocol/mpc.ts";
 import { AttestationRequest } from "../../protocol/notary.ts";
 import { maxJsonBodyBytes } from "../limits.ts";
-import type { NotaryMode } from "../modes.ts";
+import type { NotaryMode, NotaryModeBackend } from "../modes.ts";
 import type { SessionRegistry } from "./sessions.ts";
 import { mpcTranscript } from "./transcript.ts";
 
-export function mpcNotaryMode(sessions: SessionRegistry, limits: SessionLimits): NotaryMode<AttestationRequest, SessionRequest> {
+/** MPC's backend: made, as every mode is, when the notary starts; its sessions are the notary's MPC registry. */
+export const mpcNotaryBackend = (sessions: SessionRegistry, limits: SessionLimits): NotaryModeBackend => ({
+  facts: BUILT_IN_MODES.mpc,
+  create: () => mpcNotaryMode(sessions, limits),
+});
+
+function mpcNotaryMode(sessions: SessionRegistry, limits: SessionLimits): NotaryMode<AttestationRequest, SessionRequest> {
   return {
     facts: BUILT_IN_MODES.mpc,
     opens: "open an MPC session; its prover then connects the MPC WebSocket (GET /notarize?sessionId=)",

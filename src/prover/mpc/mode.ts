@@ -12,15 +12,26 @@ import { endpointKey, planSession, requestBytes } from "./pool/size-classes.ts";
 import { checkMpcRequest } from "./request-layout.ts";
 import { MpcRun, type MpcRunDeps } from "./session-run.ts";
 import { MPC_HEADERS } from "./headers.ts";
+import { engineSuiteCheck } from "./mpc-probe.ts";
+import type { ProvingContext, ProvingModeBackend } from "../proving/registry.ts";
 
-export interface MpcModeDeps extends MpcRunDeps {
+/** What MPC mode is made with beside the prover's context: its warm pool and turns, its places, its limits. */
+export type MpcModeParts = Omit<MpcRunDeps, keyof ProvingContext | "engineSuite"> & {
   /** The longest a call may take, its proof included (PROVER_SESSION_TIMEOUT). */
   sessionTimeoutMs: number;
   /** A GET whose answer overflowed its session is repeated once in a class that fits. */
   repeatTooLarge: boolean;
-}
+};
 
-export function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
+type MpcModeDeps = MpcModeParts & MpcRunDeps;
+
+/** MPC's backend: made, as every mode is, with the prover's context. */
+export const mpcBackend = (parts: MpcModeParts): ProvingModeBackend => ({
+  facts: BUILT_IN_MODES.mpc,
+  create: (context) => mpcProvingMode({ ...parts, ...context, engineSuite: engineSuiteCheck(context.trustAnchorsPem) }),
+});
+
+function mpcProvingMode(deps: MpcModeDeps): ProvingMode {
   return {
     facts: BUILT_IN_MODES.mpc,
     headers: MPC_HEADERS,

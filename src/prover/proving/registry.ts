@@ -1,7 +1,8 @@
 /**
- * The proof modes a prover offers: the built-in ones, built by the composition root (src/app/prover.ts), and the
- * further modes given to the prover server as an option, each made for it by its backend. `/proxy` looks a call's
- * mode up by its name.
+ * The proof modes a prover offers, every one made the same way: a backend (`ProvingModeBackend`) whose `create` gets the
+ * prover's context. The built-in backends come first (their factories take what only they use: MPC's warm pool,
+ * proxy mode's places), then the further ones given to the prover server as an option. `/proxy` looks a call's mode
+ * up by its name.
  */
 import type { TargetPolicy } from "../../core/target-policy.ts";
 import type { Logger } from "../../base/log.ts";
@@ -9,7 +10,7 @@ import type { ModeFacts } from "../../proof/modes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import type { ModeHeaders, ProvingMode } from "./mode.ts";
 
-/** What a prover gives a further mode's backend when it starts. */
+/** What a prover gives every mode's backend when it starts. */
 export interface ProvingContext {
   /** The prover's notaries, one client for every mode (several notaries: the ones that offer the mode). */
   notary: NotaryClient;
@@ -22,19 +23,18 @@ export interface ProvingContext {
   log: Logger;
 }
 
-/** A mode from outside the built-in set: its facts, and how its backend is made when a prover starts. */
+/** A mode's backend: its facts, and how its prover side is made when a prover starts. */
 export interface ProvingModeBackend {
   facts: ModeFacts;
   create(context: ProvingContext): ProvingMode;
 }
 
-/** The modes one prover runs: its built-in backends, and the further ones made for it. */
+/** The modes one prover runs, each made from its backend with the prover's context, in the backends' order. */
 export class ProvingModes {
-  private readonly byName: Map<string, ProvingMode>;
+  private readonly byName = new Map<string, ProvingMode>();
 
-  constructor(builtIn: readonly ProvingMode[], further: readonly ProvingModeBackend[], context: ProvingContext) {
-    this.byName = new Map(builtIn.map((mode) => [mode.facts.name, mode]));
-    for (const backend of further) {
+  constructor(backends: readonly ProvingModeBackend[], context: ProvingContext) {
+    for (const backend of backends) {
       if (this.byName.has(backend.facts.name)) throw new Error(`the prover offers a mode named ${backend.facts.name} already`);
       this.byName.set(backend.facts.name, backend.create(context));
     }

@@ -23,6 +23,7 @@ import { withinLimits } from "../exchange/requested-sizes.ts";
 import type { NotaryClient } from "../notary/client.ts";
 import { type ModeAttestation, type ModeExchange, type ModeRun, type ProofCall, type ProvingMode, ownHeaders } from "../proving/mode.ts";
 import { refusedQuorum } from "../proving/quorum.ts";
+import type { ProvingModeBackend } from "../proving/registry.ts";
 import type { RunControl } from "../proving/run-control.ts";
 import { declaredForHiddenRequest } from "./hidden-request.ts";
 import { type RelaySocket, openRelaySocket } from "./relay-socket.ts";
@@ -30,23 +31,27 @@ import { type RequestPlan, planRedactions, planRequest } from "./request-plan.ts
 import { runTlsExchange } from "./tls-exchange.ts";
 import { PROXY_MODE_HEADERS } from "./headers.ts";
 
-export interface ProxyModeDeps {
-  notary: Pick<NotaryClient, "createSession" | "socketUrl" | "release">;
-  policy: TargetPolicy;
+/** What proxy mode is made with beside the prover's context: its places and limits. */
+export interface ProxyModeParts {
   /** Proxy proofs at once (PROVER_PROXY_MAX_SESSIONS). */
   proxySlots: SessionSlots;
   /** Answer bytes proxy proofs may hold at once (PROVER_PROXY_INFLIGHT_BYTES): each reserves its `maxRecvBytes`. */
   answerBytes: SessionSlots;
   /** Most answer bytes (PROVER_PROXY_MAX_RECV_DATA); a client may announce less (T-MAX-RECV-DATA). */
   maxRecvData: number;
-  /** The roots the prover's TLS client trusts: the notary's set. */
-  trustAnchorsPem: readonly string[];
   /** Most bytes of one hidden value of a request written in epochs (PROVER_PROXY_MAX_HIDDEN_SPAN). */
   maxHiddenSpanBytes: number;
-  connectTimeoutMs: number;
-  responseTimeoutMs: number;
   /** The longest a call may take, its proof included: a proxy session's lifetime at the notary. */
   sessionTimeoutMs: number;
+}
+
+export interface ProxyModeDeps extends ProxyModeParts {
+  notary: Pick<NotaryClient, "createSession" | "socketUrl" | "release">;
+  policy: TargetPolicy;
+  /** The roots the prover's TLS client trusts: the notary's set. */
+  trustAnchorsPem: readonly string[];
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
 }
 
 /** Most answer bytes of one call, and which setting fixed it (named in the refusal). */
@@ -240,7 +245,13 @@ class ProxyRun implements ModeRun {
   }
 }
 
-export function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
+/** Proxy mode's backend: made, as every mode is, with the prover's context. */
+export const proxyModeBackend = (parts: ProxyModeParts): ProvingModeBackend => ({
+  facts: BUILT_IN_MODES.proxy,
+  create: (context) => proxyProvingMode({ ...parts, ...context }),
+});
+
+function proxyProvingMode(deps: ProxyModeDeps): ProvingMode {
   const tls12Targets = timedMemory<true>(REMEMBERED_TARGETS);
   return {
     facts: BUILT_IN_MODES.proxy,

@@ -16,17 +16,20 @@ const context: ProvingContext = {
   log: createLogger({ level: "error" }),
 };
 
-test("one prover's modes: the built-in ones, then each further one made with the prover's context, found by name", () => {
+/** A backend that records the context it was made with. */
+function backendNamed(name: string, made: ProvingContext[] = []) {
+  return { facts: facts(name), create: (given: ProvingContext) => (made.push(given), modeNamed(name)) };
+}
+
+test("one prover's modes: every backend made with the prover's context, in order, found by name", () => {
   const made: ProvingContext[] = [];
-  const further = { facts: facts("further-test"), create: (given: ProvingContext) => (made.push(given), modeNamed("further-test")) };
-  const modes = new ProvingModes([modeNamed("mpc"), modeNamed("proxy")], [further], context);
+  const modes = new ProvingModes([backendNamed("mpc", made), backendNamed("proxy", made), backendNamed("further-test", made)], context);
   expect(modes.names()).toEqual(["mpc", "proxy", "further-test"]);
   expect(modes.get("further-test")?.facts.name).toBe("further-test");
   expect(modes.get("other")).toBeUndefined();
-  expect(made).toEqual([context]);
+  expect(made).toEqual([context, context, context]);
 });
 
 test("a further mode named as one the prover offers already is refused", () => {
-  const clash = { facts: facts("proxy"), create: () => modeNamed("proxy") };
-  expect(() => new ProvingModes([modeNamed("mpc"), modeNamed("proxy")], [clash], context)).toThrow("the prover offers a mode named proxy already");
+  expect(() => new ProvingModes([backendNamed("mpc"), backendNamed("proxy"), backendNamed("proxy")], context)).toThrow("the prover offers a mode named proxy already");
 });
