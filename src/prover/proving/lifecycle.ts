@@ -175,7 +175,9 @@ async function exchange(deps: LifecycleDeps, running: Running, proofStarts: () =
     proofStarts();
     proofFollows = true;
     // The proof keeps the session ids and the redactions, not the exchanges: the answers are freed once the client has one.
-    void prove(deps, running, attesting).finally(end);
+    // It starts once the client's answer is on its way: its first steps (the reveal, the attestation request) would
+    // otherwise run before the answer is written.
+    setImmediate(() => void prove(deps, running, attesting).finally(end));
   }
   return { answer: first!.answer, recv: first!.recv, proofFollows, answerHeaders: first!.answerHeaders ?? [] };
 }
