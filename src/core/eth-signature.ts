@@ -6,6 +6,7 @@
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { ecdsa } from "./secp256k1/index.ts";
 
 export type Address = `0x${string}`;
 
@@ -28,10 +29,8 @@ export function addressOfSecretKey(secretKey: Uint8Array): Address {
 
 /** 0x-prefixed 65-byte hex signature (r ‖ s ‖ v, low s) of a 32-byte digest, as Ethereum wallets produce it. */
 export function signDigest(digest: Uint8Array, secretKey: Uint8Array): string {
-  const recovered = secp256k1.sign(digest, secretKey, { prehash: false, format: "recovered" });
-  // noble's "recovered" layout is recovery ‖ r ‖ s; Ethereum's is r ‖ s ‖ (27 + recovery).
-  const recovery = recovered[0] ?? 0;
-  return `0x${bytesToHex(recovered.subarray(1))}${(27 + recovery).toString(16)}`;
+  const { signature, recovery } = ecdsa.signRecoverable(digest, secretKey);
+  return `0x${bytesToHex(signature)}${(27 + recovery).toString(16)}`;
 }
 
 /** The address that signed a 32-byte digest, or undefined when the signature is malformed or recovers nothing. */
@@ -41,12 +40,8 @@ export function recoverDigestSigner(digest: Uint8Array, signature: string): Addr
   const v = bytes[64] ?? 0;
   const recovery = v >= 27 ? v - 27 : v;
   if (recovery !== 0 && recovery !== 1) return undefined;
-  try {
-    const sig = secp256k1.Signature.fromBytes(concatBytes(Uint8Array.of(recovery), bytes.subarray(0, 64)), "recovered");
-    return addressOfPublicKey(sig.recoverPublicKey(digest).toBytes(false));
-  } catch {
-    return undefined;
-  }
+  const publicKey = ecdsa.recover(bytes.subarray(0, 64), recovery, digest);
+  return publicKey && addressOfPublicKey(publicKey);
 }
 
 export const signPersonalMessage = (message: string | Uint8Array, secretKey: Uint8Array): string =>

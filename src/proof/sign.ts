@@ -8,6 +8,7 @@ import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "./canonical.ts";
 import { PROOF_VERSION, type Proof, type ProofBody } from "./format.ts";
 import { curveOf } from "./curves.ts";
+import { ecdsa } from "../core/secp256k1/index.ts";
 import { decodePublicKeyPem, type NotaryKey, type PublicKey, samePublicKey } from "./keys.ts";
 
 const signedDigest = (version: string, body: ProofBody): Uint8Array => sha256(canonicalEncoding(version, body));
@@ -23,14 +24,17 @@ export function signProof(body: ProofBody, key: NotaryKey): Proof {
   if (body.notary.algorithm !== key.algorithm || !samePublicKey(own, named)) {
     throw new Error("signProof: body.notary does not describe the signing key");
   }
-  const signature = curveOf(key.algorithm).sign(signedDigest(PROOF_VERSION, body), key.privateKey, ECDSA_OPTIONS);
+  const digest = signedDigest(PROOF_VERSION, body);
+  const signature = key.algorithm === "secp256k1" ? ecdsa.sign(digest, key.privateKey) : curveOf(key.algorithm).sign(digest, key.privateKey, ECDSA_OPTIONS);
   return { version: PROOF_VERSION, body, signature: bytesToHex(signature) };
 }
 
 /** True when `signatureHex` (128 hex digits) is a valid low-s signature by `key` of `body` as a proof of `version`. */
 export function signatureMatches(version: string, body: ProofBody, signatureHex: string, key: PublicKey): boolean {
   try {
-    return curveOf(key.algorithm).verify(hexToBytes(signatureHex), signedDigest(version, body), key.point, ECDSA_OPTIONS);
+    const signature = hexToBytes(signatureHex);
+    const digest = signedDigest(version, body);
+    return key.algorithm === "secp256k1" ? ecdsa.verify(signature, digest, key.point) : curveOf(key.algorithm).verify(signature, digest, key.point, ECDSA_OPTIONS);
   } catch {
     return false;
   }

@@ -1,0 +1,17 @@
+/**
+ * ECDSA over secp256k1 on 32-byte digests, the one port every signature of that curve goes through (proofs, EVM
+ * attestations, the store's messages): two adapters, libsecp256k1 compiled to wasm (libsecp256k1.ts, servers; about
+ * eight times faster than JavaScript) and @noble/curves (noble.ts, the browser bundles of the client and the viewer,
+ * which cannot load that wasm). index.ts picks; test/core/secp256k1/ecdsa.test.ts holds the two to the same answers.
+ */
+
+export interface Secp256k1Ecdsa {
+  /** r ‖ s (64 bytes), low s, its nonce by RFC 6979 (the same signature from either adapter). */
+  sign(digest: Uint8Array, secretKey: Uint8Array): Uint8Array;
+  /** True for a low-s r ‖ s signature of `digest` by `publicKey` (33 or 65 bytes); false for anything else, malformed included. */
+  verify(signature: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): boolean;
+  /** r ‖ s (low s) and the id that recovers the public key from it. */
+  signRecoverable(digest: Uint8Array, secretKey: Uint8Array): { signature: Uint8Array; recovery: 0 | 1 };
+  /** The uncompressed public key (65 bytes) that made r ‖ s with this recovery id, or undefined when none did. */
+  recover(signature: Uint8Array, recovery: 0 | 1, digest: Uint8Array): Uint8Array | undefined;
+}

@@ -1,0 +1,73 @@
+/**
+ * The two secp256k1 adapters (src/core/secp256k1/): libsecp256k1's wasm (servers) and @noble/curves (browser bundles)
+ * give the same signatures, accept each other's, and refuse the same things: a proof signed by a notary verifies in the
+ * viewer, and a signature either would refuse is refused by both.
+ */
+import { describe, expect, test } from "bun:test";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import type { Secp256k1Ecdsa } from "../../../src/core/secp256k1/ecdsa.ts";
+import { ecdsa as libsecp256k1 } from "../../../src/core/secp256k1/libsecp256k1.ts";
+import { ecdsa as noble } from "../../../src/core/secp256k1/noble.ts";
+
+const adapters: [string, Secp256k1Ecdsa][] = [["libsecp256k1", libsecp256k1], ["noble", noble]];
+const keys = Array.from({ length: 8 }, () => secp256k1.utils.randomSecretKey());
+const digestOf = (text: string) => sha256(new TextEncoder().encode(text));
+/** The curve's order: s and n − s are the two encodings of one signature. */
+const N = secp256k1.Point.CURVE().n;
+
+function highS(signature: Uint8Array): Uint8Array {
+  const s = BigInt(`0x${Buffer.from(signature.subarray(32)).toString("hex")}`);
+  const flipped = Buffer.from((N - s).toString(16).padStart(64, "0"), "hex");
+  return Uint8Array.from([...signature.subarray(0, 32), ...flipped]);
+}
+
+describe("secp256k1 ECDSA, either adapter", () => {
+  test("the same deterministic low-s signature from both, each verifying the other's", () => {
+    keys.forEach((key, i) => {
+      const digest = digestOf(`message ${i}`);
+      const publicKey = secp256k1.getPublicKey(key, false);
+      const [fast, slow] = [libsecp256k1.sign(digest, key), noble.sign(digest, key)];
+      expect(Buffer.from(fast).toString("hex")).toBe(Buffer.from(slow).toString("hex"));
+      for (const [, adapter] of adapters) {
+        expect(adapter.verify(fast, digest, publicKey)).toBe(true);
+        expect(adapter.verify(fast, digest, secp256k1.getPublicKey(key, true))).toBe(true);
+      }
+    });
+  });
+
+  test.each(adapters)("%s refuses another digest, another key, the high-s twin, and malformed input (false, never a throw)", (_, adapter) => {
+    const [key, other] = [keys[0]!, keys[1]!];
+    const digest = digestOf("signed");
+    const signature = adapter.sign(digest, key);
+    const publicKey = secp256k1.getPublicKey(key, false);
+    expect(adapter.verify(signature, digestOf("not signed"), publicKey)).toBe(false);
+    expect(adapter.verify(signature, digest, secp256k1.getPublicKey(other, false))).toBe(false);
+    // Valid as math, refused as an encoding: a signature has one valid form.
+    expect(secp256k1.verify(highS(signature), digest, publicKey, { prehash: false, lowS: false })).toBe(true);
+    expect(adapter.verify(highS(signature), digest, publicKey)).toBe(false);
+    expect(adapter.verify(signature.subarray(0, 63), digest, publicKey)).toBe(false);
+    expect(adapter.verify(new Uint8Array(64), digest, publicKey)).toBe(false);
+    expect(adapter.verify(signature, digest, publicKey.subarray(0, 64))).toBe(false);
+  });
+
+  test("recoverable signatures: the same from both; either recovers the signer, and nothing from a malformed one", () => {
+    keys.forEach((key, i) => {
+      const digest = digestOf(`attestation ${i}`);
+      const publicKey = Buffer.from(secp256k1.getPublicKey(key, false)).toString("hex");
+      const [fast, slow] = [libsecp256k1.signRecoverable(digest, key), noble.signRecoverable(digest, key)];
+      expect({ signature: Buffer.from(fast.signature).toString("hex"), recovery: fast.recovery }).toEqual({
+        signature: Buffer.from(slow.signature).toString("hex"),
+        recovery: slow.recovery,
+      });
+      for (const [, adapter] of adapters) {
+        expect(Buffer.from(adapter.recover(fast.signature, fast.recovery, digest)!).toString("hex")).toBe(publicKey);
+        // The other id recovers another key, or none.
+        const flipped = adapter.recover(fast.signature, fast.recovery === 0 ? 1 : 0, digest);
+        expect(flipped === undefined ? undefined : Buffer.from(flipped).toString("hex")).not.toBe(publicKey);
+        expect(adapter.recover(new Uint8Array(64), 0, digest)).toBeUndefined();
+        expect(adapter.recover(fast.signature.subarray(0, 40), 0, digest)).toBeUndefined();
+      }
+    });
+  });
+});
