@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
-import { addressOfSecretKey, personalMessageHash, recoverPersonalMessageSigner, signPersonalMessage } from "../../src/core/eth-signature.ts";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { addressOfPublicKey, addressOfSecretKey, personalMessageHash, recoverPersonalMessageSigner, signPersonalMessage } from "../../src/core/eth-signature.ts";
 
 // The web3.js documentation's example account and its `accounts.sign("Some data", key)` result.
 const KEY = hexToBytes("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318");
@@ -23,6 +25,23 @@ describe("EIP-191 personal messages", () => {
     expect(recoverPersonalMessageSigner("Some data", `${SIGNATURE.slice(0, -2)}1d`)).toBeUndefined();
     expect(recoverPersonalMessageSigner("Some data", "0x1234")).toBeUndefined();
     expect(recoverPersonalMessageSigner("Some data", "not hex at all")).toBeUndefined();
+  });
+
+  test("the signature's hex is read whole: nothing before its 0x, nothing after its 130 digits", () => {
+    expect(recoverPersonalMessageSigner("Some data", `x${SIGNATURE}`)).toBeUndefined();
+    expect(recoverPersonalMessageSigner("Some data", `${SIGNATURE}00`)).toBeUndefined();
+  });
+
+  test("a message given as bytes is hashed as those bytes, UTF-8 or not", () => {
+    expect(bytesToHex(personalMessageHash(new TextEncoder().encode("Some data")))).toBe("1da44b586eb0729ff70a73c326926f6ed5a25f5b056e7f47fbc6e58d86871655");
+    const raw = Uint8Array.of(0xff, 0x00, 0x80);
+    const prefix = new TextEncoder().encode("\x19Ethereum Signed Message:\n3");
+    expect(bytesToHex(personalMessageHash(raw))).toBe(bytesToHex(keccak_256(Uint8Array.from([...prefix, ...raw]))));
+  });
+
+  test("an address is the same from the key's compressed and uncompressed forms", () => {
+    expect(addressOfPublicKey(secp256k1.getPublicKey(KEY, false))).toBe(ADDRESS);
+    expect(addressOfPublicKey(secp256k1.getPublicKey(KEY, true))).toBe(ADDRESS);
   });
 
   test("accepts v as 0/1 as well as 27/28", () => {
