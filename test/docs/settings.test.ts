@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { configSchema, parseNotaryConfig } from "../../src/notary/config.ts";
-import { PROVER_VARIABLES } from "../../src/prover/config.ts";
+import { PROVER_VARIABLES, proverSettings } from "../../src/prover/config.ts";
 import { REPO } from "../../testkit/prover.ts";
 
 /**
@@ -35,6 +35,28 @@ describe("settings, documented as read", () => {
     const read = PROVER_VARIABLES.filter((name) => name !== "PROVER_TEST_PG_URL");
     expect([...new Set(rows)].sort()).toEqual([...new Set(read)].sort());
     expect(doc("testing.md")).toContain("PROVER_TEST_PG_URL");
+  });
+
+  test("each default docs/prover.md states is the one the prover's schema holds", () => {
+    const defaults = new Map(proverSettings().map((setting) => [setting.name, setting.default]));
+    const rows = [...doc("prover.md").matchAll(/^\| (`PROVER_[A-Z0-9_]+`(?: \/ `PROVER_[A-Z0-9_]+`)*) \| ([^|]*) \|/gm)];
+    const wrong: string[] = [];
+    for (const [, namesCell, defaultCell] of rows) {
+      const names = [...namesCell!.matchAll(/PROVER_[A-Z0-9_]+/g)].map((name) => name[0]);
+      const cell = defaultCell!.trim();
+      // `value`, or `value` / `value` for a row of two settings, each perhaps explained in parentheses.
+      const literal = /^`([^`]+)`(?: \/ `([^`]+)`)?(?: \(.*\))?$/.exec(cell);
+      const stated = literal && !literal[1]!.startsWith("PROVER_") ? [literal[1], literal[2]] : [];
+      names.forEach((name, i) => {
+        // "unset", "any", or a default computed at start (cores, memory, another setting): none in the schema. A second
+        // name without a value of its own is the setting's former name, which has none either.
+        const expected = stated[i];
+        const actual = defaults.get(name) || undefined;
+        if (expected !== actual) wrong.push(`${name}: docs say ${cell}, the schema ${actual ?? "none"}`);
+      });
+    }
+    expect(rows.length).toBeGreaterThan(50);
+    expect(wrong).toEqual([]);
   });
 
   test("docs/notary.md's YAML sample is a config the notary accepts, with every key it reads", () => {
