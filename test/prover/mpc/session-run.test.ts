@@ -9,27 +9,16 @@ import type { TargetPolicy } from "../../../src/core/target-policy.ts";
 import { createLogger } from "../../../src/base/log.ts";
 import { createSessionSlots } from "../../../src/prover/exchange/capacity.ts";
 import { MpcRun, type MpcRunDeps } from "../../../src/prover/mpc/session-run.ts";
-import type { ProofCall } from "../../../src/prover/proving/mode.ts";
 import { type RunControl, startControl } from "../../../src/prover/proving/run-control.ts";
 import type { RedactionResult } from "../../../src/redaction/index.ts";
-import { SMALL, TARGET, type Outcome, gateIsFree, needOf, standInPool } from "../../../testkit/stand-in-pool.ts";
+import { SMALL, type Outcome, gateIsFree, needOf, standInPool } from "../../../testkit/stand-in-pool.ts";
+import { proofCallOf } from "../../../testkit/proof-call.ts";
 
 const SECRET = "s3cret-token-4b1d";
 const log = createLogger({ level: "error" });
 const allowAll: TargetPolicy = { allowPrivateTargets: true, resolve: new Map([["api.example:443", "127.0.0.1"]]), allowedHosts: [], allowedPorts: [] };
 
-const call: ProofCall = {
-  requestId: crypto.randomUUID(),
-  target: { url: new URL("https://api.example/data"), serverName: TARGET.serverName, port: 443, pathAndQuery: "/data" },
-  exchange: { method: "GET", pathAndQuery: "/data", headers: [["host", "api.example"], ["authorization", `Bearer ${SECRET}`]], body: undefined },
-  patterns: [],
-  allowUnmatched: false,
-  proveFailed: false,
-  announced: {},
-  claims: [],
-  quorum: 1,
-  modeHeaders: {},
-};
+const call = proofCallOf("https://api.example/data", {}, [["authorization", `Bearer ${SECRET}`]]);
 
 /** A run's parts: the stand-in pool, one MPC slot, a notary that answers as `reachable` says, the engine's suite as `suite` says. */
 function setUp(outcomes: Outcome[], options: { policy?: TargetPolicy; reachable?: () => Promise<void>; suite?: () => Promise<void> } = {}) {

@@ -11,6 +11,7 @@ import type { ModeExchange, ModeRun, PreparedCall, ProofCall, ProvingMode } from
 import type { RunControl } from "../../../src/prover/proving/run-control.ts";
 import { type Store, loadNodeKey, openStore } from "../../../src/store/index.ts";
 import { scratchDir } from "../../../testkit/env.ts";
+import { proofCallOf } from "../../../testkit/proof-call.ts";
 import { sampleBody } from "../../proof/fixtures.ts";
 
 /**
@@ -82,19 +83,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => ({
-  requestId: crypto.randomUUID(),
-  target: { url: new URL("https://a.example/"), serverName: "a.example", port: 443, pathAndQuery: "/" },
-  exchange: { method: "GET", pathAndQuery: "/", headers: [["host", "a.example"]], body: undefined },
-  patterns: [],
-  allowUnmatched: false,
-  proveFailed: false,
-  announced: {},
-  claims: [],
-  quorum: 1,
-  modeHeaders: {},
-  ...overrides,
-});
+const callOf = (overrides: Partial<ProofCall> = {}): ProofCall => proofCallOf("https://a.example/", overrides);
 
 const outcomeOf = (requestId: string): Promise<ProofOutcome> => delivery.watch(requestId).outcome;
 
