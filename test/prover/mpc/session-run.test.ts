@@ -3,7 +3,7 @@
  * the reveal of all but the hidden ranges, what an abandonment cuts, the notary watch, and the refusals that come
  * before any session is taken. The real engine's runs are the e2e files'.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, jest, test } from "bun:test";
 import { AppError } from "../../../src/core/errors.ts";
 import type { TargetPolicy } from "../../../src/core/target-policy.ts";
 import { createLogger } from "../../../src/base/log.ts";
@@ -146,14 +146,26 @@ describe("an MPC run", () => {
   });
 
   test("a notary that fails two checks in a row abandons the run with notary_unavailable; one answered check starts the count again", async () => {
-    const answers = [false, true, false, false];
-    const parts = setUp([{ hang: true }], { reachable: async () => (answers.shift() ?? false ? undefined : Promise.reject(new Error("gone"))) });
-    const exchange = parts.run.exchange(log);
-    // Checks every 2 s: fail, pass, fail, fail — the fourth abandons.
-    const error = await failureOf(exchange);
-    expect(error.code).toBe("notary_unavailable");
-    expect(answers).toEqual([]);
-    expect(parts.pool.abandoned).toEqual(["session-1"]);
-    finish(parts);
-  }, 15_000);
+    // The checks come every 2 s: the clock is the test's, each check's answer settled before the next.
+    jest.useFakeTimers();
+    try {
+      const answers = [false, true, false, false];
+      const parts = setUp([{ hang: true }], { reachable: async () => (answers.shift() ? undefined : Promise.reject(new Error("gone"))) });
+      const exchange = parts.run.exchange(log);
+      for (let check = 1; check <= 3; check++) {
+        jest.advanceTimersByTime(2_000);
+        for (let i = 0; i < 10; i++) await Promise.resolve();
+        // fail, pass, fail: not two in a row yet.
+        expect(parts.control.failure).toBeUndefined();
+      }
+      jest.advanceTimersByTime(2_000);
+      const error = await failureOf(exchange);
+      expect(error.code).toBe("notary_unavailable");
+      expect(answers).toEqual([]);
+      expect(parts.pool.abandoned).toEqual(["session-1"]);
+      finish(parts);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
