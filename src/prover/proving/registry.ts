@@ -32,12 +32,15 @@ export interface ProvingModeBackend {
 /** The modes one prover runs, each made from its backend with the prover's context, in the backends' order. */
 export class ProvingModes {
   private readonly byName = new Map<string, ProvingMode>();
+  /** Read on every /proxy call: listed once. */
+  private readonly offered: { mode: string; headers: ModeHeaders }[];
 
   constructor(backends: readonly ProvingModeBackend[], context: ProvingContext) {
     for (const backend of backends) {
       if (this.byName.has(backend.facts.name)) throw new Error(`the prover offers a mode named ${backend.facts.name} already`);
       this.byName.set(backend.facts.name, backend.create(context));
     }
+    this.offered = [...this.byName].flatMap(([mode, { headers }]) => (headers ? [{ mode, headers }] : []));
   }
 
   get(name: string): ProvingMode | undefined {
@@ -45,8 +48,8 @@ export class ProvingModes {
   }
 
   /** The modes' own `/proxy` headers, by mode (those that have any). */
-  offeredHeaders(): { mode: string; headers: ModeHeaders }[] {
-    return [...this.byName].flatMap(([mode, { headers }]) => (headers ? [{ mode, headers }] : []));
+  offeredHeaders(): readonly { mode: string; headers: ModeHeaders }[] {
+    return this.offered;
   }
 
   /** Every mode it offers, the built-in ones first. */
