@@ -30,7 +30,10 @@ export interface ModeHeaders<Entries extends v.ObjectEntries = v.ObjectEntries> 
   answer: Readonly<Record<string, v.GenericSchema>>;
 }
 
-/** The call's values of its mode's own request headers, as that mode declared them (the route parsed them so). */
+/**
+ * The call's values of its mode's own request headers, typed by the declaration the mode passes (the route parsed
+ * them with it; the declaration is read for its type only).
+ */
 export const ownHeaders = <Entries extends v.ObjectEntries>(call: ProofCall, _declared: ModeHeaders<Entries>): Partial<OwnValues<Entries>> =>
   call.modeHeaders as Partial<OwnValues<Entries>>;
 type OwnValues<Entries extends v.ObjectEntries> = v.InferOutput<v.ObjectSchema<Entries, undefined>>;
