@@ -13,6 +13,7 @@ import { type RunControl, startControl } from "../../../src/prover/proving/run-c
 import type { RedactionResult } from "../../../src/redaction/index.ts";
 import { SMALL, type Outcome, gateIsFree, needOf, standInPool } from "../../../testkit/stand-in-pool.ts";
 import { proofCallOf } from "../../../testkit/proof-call.ts";
+import { eventually } from "../../../testkit/wait.ts";
 
 const SECRET = "s3cret-token-4b1d";
 const log = createLogger({ level: "error" });
@@ -120,8 +121,7 @@ describe("an MPC run", () => {
     const parts = setUp([{ hang: true }]);
     const exchange = parts.run.exchange(log);
     // The exchange has its session and connection.
-    for (let i = 0; i < 100 && parts.pool.tcpOpened() === 0; i++) await Bun.sleep(5);
-    expect(parts.pool.tcpOpened()).toBe(1);
+    expect(await eventually(() => parts.pool.tcpOpened(), (opened) => opened === 1, 10_000, { intervalMs: 5 })).toBe(1);
     parts.control.abandon(new AppError("session_timeout", "the session took longer than 30000 ms"));
     expect((await failureOf(exchange)).code).toBe("session_timeout");
     expect(parts.pool.tcpClosed).toEqual(["ws://tcp/1"]);
