@@ -27,7 +27,7 @@ import {
 } from "../protocol/limits.ts";
 import type { ProofMode } from "../proof/format.ts";
 import { BUILT_IN_MODES } from "../proof/modes.ts";
-import { POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./mpc/pool/config.ts";
+import { POOL_FORMER_NAMES, POOL_SETTINGS, POOL_VARIABLES, type PoolConfig, loadPoolConfig } from "./mpc/pool/config.ts";
 import type { DeliveryOptions } from "./delivery/proof-delivery.ts";
 import type { ApiKeys } from "./auth.ts";
 import type { ProofHubOptions } from "./delivery/proof-hub.ts";
@@ -289,11 +289,15 @@ function pinnedNotaryKeys(paths: readonly string[], remote: boolean): PublicKey[
  */
 export const PROVER_VARIABLES = [...Object.keys(ProverEnv.entries).filter((name) => name.startsWith("PROVER_")), ...POOL_VARIABLES, "PROVER_TEST_PG_URL"];
 
-/** Each PROVER_* setting the prover reads, with its default as written in the environment (undefined: none). */
+/**
+ * Each PROVER_* setting the prover reads, with its default as written in the environment (undefined: none). Former
+ * names are read but not listed: help offers what to set, docs/prover.md what an older configuration meant.
+ */
 export function proverSettings(): { name: string; default: string | undefined }[] {
   const schemas = { ...ProverEnv.entries, ...POOL_SETTINGS } as Record<string, { default?: unknown }>;
+  const former = new Set<string>([...Object.values(FORMER_NAMES), ...Object.values(POOL_FORMER_NAMES)].map((was) => was.name));
   return Object.entries(schemas)
-    .filter(([name]) => name.startsWith("PROVER_"))
+    .filter(([name]) => name.startsWith("PROVER_") && !former.has(name))
     .map(([name, schema]) => ({ name, default: typeof schema.default === "string" ? schema.default : undefined }));
 }
 

@@ -70,11 +70,15 @@ describe("settings, documented as read", () => {
 });
 
 describe("prover start --help", () => {
-  test("names every setting the prover reads, with its default where it has one", async () => {
+  test("names every setting the prover reads, with its default where it has one, and no former name", async () => {
     const { default: prover } = await import("../../src/cli/prover.ts");
     const start = (prover.subCommands as Record<string, { meta: { description: string } }>).start!;
     const help = start.meta.description;
-    for (const name of PROVER_VARIABLES.filter((name) => name !== "PROVER_TEST_PG_URL")) expect(help).toContain(name);
+    const named = new Set(help.match(/PROVER_[A-Z0-9_]+/g));
+    const former = PROVER_VARIABLES.filter((name) => /_(S|MS)$/.test(name));
+    expect(former.length).toBe(12);
+    for (const name of PROVER_VARIABLES.filter((name) => name !== "PROVER_TEST_PG_URL" && !former.includes(name))) expect(named.has(name)).toBe(true);
+    for (const name of former) expect(named.has(name)).toBe(false);
     expect(help).toContain("PROVER_PORT=8080");
     expect(help).toContain("PROVER_PROOF_MODE=mpc");
     expect(help).toContain("PROVER_ALLOWED_PORTS=443,8443");

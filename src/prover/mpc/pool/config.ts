@@ -82,6 +82,8 @@ const PoolEnv = v.object({
 export const POOL_VARIABLES: readonly string[] = Object.keys(PoolEnv.entries);
 /** Their schemas, with their defaults (`prover start --help`). */
 export const POOL_SETTINGS = PoolEnv.entries;
+/** The pool's duration setting under its former name, a number of seconds (deprecated, still read). */
+export const POOL_FORMER_NAMES = { PROVER_POOL_IDLE: { name: "PROVER_POOL_IDLE_S", unitMs: 1000 } } as const;
 
 /**
  * The warm pool's and session sizing's settings. The default class (PROVER_POOL_MAX_*) defaults to the prover's
@@ -96,7 +98,7 @@ export function loadPoolConfig(
   deprecated: string[] = [],
 ): PoolConfig {
   const e = parseEnv(PoolEnv, env);
-  readFormerNames(env, e, { PROVER_POOL_IDLE: { name: "PROVER_POOL_IDLE_S", unitMs: 1000 } }, deprecated);
+  readFormerNames(env, e, POOL_FORMER_NAMES, deprecated);
   const sizes = {
     maxSentData: e.PROVER_POOL_MAX_SENT_DATA ?? limits.maxSentData,
     maxRecvData: e.PROVER_POOL_MAX_RECV_DATA ?? limits.maxRecvData,
