@@ -8,7 +8,7 @@
 import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { p256 } from "@noble/curves/nist.js";
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "../core/sha256.ts";
 import { DER_TAG as TAG, decodeOid, derInteger, derOid as oid, derReader, derTlv as tlv } from "../core/der.ts";
 import { AppError } from "../core/errors.ts";
 import { decodePrivateKeyPem, encodePrivateKeyPem, generateKey, pem, spkiDer } from "../proof/keys.ts";

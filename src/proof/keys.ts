@@ -6,7 +6,7 @@
  * a crash, on anything it does not understand.
  */
 import { readFileSync } from "node:fs";
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "../core/sha256.ts";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { base64ToBytes, bytesToBase64, sameBytes } from "../base/bytes.ts";
 import { AppError } from "../core/errors.ts";

@@ -3,7 +3,7 @@
  * lowercase hex. Low s is required on verify too, so a signature has exactly one valid encoding. The version is
  * signed with the body: a body is checked over the bytes of the version its proof names.
  */
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "../core/sha256.ts";
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { canonicalEncoding } from "./canonical.ts";
 import { PROOF_VERSION, type Proof, type ProofBody, type SignatureAlgorithm } from "./format.ts";
