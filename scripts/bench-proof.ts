@@ -13,7 +13,8 @@
  *    these, and --only cold,mixed,floor,atonce,throughput,memory some of them (the mix's floor: each of its requests
  *    warm and alone; atonce: warm requests arriving 1, 2 and 3 together). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
  * 6. proxy mode (scripts/bench-proxy.ts): /proxy latency against a plain HTTPS GET, the proof event after the
- *    answer, sustained proofs per second, a 1 MB answer; --proxy-only runs only this part.
+ *    answer, sustained proofs per second, a 1 MB answer; --proxy-only runs only this part, and --soak N adds a soak of
+ *    N proofs (delivered once, stored, memory flat).
  * --bare-only runs step 1 alone with --sizes S/R and --bare-path P (what each session GETs; default /data).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
@@ -256,7 +257,8 @@ async function benchSizedMain() {
 /** Proxy mode's part alone. */
 async function proxyOnly() {
   const loadAtStart = loadavg()[0]!;
-  const rows = await benchProxy((line) => console.error(line));
+  const soak = argument("--soak");
+  const rows = await benchProxy((line) => console.error(line), soak === undefined ? 0 : Number(soak));
   console.log(
     [
       `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}. Local target, embedded notary. Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
