@@ -3,7 +3,7 @@
  * busy, and two at once slow each other more than they gain (BENCHMARKS.md, "The test suite's time"), so the
  * files that start MPC sessions go one after another in the first worker, heaviest first, while the second runs
  * every other file; once done, the second takes MPC files from the light end until none is left. Output passes on
- * in whole lines; at the end each worker's time and the MPC files' time are printed, and the exit code is non-zero
+ * in whole lines; at the end each MPC file's time, each worker's and the MPC files' in all are printed, and the exit code is non-zero
  * when any run failed.
  *
  * With arguments (`npm test -- test/store`), it is plain `bun test` with them.
@@ -75,11 +75,13 @@ async function run(files: readonly string[]): Promise<Run> {
 async function runSuite(mpc: string[], others: string[]): Promise<number> {
   const runs: Run[] = [];
   let mpcSeconds = 0;
+  const mpcTimes: string[] = [];
   const mpcFile = async (take: () => string | undefined) => {
     for (let file = take(); file !== undefined; file = take()) {
       const done = await run([file]);
       runs.push(done);
       mpcSeconds += done.seconds;
+      mpcTimes.push(`${Math.round(done.seconds)} s ${file}`);
     }
   };
   const timed = async (work: () => Promise<void>) => {
@@ -94,6 +96,7 @@ async function runSuite(mpc: string[], others: string[]): Promise<number> {
       await mpcFile(() => mpc.pop());
     }),
   ]);
+  console.error(`each MPC file, its process's whole time:\n${mpcTimes.map((line) => `  ${line}`).join("\n")}`);
   console.error(`workers: ${first} s (MPC files) and ${second} s (the other files, then MPC files); the MPC files' own time: ${Math.round(mpcSeconds)} s`);
   return runs.some((done) => done.code !== 0) ? 1 : 0;
 }
