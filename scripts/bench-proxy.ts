@@ -15,6 +15,8 @@
  *   7. with `--soak N`: N proofs at the sustained rate, each verified, each delivered once to its subscriber (the
  *      stream holds one event), each in the store (its outcome read back), and the prover's resident memory after
  *      every thousand: flat after the first thousand [the last ≤ 1.1 × the first].
+ * `PROVER_*` settings given to the bench reach its provers (`PROVER_PROOF_RETENTION=5s`: the soak without the
+ * outcomes kept in memory for late subscribers).
  */
 import { readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
@@ -23,6 +25,7 @@ import { tlsFixture } from "../testkit/env.ts";
 import { SOURCE_CLI, startProver } from "../testkit/prover.ts";
 import { openStream, proofData } from "../testkit/sse.ts";
 import { startTarget, startVersionedTarget } from "../testkit/target.ts";
+import { BENCH_PROVER_ENV } from "./bench-env.ts";
 import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 
 const LATENCY_RUNS = 30;
@@ -226,7 +229,7 @@ export async function benchProxy(log: (line: string) => void, soakProofs = 0): P
   const tls = tlsFixture();
   const target = startTarget(tls);
   const port = target.port!;
-  const prover = await startProver(SOURCE_CLI, port, { PROVER_PROOF_MODE: "proxy" });
+  const prover = await startProver(SOURCE_CLI, port, { PROVER_PROOF_MODE: "proxy", ...BENCH_PROVER_ENV });
   const url = (path: string) => `https://${TARGET_HOST}:${port}${path}`;
   const rows: string[] = [];
   try {

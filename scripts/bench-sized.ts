@@ -24,6 +24,7 @@ import { type RunningProver, SOURCE_CLI, startProver } from "../testkit/prover.t
 import { firstEvent } from "../testkit/sse.ts";
 import { startTarget } from "../testkit/target.ts";
 import { TARGET_HOST, trustedIdentityFor } from "../testkit/tls-fixture.ts";
+import { BENCH_PROVER_ENV } from "./bench-env.ts";
 
 const MACHINE = { cores: cpus().length, totalMemoryBytes: totalmem() };
 /** The default engines: the machine's host count and an embedded notary. */
@@ -65,10 +66,6 @@ interface Target {
   port: number;
 }
 
-/** `PROVER_*` settings given to the bench itself (an A/B of one setting): every prover it starts gets them last. */
-const BENCH_PROVER_ENV = Object.fromEntries(
-  Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith("PROVER_") && entry[1] !== undefined),
-);
 
 /** A prover with the product's defaults (the pool size the machine allows), mapping each target to loopback. */
 function defaultProver(targets: Target[], env: Record<string, string> = {}): Promise<RunningProver> {
