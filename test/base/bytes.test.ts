@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { base64ToBytes, bytesToBase64, portableBase64 } from "../../src/base/bytes.ts";
+import { base64ToBytes, bytesToBase64, concatBytes, portableBase64, sameBytes } from "../../src/base/bytes.ts";
 
 /** Bytes of every length up to 70, every byte value, and a run past one slice of the portable encoder (32 KiB). */
 const samples = [
@@ -29,5 +29,22 @@ describe("base64, native and portable", () => {
       expect(base64ToBytes(text)).toEqual(expected);
       expect(portableBase64.toBytes(text)).toEqual(expected);
     }
+  });
+});
+
+describe("bytes compared and joined", () => {
+  test("sameBytes: equal bytes of one length only; a prefix is not the same", () => {
+    expect(sameBytes(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 2, 3))).toBe(true);
+    expect(sameBytes(new Uint8Array(0), new Uint8Array(0))).toBe(true);
+    expect(sameBytes(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 3))).toBe(false);
+    expect(sameBytes(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 2))).toBe(false);
+    expect(sameBytes(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 9, 3))).toBe(false);
+  });
+
+  test("concatBytes: the chunks in order, their total counted or given", () => {
+    const chunks = [Uint8Array.of(1, 2), new Uint8Array(0), Uint8Array.of(3), Uint8Array.of(4, 5, 6)];
+    expect(concatBytes(chunks)).toEqual(Uint8Array.of(1, 2, 3, 4, 5, 6));
+    expect(concatBytes(chunks, 6)).toEqual(Uint8Array.of(1, 2, 3, 4, 5, 6));
+    expect(concatBytes([])).toEqual(new Uint8Array(0));
   });
 });

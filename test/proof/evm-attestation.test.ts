@@ -3,9 +3,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { attestationDigest, evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
+import { attestationDigest, checkEvmAttestation, evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
-import { generateKey, type NotaryKey } from "../../src/proof/keys.ts";
+import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../src/proof/render.ts";
 import { signProof } from "../../src/proof/sign.ts";
 import { verifyProof } from "../../src/proof/verify.ts";
@@ -52,6 +52,7 @@ describe("EVM attestation in proofs", () => {
 
   test("an older proof without one still verifies, and says it has none", () => {
     const older = signProof(sampleBody(key), key);
+    expect(checkEvmAttestation(older.body, decodePublicKeyPem(key.publicKeyPem))).toEqual({ status: "absent" });
     const verified = verifyProof(older, key.publicKeyPem);
     expect(verified.evm).toBeNull();
     expect(renderVerifiedProof(verified)).toContain("EVM attestation: none (the notary made none");
