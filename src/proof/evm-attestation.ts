@@ -244,9 +244,13 @@ export function isLowSSignature(signature: string): boolean {
   return SIGNATURE_HEX.test(signature) && BigInt(`0x${signature.slice(66, 130)}`) <= SECP256K1_HALF_ORDER;
 }
 
+/** The address that signed this digest, or undefined (malformed, high s, or recovering no key). */
+const digestSigner = (digest: Uint8Array, signature: string): Address | undefined =>
+  isLowSSignature(signature) ? recoverDigestSigner(digest, signature) : undefined;
+
 /** The address that signed this attestation, or undefined (malformed, high s, or recovering no key). */
 export function recoverAttestationSigner(attestation: EvmAttestation, signature: string): Address | undefined {
-  return isLowSSignature(signature) ? recoverDigestSigner(attestationDigest(attestation), signature) : undefined;
+  return digestSigner(attestationDigest(attestation), signature);
 }
 
 export interface VerifiedEvmAttestation {
@@ -274,7 +278,7 @@ export function checkEvmAttestation(body: ProofBody, key: PublicKey): EvmAttesta
   if (!requestIdBytes(body.requestId)) return invalid("the request id is not a UUID");
   // The digest once: it hashes every revealed byte (a megabyte answer costs tens of milliseconds per hash).
   const digest = attestationDigest(evmAttestationOf(body));
-  const signer = isLowSSignature(body.evm.signature) ? recoverDigestSigner(digest, body.evm.signature) : undefined;
+  const signer = digestSigner(digest, body.evm.signature);
   if (!signer) return invalid("the signature is malformed or has a high s");
   if (signer !== keyAddress) return invalid(`the signature is not the notary's over this proof's data (it recovers ${signer})`);
   return { status: "valid", attestation: { address: signer, digest: `0x${bytesToHex(digest)}`, signature: body.evm.signature } };
