@@ -138,25 +138,22 @@ async function sustained(proverUrl: string, url: string, pinnedKey: string, coun
  * PLAIN_CPU_GETS after as many to warm up, one after another on fresh connections as the prover makes them.
  */
 async function plainGetCpuMs(port: number, path: string, ca: string): Promise<number> {
-  const script = `
-    const { request } = require("node:https");
-    const [port, path, host, n] = [Number(process.argv[1]), process.argv[2], process.argv[3], Number(process.argv[4])];
-    const ca = await Bun.stdin.text();
-    const get = () => new Promise((resolve, reject) => {
-      const r = request({ host: "127.0.0.1", port, path, servername: host, ca, agent: false, headers: { host: host + ":" + port, connection: "close", ${JSON.stringify(Object.keys(CREDENTIAL)[0])}: ${JSON.stringify(CREDENTIAL.authorization)} } }, (res) => { res.on("data", () => {}); res.on("end", resolve); });
-      r.on("error", reject);
-      r.end();
-    });
-    for (let i = 0; i < n; i++) await get();
-    const before = process.cpuUsage();
-    for (let i = 0; i < n; i++) await get();
-    const used = process.cpuUsage(before);
-    console.log(String((used.user + used.system) / 1000 / n));
-  `;
-  const child = Bun.spawn([process.execPath, "-e", script, String(port), path, TARGET_HOST, String(PLAIN_CPU_GETS)], { stdin: new Blob([ca]), stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, import.meta.path, PLAIN_CPU_FLAG, String(port), path], { stdin: new Blob([ca]), stdout: "pipe", stderr: "inherit" });
   const [text, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
   if (code !== 0) throw new Error(`the plain GET process exited ${code}`);
   return Number(text.trim());
+}
+
+/** Run as `bun scripts/bench-proxy.ts --plain-cpu PORT PATH` (the test CA on stdin): plainGetCpuMs's own process. */
+const PLAIN_CPU_FLAG = "--plain-cpu";
+if (import.meta.main && process.argv[2] === PLAIN_CPU_FLAG) {
+  const [port, path] = [Number(process.argv[3]), process.argv[4]!];
+  const ca = await Bun.stdin.text();
+  for (let i = 0; i < PLAIN_CPU_GETS; i++) await plainGet(port, path, ca);
+  const before = process.cpuUsage();
+  for (let i = 0; i < PLAIN_CPU_GETS; i++) await plainGet(port, path, ca);
+  const used = process.cpuUsage(before);
+  console.log(String((used.user + used.system) / 1000 / PLAIN_CPU_GETS));
 }
 
 interface SoakResult {
