@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { attestationDigest, checkEvmAttestation, evmAttestationOf, notaryEvmAddress, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
+import { attestationDigest, checkEvmAttestation, evmAttestationOf, notaryEvmAddress, recoverAttestationSigner, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../src/proof/render.ts";
@@ -38,6 +38,12 @@ describe("EVM attestation in proofs", () => {
     });
     expect(verifiedProofJson(verified).evm).toEqual(verified.evm);
     expect(renderVerifiedProof(verified)).toContain(`EVM attestation: valid, signed by ${address} (EIP-712 digest 0x`);
+  });
+
+  test("recoverAttestationSigner: the notary's address from its signature; nothing from a malformed one", () => {
+    const attestation = evmAttestationOf(proof.body);
+    expect(recoverAttestationSigner(attestation, proof.body.evm!.signature)).toBe(notaryEvmAddress(key)!);
+    expect(recoverAttestationSigner(attestation, "0x1234")).toBeUndefined();
   });
 
   test("a secp256r1 notary makes none, and its proofs still verify, saying why there is none", () => {
