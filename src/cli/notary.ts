@@ -72,8 +72,9 @@ const start = defineCommand({
         log,
       }),
     );
+    const stopped = untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));
     log.info("notary listening", { url: server.url, algorithm: key.algorithm });
-    await untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));
+    await stopped;
   },
 });
 

@@ -15,8 +15,9 @@ const start = defineCommand({
     const config = loadProverConfig(process.env);
     const log = createLogger({ format: config.log.format, level: config.log.level, fields: { component: "prover" } });
     const server = await listening(`prover on ${config.listen.host}:${config.listen.port}`, () => startProverServer(config, log));
+    const stopped = untilSignalled(log, () => server.stop(config.listen.shutdownGraceMs));
     log.info("prover listening", { url: server.url, dataDir: config.dataDir });
-    await untilSignalled(log, () => server.stop(config.listen.shutdownGraceMs));
+    await stopped;
   },
 });
 

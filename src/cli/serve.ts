@@ -16,7 +16,8 @@ export async function listening<T>(what: string, start: () => Promise<T> | T): P
 
 /**
  * Resolves once the server has stopped gracefully after SIGTERM or SIGINT: a server command's run ends
- * there, and the command line exits 0.
+ * there, and the command line exits 0. Its handlers are in place when it returns, so call it before saying the
+ * server is ready: a supervisor that signals as soon as it reads that line must not meet the default action (exit 143).
  */
 export function untilSignalled(log: Logger, stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -82,6 +82,10 @@ export function testCaEnvironment(caPath: string, names: readonly string[], port
 /** `--serve`: the demo's JSON API with this certificate until SIGINT or SIGTERM, and what to try against it. */
 async function serveApi(folder: TestCaFolder, name: string, address: string, port: number): Promise<void> {
   const api = await listening(`the API on ${address}:${port}`, () => startDemoTarget(folder.chainPem, folder.keyPem, address, port));
+  // Before the lines below: whoever reads them may signal at once (serve.ts).
+  const signalled = new Promise<void>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+  });
   const base = `https://${name}:${port}`;
   const cli = selfCommand();
   const prover = `http://127.0.0.1:${process.env.PROVER_PORT ?? "8080"}`;
@@ -97,9 +101,7 @@ async function serveApi(folder: TestCaFolder, name: string, address: string, por
       `${cli} verify --allow-test-anchor --notary-pub-key ${key} --proof proof.json`,
     ].join("\n"),
   );
-  await new Promise<void>((resolve) => {
-    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
-  });
+  await signalled;
   api.stop();
 }
 
