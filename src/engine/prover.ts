@@ -4,6 +4,7 @@ import type { ByteRange } from "../core/transcript.ts";
 import type { SessionSizes } from "../core/session-sizes.ts";
 import type { BackgroundWork } from "./background.ts";
 import type { EngineSocketStats } from "./socket-stats.ts";
+import { drawHeaderOrder } from "./header-order.ts";
 import { WasmObjectCalls } from "./wasm-object.ts";
 
 /** One exchange as the engine made it: the answer's head, both directions' bytes. */
@@ -85,6 +86,7 @@ export class LocalProver implements EngineProver {
   async sendRequest(tcpUrl: string, request: ExchangeRequest): Promise<EngineExchange> {
     const headers = new Map<string, number[]>();
     for (const [name, value] of request.headers) headers.set(name, [...encoder.encode(value)]);
+    await drawHeaderOrder();
     const response = await this.calls.track(
       this.prover.send_request(tcpUrl, {
         uri: request.pathAndQuery,

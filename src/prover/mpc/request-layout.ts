@@ -75,8 +75,8 @@ export function provableMpcHidden(sent: Uint8Array, hidden: readonly ByteRange[]
 
 /**
  * Sessions a GET may take for a layout its hidden values can be proven in: the engine writes Host before a hidden
- * header in about one session of two (with one hidden header), so twelve leave one GET in 4,096 unproven; the call's
- * deadline bounds them all the same.
+ * header in about one session of two (with one hidden header; src/engine/header-order.ts makes each session's order a
+ * draw of its own), so twelve leave one GET in 4,096 unproven; the call's deadline bounds them all the same.
  */
 export const LAYOUT_SESSIONS = 12;
 
