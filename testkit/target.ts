@@ -29,8 +29,14 @@ export type TargetAnswerTimes = (path: string, at: { arrivedMs: number; answered
  * hears of each `/slow` request once answered.
  */
 export function startTarget(tls: ServerIdentity, observe?: TargetAnswerTimes): Server<undefined> {
-  return Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: tls.chainPem, key: tls.leafKeyPem }, fetch: targetRoutes(observe) });
+  return Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: TARGET_IDLE_S, tls: { cert: tls.chainPem, key: tls.leafKeyPem }, fetch: targetRoutes(observe) });
 }
+
+/**
+ * Bun's default idle limit (10 s, swept in ticks of a few seconds) cut a `/slow?ms=9000` answer under load: a test
+ * target answers as slowly as its test asks.
+ */
+const TARGET_IDLE_S = 120;
 
 /** The test routes (above) as a fetch handler. `/counter` answers `{"count":n}`, one more at each request. */
 function targetRoutes(observe?: TargetAnswerTimes): (request: Request) => Promise<Response> {
@@ -108,7 +114,7 @@ export interface VersionedTarget {
  * plain HTTP on loopback, fronted by node:tls, so that the version and cipher are the test's choice.
  */
 export async function startVersionedTarget(tls: ServerIdentity, version: "TLSv1.2" | "TLSv1.3", ciphers?: string): Promise<VersionedTarget> {
-  const inner = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: targetRoutes() });
+  const inner = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: TARGET_IDLE_S, fetch: targetRoutes() });
   const front = createServer({ cert: tls.chainPem, key: tls.leafKeyPem, minVersion: version, maxVersion: version, ...(ciphers ? { ciphers } : {}) }, (socket) => {
     const upstream = connectTcp(inner.port!, "127.0.0.1");
     socket.pipe(upstream).pipe(socket);
