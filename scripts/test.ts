@@ -14,34 +14,34 @@ import { Glob } from "bun";
 const BUN_TEST = [process.execPath, "test", "--timeout", "60000"];
 
 /**
- * The test files that start real MPC sessions, heaviest first (by their times in CI). A file that starts one and is
+ * The test files that start real MPC sessions, heaviest first (by their times in CI, 2026-12-03). A file that starts one and is
  * not listed only runs beside another MPC file.
  */
 const MPC_FILES = [
   "test/hardening/dishonest-prover.e2e.test.ts",
-  "test/hardening/faults.e2e.test.ts",
-  "test/cli/prove.binary.e2e.test.ts",
-  "test/hardening/sessions.e2e.test.ts",
-  "test/deploy/cluster.test.ts",
   "test/prover/mpc/pool/pool.e2e.test.ts",
+  "test/hardening/faults.e2e.test.ts",
+  "test/deploy/cluster.test.ts",
+  "test/hardening/sessions.e2e.test.ts",
   "test/prover/mpc/pool/pool-stall.e2e.test.ts",
-  "test/engine/worker.e2e.test.ts",
-  "test/prover/pipeline.source.e2e.test.ts",
-  "test/prover/mpc/pool/setup-retry.e2e.test.ts",
   "test/prover/mpc/pool/pool-sized.e2e.test.ts",
+  "test/engine/worker.e2e.test.ts",
+  "test/claims/claims.e2e.test.ts",
+  "test/cli/prove.binary.e2e.test.ts",
   "test/engine/host/engine-hosts.e2e.test.ts",
   "test/engine/exchange-watch.e2e.test.ts",
-  "test/cli/own-api.e2e.test.ts",
-  "test/cli/demo.binary.e2e.test.ts",
-  "test/claims/claims.e2e.test.ts",
-  "test/contracts/real-proof.e2e.test.ts",
-  "test/hardening/remote-notary.e2e.test.ts",
-  "test/notary/remote.e2e.test.ts",
   "test/prover/call/proxy.e2e.test.ts",
   "test/client/client.e2e.test.ts",
-  "test/metrics/metrics.e2e.test.ts",
-  "test/redaction/redaction.e2e.test.ts",
   "test/redaction/defaults.e2e.test.ts",
+  "test/prover/pipeline.source.e2e.test.ts",
+  "test/cli/own-api.e2e.test.ts",
+  "test/cli/demo.binary.e2e.test.ts",
+  "test/hardening/remote-notary.e2e.test.ts",
+  "test/redaction/redaction.e2e.test.ts",
+  "test/notary/remote.e2e.test.ts",
+  "test/prover/mpc/pool/setup-retry.e2e.test.ts",
+  "test/contracts/real-proof.e2e.test.ts",
+  "test/metrics/metrics.e2e.test.ts",
 ];
 
 /**
