@@ -13,11 +13,9 @@ const MOST_THROWAWAY_MAPS = 32;
 /** Never dialled: a prover that is not set up refuses send_request once the wasm side has read the request. */
 const UNUSED_URL = "ws://127.0.0.1:9";
 
-/** Makes a random number of throwaway header maps (returned) in the engine's thread. */
-export async function drawHeaderOrder(random: () => number = Math.random): Promise<number> {
-  const maps = Math.floor(random() * MOST_THROWAWAY_MAPS);
-  if (maps === 0) return 0;
-  const throwaway = new Prover({
+/** A prover that is never set up: its calls only read their arguments and refuse. */
+export const throwawayProver = (): Prover =>
+  new Prover({
     server_name: "throwaway.invalid",
     max_sent_data: 1,
     max_sent_records: undefined,
@@ -28,11 +26,24 @@ export async function drawHeaderOrder(random: () => number = Math.random): Promi
     network: "Latency",
     client_auth: undefined,
   });
+
+/**
+ * One throwaway map: a request the prover refuses ("expected State::Setup"), its header map made before the
+ * refusal. Resolves to the refusal's words.
+ */
+export const throwawayMap = (prover: Prover): Promise<string> =>
+  prover.send_request(UNUSED_URL, { uri: "/", method: "GET", headers: new Map([["host", []]]), body: undefined }).then(
+    () => "sent",
+    (refusal: unknown) => String(refusal),
+  );
+
+/** Makes a random number of throwaway header maps (returned) in the engine's thread. */
+export async function drawHeaderOrder(random: () => number = Math.random): Promise<number> {
+  const maps = Math.floor(random() * MOST_THROWAWAY_MAPS);
+  if (maps === 0) return 0;
+  const throwaway = throwawayProver();
   try {
-    for (let made = 0; made < maps; made++) {
-      // Its refusal ("expected State::Setup") is the point: the request's header map was made before it.
-      await throwaway.send_request(UNUSED_URL, { uri: "/", method: "GET", headers: new Map([["host", []]]), body: undefined }).catch(() => undefined);
-    }
+    for (let made = 0; made < maps; made++) await throwawayMap(throwaway);
   } finally {
     throwaway.free();
   }
