@@ -10,6 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { Glob } from "bun";
+import { stopTestPostgres, testPostgresUrl } from "../testkit/postgres.ts";
 
 const BUN_TEST = [process.execPath, "test", "--timeout", "60000"];
 
@@ -119,7 +120,13 @@ async function main(args: string[]): Promise<number> {
   }
   const listed = new Set(MPC_FILES);
   const others = [...new Glob("test/**/*.test.ts").scanSync(".")].filter((file) => !listed.has(file)).sort();
-  return runSuite([...MPC_FILES], others);
+  // One cluster for every process of the run (PROVER_TEST_PG_URL names it to them), not one per process.
+  await testPostgresUrl();
+  try {
+    return await runSuite([...MPC_FILES], others);
+  } finally {
+    await stopTestPostgres();
+  }
 }
 
 process.exit(await main(process.argv.slice(2)));
