@@ -6,7 +6,7 @@
  *   npm run test:times [-- <file filter>...]
  */
 import { Glob } from "bun";
-import { testPostgresUrl, stopTestPostgres } from "../testkit/postgres.ts";
+import { withTestPostgres } from "../testkit/postgres.ts";
 
 interface FileRun {
   file: string;
@@ -28,14 +28,11 @@ if (files.length === 0) {
   console.error(`no test file matches ${filters.join(" ")}`);
   process.exit(2);
 }
-// Exported to every file's process: one cluster for the whole pass.
-await testPostgresUrl();
+// One cluster for the whole pass, shared by every file's process.
 const runs: FileRun[] = [];
-try {
+await withTestPostgres(async () => {
   for (const file of files) runs.push(await runFile(file));
-} finally {
-  await stopTestPostgres();
-}
+});
 console.log("test files by wall time (seconds):");
 for (const run of [...runs].sort((a, b) => b.seconds - a.seconds)) console.log(`${run.seconds.toFixed(1).padStart(7)} ${run.file}${run.ok ? "" : "  FAILED"}`);
 const failed = runs.filter((run) => !run.ok);

@@ -5,7 +5,7 @@
  * module registry, so a cluster its first file started and stopped would be gone for the next. `npm test` still runs
  * every file in a fresh global. Arguments go to `bun test` (`npm run test:unit -- test/store`).
  */
-import { stopTestPostgres, testPostgresUrl } from "../testkit/postgres.ts";
+import { withTestPostgres } from "../testkit/postgres.ts";
 
 const UNIT = [
   "--timeout", "60000", "--parallel=2", "--no-isolate",
@@ -15,12 +15,5 @@ const UNIT = [
   "--path-ignore-patterns=test/deploy/**",
 ];
 
-// Exported to the workers: PROVER_TEST_PG_URL names it.
-await testPostgresUrl();
-let code: number;
-try {
-  code = await Bun.spawn([process.execPath, "test", ...UNIT, ...process.argv.slice(2)], { stdio: ["inherit", "inherit", "inherit"], env: process.env }).exited;
-} finally {
-  await stopTestPostgres();
-}
+const code = await withTestPostgres(() => Bun.spawn([process.execPath, "test", ...UNIT, ...process.argv.slice(2)], { stdio: ["inherit", "inherit", "inherit"], env: process.env }).exited);
 process.exit(code);

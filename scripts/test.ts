@@ -10,7 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { Glob } from "bun";
-import { stopTestPostgres, testPostgresUrl } from "../testkit/postgres.ts";
+import { withTestPostgres } from "../testkit/postgres.ts";
 
 const BUN_TEST = [process.execPath, "test", "--timeout", "60000"];
 
@@ -120,13 +120,8 @@ async function main(args: string[]): Promise<number> {
   }
   const listed = new Set(MPC_FILES);
   const others = [...new Glob("test/**/*.test.ts").scanSync(".")].filter((file) => !listed.has(file)).sort();
-  // One cluster for every process of the run (PROVER_TEST_PG_URL names it to them), not one per process.
-  await testPostgresUrl();
-  try {
-    return await runSuite([...MPC_FILES], others);
-  } finally {
-    await stopTestPostgres();
-  }
+  // One cluster for every process of the run, not one per process.
+  return withTestPostgres(() => runSuite([...MPC_FILES], others));
 }
 
 process.exit(await main(process.argv.slice(2)));

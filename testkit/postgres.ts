@@ -262,3 +262,16 @@ export async function stopTestPostgres(): Promise<void> {
   await cluster.exited;
   rmSync(cluster.folder, { recursive: true, force: true });
 }
+
+/**
+ * Runs `work` with this run's cluster started first, so that every process it starts shares it (PROVER_TEST_PG_URL
+ * names it to them), and stopped after: one cluster for a whole run of several `bun test` processes.
+ */
+export async function withTestPostgres<T>(work: () => Promise<T>): Promise<T> {
+  await testPostgresUrl();
+  try {
+    return await work();
+  } finally {
+    await stopTestPostgres();
+  }
+}
