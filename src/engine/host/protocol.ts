@@ -7,6 +7,7 @@
  * `failed`; `create`, `create-verifier` and `free` are not answered. Each answer carries the host's memory, and a host
  * also reports it every second (`memory`), so the parent always knows it without asking. A host ends when
  * its channel closes, or, once it has said so in its answer to `start` (`diesWithParent`), when its parent dies.
+ * `start` gives the engine's options; the engine itself starts with the first wasm object placed in the host.
  */
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { ExchangeRequest } from "../../core/exchange.ts";
