@@ -32,7 +32,6 @@ const MPC_FILES = [
   "test/engine/host/engine-hosts.e2e.test.ts",
   "test/engine/exchange-watch.e2e.test.ts",
   "test/prover/call/proxy.e2e.test.ts",
-  "test/client/client.e2e.test.ts",
   "test/redaction/defaults.e2e.test.ts",
   "test/prover/pipeline.source.e2e.test.ts",
   "test/cli/own-api.e2e.test.ts",

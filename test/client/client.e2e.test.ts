@@ -14,11 +14,11 @@ import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { eventually } from "../../testkit/wait.ts";
 
 /**
- * The client library against a real `cli prover start` (embedded notary, the local TLS target). One MPC session
- * makes the proof most assertions read; a failed target and an answer altered by a relay between the client and the
- * prover are proxy mode's (what the client does with them is the same in every mode).
+ * The client library against a real `cli prover start` (embedded notary, the local TLS target). Its proofs are
+ * proxy mode's: what the client does with a proof, a failure or a relay's altered answer is the same in every mode,
+ * and MPC sessions are tested where they are the subject (test/prover/, test/engine/, test/cli/).
  */
-const MPC_MS = 240_000;
+const CALL_MS = 240_000;
 const API_KEY = "client-test-key";
 /** A redacted value the proof must not hold: with letters outside hex, so that no signature or digest can hold it by chance ("9999" once did). */
 const PIN = "pin-4471-zq";
@@ -116,13 +116,13 @@ describe("prove() against a real prover", () => {
         url: `${targetBase}/data?user=42`,
         method: "POST",
         body: { account: "acct-7", pin: PIN },
-        // MPC proves a body holding a hidden value hidden whole (src/prover/mpc/request-layout.ts): its length shows.
         redact: [redact.requestBody(), redact.requestBody("pin"), redact.responseBody("secret"), redact.responseHeader(SECRET_HEADER)],
-        timeoutMs: MPC_MS,
+        mode: "proxy",
+        timeoutMs: CALL_MS,
       }),
     ));
     genuine = result;
-  }, MPC_MS);
+  }, CALL_MS);
 
   test("a full subscriber list is a 503 the client waits out and retries", async () => {
     const [event] = await held;
@@ -177,7 +177,7 @@ describe("prove() against a real prover", () => {
     const metrics = await scrapeMetrics(prover.url, { authorization: `Bearer ${API_KEY}` });
     const value = (name: string, labels: Record<string, string> = {}) => sample(metrics, name, labels);
     expect(value("tlsproof_proofs_total", { outcome: "proof" })).toBe(1);
-    expect(value("tlsproof_proxy_duration_seconds", { mode: "mpc", result: "answered" })).toBe(1);
+    expect(value("tlsproof_proxy_duration_seconds", { mode: "proxy", result: "answered" })).toBe(1);
     expect(value("tlsproof_notary_attestations_total", { result: "signed" })).toBe(1);
     expect(value("tlsproof_notary_signing_duration_seconds")).toBe(1);
   });
@@ -206,11 +206,11 @@ describe("prove() against a real prover", () => {
 describe("prove() failures carry the prover's codes", () => {
   test("a target answering 404 without proveFailed: target_request_failed with the target's response", async () => {
     // The target's failure is the call's, the same in every mode: proxy mode's is quick.
-    const error = await rejection(prove({ ...options(), url: `${targetBase}/status/404`, mode: "proxy", timeoutMs: MPC_MS }));
+    const error = await rejection(prove({ ...options(), url: `${targetBase}/status/404`, mode: "proxy", timeoutMs: CALL_MS }));
     expect(error.code).toBe("target_request_failed");
     expect(error.details.response?.status).toBe(404);
     expect(error.details.response?.json()).toEqual({ status: 404 });
-  }, MPC_MS);
+  }, CALL_MS);
 
   test("a host that does not resolve: target_unresolvable, before any session", async () => {
     const error = await rejection(prove({ ...options(), url: "https://unknown.tlsproof.test/data" }));
@@ -291,10 +291,10 @@ describe("a relay between the client and the prover (the link is plain HTTP) can
       return new Response(text, { status: answer.status, headers });
     });
     const error = await rejection(
-      prove({ prover: url, apiKey: API_KEY, trustProverNotaryKeys: true, allowTestTrustAnchor: true, url: `${targetBase}/data?user=42`, mode: "proxy", timeoutMs: MPC_MS }),
+      prove({ prover: url, apiKey: API_KEY, trustProverNotaryKeys: true, allowTestTrustAnchor: true, url: `${targetBase}/data?user=42`, mode: "proxy", timeoutMs: CALL_MS }),
     );
     expect(error.code).toBe("proof_mismatch");
     expect(error.message).toStartWith("the proof does not show the answer received: ");
     expect(error.details.response?.text()).toContain("mallory");
-  }, MPC_MS);
+  }, CALL_MS);
 });
