@@ -65,9 +65,10 @@ export class MpcRun implements ModeRun {
     }, NOTARY_CHECK_MS);
   }
 
-  async exchange(log: Logger): Promise<ModeExchange> {
+  async exchange(log: Logger, idClaimed: Promise<void>): Promise<ModeExchange> {
     const resolved = await resolveTarget(this.call.target, this.deps.policy);
     await this.deps.engineSuite.check(resolved);
+    await idClaimed;
     const { sized, sessions } = await this.provableExchange(resolved, log);
     const { session, exchange, sizes, repeatedIn } = sized;
     this.exchanged = { sent: exchange.sent, recvLength: exchange.recv.length, sessions };

@@ -115,17 +115,24 @@ async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMod
     control.stop();
     leave();
   };
-  try {
-    await deps.delivery.claim(call.requestId, call.requestedBy);
-  } catch (error) {
-    end();
-    throw error;
-  }
+  // The claim's durable write runs beside the runs' setup (a notary session, its relay): the modes hold the request
+  // back until it is done.
+  const idClaimed = deps.delivery.claim(call.requestId, call.requestedBy);
+  const claimRefusal = idClaimed.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
   const running: Running = { mode, call, runs, control, log: deps.log.child({ requestId: call.requestId, mode: mode.facts.name }) };
   let proving = false;
   try {
-    return await exchange(deps, running, () => (proving = true), end);
+    return await exchange(deps, running, idClaimed, () => (proving = true), end);
   } catch (error) {
+    // An id that could not be claimed is not this call's to settle: its refusal is the answer, and nothing was sent.
+    const refused = await claimRefusal;
+    if (refused !== undefined) {
+      discardAll(runs);
+      throw refused;
+    }
     const failure = control.failure ?? modeFailure(runs) ?? toAppError(error, "session_failed");
     discardAll(runs);
     // The engine's own words stay in the log: they explain a failure to an operator, not to the client.
@@ -149,9 +156,10 @@ const discardAll = (runs: readonly MemberRun[]) => {
  * The exchanges (a quorum's at once) and the client's answer, the first run's; the proof, when one is made, goes on in
  * the background and then calls `end`.
  */
-async function exchange(deps: LifecycleDeps, running: Running, proofStarts: () => void, end: () => void): Promise<ProofAnswer> {
+async function exchange(deps: LifecycleDeps, running: Running, idClaimed: Promise<void>, proofStarts: () => void, end: () => void): Promise<ProofAnswer> {
   const { call, runs, control, log } = running;
-  const exchanges = await within(control, Promise.all(runs.map(({ run }) => run.exchange(log))));
+  // The claim too: no answer is given for an id this call does not hold, whatever a mode does.
+  const [, ...exchanges] = await within(control, Promise.all([idClaimed, ...runs.map(({ run }) => run.exchange(log, idClaimed))]));
   const [first] = exchanges;
   log.info("target answered", { status: first!.answer.status, sent: first!.sent.length, recv: first!.recv.length, ...(runs.length > 1 && { sessions: runs.length }) });
   // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).

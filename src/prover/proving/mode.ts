@@ -90,8 +90,12 @@ export interface PreparedCall {
 
 /** One call's run in a mode. The lifecycle calls exchange, then reveal when a proof is made, then end once. */
 export interface ModeRun {
-  /** Sets up with the notary (or takes a session set up in advance) and makes the exchange with the target. */
-  exchange(log: Logger): Promise<ModeExchange>;
+  /**
+   * Sets up with the notary (or takes a session set up in advance) and makes the exchange with the target. Nothing of
+   * the request may reach the target before `idClaimed` resolves (the request id's claim is durable; it rejects when
+   * the id is taken): the setup runs meanwhile.
+   */
+  exchange(log: Logger, idClaimed: Promise<void>): Promise<ModeExchange>;
   /** Reveals to the notary what the proof shows (`redaction` says what it hides): the attestation's part that is the mode's. */
   reveal(redaction: RedactionResult): Promise<ModeAttestation>;
   /** Why the run failed in the mode's own words, when it knows better than the error that surfaced (a relay the notary cut). */

@@ -143,9 +143,9 @@ class ProxyRun implements ModeRun {
     control.signal.addEventListener("abort", () => this.discard(), { once: true });
   }
 
-  async exchange(log: Logger): Promise<ModeExchange> {
+  async exchange(log: Logger, idClaimed: Promise<void>): Promise<ModeExchange> {
     checkTargetAllowed(this.call.target, this.deps.policy);
-    const exchanged = await this.exchangeOverEitherVersion(log);
+    const exchanged = await this.exchangeOverEitherVersion(log, idClaimed);
     // The notary cut the relay (a limit, a timeout): whatever came is no whole answer, even if it reads as one.
     const cut = this.relay?.endedByNotary();
     if (cut) throw cut;
@@ -158,12 +158,12 @@ class ProxyRun implements ModeRun {
    * again on a new relay with node:tls, and remembered so for a while. A remembered one that now chooses TLS 1.3 with
    * node:tls is forgotten: the next call writes its request in epochs again.
    */
-  private async exchangeOverEitherVersion(log: Logger): Promise<Exchanged> {
+  private async exchangeOverEitherVersion(log: Logger, idClaimed: Promise<void>): Promise<Exchanged> {
     const { serverName, port } = this.call.target;
     const key = `${serverName.toLowerCase()}:${port}`;
     if (!this.tls12Targets.get(key)) {
       try {
-        return await this.overTls13(await this.openRelay());
+        return await this.overTls13(await this.openRelay(idClaimed));
       } catch (error) {
         if (!isTls12Target(error)) throw namingSetting(error, this.allowance);
       }
@@ -171,18 +171,22 @@ class ProxyRun implements ModeRun {
       this.tls12Targets.set(key, true, REMEMBER_TLS12_MS);
       this.dropRelay();
     }
-    const exchanged = await this.overTls12(await this.openRelay());
+    const exchanged = await this.overTls12(await this.openRelay(idClaimed));
     if (exchanged.revealing.keys.version === "TLS1.3") this.tls12Targets.delete(key);
     return exchanged;
   }
 
-  /** A proxy session at the notary and its relay socket; none once the run was abandoned (a retry must not outlive it). */
-  private async openRelay(): Promise<RelaySocket> {
+  /**
+   * A proxy session at the notary and its relay socket, opened while the id's claim is made (the notary only dials the
+   * target meanwhile); none once the run was abandoned (a retry must not outlive it).
+   */
+  private async openRelay(idClaimed: Promise<void>): Promise<RelaySocket> {
     if (this.discarded) throw new AppError("session_failed", "the proxy-mode run was abandoned");
     const { target } = this.call;
     const request: ProxySessionRequest = { serverName: target.serverName, port: target.port };
     this.sessionId = await this.deps.notary.createSession("proxy", request);
     this.relay = await openRelaySocket(this.deps.notary.socketUrl("proxy", this.sessionId), this.deps.connectTimeoutMs);
+    await idClaimed;
     return this.relay;
   }
 

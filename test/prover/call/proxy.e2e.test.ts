@@ -78,6 +78,24 @@ describe("/proxy answers and failures", () => {
     await expectError(await proxy(headers), 400, "duplicate_request_id");
   });
 
+  test("an id used before, in either mode: 400 duplicate_request_id, the target never gets the request, and the notary session opened meanwhile is released", async () => {
+    // The id's claim is written while the proof's setup runs: the request waits for it, not the setup.
+    const count = async (requestId: string, mode: string) => {
+      const response = await proxy({ "T-PROXY-URL": url("/counter"), "T-REQUEST-ID": requestId, "T-PROOF-MODE": mode });
+      return { status: response.status, body: (await response.json()) as { count?: number; error?: { code: string; message: string } } };
+    };
+    const requestId = crypto.randomUUID();
+    const first = await count(requestId, "proxy");
+    expect(first.status).toBe(200);
+    for (const mode of ["proxy", "mpc", "proxy"]) {
+      expect(await count(requestId, mode)).toEqual({ status: 400, body: { error: { code: "duplicate_request_id", message: expect.any(String) } } });
+    }
+    // The target counted none of the refused calls.
+    expect((await count(crypto.randomUUID(), "proxy")).body.count).toBe(first.body.count! + 1);
+    const active = async () => sample(await scrapeMetrics(prover.url), "tlsproof_notary_active_sessions");
+    expect(await eventually(active, (n) => n === 0, 10_000)).toBe(0);
+  });
+
   test("request ids are case-blind: one id in any case is one id, folded to lower case", async () => {
     const requestId = crypto.randomUUID();
     // Subscribed in upper case before the request (its first comment came), told the outcome of the lower-case id.

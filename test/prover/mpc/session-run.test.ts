@@ -73,7 +73,7 @@ describe("an MPC run", () => {
 
   test("exchanges in its session, reveals all but the hidden ranges over it, and frees the session at its end", async () => {
     const parts = setUp([{ answerBytes: 1500 }]);
-    const exchanged = await parts.run.exchange(log);
+    const exchanged = await parts.run.exchange(log, Promise.resolve());
     expect(exchanged.notarySessionId).toBe("session-1");
     expect(exchanged.answerHeaders).toEqual([["t-session-class", "1024/2048"]]);
     expect(exchanged.recv.length).toBe(1500);
@@ -111,7 +111,7 @@ describe("an MPC run", () => {
 
   test("a run that makes no proof gives its session back to the notary", async () => {
     const parts = setUp([{ answerBytes: 10 }]);
-    await parts.run.exchange(log);
+    await parts.run.exchange(log, Promise.resolve());
     parts.run.discard();
     finish(parts);
     expect(parts.pool.released).toEqual(["session-1"]);
@@ -119,7 +119,7 @@ describe("an MPC run", () => {
 
   test("abandoned mid-exchange: the target connection and the engine's call are cut and the notary's session released, once", async () => {
     const parts = setUp([{ hang: true }]);
-    const exchange = parts.run.exchange(log);
+    const exchange = parts.run.exchange(log, Promise.resolve());
     // The exchange has its session and connection.
     expect(await eventually(() => parts.pool.tcpOpened(), (opened) => opened === 1, 10_000, { intervalMs: 5 })).toBe(1);
     parts.control.abandon(new AppError("session_timeout", "the session took longer than 30000 ms"));
@@ -137,10 +137,10 @@ describe("an MPC run", () => {
 
   test("a target the policy forbids, or one the engine cannot speak to, is refused before any session is taken", async () => {
     const forbidden = setUp([], { policy: { ...allowAll, allowedHosts: ["other.example"] } });
-    expect((await failureOf(forbidden.run.exchange(log))).code).toBe("target_forbidden");
+    expect((await failureOf(forbidden.run.exchange(log, Promise.resolve()))).code).toBe("target_forbidden");
     finish(forbidden);
     const unsupported = setUp([], { suite: async () => Promise.reject(new AppError("tls_unsupported", "the target does not speak the engine's suite; use T-PROOF-MODE: proxy")) });
-    expect((await failureOf(unsupported.run.exchange(log))).code).toBe("tls_unsupported");
+    expect((await failureOf(unsupported.run.exchange(log, Promise.resolve()))).code).toBe("tls_unsupported");
     finish(unsupported);
     for (const { pool } of [forbidden, unsupported]) expect(pool.acquired).toEqual([]);
   });
@@ -151,7 +151,7 @@ describe("an MPC run", () => {
     try {
       const answers = [false, true, false, false];
       const parts = setUp([{ hang: true }], { reachable: async () => (answers.shift() ? undefined : Promise.reject(new Error("gone"))) });
-      const exchange = parts.run.exchange(log);
+      const exchange = parts.run.exchange(log, Promise.resolve());
       for (let check = 1; check <= 3; check++) {
         jest.advanceTimersByTime(2_000);
         for (let i = 0; i < 10; i++) await Promise.resolve();

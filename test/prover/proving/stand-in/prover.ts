@@ -39,9 +39,10 @@ async function exchangeOverSocket(url: string, sent: Uint8Array): Promise<Uint8A
 function run(context: ProvingContext, call: ProofCall, label: string | undefined): ModeRun {
   let sessionId: string | undefined;
   return {
-    async exchange() {
+    async exchange(_log, idClaimed) {
       const request: StandInSessionRequest = { serverName: call.target.serverName, port: call.target.port };
       sessionId = await context.notary.createSession(STAND_IN.name, request);
+      await idClaimed;
       const sent = serializeRequest(call.exchange);
       const recv = await exchangeOverSocket(context.notary.socketUrl(STAND_IN.name, sessionId), sent);
       return { answer: answerHead(recv), sent, recv, notarySessionId: sessionId, answerHeaders: label === undefined ? [] : [["t-stand-in-label", label]] };
