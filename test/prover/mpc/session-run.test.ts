@@ -135,6 +135,19 @@ describe("an MPC run", () => {
     expect(parts.slots.active()).toBe(0);
   });
 
+  test("no session is taken before the request id's claim is durable; a refused claim fails the exchange with its refusal, nothing taken", async () => {
+    const parts = setUp([{ answerBytes: 10 }]);
+    let claim!: { resolve(): void; reject(error: Error): void };
+    const exchange = parts.run.exchange(log, new Promise<void>((resolve, reject) => (claim = { resolve, reject })));
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(parts.pool.acquired).toEqual([]);
+    claim.reject(new AppError("duplicate_request_id", "T-REQUEST-ID was used before"));
+    expect((await failureOf(exchange)).code).toBe("duplicate_request_id");
+    expect(parts.pool.acquired).toEqual([]);
+    expect(parts.pool.tcpOpened()).toBe(0);
+    finish(parts);
+  });
+
   test("a target the policy forbids, or one the engine cannot speak to, is refused before any session is taken", async () => {
     const forbidden = setUp([], { policy: { ...allowAll, allowedHosts: ["other.example"] } });
     expect((await failureOf(forbidden.run.exchange(log, Promise.resolve()))).code).toBe("target_forbidden");
