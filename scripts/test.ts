@@ -22,7 +22,6 @@ const MPC_FILES = [
   "test/hardening/dishonest-prover.e2e.test.ts",
   "test/prover/mpc/pool/pool.e2e.test.ts",
   "test/hardening/faults.e2e.test.ts",
-  "test/deploy/cluster.test.ts",
   "test/hardening/sessions.e2e.test.ts",
   "test/prover/mpc/pool/pool-stall.e2e.test.ts",
   "test/prover/mpc/pool/pool-sized.e2e.test.ts",
@@ -40,6 +39,7 @@ const MPC_FILES = [
   "test/redaction/redaction.e2e.test.ts",
   "test/notary/remote.e2e.test.ts",
   "test/prover/mpc/pool/setup-retry.e2e.test.ts",
+  "test/deploy/cluster.test.ts",
   "test/contracts/real-proof.e2e.test.ts",
   "test/metrics/metrics.e2e.test.ts",
 ];

@@ -25,4 +25,12 @@ describe("deploy/", () => {
     expect(config.auth.enabled).toBe(true);
     expect([...loadWhitelist(config.auth.whitelistPath).keys()]).toEqual([proverEnv.PROVER_NOTARY_API_KEY!]);
   });
+
+  test.each(["a", "b"])("notary %s relays in proxy mode to public targets on 443 and 8443 only", (name) => {
+    const { proxy } = loadNotaryConfig(join(DEPLOY, `notary-${name}.yaml`), {});
+    expect(proxy).not.toBeNull();
+    expect(proxy!.policy.allowPrivateTargets).toBe(false);
+    expect(proxy!.policy.allowedPorts).toEqual([443, 8443]);
+    expect(proxy!.policy.resolve.size).toBe(0);
+  });
 });

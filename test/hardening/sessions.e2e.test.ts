@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { PG_URL, backends } from "../store/backends.ts";
+import { PG_URL } from "../store/backends.ts";
 import { TEST_SESSION, scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { type SseEvent, allEvents, errorData, openStream, proofData } from "../../testkit/sse.ts";
@@ -13,10 +13,12 @@ import { eventually, waitForLog } from "../../testkit/notary.ts";
 
 /**
  * Real sessions that carry secrets, through `cli prover start` with API keys on, its message store on each
- * backend (the default SQLite file in its data folder, and PostgreSQL by PROVER_STORE_URL) and its embedded notary: PUT and DELETE forwarded and proved, several
- * subscribers at once with heartbeats, a late subscriber, logs in both formats free of every secret after
- * those sessions, the proof history's `from` and `range` queries across a restart, the notary's key surviving
- * it, a request too large for its announced T-MAX-SENT-DATA, and a SIGTERM grace period that runs out mid-proof.
+ * backend and its embedded notary: PUT and DELETE forwarded and proved, several subscribers at once with heartbeats,
+ * a late subscriber, logs in both formats free of every secret after those sessions, the proof history's `from` and
+ * `range` queries across a restart, and the notary's key surviving it. Each backend proves in one mode: the default
+ * SQLite file in its data folder with MPC, PostgreSQL (PROVER_STORE_URL) in proxy mode (what the store keeps and
+ * delivers is the same in both). The MPC run also sends a request too large for its announced T-MAX-SENT-DATA (an
+ * MPC session's limit) and meets a SIGTERM grace period that runs out mid-proof (an MPC proof lasts seconds).
  * Tests that look at the same session share it (made once, by whichever needs it first): each also runs alone.
  */
 const MPC_MS = 240_000;
@@ -41,7 +43,12 @@ interface Verified {
   recv: { text: string };
 }
 
-describe.each(backends)("real sessions carrying secrets, on a prover with its store on $name", (backend) => {
+const runs = [
+  { store: "sqlite", mode: "mpc" },
+  { store: "postgres", mode: "proxy" },
+] as const;
+
+describe.each(runs)("real sessions carrying secrets, on a prover with its store on $store, proving in $mode mode", ({ store, mode }) => {
   let target: Server<undefined>;
   let prover: RunningProver;
   let work: string;
@@ -50,7 +57,8 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
 
   const env = (logFormat: "json" | "compact", extra: Record<string, string> = {}) => ({
     PROVER_API_KEYS: KEY,
-    ...(backend.name === "postgres" ? { PROVER_STORE_URL: PG_URL } : {}),
+    ...(store === "postgres" ? { PROVER_STORE_URL: PG_URL } : {}),
+    PROVER_PROOF_MODE: mode,
     PROVER_PROOF_STREAM: PROOF_STREAM,
     LOG_FORMAT: logFormat,
     // Proof streams then write a heartbeat comment every second (a third of the idle limit).
@@ -112,6 +120,8 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
     // Each subscription is registered (its first comment arrived) before the /proxy call.
     const streams = await Promise.all([1, 2, 3].map(() => openStream(proofUrl(requestId), MPC_MS, { headers: auth })));
     const commentsAtOpen = streams.map((stream) => [...stream.comments]);
+    // An MPC session lasts seconds, a proxy-mode one milliseconds: there, the streams have waited a heartbeat first.
+    if (mode === "proxy") expect(await eventually(() => streams.every((s) => s.comments.includes("heartbeat")), (all) => all, 10_000)).toBe(true);
     const response = await proxy(requestId, {
       method: "PUT",
       headers: {
@@ -169,7 +179,7 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
       const { publicKey } = proofData(received[0]![0]!);
       for (const events of received) expect(events[0]!.data).toBe(received[0]![0]!.data);
       expect(publicKey).toBe(madeBy.notaryPubPem);
-      // The session took many seconds; every stream was kept alive meanwhile.
+      // Every stream was kept alive while it waited (the MPC session took seconds; the proxy-mode one waited above).
       for (const stream of streams) expect(stream.comments.filter((c) => c === "heartbeat").length).toBeGreaterThan(0);
 
       for (const secret of [HEADER_SECRET, BODY_SECRET, KEY]) expect(proofText).not.toContain(secret);
@@ -251,51 +261,54 @@ describe.each(backends)("real sessions carrying secrets, on a prover with its st
     2 * MPC_MS + 120_000,
   );
 
-  test(
-    "a request larger than its announced T-MAX-SENT-DATA: the client's answer is a 502 naming that size, and no proof",
-    async () => {
-      const requestId = crypto.randomUUID();
-      const subscriber = await openStream(proofUrl(requestId), MPC_MS, { headers: auth });
-      const response = await proxy(requestId, {
-        method: "POST",
-        headers: { "t-proxy-url": url("/echo"), "t-max-sent-data": "256", "t-max-recv-data": "1024", "content-type": "application/json" },
-        body: JSON.stringify({ pad: "p".repeat(400) }),
-      });
-      const body = (await response.json()) as { error: { code: string; message: string } };
-      expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "response_too_large" });
-      expect(body.error.message).toContain("sent 256 bytes");
-      expect(errorData((await subscriber.events)[0]!)).toMatchObject({ requestId, code: "response_too_large" });
-      // Above the prover's own limit the announcement itself is refused, before any session.
-      const tooBig = await proxy(crypto.randomUUID(), {
-        headers: { "t-proxy-url": url("/echo"), "t-max-sent-data": String(TEST_SESSION.maxSentData * 64) },
-      });
-      expect(((await tooBig.json()) as { error: { code: string } }).error.code).toBe("session_too_large");
-      expect(tooBig.status).toBe(400);
-    },
-    MPC_MS,
-  );
+  // MPC's own: a session's announced limit, and a proof that lasts long enough for a SIGTERM to land inside it.
+  if (mode === "mpc") {
+    test(
+      "a request larger than its announced T-MAX-SENT-DATA: the client's answer is a 502 naming that size, and no proof",
+      async () => {
+        const requestId = crypto.randomUUID();
+        const subscriber = await openStream(proofUrl(requestId), MPC_MS, { headers: auth });
+        const response = await proxy(requestId, {
+          method: "POST",
+          headers: { "t-proxy-url": url("/echo"), "t-max-sent-data": "256", "t-max-recv-data": "1024", "content-type": "application/json" },
+          body: JSON.stringify({ pad: "p".repeat(400) }),
+        });
+        const body = (await response.json()) as { error: { code: string; message: string } };
+        expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "response_too_large" });
+        expect(body.error.message).toContain("sent 256 bytes");
+        expect(errorData((await subscriber.events)[0]!)).toMatchObject({ requestId, code: "response_too_large" });
+        // Above the prover's own limit the announcement itself is refused, before any session.
+        const tooBig = await proxy(crypto.randomUUID(), {
+          headers: { "t-proxy-url": url("/echo"), "t-max-sent-data": String(TEST_SESSION.maxSentData * 64) },
+        });
+        expect(((await tooBig.json()) as { error: { code: string } }).error.code).toBe("session_too_large");
+        expect(tooBig.status).toBe(400);
+      },
+      MPC_MS,
+    );
 
-  test(
-    "SIGTERM with a grace period that runs out mid-proof: the /proxy call answers 503 shutting_down, the subscriber is told so too, exit 0",
-    async () => {
-      const requestId = crypto.randomUUID();
-      const subscriber = await openStream(proofUrl(requestId), MPC_MS, { headers: auth });
-      const call = proxy(requestId, { headers: { "t-proxy-url": url("/data") } }).then(
-        async (r) => ({ status: r.status, code: ((await r.json()) as { error?: { code: string } }).error?.code }),
-        () => "no answer",
-      );
-      const pool = async () => ((await (await fetch(`${prover.url}/pool`, { headers: auth })).json()) as { notarySessions: number }).notarySessions;
-      expect(await eventually(pool, (n) => n === 1, 30_000)).toBe(1);
-      prover.process.kill("SIGTERM");
-      await waitForLog(prover.process, prover.log, /grace period over/, 30_000);
-      expect(errorData((await subscriber.events)[0]!)).toMatchObject({ requestId, code: "shutting_down" });
-      expect(await prover.process.exited).toBe(0);
-      logs.push(prover.log());
-      expect(await call).toEqual({ status: 503, code: "shutting_down" });
-      for (const log of logs) expectNoSecrets(log, prover.dataDir);
-    },
-    MPC_MS,
-  );
+    test(
+      "SIGTERM with a grace period that runs out mid-proof: the /proxy call answers 503 shutting_down, the subscriber is told so too, exit 0",
+      async () => {
+        const requestId = crypto.randomUUID();
+        const subscriber = await openStream(proofUrl(requestId), MPC_MS, { headers: auth });
+        const call = proxy(requestId, { headers: { "t-proxy-url": url("/data") } }).then(
+          async (r) => ({ status: r.status, code: ((await r.json()) as { error?: { code: string } }).error?.code }),
+          () => "no answer",
+        );
+        const pool = async () => ((await (await fetch(`${prover.url}/pool`, { headers: auth })).json()) as { notarySessions: number }).notarySessions;
+        expect(await eventually(pool, (n) => n === 1, 30_000)).toBe(1);
+        prover.process.kill("SIGTERM");
+        await waitForLog(prover.process, prover.log, /grace period over/, 30_000);
+        expect(errorData((await subscriber.events)[0]!)).toMatchObject({ requestId, code: "shutting_down" });
+        expect(await prover.process.exited).toBe(0);
+        logs.push(prover.log());
+        expect(await call).toEqual({ status: 503, code: "shutting_down" });
+        for (const log of logs) expectNoSecrets(log, prover.dataDir);
+      },
+      MPC_MS,
+    );
+  }
 });
 
 /** No API key, secret header or body value, notary private key or node key in a log. */
