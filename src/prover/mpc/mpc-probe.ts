@@ -10,8 +10,11 @@ import { timedMemory } from "../../base/timed-memory.ts";
 import { AppError } from "../../core/errors.ts";
 import { certificateNotTrusted } from "../../engine/session.ts";
 
-/** `untrusted` carries why, in the words of the engine's own refusal. */
-export type ProbeResult = { result: "fits" } | { result: "refused" } | { result: "untrusted"; reason: string } | { result: "unknown" };
+/**
+ * `untrusted` carries why, in the words of the engine's own refusal; `closed`: nothing accepted the connection, as the
+ * engine's would not be (an MPC setup spent on it is seconds of CPU for the same refusal).
+ */
+export type ProbeResult = { result: "fits" } | { result: "refused" } | { result: "untrusted"; reason: string } | { result: "closed" } | { result: "unknown" };
 
 /** The engine's offer, as OpenSSL names it. */
 const ENGINE_SUITES = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256";
@@ -40,8 +43,8 @@ function certificateProblem(authorized: boolean, error: string | (Error & { code
 
 /**
  * A handshake with the engine's offer. "refused" only when the server answered it with a TLS alert (it speaks TLS,
- * not this); "untrusted" when its certificate fails the check against `trustAnchorsPem`; anything else (timeouts,
- * resets) is "unknown" and left to the MPC session to report.
+ * not this); "untrusted" when its certificate fails the check against `trustAnchorsPem`; "closed" when the connection
+ * itself was refused; anything else (timeouts, resets) is "unknown" and left to the MPC session to report.
  */
 export function probeEngineSuite(address: string, port: number, serverName: string, trustAnchorsPem: readonly string[]): Promise<ProbeResult> {
   return new Promise((resolve) => {
@@ -67,16 +70,18 @@ export function probeEngineSuite(address: string, port: number, serverName: stri
       const problem = certificateProblem(socket.authorized, error, serverName, socket.getPeerCertificate());
       done(problem === undefined ? { result: "fits" } : { result: "untrusted", reason: problem });
     });
-    socket.once("error", (error: Error & { code?: string }) =>
-      done({ result: /ALERT|VERSION|NO_SHARED_CIPHER|HANDSHAKE_FAILURE/i.test(`${error.code} ${error.message}`) ? "refused" : "unknown" }),
-    );
+    socket.once("error", (error: Error & { code?: string }) => {
+      if (error.code === "ECONNREFUSED") return done({ result: "closed" });
+      done({ result: /ALERT|VERSION|NO_SHARED_CIPHER|HANDSHAKE_FAILURE/i.test(`${error.code} ${error.message}`) ? "refused" : "unknown" });
+    });
   });
 }
 
 export interface EngineSuiteCheck {
   /**
-   * Throws tls_unsupported, naming proxy mode, when the target is known not to speak the engine's suite, and
-   * tls_untrusted when its certificate is not one the engine would accept.
+   * Throws tls_unsupported, naming proxy mode, when the target is known not to speak the engine's suite,
+   * tls_untrusted when its certificate is not one the engine would accept, and target_unreachable when it refused
+   * the connection.
    */
   check(target: { address: string; port: number; serverName: string }): Promise<void>;
 }
@@ -92,8 +97,10 @@ export function engineSuiteCheck(trustAnchorsPem: readonly string[], probe: Prob
       let probed = known.get(key);
       if (probed === undefined) {
         probed = await probe(address, port, serverName);
-        if (probed.result !== "unknown") known.set(key, probed, probed.result === "fits" ? REMEMBER_FITS_MS : REMEMBER_REFUSED_MS);
+        // A closed port may open the next moment: asked again each time, as an unknown answer is.
+        if (probed.result !== "unknown" && probed.result !== "closed") known.set(key, probed, probed.result === "fits" ? REMEMBER_FITS_MS : REMEMBER_REFUSED_MS);
       }
+      if (probed.result === "closed") throw new AppError("target_unreachable", "the target refused the connection");
       if (probed.result === "untrusted") throw certificateNotTrusted(probed.reason);
       if (probed.result === "refused") {
         throw new AppError(

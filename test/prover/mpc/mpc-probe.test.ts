@@ -53,11 +53,20 @@ describe("the MPC pre-check's handshake", () => {
     expect(await probeEngineSuite("127.0.0.1", servers.good!.port, TARGET_HOST, trustAnchors())).toEqual({ result: "untrusted", reason: "its chain does not end in a trusted root" });
   });
 
-  test("nothing listening is unknown: left to the session to report", async () => {
+  test("nothing listening is closed: refused before any MPC work", async () => {
     const closed = serve(tls);
     const port = closed.port!;
     closed.stop(true);
-    expect(await probeEngineSuite("127.0.0.1", port, TARGET_HOST, anchors)).toEqual({ result: "unknown" });
+    expect(await probeEngineSuite("127.0.0.1", port, TARGET_HOST, anchors)).toEqual({ result: "closed" });
+  });
+
+  test("a server that accepts and then resets the connection is unknown: left to the session to report", async () => {
+    const resetting = await Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: (socket) => socket.terminate() } });
+    try {
+      expect(await probeEngineSuite("127.0.0.1", resetting.port, TARGET_HOST, anchors)).toEqual({ result: "unknown" });
+    } finally {
+      resetting.stop(true);
+    }
   });
 });
 
@@ -79,5 +88,13 @@ describe("the check over the probe", () => {
     const unsupported = await refusal(refusing.check(target));
     expect(unsupported?.code).toBe("tls_unsupported");
     expect(unsupported?.message).toContain("proxy mode (T-PROOF-MODE: proxy)");
+  });
+
+  test("a refused connection is target_unreachable, worded as the engine's, and asked again next time", async () => {
+    const answers: ProbeResult[] = [{ result: "closed" }, { result: "fits" }];
+    const check = engineSuiteCheck(anchors, async () => answers.shift()!);
+    expect(await refusal(check.check(target))).toMatchObject({ code: "target_unreachable", message: "the target refused the connection" });
+    expect(await refusal(check.check(target))).toBeUndefined();
+    expect(answers).toHaveLength(0);
   });
 });
