@@ -2,20 +2,21 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { scratchDir } from "../../testkit/env.ts";
+import { scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
 import { rssBytes } from "../../testkit/process.ts";
 import { eventually } from "../../testkit/notary.ts";
+import { startTarget } from "../../testkit/target.ts";
 
 /**
  * Load on loopback, bounded in count, not in time. The one session slot (PROVER_MAX_SESSIONS=1) is held by a
  * request whose notary keeps its session request waiting, so every other /proxy call meets a full prover
- * without any MPC work running, until the test lets the notary answer.
+ * without any MPC work running, until the test lets the notary answer. The target listens (the prover's pre-check
+ * refuses a closed port before any session) and is never asked for more than a handshake.
  */
 const BURSTS = 24;
 const PER_BURST = 200;
-const TARGET_PORT = 443;
 
 /**
  * A stand-in notary (the holder's peer, not what is tested): `/info` answers, and each `POST /session` waits
@@ -54,28 +55,31 @@ function holdingNotary(publicKey: string) {
 
 let notary: ReturnType<typeof holdingNotary>;
 let prover: RunningProver;
+let target: Server<undefined>;
 
 beforeAll(async () => {
   const keys = scratchDir("load-notary");
   expect((await runCli(SOURCE_CLI, ["notary", "keygen", "--out", keys])).exitCode).toBe(0);
   notary = holdingNotary(readFileSync(join(keys, "notary.pub"), "utf8"));
+  target = startTarget(tlsFixture());
   prover = await proverOnHoldingNotary({ PROVER_MAX_SESSIONS: "1" });
 }, 90_000);
 
 /** A prover whose sessions all ask the holding notary: no warm pool, so each /proxy call asks it once. */
 const proverOnHoldingNotary = (env: Record<string, string>) =>
-  startProver(SOURCE_CLI, TARGET_PORT, { PROVER_NOTARY_URL: notary.url, PROVER_POOL_SIZE: "0", ...env });
+  startProver(SOURCE_CLI, target.port!, { PROVER_NOTARY_URL: notary.url, PROVER_POOL_SIZE: "0", ...env });
 
 afterAll(async () => {
   notary?.releaseAll();
   await prover?.stop();
   notary?.stop();
+  target?.stop(true);
 }, 120_000);
 
 const proxyCall = (base: string, body?: string) =>
   fetch(`${base}/proxy`, {
     method: body ? "POST" : "GET",
-    headers: { "t-proxy-url": `https://${TARGET_HOST}/data`, "t-request-id": crypto.randomUUID(), "content-type": "application/json" },
+    headers: { "t-proxy-url": `https://${TARGET_HOST}:${target.port}/data`, "t-request-id": crypto.randomUUID(), "content-type": "application/json" },
     body,
   });
 const codeOf = async (response: Response) => `${response.status} ${((await response.json()) as { error: { code: string } }).error.code}`;
