@@ -5,9 +5,7 @@
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-
-/** Inside the compiled binary every module lives under Bun's virtual root. */
-const IN_BINARY = import.meta.url.includes("/$bunfs/");
+import { IN_BINARY } from "../base/binary.ts";
 
 /** A word as a POSIX shell reads it back unchanged. */
 export const shellQuoted = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);

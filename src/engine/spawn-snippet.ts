@@ -5,9 +5,7 @@
  * This module must not load tlsn-wasm: it is what decides where the snippet import goes.
  */
 import { join } from "node:path";
-
-/** Inside the compiled binary every module lives under Bun's virtual root. */
-export const IN_BINARY = import.meta.url.includes("/$bunfs/");
+import { IN_BINARY } from "../base/binary.ts";
 
 export const spawnSnippetRedirect: Bun.BunPlugin = {
   name: "tlsn-spawn-snippet",

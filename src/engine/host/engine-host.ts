@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { PausedTime } from "../paused-time.ts";
-import { IN_BINARY } from "../spawn-snippet.ts";
+import { IN_BINARY } from "../../base/binary.ts";
 import type { HostCommand, HostMemory, HostReply } from "./protocol.ts";
 import { engineHostEnv } from "./host-env.ts";
 import { eachLine } from "./engine-log.ts";
