@@ -4,7 +4,7 @@
  * itself imports the TypeScript sources (package.json "exports", condition "bun").
  */
 import { join, resolve } from "node:path";
-import { browserSecp256k1 } from "../src/core/secp256k1/build-plugins.ts";
+import { browserAdapters } from "../src/core/build-plugins.ts";
 
 const root = join(import.meta.dir, "..");
 
@@ -16,7 +16,7 @@ export async function buildClientBundle(outdir: string): Promise<string> {
     format: "esm",
     naming: "index.js",
     sourcemap: "none",
-    plugins: [browserSecp256k1],
+    plugins: [browserAdapters],
   });
   if (!result.success) throw new Error(`client bundle failed: ${result.logs.map((log) => log.message).join("; ")}`);
   return join(outdir, "index.js");

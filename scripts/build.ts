@@ -5,13 +5,13 @@
  * workers from files beside itself), so its import is redirected to src/engine/spawn.ts
  * (src/engine/spawn-snippet.ts), which starts the binary's own worker entry, src/engine/worker.ts, built as a
  * second entrypoint.
- * libsecp256k1's wasm is embedded as a file too (src/core/secp256k1/build-plugins.ts).
+ * libsecp256k1's wasm is embedded as a file too (src/core/build-plugins.ts).
  * The binary ignores any .env or bunfig.toml in the folder it runs from.
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { spawnSnippetRedirect } from "../src/engine/spawn-snippet.ts";
-import { libsecp256k1InBinary } from "../src/core/secp256k1/build-plugins.ts";
+import { libsecp256k1InBinary } from "../src/core/build-plugins.ts";
 import { buildViewerHtml } from "../src/viewer/bundle.ts";
 
 const root = join(import.meta.dir, "..");

@@ -34,8 +34,8 @@ export const PARTS = {
    */
   signatures: {
     // The build plugins are the bundler's: the client package's and the binary's tests hold them.
-    mutate: ["src/proof/sign.ts", "src/core/eth-signature.ts", "src/core/secp256k1/*.ts", "!src/core/secp256k1/build-plugins.ts", "src/core/sha256.ts", "src/base/bytes.ts"],
-    tests: ["test/proof/sign.test.ts", "test/proof/verify.test.ts", "test/proof/evm-attestation.test.ts", "test/core/eth-signature.test.ts", "test/core/secp256k1/", "test/core/sha256.test.ts", "test/base/bytes.test.ts", "test/proof/check.test.ts"],
+    mutate: ["src/proof/sign.ts", "src/core/eth-signature.ts", "src/core/secp256k1/*.ts", "src/core/keccak/*.ts", "src/core/sha256.ts", "src/base/bytes.ts"],
+    tests: ["test/proof/sign.test.ts", "test/proof/verify.test.ts", "test/proof/evm-attestation.test.ts", "test/core/eth-signature.test.ts", "test/core/secp256k1/", "test/core/keccak/", "test/core/sha256.test.ts", "test/base/bytes.test.ts", "test/proof/check.test.ts"],
   },
   /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */
   claims: {

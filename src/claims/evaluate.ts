@@ -3,8 +3,8 @@
  * what the prover says of it. A value claim states a value the proof shows; a predicate or a commitment may speak
  * of a value the proof hides, when the notary saw it (proxy mode).
  */
-import { keccak_256 } from "@noble/hashes/sha3.js";
-import { bytesToHex, concatBytes } from "@noble/hashes/utils.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { keccak256 } from "../core/keccak/index.ts";
 import type { Claim } from "./claim.ts";
 import { compareDecimals } from "./decimal.ts";
 import { type ClaimRequest, type Comparison, type Literal, literalText } from "./grammar.ts";
@@ -62,7 +62,7 @@ function evaluate(request: ClaimRequest, position: number, context: ClaimContext
 
 /** keccak256(salt ‖ UTF-8 of the value's JSON text): what a commitment claim states. */
 function commitmentOf(salt: Uint8Array, valueJson: string): Uint8Array {
-  return keccak_256(concatBytes(salt, new TextEncoder().encode(valueJson)));
+  return keccak256(salt, valueJson);
 }
 
 /** Every claim judged, in the order asked; the first that cannot be judged refuses them all. */

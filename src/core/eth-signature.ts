@@ -4,8 +4,8 @@
  * keccak256("\x19Ethereum Signed Message:\n" + byteLength + message).
  */
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { bytesToHex, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { keccak256 } from "./keccak/index.ts";
 import { ecdsa } from "./secp256k1/index.ts";
 
 export type Address = `0x${string}`;
@@ -14,13 +14,13 @@ const SIGNATURE_HEX = /^0x[0-9a-fA-F]{130}$/;
 
 export function personalMessageHash(message: string | Uint8Array): Uint8Array {
   const bytes = typeof message === "string" ? utf8ToBytes(message) : message;
-  return keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${bytes.length}`), bytes));
+  return keccak256(`\x19Ethereum Signed Message:\n${bytes.length}`, bytes);
 }
 
 /** Lower-case 0x address of an uncompressed (65-byte) or compressed public key. */
 export function addressOfPublicKey(publicKey: Uint8Array): Address {
   const uncompressed = publicKey.length === 65 ? publicKey : secp256k1.Point.fromBytes(publicKey).toBytes(false);
-  return `0x${bytesToHex(keccak_256(uncompressed.subarray(1)).subarray(12))}`;
+  return `0x${bytesToHex(keccak256(uncompressed.subarray(1)).subarray(12))}`;
 }
 
 export function addressOfSecretKey(secretKey: Uint8Array): Address {

@@ -4,7 +4,7 @@
  * calldata`). The rules: each value of a tuple takes one 32-byte word in its head, in place when static, else as
  * the offset of its tail; a dynamic array is its length, then its items encoded as a tuple.
  */
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "../core/keccak/index.ts";
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
 
 export type AbiType =
@@ -94,6 +94,6 @@ export function encodeTuple(types: readonly AbiType[], values: readonly AbiValue
 
 /** The call's data: the selector (keccak256 of `name(types)`, 4 bytes) and the arguments, 0x hex. */
 export function encodeCall(name: string, types: readonly AbiType[], values: readonly AbiValue[]): string {
-  const selector = keccak_256(utf8ToBytes(`${name}(${types.map(typeText).join(",")})`)).subarray(0, 4);
+  const selector = keccak256(`${name}(${types.map(typeText).join(",")})`).subarray(0, 4);
   return `0x${bytesToHex(concatBytes(selector, encodeTuple(types, values)))}`;
 }

@@ -34,8 +34,8 @@
  * The signature (r ‖ s ‖ v, low s) sits in the proof body (`body.evm`), which the tlsproof/1 signature covers:
  * a proof whose EVM attestation speaks of other data, or of another signer, is invalid.
  */
-import { keccak_256 } from "@noble/hashes/sha3.js";
-import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from "@noble/hashes/utils.js";
+import { bytesToHex, concatBytes, hexToBytes } from "@noble/hashes/utils.js";
+import { keccak256 } from "../core/keccak/index.ts";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type Address, addressOfPublicKey, recoverDigestSigner, signDigest } from "../core/eth-signature.ts";
 import { base64ToBytes } from "../base/bytes.ts";
@@ -167,11 +167,9 @@ const word = (value: number | boolean | Uint8Array): Uint8Array => {
   else new DataView(out.buffer).setBigUint64(24, BigInt(value));
   return out;
 };
-const keccakOfText = (text: string) => keccak_256(utf8ToBytes(text));
+const keccakOfText = (text: string) => keccak256(text);
 
-export const DOMAIN_SEPARATOR = keccak_256(
-  concatBytes(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version)),
-);
+export const DOMAIN_SEPARATOR = keccak256(keccakOfText(DOMAIN_TYPE), keccakOfText(EVM_DOMAIN.name), keccakOfText(EVM_DOMAIN.version));
 /** The type hash of a mode's struct in an era. */
 const typehash = (mode: ProofMode, era: StructEra): Uint8Array => keccakOfText(`${attestationTypeName(mode)}${MEMBERS[era]}`);
 
@@ -179,9 +177,7 @@ const CLAIM_TYPEHASH = keccakOfText(CLAIM_TYPE);
 
 /** hashStruct of a Claim. */
 export const claimHash = (c: EvmClaim): Uint8Array =>
-  keccak_256(
-    concatBytes(CLAIM_TYPEHASH, word(c.kind), keccakOfText(c.subject), keccakOfText(c.op), keccakOfText(c.operand), word(c.holds), keccakOfText(c.value), c.commitment),
-  );
+  keccak256(CLAIM_TYPEHASH, word(c.kind), keccakOfText(c.subject), keccakOfText(c.op), keccakOfText(c.operand), word(c.holds), keccakOfText(c.value), c.commitment);
 
 /** An address as an ABI word: right-aligned. */
 const addressWord = (address: Uint8Array): Uint8Array => concatBytes(new Uint8Array(12), address);
@@ -189,9 +185,9 @@ const addressWord = (address: Uint8Array): Uint8Array => concatBytes(new Uint8Ar
 /** The struct's encoded members after its type hash, in the order of its type (older eras lack some). */
 function encodedMembers(a: EvmAttestation): Uint8Array[] {
   const sizes = [word(a.sentLength), word(a.recvLength)];
-  const tail = [word(a.testTrustAnchor), keccak_256(a.revealed)];
+  const tail = [word(a.testTrustAnchor), keccak256(a.revealed)];
   if (a.era === "legacy") return [word(a.requestId), keccakOfText(a.serverName), word(a.connectionTime), word(a.notarizedAt), ...sizes, ...tail];
-  const claimsMembers = a.era === "current" ? [addressWord(a.recipient), keccak_256(concatBytes(...a.claims.map(claimHash)))] : [];
+  const claimsMembers = a.era === "current" ? [addressWord(a.recipient), keccak256(...a.claims.map(claimHash))] : [];
   return [
     word(a.requestId),
     keccakOfText(a.serverName),
@@ -208,8 +204,8 @@ function encodedMembers(a: EvmAttestation): Uint8Array[] {
 
 /** keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(attestation)): what the notary signs and ecrecover checks. */
 export function attestationDigest(attestation: EvmAttestation): Uint8Array {
-  const structHash = keccak_256(concatBytes(typehash(attestation.mode, attestation.era), ...encodedMembers(attestation)));
-  return keccak_256(concatBytes(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash));
+  const structHash = keccak256(typehash(attestation.mode, attestation.era), ...encodedMembers(attestation));
+  return keccak256(Uint8Array.of(0x19, 0x01), DOMAIN_SEPARATOR, structHash);
 }
 
 /** The Ethereum address of a notary key; undefined for secp256r1, which the EVM cannot recover. */

@@ -12,8 +12,8 @@
  * so messages cannot be changed, dropped, added or reordered, the pagination hidden, nor the answer to a
  * narrower or other query passed off as this one, without the check failing.
  */
-import { keccak_256 } from "@noble/hashes/sha3.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { keccak256Stream } from "../core/keccak/index.ts";
 import { recoverPersonalMessageSigner, signPersonalMessage, type Address } from "../core/eth-signature.ts";
 import { rawFromObject, type MessageObject, type RawMessage } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
@@ -58,13 +58,13 @@ export type ResponseMetadata = PageMetadata & Partial<NetworkVerificationMetadat
 
 /** Accumulates the digest while messages stream out; `finish` signs it. */
 export function createResponseDigest(requestId: string, signed: SignedQuery) {
-  const hash = keccak_256.create().update(utf8ToBytes(`${RESPONSE_DIGEST_DOMAIN}${requestId}\n${JSON.stringify(queryTuple(signed))}\n`));
+  const hash = keccak256Stream().update(`${RESPONSE_DIGEST_DOMAIN}${requestId}\n${JSON.stringify(queryTuple(signed))}\n`);
   return {
     add(rawMessageJson: string): void {
-      hash.update(utf8ToBytes(`${rawMessageJson}\n`));
+      hash.update(`${rawMessageJson}\n`);
     },
     finish(page: PageMetadata): Uint8Array {
-      return hash.update(utf8ToBytes(JSON.stringify(paginationTuple(page)))).digest();
+      return hash.update(JSON.stringify(paginationTuple(page))).digest();
     },
   };
 }

@@ -4,12 +4,12 @@
  * scripts/build.ts into the compiled binary, which has no sources to bundle.
  */
 import { join } from "node:path";
-import { browserSecp256k1 } from "../core/secp256k1/build-plugins.ts";
+import { browserAdapters } from "../core/build-plugins.ts";
 
 const here = import.meta.dir;
 
 export async function buildViewerHtml(): Promise<string> {
-  const result = await Bun.build({ entrypoints: [join(here, "page.ts")], target: "browser", minify: true, sourcemap: "none", plugins: [browserSecp256k1] });
+  const result = await Bun.build({ entrypoints: [join(here, "page.ts")], target: "browser", minify: true, sourcemap: "none", plugins: [browserAdapters] });
   if (!result.success || !result.outputs[0]) {
     throw new Error(`viewer build failed: ${result.logs.map((log) => log.message).join("; ")}`);
   }

@@ -1,4 +1,4 @@
-/** The libsecp256k1 adapter (ecdsa.ts), through tiny-secp256k1's wasm build of it; in the binary, build-plugins.ts loads its wasm. */
+/** The libsecp256k1 adapter (ecdsa.ts), through tiny-secp256k1's wasm build of it; in the binary, src/core/build-plugins.ts loads its wasm. */
 import * as wasm from "tiny-secp256k1";
 import type { Secp256k1Ecdsa } from "./ecdsa.ts";
 

@@ -1,7 +1,8 @@
 /**
- * Where the secp256k1 adapters (ecdsa.ts) need the bundler: the binary carries libsecp256k1's wasm as a file of its
- * own (tiny-secp256k1 reads it from beside its module, which a binary does not have), and the browser bundles take the
- * @noble/curves adapter (a browser cannot load that wasm as tiny-secp256k1 asks).
+ * Where the crypto adapters need the bundler: the binary carries libsecp256k1's wasm as a file of its own
+ * (tiny-secp256k1 reads it from beside its module, which a binary does not have), and the browser bundles take the
+ * @noble adapters of secp256k1 (secp256k1/ecdsa.ts: a browser cannot load that wasm as tiny-secp256k1 asks) and of
+ * keccak (keccak/port.ts: the viewer's CSP allows no WebAssembly, nor may a client's page).
  */
 import { join } from "node:path";
 
@@ -23,10 +24,11 @@ export const libsecp256k1InBinary: Bun.BunPlugin = {
   },
 };
 
-/** The browser bundles (the client package, the viewer page): the @noble/curves adapter. */
-export const browserSecp256k1: Bun.BunPlugin = {
-  name: "secp256k1-in-browsers",
+/** The browser bundles (the client package, the viewer page): the @noble adapters. */
+export const browserAdapters: Bun.BunPlugin = {
+  name: "crypto-in-browsers",
   setup(build) {
-    build.onResolve({ filter: /\/libsecp256k1\.ts$/ }, () => ({ path: join(import.meta.dir, "noble.ts") }));
+    build.onResolve({ filter: /\/libsecp256k1\.ts$/ }, () => ({ path: join(import.meta.dir, "secp256k1", "noble.ts") }));
+    build.onResolve({ filter: /\/hash-wasm\.ts$/ }, () => ({ path: join(import.meta.dir, "keccak", "noble.ts") }));
   },
 };
