@@ -115,16 +115,21 @@ export function requestIdBytes(requestId: string): Uint8Array | undefined {
 
 /** The `revealed` member: every revealed range, sent then recv, as direction ‖ start ‖ length ‖ bytes. */
 export function packRevealed(transcript: ProofBody["transcript"]): Uint8Array {
-  const segments = (["sent", "recv"] as const).flatMap((direction) =>
-    transcript[direction].revealed.map(({ start, end, data }) => {
-      const header = new DataView(new ArrayBuffer(SEGMENT_HEADER_BYTES));
-      header.setUint8(0, DIRECTION_CODE[direction]);
-      header.setUint32(1, start);
-      header.setUint32(5, end - start);
-      return concatBytes(new Uint8Array(header.buffer), base64ToBytes(data) ?? new Uint8Array());
-    }),
+  const ranges = (["sent", "recv"] as const).flatMap((direction) =>
+    transcript[direction].revealed.map(({ start, end, data }) => ({ direction, start, end, bytes: base64ToBytes(data) ?? new Uint8Array() })),
   );
-  return concatBytes(...segments);
+  // Written into one array: a megabyte answer is copied once, not once per range and again for the whole.
+  const packed = new Uint8Array(ranges.reduce((size, { bytes }) => size + SEGMENT_HEADER_BYTES + bytes.length, 0));
+  const header = new DataView(packed.buffer);
+  let offset = 0;
+  for (const { direction, start, end, bytes } of ranges) {
+    header.setUint8(offset, DIRECTION_CODE[direction]);
+    header.setUint32(offset + 1, start);
+    header.setUint32(offset + 5, end - start);
+    packed.set(bytes, offset + SEGMENT_HEADER_BYTES);
+    offset += SEGMENT_HEADER_BYTES + bytes.length;
+  }
+  return packed;
 }
 
 const NO_COMMITMENT = new Uint8Array(32);

@@ -266,7 +266,10 @@ export function verifyProof(
   }
   if (!signatureMatches(proofVersion, body, signature, notaryKey)) fail("signature does not match: the proof was altered or not signed by this key");
   // A signed body may still break the rules (a careless notary, or one from before a rule): refused all the same.
-  const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body) ?? claimsProblem(body.claims ?? [], { bytes: revealedView(body.transcript.recv).bytes, revealed: body.transcript.recv.revealed });
+  const claims = body.claims ?? [];
+  // The answer's bytes are laid out only for claims to be judged on: a megabyte answer costs a copy otherwise.
+  const claimsJudged = () => (claims.length === 0 ? null : claimsProblem(claims, { bytes: revealedView(body.transcript.recv).bytes, revealed: body.transcript.recv.revealed }));
+  const problem = proofBodyProblem(body) ?? checkedFieldsProblem(body) ?? claimsJudged();
   if (problem) fail(problem);
   // Both signatures must speak of the same data: a valid tlsproof/1 signature over a foreign EVM attestation fails.
   const evm = checkEvmAttestation(body, notaryKey);
@@ -274,17 +277,24 @@ export function verifyProof(
   const mismatch = expectationMismatch(body, expected, url);
   if (mismatch) throw new AppError("proof_mismatch", mismatch);
 
+  const views: { sent?: TranscriptView; recv?: TranscriptView } = {};
   return {
     body,
     testTrustAnchor: body.testTrustAnchor,
     warnings: proofWarnings(body),
     notaryKey,
     notaryFingerprint: publicKeyFingerprint(notaryKey),
-    sent: transcriptView(body.transcript.sent),
-    recv: transcriptView(body.transcript.recv),
+    // Built when first read: a caller that only needs the verdict (a prover checking its notary's answer) skips
+    // decoding a megabyte answer into text.
+    get sent() {
+      return (views.sent ??= transcriptView(body.transcript.sent));
+    },
+    get recv() {
+      return (views.recv ??= transcriptView(body.transcript.recv));
+    },
     evm: evm.status === "valid" ? evm.attestation : null,
     hiddenHeaders: !isHiddenRequest(body) && hidesHeaderValues(body.transcript.sent) ? HIDDEN_HEADERS_CAN_ADD : null,
-    claims: body.claims ?? [],
+    claims,
     recipient: body.recipient ?? null,
   };
 }
