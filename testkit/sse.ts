@@ -1,24 +1,10 @@
-export interface SseEvent {
-  /** The event's name; "message" when unnamed (what EventSource.onmessage receives). */
-  event: string;
-  /** Its `data:` lines joined with "\n", as EventSource does. */
-  data: string;
-  /** Its `id:` field, "" when none. */
-  id: string;
-}
+import { type SseEvent, readSseEvents } from "../src/client/sse.ts";
 
-/** Parses one SSE block (lines without the blank line after them); undefined for comments only. */
-function parseBlock(block: string): SseEvent | undefined {
-  const fields = block.split("\n").filter((line) => line !== "" && !line.startsWith(":"));
-  if (fields.length === 0) return undefined;
-  const value = (line: string) => line.slice(line.indexOf(":") + 1).replace(/^ /, "");
-  const named = (name: string) => fields.filter((line) => line.split(":", 1)[0] === name).map(value);
-  return { event: named("event").at(-1) ?? "message", data: named("data").join("\n"), id: named("id").at(-1) ?? "" };
-}
+export type { SseEvent };
 
 /**
- * Reads an SSE stream; `stopAtFirst`: return after its first event, else read until the server ends it.
- * `onComment` hears each comment line (without its `:`) as it arrives.
+ * Reads an SSE stream with the client's reader; `stopAtFirst`: return after its first event, else read until the
+ * server ends it. `onComment` hears each comment line (without its `:`) as it arrives.
  */
 async function readEvents(
   url: string,
@@ -31,31 +17,13 @@ async function readEvents(
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
     throw new Error(`not an event stream: ${response.status} ${await response.text()}`);
   }
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   const events: SseEvent[] = [];
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) {
-        if (events.length === 0) throw new Error("stream ended without an event");
-        return events;
-      }
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        for (const line of block.split("\n")) if (line.startsWith(":")) onComment(line.slice(1).trim());
-        const event = parseBlock(block);
-        if (!event) continue;
-        events.push(event);
-        if (stopAtFirst) return events;
-      }
-    }
-  } finally {
-    reader.cancel().catch(() => {});
+  for await (const event of readSseEvents(response.body!, onComment)) {
+    events.push(event);
+    if (stopAtFirst) return events;
   }
+  if (events.length === 0) throw new Error("stream ended without an event");
+  return events;
 }
 
 /** Reads an SSE stream until its first event (comments skipped); rejects on timeout. */

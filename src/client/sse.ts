@@ -12,11 +12,22 @@ export interface SseEvent {
   id: string;
 }
 
-/** Events of the stream in order; comment lines and events without data are skipped, as EventSource does. */
-export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+/** A line's end: CRLF, LF, or a CR not followed by LF (a CR at the end may be the first half of a CRLF still to come). */
+const LINE_END = /\r\n|\n|\r(?=[^\n])/g;
+
+/**
+ * Events of the stream in order; comment lines and events without data are skipped, as EventSource does, and
+ * `onComment` hears each comment (without its colon).
+ */
+export async function* readSseEvents(body: ReadableStream<Uint8Array>, onComment: (comment: string) => void = () => {}): AsyncGenerator<SseEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
+  // Text not yet split into lines: `buffer`, which holds no line end before `scanFrom`, then `pending`, chunks with no
+  // CR or LF. A megabyte proof arrives as one line in many chunks: each chunk is searched once and the line joined
+  // once, where searching and growing one string per chunk took time quadratic in its length.
   let buffer = "";
+  let scanFrom = 0;
+  let pending: string[] = [];
   let first = true;
   let lastId = "";
   let event = "";
@@ -25,23 +36,34 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGen
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      if (first && buffer.length > 0) {
-        buffer = buffer.replace(/^\uFEFF/, "");
+      let text = decoder.decode(value, { stream: true });
+      if (first && text.length > 0) {
+        text = text.replace(/^\uFEFF/, "");
         first = false;
       }
-      // A line ends at CRLF, LF or CR; a lone CR at the end may be the first half of a CRLF still to come.
-      let match: RegExpExecArray | null;
-      while ((match = /\r\n|\n|\r(?=[^\n])/.exec(buffer))) {
+      if (!/[\r\n]/.test(text)) {
+        pending.push(text);
+        continue;
+      }
+      buffer += pending.join("") + text;
+      pending = [];
+      for (;;) {
+        LINE_END.lastIndex = scanFrom;
+        const match = LINE_END.exec(buffer);
+        if (!match) break;
         const line = buffer.slice(0, match.index);
         buffer = buffer.slice(match.index + match[0].length);
+        scanFrom = 0;
         if (line === "") {
           if (data.length > 0) yield { event: event || "message", data: data.join("\n"), id: lastId };
           event = "";
           data = [];
           continue;
         }
-        if (line.startsWith(":")) continue;
+        if (line.startsWith(":")) {
+          onComment(line.slice(1).trim());
+          continue;
+        }
         const colon = line.indexOf(":");
         const field = colon < 0 ? line : line.slice(0, colon);
         const fieldValue = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
@@ -49,6 +71,8 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGen
         else if (field === "event") event = fieldValue;
         else if (field === "id" && !fieldValue.includes("\0")) lastId = fieldValue;
       }
+      // Only a CR at the very end can still become part of a line end.
+      scanFrom = Math.max(0, buffer.length - 1);
     }
   } finally {
     await reader.cancel().catch(() => {});

@@ -35,3 +35,26 @@ test("gives the same events whatever the stream's chunk boundaries (inside CRLF,
   const length = new TextEncoder().encode(STREAM).length;
   for (let cut = 1; cut < length; cut++) expect(await events(STREAM, [cut])).toEqual(whole);
 });
+
+test("gives the same events when the stream is cut twice anywhere (chunks with no line end between line ends)", async () => {
+  const whole = await events(STREAM);
+  const length = new TextEncoder().encode(STREAM).length;
+  for (let a = 1; a < length; a++) for (let b = a + 1; b < length; b += 3) expect(await events(STREAM, [a, b])).toEqual(whole);
+});
+
+test("reads a megabyte data line delivered in kilobyte chunks whole", async () => {
+  const proof = `{"data":"${"QUJD".repeat(350_000)}"}`;
+  const text = `: waiting\n\nid: 1\ndata: KEY|${proof}\n\n`;
+  const cuts = Array.from({ length: Math.floor(text.length / 1024) }, (_, i) => (i + 1) * 1024);
+  const [event, ...more] = await events(text, cuts);
+  expect(more).toEqual([]);
+  expect(event).toEqual({ event: "message", data: `KEY|${proof}`, id: "1" });
+});
+
+test("hears each comment line, without its colon, in order", async () => {
+  const heard: string[] = [];
+  const out = [];
+  for await (const event of readSseEvents(streamOf(STREAM, [5, 40]), (comment) => heard.push(comment))) out.push(event.event);
+  expect(heard).toEqual(["waiting", "heartbeat"]);
+  expect(out).toEqual(["message", "error"]);
+});

@@ -76,7 +76,10 @@ const dataLines = (text: string): string => text.split(/\r\n|\r|\n/).map((line) 
  */
 export function outcomeEvent(requestId: string, outcome: ProofOutcome): string {
   if (outcome.event === "proof") {
-    return `id: ${requestId}\n${dataLines(`${signedProofsOf(outcome.proof)[0]!.body.notary.publicKey}|${JSON.stringify(outcome.proof)}`)}\n`;
+    // JSON.stringify writes no CR or LF (it escapes them): only the key is split into lines, and the proof's text
+    // follows the `|` on the key's last line, unscanned (a megabyte's split and join cost milliseconds).
+    const keyLines = dataLines(`${signedProofsOf(outcome.proof)[0]!.body.notary.publicKey}|`);
+    return `id: ${requestId}\n${keyLines.slice(0, -1)}${JSON.stringify(outcome.proof)}\n\n`;
   }
   const data = JSON.stringify({ requestId: outcome.requestId, code: outcome.code, message: outcome.message } satisfies v.InferOutput<typeof ProofStreamError>);
   return `id: ${requestId}\nevent: error\n${dataLines(data)}\n`;
