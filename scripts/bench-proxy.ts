@@ -34,7 +34,9 @@ const SUSTAINED_PROOFS = 3_000;
 /** Plain GETs the CPU measure's own process makes (after as many to warm up). */
 const PLAIN_CPU_GETS = 300;
 const PROXY_CONCURRENCY = 8;
-const BIG_RUNS = 5;
+const BIG_RUNS = 11;
+/** 1 MB proofs made first and not counted: the first of a process takes two to three times the next (its code still cold). */
+const BIG_WARMUP_RUNS = 2;
 const BIG_BYTES = 1_000_000;
 
 const median = (xs: number[]) => {
@@ -242,6 +244,7 @@ export async function benchProxy(log: (line: string) => void, soakProofs = 0): P
     const cpuPerProof = (cpuMs(prover.process.pid) - cpuBefore) / SUSTAINED_PROOFS;
     const plainCpu = await plainGetCpuMs(port, "/data", tls.caPem);
     const big: number[] = [];
+    for (let i = 0; i < BIG_WARMUP_RUNS; i++) await proxyProof(prover.url, url(`/big?bytes=${BIG_BYTES}`));
     for (let i = 0; i < BIG_RUNS; i++) big.push((await proxyProof(prover.url, url(`/big?bytes=${BIG_BYTES}`))).proofMs);
     const bigMs = median(big);
     log(`1 MB runs (ms): ${JSON.stringify(big.map(Math.round))}`);
@@ -252,7 +255,7 @@ export async function benchProxy(log: (line: string) => void, soakProofs = 0): P
       `| Proxy mode: proof event after the /proxy answer | ${ms(eventAfterMs)} | — | ≤ 5 ms ${mark(eventAfterMs <= 5)} |`,
       `| Proxy mode: sustained proofs per second (${SUSTAINED_PROOFS} proofs, ${PROXY_CONCURRENCY} clients, each verified) | ${perSecond.toFixed(0)}/s | — | ≥ 250 ${mark(perSecond >= 250)} |`,
       `| Proxy mode: the prover's CPU per sustained proof (its embedded notary included) / a plain GET's client CPU | ${cpuPerProof.toFixed(1)} ms / ${plainCpu.toFixed(2)} ms | ${(cpuPerProof / plainCpu).toFixed(2)} (two cores ÷ the proof's: ${(2000 / cpuPerProof).toFixed(0)}/s) | ≤ 2 ${mark(cpuPerProof / plainCpu <= 2)} |`,
-      `| Proxy mode: 1 MB answer, /proxy call to the proof event (median of ${BIG_RUNS}) | ${ms(bigMs)} | — | ≤ 100 ms ${mark(bigMs <= 100)} |`,
+      `| Proxy mode: 1 MB answer, /proxy call to the proof event (median of ${BIG_RUNS}, after ${BIG_WARMUP_RUNS} not counted) | ${ms(bigMs)} | — | ≤ 100 ms ${mark(bigMs <= 100)} |`,
     );
     if (soakProofs > 0) {
       const result = await soak(prover.url, url("/data"), prover.notaryPubPem, prover.process.pid, soakProofs, log);
