@@ -13,8 +13,9 @@ useBuiltBinary();
 
 /**
  * `dist/cli prove` against a real prover process (embedded notary) and a local TLS target, in shell scripts as a
- * user writes them: one proof in each mode (one MPC session), refusals, usage errors, a target's 503, the progress
- * line on a terminal only. And the prover's log when a warm session it no longer needs is released (one MPC setup).
+ * user writes them: proofs in proxy mode (the CLI is the subject, not MPC), refusals, usage errors, a target's 503, the
+ * progress line on a terminal only. And the prover's log when a warm session it no longer needs is released (one MPC
+ * setup: the engine's log is the subject there).
  */
 const CLI = BINARY_CLI[0]!;
 const HEADER_SECRET = "hdr-secret-5c1b9e-do-not-print";
@@ -86,20 +87,24 @@ describe("cli prove (dist/cli)", () => {
     expect(readFileSync(join(work, "post.json"), "utf8")).not.toContain("4111-2222");
   }, 60_000);
 
-  test("MPC mode in a script: the answer to --answer, the header hidden, cli verify passes", async () => {
+  // The CLI is the subject here, not MPC: `cli prove --mode mpc` is the own-API test's (test/cli/own-api.e2e.test.ts),
+  // an MPC proof from this binary the demo's (test/cli/demo.binary.e2e.test.ts).
+  test("--answer in a script: the answer to its file, not stdout; the header hidden; cli verify passes", async () => {
     const run = await script(`
-      "$CLI" prove --allow-test-anchor --prover "$P" --notary-pub-key "$K" --url "$T/data?view=full" --mode mpc --header "x-api-key: ${HEADER_SECRET}" \\
-        --redact req:header:x-api-key --redact res:body:secret --answer mpc-answer.json --out mpc.json
-      "$CLI" verify --allow-test-anchor --notary-pub-key "$K" --proof mpc.json --server-name ${TARGET_HOST}`);
+      "$CLI" prove --allow-test-anchor --prover "$P" --notary-pub-key "$K" --url "$T/data?view=full" --mode proxy --header "x-api-key: ${HEADER_SECRET}" \\
+        --redact req:header:x-api-key --redact res:body:secret --answer answer-file.json --out answered.json > prove-stdout.txt
+      "$CLI" verify --allow-test-anchor --notary-pub-key "$K" --proof answered.json --server-name ${TARGET_HOST}`);
     expect(run.stderr).toBe("");
     expect(run.exitCode).toBe(0);
-    expect(JSON.parse(readFileSync(join(work, "mpc-answer.json"), "utf8")).user.name).toBe("alice");
-    expect(run.stdout).toContain("Proof mode:   mpc");
+    expect(JSON.parse(readFileSync(join(work, "answer-file.json"), "utf8")).user.name).toBe("alice");
+    // The answer went to its file, not to prove's stdout.
+    expect(readFileSync(join(work, "prove-stdout.txt"), "utf8")).not.toContain("alice");
+    expect(run.stdout).toContain("Proof mode:   proxy");
     expect(run.stdout).toContain("GET /data?view=full HTTP/1.1");
     expect(run.stdout).toContain(`x-api-key: ${"█".repeat(HEADER_SECRET.length)}`);
     expect(run.stdout).not.toContain(HEADER_SECRET);
-    expect(readFileSync(join(work, "mpc.json"), "utf8")).not.toContain(HEADER_SECRET);
-  }, MPC_MS);
+    expect(readFileSync(join(work, "answered.json"), "utf8")).not.toContain(HEADER_SECRET);
+  }, 60_000);
 
   test("a request the prover refuses exits 1 with its code and message on one line, and writes no proof", async () => {
     const refused = await runCli(BINARY_CLI, ["prove", ...base(), "--url", url("/data?user=s3cret"), "--mode", "proxy", "--redact", "res:query:user", "--out", join(work, "refused.json")]);
