@@ -26,16 +26,18 @@ export const PARTS = {
   proof: {
     // The prover's quorum decisions too: what it refuses, and the quorum proof it delivers (src/prover/proving/quorum.ts).
     mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/prover/proving/quorum.ts"],
-    tests: ["test/proof/", "test/prover/proving/quorum.test.ts"],
+    // The claims verifier test: verifyProof refusing a claim its own answer contradicts.
+    tests: ["test/proof/", "test/prover/proving/quorum.test.ts", "test/claims/verifier.test.ts"],
   },
   /**
-   * Signatures: a proof's, an Ethereum one (EVM attestations, the store's messages), the secp256k1 adapters under both,
-   * the SHA-256 a proof's signature covers, and the bytes (base64) a proof's ranges are checked in.
+   * Signatures: a proof's and the canonical bytes it covers, an Ethereum one (EVM attestations, the store's messages), the
+   * secp256k1 adapters under both, the SHA-256 a proof's signature covers, and the bytes (base64) a proof's ranges are
+   * checked in.
    */
   signatures: {
     // The build plugins are the bundler's: the client package's and the binary's tests hold them.
-    mutate: ["src/proof/sign.ts", "src/core/eth-signature.ts", "src/core/secp256k1/*.ts", "src/core/keccak/*.ts", "src/core/sha256.ts", "src/base/bytes.ts"],
-    tests: ["test/proof/sign.test.ts", "test/proof/verify.test.ts", "test/proof/evm-attestation.test.ts", "test/core/eth-signature.test.ts", "test/core/secp256k1/", "test/core/keccak/", "test/core/sha256.test.ts", "test/base/bytes.test.ts", "test/proof/check.test.ts"],
+    mutate: ["src/proof/sign.ts", "src/proof/canonical.ts", "src/core/eth-signature.ts", "src/core/secp256k1/*.ts", "src/core/keccak/*.ts", "src/core/sha256.ts", "src/base/bytes.ts"],
+    tests: ["test/proof/sign.test.ts", "test/proof/canonical.test.ts", "test/proof/verify.test.ts", "test/proof/evm-attestation.test.ts", "test/core/eth-signature.test.ts", "test/core/secp256k1/", "test/core/keccak/", "test/core/sha256.test.ts", "test/base/bytes.test.ts", "test/proof/check.test.ts"],
   },
   /** What a notary states of an answer beyond its bytes, and what a verifier and a prover check of it. */
   claims: {

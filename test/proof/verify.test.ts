@@ -593,6 +593,23 @@ describe("what verifyProof requires of claims and recipient", () => {
     expect(verifyProofAgainst(proofBy()).recipient).toBeNull();
   });
 
+  test("a signed claim its own revealed answer contradicts makes the proof invalid; one it bears out verifies", () => {
+    // The answer revealed whole: a claim is judged again only on an answer seen whole.
+    const sample = sampleBody(notary);
+    const wholeAnswer = {
+      transcript: { ...sample.transcript, recv: directionHiding(RESPONSE, []) },
+      redactions: sample.redactions.filter((redaction) => redaction.spans.every((span) => span.direction === "sent")),
+    };
+    const borneOut = proofBy({ ...wholeAnswer, claims: [{ kind: "value", subject: "res:body:currency", value: '"EUR"' }] });
+    expect(verifyProofAgainst(borneOut).claims).toEqual([{ kind: "value", subject: "res:body:currency", value: '"EUR"' }]);
+    const contradicted = proofBy({ ...wholeAnswer, claims: [{ kind: "value", subject: "res:body:currency", value: '"USD"' }] });
+    const refusal = refused(() => verifyProofAgainst(contradicted));
+    expect(refusal.code).toBe("proof_invalid");
+    expect(refusal.message).toBe("invalid proof: body.claims[0] states what the proof's own answer contradicts (res:body:currency)");
+    const falsePredicate = proofBy({ ...wholeAnswer, claims: [{ kind: "predicate", subject: "res:body:balance", op: ">", operand: "1000", holds: false }] });
+    expect(refused(() => verifyProofAgainst(falsePredicate)).message).toContain("contradicts (res:body:balance)");
+  });
+
   test("a proof made before claims states none: verified with none, and an expected claim is a mismatch", () => {
     const { claims: _claims, ...older } = sampleBody(notary);
     const proof = signProof(withEvmAttestation(older, notary), notary);
