@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { attestationDigest, checkEvmAttestation, evmAttestationOf, notaryEvmAddress, recoverAttestationSigner, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
+import { attestationDigest, checkEvmAttestation, evmAttestationOf, notaryEvmAddress, packRevealed, recoverAttestationSigner, withEvmAttestation } from "../../src/proof/evm-attestation.ts";
 import type { Proof, ProofBody } from "../../src/proof/format.ts";
 import { decodePublicKeyPem, generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { renderVerifiedProof, verifiedProofJson } from "../../src/proof/render.ts";
@@ -121,5 +121,28 @@ describe("EVM attestation in proofs", () => {
     expect(mixed.exitCode).toBe(1);
     expect(mixed.stdout).toBe("");
     expect(mixed.stderr.trim()).toMatch(/^.*invalid proof: body\.evm: the signature is not the notary's over this proof's data/);
+  });
+});
+
+describe("the attestation's revealed bytes", () => {
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+  test("each revealed range, sent then recv, as direction (1 byte) ‖ start ‖ length (4 bytes each, big-endian) ‖ its bytes", () => {
+    const packed = packRevealed({
+      sent: { length: 10, revealed: [{ start: 0, end: 3, data: b64("GET") }] },
+      recv: {
+        length: 300,
+        revealed: [
+          { start: 5, end: 7, data: b64("ok") },
+          { start: 258, end: 261, data: b64("end") },
+        ],
+      },
+    });
+    expect(bytesToHex(packed)).toBe(
+      ["00", "00000000", "00000003", bytesToHex(Buffer.from("GET")), "01", "00000005", "00000002", bytesToHex(Buffer.from("ok")), "01", "00000102", "00000003", bytesToHex(Buffer.from("end"))].join(""),
+    );
+  });
+
+  test("nothing revealed packs to nothing", () => {
+    expect(packRevealed({ sent: { length: 4, revealed: [] }, recv: { length: 9, revealed: [] } })).toEqual(new Uint8Array());
   });
 });
