@@ -16,6 +16,8 @@ export interface SqlDriver {
   readonly backend: "sqlite" | "postgres";
   /** Appended to CREATE TABLE of tables keyed by their primary key ("WITHOUT ROWID" on SQLite). */
   readonly keyedTableSuffix: string;
+  /** The column definition of an integer primary key `id` the database assigns on insert. */
+  readonly generatedIdColumn: string;
   run: SqlRun;
   /** Runs `work` in one durable transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (run: SqlRun) => Promise<T>): Promise<T>;

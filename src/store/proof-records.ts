@@ -10,8 +10,8 @@ import type { SqlDriver, SqlRun, SqlValue } from "./driver.ts";
 import type { RawMessage } from "./message.ts";
 import type { NodeKey } from "./node-key.ts";
 import { publishEntries } from "./publish.ts";
-import { type SqlMessageStore, inBatches } from "./sql-store.ts";
-import { PRUNE_BATCH, pruneStreamSql } from "./sql.ts";
+import { type SqlMessageStore, inBatches, pruneInBatches } from "./sql-store.ts";
+import { PRUNE_BATCH, pruneStreamSql, textColumn } from "./sql.ts";
 
 export type RecordedOutcome =
   | { state: "unknown" }
@@ -209,7 +209,7 @@ export class SqlProofRecords implements ProofRecords {
   async lookup(requestId: string): Promise<RecordedOutcome> {
     const m = this.messages.table;
     const [row] = await this.driver.run<RecordRow>({
-      text: `SELECT r.state, r.claimed_at, r.error_code, r.error_message, m.raw_json FROM ${this.table} r
+      text: `SELECT r.state, r.claimed_at, r.error_code, r.error_message, ${textColumn(m, "raw")} FROM ${this.table} r
         LEFT JOIN ${m} m ON m.stream_id = r.stream_id AND m.partition = r.partition AND m.ts = r.ts
           AND m.sequence_no = r.sequence_no AND m.publisher_id = r.publisher_id AND m.msg_chain_id = r.msg_chain_id
         WHERE r.request_id = $1`,
@@ -239,7 +239,7 @@ export class SqlProofRecords implements ProofRecords {
         RETURNING request_id`,
       params: [before],
     });
-    const proofs = await inBatches(this.driver, pruneStreamSql(this.messages.table, this.proofStream, 0, before));
+    const proofs = await pruneInBatches(this.driver, this.messages.table, pruneStreamSql(this.messages.table, this.proofStream, 0, before));
     return { records, proofs };
   }
 

@@ -2,19 +2,25 @@
 import type { SqlDriver, SqlRun, SqlStatement } from "./driver.ts";
 import type { MessageRef, StoredMessage } from "./message.ts";
 import {
+  addTextIdSql,
   chainHeadSql,
   checkTableName,
+  deleteTextsSql,
   PRUNE_BATCH,
   pruneMessagesSql,
   streamBytesSql,
   idKey,
+  insertOutOfLineSql,
   insertSql,
+  insertTextsSql,
+  isOutOfLine,
   keyOfRow,
   layoutCheckSql,
   layoutError,
   readSql,
   schemaStatements,
   storedRowOf,
+  textIdCheckSql,
   type KeyRow,
   type ReadRow,
 } from "./sql.ts";
@@ -32,16 +38,49 @@ const INSERT_CHUNK = 1000;
 /** Keys per page while walking back from the newest message: an index-only keyset walk, never an OFFSET. */
 const KEY_WALK_PAGE = 5000;
 
-/** Runs a statement touching at most PRUNE_BATCH rows until it touches fewer, other work between; returns the rows touched. */
-export async function inBatches(driver: SqlDriver, statement: SqlStatement): Promise<number> {
+/**
+ * Runs `batch` (touching at most PRUNE_BATCH rows, returning how many) until it touches fewer, other work between;
+ * returns the rows touched.
+ */
+async function untilFewer(batch: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
-    const touched = (await driver.run(statement)).length;
+    const touched = await batch();
     total += touched;
     if (touched < PRUNE_BATCH) return total;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+/** Runs a statement touching at most PRUNE_BATCH rows until it touches fewer, other work between; returns the rows touched. */
+export const inBatches = (driver: SqlDriver, statement: SqlStatement): Promise<number> => untilFewer(async () => (await driver.run(statement)).length);
+
+/**
+ * Deletes messages in batches with `statement` (pruneMessagesSql, pruneStreamSql), each batch with the out-of-line
+ * texts of its messages in one transaction; returns the messages deleted.
+ */
+export const pruneInBatches = (driver: SqlDriver, table: string, statement: SqlStatement): Promise<number> =>
+  untilFewer(() =>
+    driver.transaction(async (run) => {
+      const rows = await run<{ text_id: number | string | null }>(statement);
+      const textIds = rows.flatMap((row) => (row.text_id === null ? [] : [row.text_id]));
+      if (textIds.length > 0) await run(deleteTextsSql(table, textIds));
+      return rows.length;
+    }),
+  );
+
+/** Whether a statement runs (a column it reads exists). */
+async function succeeds(driver: SqlDriver, text: string): Promise<boolean> {
+  try {
+    await driver.run({ text, params: [] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The key columns an insert returns for each row it wrote. */
+type WrittenRow = KeyRow & { stream_id: string; partition: number | string };
 
 export class SqlMessageStore implements MessageStore {
   private constructor(
@@ -53,14 +92,23 @@ export class SqlMessageStore implements MessageStore {
     return this.driver.backend;
   }
 
-  /** Creates the table and its index when missing; refuses a table of an earlier layout. */
+  /**
+   * Creates the tables and indexes when missing; gives a table made before texts were kept out of line its
+   * `text_id` column; refuses a table of an earlier layout.
+   */
   static async open(driver: SqlDriver, table: string): Promise<SqlMessageStore> {
     checkTableName(table);
-    await driver.setUp(schemaStatements(table, driver.keyedTableSuffix));
+    await driver.setUp(schemaStatements(table, driver.keyedTableSuffix, driver.generatedIdColumn));
     try {
       await driver.run({ text: layoutCheckSql(table), params: [] });
     } catch {
       throw layoutError(table);
+    }
+    if (!(await succeeds(driver, textIdCheckSql(table)))) {
+      // Several provers opening one database at once: another may have added it first.
+      await driver.setUp([addTextIdSql(table)]).catch(async (error) => {
+        if (!(await succeeds(driver, textIdCheckSql(table)))) throw error;
+      });
     }
     return new SqlMessageStore(driver, table);
   }
@@ -72,9 +120,20 @@ export class SqlMessageStore implements MessageStore {
   /** `insert` inside a transaction the caller holds (so other rows can commit with the messages). */
   async insertWith(run: SqlRun, messages: readonly StoredMessage[], mustBeNew: readonly boolean[] = []): Promise<boolean[]> {
     const written = new Set<string>();
-    for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
-      const rows = await run<KeyRow & { stream_id: string; partition: number }>(insertSql(this.table, messages.slice(start, start + INSERT_CHUNK)));
+    const noteWritten = (rows: WrittenRow[]) => {
       for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
+    };
+    const inLine = messages.filter((message) => !isOutOfLine(message));
+    for (let start = 0; start < inLine.length; start += INSERT_CHUNK) {
+      noteWritten(await run<WrittenRow>(insertSql(this.table, inLine.slice(start, start + INSERT_CHUNK))));
+    }
+    for (const message of messages) {
+      if (!isOutOfLine(message)) continue;
+      const [texts] = await run<{ id: number | string }>(insertTextsSql(this.table, message));
+      const rows = await run<WrittenRow>(insertOutOfLineSql(this.table, message, texts!.id));
+      // Stored already: its texts are the first copy's.
+      if (rows.length === 0) await run(deleteTextsSql(this.table, [texts!.id]));
+      noteWritten(rows);
     }
     // A message repeated within one call is written once: only its first occurrence counts as new.
     const isNew = messages.map(({ id }) => written.delete(idKey(id)));
@@ -107,7 +166,7 @@ export class SqlMessageStore implements MessageStore {
   }
 
   pruneMessages(before: number, kept: string): Promise<number> {
-    return inBatches(this.driver, pruneMessagesSql(this.table, before, kept));
+    return pruneInBatches(this.driver, this.table, pruneMessagesSql(this.table, before, kept));
   }
 
   async chainHead(streamId: string, partition: number, publisherId: string, msgChainId: string): Promise<MessageRef | undefined> {

@@ -23,11 +23,26 @@ const ascending = ORDER_COLUMNS.join(", ");
 const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
 
 /**
- * The primary key serves `last`, `from` and `range` scans in order; the chain index serves publisher-filtered
- * scans and the chain-head lookup of sequence assignment. `tableSuffix` is the driver's `keyedTableSuffix`.
- * Each message keeps both answer texts (see message.ts): object answers then cost no per-message parsing.
+ * Texts of more bytes than this (both together, UTF-8) are kept out of line, in the texts table. SQLite keeps a
+ * `WITHOUT ROWID` row inside its key's b-tree, and a row past about 4 KB (16 KiB pages) overflows: SQLite then
+ * reads the whole row, megabytes, for each key compared with it, so every insert next to a large message paid for
+ * its size (BENCHMARKS.md, "inserts beside a large message"). Out of line, the keyed row stays small and the texts
+ * live in a rowid table, where no key is compared with them. Small messages, most of them, stay in line, read
+ * without a join.
  */
-export function schemaStatements(table: string, tableSuffix: string): string[] {
+export const OUT_OF_LINE_BYTES = 3_072;
+
+/** The table that holds the texts of the messages kept out of line (`text_id` points into it). */
+export const textsTable = (table: string): string => `${table}_texts`;
+
+/**
+ * The primary key serves `last`, `from` and `range` scans in order; the chain index serves publisher-filtered
+ * scans and the chain-head lookup of sequence assignment. `tableSuffix` is the driver's `keyedTableSuffix`,
+ * `idColumn` its `generatedIdColumn`.
+ * Each message keeps both answer texts (see message.ts): object answers then cost no per-message parsing. A message
+ * whose texts are large keeps them in the texts table instead, its own two empty (OUT_OF_LINE_BYTES).
+ */
+export function schemaStatements(table: string, tableSuffix: string, idColumn: string): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${table} (
       stream_id TEXT NOT NULL,
@@ -38,13 +53,34 @@ export function schemaStatements(table: string, tableSuffix: string): string[] {
       msg_chain_id TEXT NOT NULL,
       raw_json TEXT NOT NULL,
       object_json TEXT NOT NULL,
+      text_id BIGINT,
       PRIMARY KEY (${KEY_COLUMNS})
     ) ${tableSuffix}`,
     `CREATE INDEX IF NOT EXISTS ${table}_chain ON ${table} (stream_id, partition, publisher_id, msg_chain_id, ts, sequence_no)`,
     // Retention deletes the oldest messages of every stream without a scan.
     `CREATE INDEX IF NOT EXISTS ${table}_ts ON ${table} (ts)`,
+    `CREATE TABLE IF NOT EXISTS ${textsTable(table)} (${idColumn}, raw_json TEXT NOT NULL, object_json TEXT NOT NULL)`,
   ];
 }
+
+/** Whether a table has the `text_id` column (a table made before texts were kept out of line has not). */
+export const textIdCheckSql = (table: string): string => `SELECT text_id FROM ${table} WHERE 1 = 0`;
+
+/** Gives a table made before texts were kept out of line its `text_id` column: its messages stay in line, all readable. */
+export const addTextIdSql = (table: string): string => `ALTER TABLE ${table} ADD COLUMN text_id BIGINT`;
+
+/**
+ * A text column of the messages table `m`, wherever the text is kept. Out of line, a subquery finds it: the CASE
+ * runs it for those rows alone, so a page of small messages reads as it did before any was kept out of line (a
+ * join cost every row a lookup: `last` of 5000 small messages 9-11 → 14 ms).
+ */
+export const textColumn = (table: string, text: MessageText): string =>
+  `CASE WHEN m.text_id IS NULL THEN m.${TEXT_COLUMNS[text]} ELSE (SELECT t.${TEXT_COLUMNS[text]} FROM ${textsTable(table)} t WHERE t.id = m.text_id) END AS ${TEXT_COLUMNS[text]}`;
+
+/** Whether a message's texts go out of line. */
+export const isOutOfLine = ({ raw, object }: StoredMessage): boolean =>
+  // A string's length is at most its UTF-8 bytes: the count is needed only when the length alone does not decide.
+  raw.length + object.length > OUT_OF_LINE_BYTES || Buffer.byteLength(raw) + Buffer.byteLength(object) > OUT_OF_LINE_BYTES;
 
 /**
  * Rows one prune statement touches: each batch is its own short transaction (a row may hold megabytes), and other
@@ -54,21 +90,27 @@ export const PRUNE_BATCH = 200;
 
 const KEY_LIST = "stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id";
 
-/** Deletes at most PRUNE_BATCH messages older than `before` of every stream but `kept`. */
+/** Deletes at most PRUNE_BATCH messages older than `before` of every stream but `kept`; the rows name their out-of-line texts. */
 export const pruneMessagesSql = (table: string, before: number, kept: string): SqlStatement => ({
-  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE ts < $1 AND stream_id <> $2 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
+  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE ts < $1 AND stream_id <> $2 LIMIT ${PRUNE_BATCH}) RETURNING text_id`,
   params: [before, kept],
 });
 
-/** Deletes at most PRUNE_BATCH messages of one stream partition older than `before`. */
+/** Deletes at most PRUNE_BATCH messages of one stream partition older than `before`; the rows name their out-of-line texts. */
 export const pruneStreamSql = (table: string, streamId: string, partition: number, before: number): SqlStatement => ({
-  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE stream_id = $1 AND partition = $2 AND ts < $3 LIMIT ${PRUNE_BATCH}) RETURNING ts`,
+  text: `DELETE FROM ${table} WHERE (${KEY_LIST}) IN (SELECT ${KEY_LIST} FROM ${table} WHERE stream_id = $1 AND partition = $2 AND ts < $3 LIMIT ${PRUNE_BATCH}) RETURNING text_id`,
   params: [streamId, partition, before],
 });
 
-/** The bytes a stream's messages hold (both texts), every partition. */
+/** Deletes out-of-line texts by id (those of deleted messages, or of a message that was stored already). */
+export function deleteTextsSql(table: string, ids: readonly SqlValue[]): SqlStatement {
+  return { text: `DELETE FROM ${textsTable(table)} WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(", ")})`, params: [...ids] };
+}
+
+/** The bytes a stream's messages hold (both texts, in line or not), every partition. */
 export const streamBytesSql = (table: string, streamId: string): SqlStatement => ({
-  text: `SELECT COALESCE(SUM(LENGTH(raw_json) + LENGTH(object_json)), 0) AS bytes FROM ${table} WHERE stream_id = $1`,
+  text: `SELECT COALESCE(SUM(LENGTH(m.raw_json) + LENGTH(m.object_json) + COALESCE(LENGTH(t.raw_json) + LENGTH(t.object_json), 0)), 0) AS bytes
+    FROM ${table} m LEFT JOIN ${textsTable(table)} t ON t.id = m.text_id WHERE m.stream_id = $1`,
   params: [streamId],
 });
 
@@ -84,7 +126,7 @@ export const layoutError = (table: string): AppError =>
 /** The parameters `insertSql` expects for one message, in column order. */
 const insertParams = ({ id, raw, object }: StoredMessage): SqlValue[] => [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, raw, object];
 
-/** Inserts the messages that are new; returns the key columns of the rows written. */
+/** Inserts the messages that are new, their texts in line; returns the key columns of the rows written. */
 export function insertSql(table: string, messages: readonly StoredMessage[]): SqlStatement {
   const tuples = messages.map((_, r) => `(${Array.from({ length: COLUMN_COUNT }, (_, c) => `$${r * COLUMN_COUNT + c + 1}`).join(", ")})`);
   return {
@@ -92,6 +134,19 @@ export function insertSql(table: string, messages: readonly StoredMessage[]): Sq
     params: messages.flatMap(insertParams),
   };
 }
+
+/** Stores one message's texts out of line; returns the id they were given. */
+export const insertTextsSql = (table: string, { raw, object }: StoredMessage): SqlStatement => ({
+  text: `INSERT INTO ${textsTable(table)} (raw_json, object_json) VALUES ($1, $2) RETURNING id`,
+  params: [raw, object],
+});
+
+/** Inserts one message whose texts are out of line under `textId`, when it is new; returns its key columns if written. */
+export const insertOutOfLineSql = (table: string, { id }: StoredMessage, textId: SqlValue): SqlStatement => ({
+  text: `INSERT INTO ${table} (${KEY_COLUMNS}, ${TEXT_COLUMNS.raw}, ${TEXT_COLUMNS.object}, text_id) VALUES ($1, $2, $3, $4, $5, $6, '', '', $7)
+    ON CONFLICT DO NOTHING RETURNING ${KEY_COLUMNS}`,
+  params: [id.streamId, id.streamPartition, id.timestamp, id.sequenceNumber, id.publisherId, id.msgChainId, textId],
+});
 
 /** One page of a keyset scan. Filters are fixed by the request's shape, so each shape is one prepared text. */
 export function readSql(table: string, request: ReadRequest): SqlStatement {
@@ -110,8 +165,8 @@ export function readSql(table: string, request: ReadRequest): SqlStatement {
   if (request.publisherId !== undefined) where += ` AND publisher_id = ${p(request.publisherId)}`;
   if (request.msgChainId !== undefined) where += ` AND msg_chain_id = ${p(request.msgChainId)}`;
   const order = request.newestFirst ? descending : ascending;
-  const columns = [ascending, ...request.texts.map((t) => TEXT_COLUMNS[t])].join(", ");
-  return { text: `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
+  const columns = [ascending, ...request.texts.map((text) => textColumn(table, text))].join(", ");
+  return { text: `SELECT ${columns} FROM ${table} m WHERE ${where} ORDER BY ${order} LIMIT ${p(request.limit)}`, params };
 }
 
 export function chainHeadSql(table: string, streamId: string, partition: number, publisherId: string, msgChainId: string): SqlStatement {

@@ -46,6 +46,8 @@ export function openSqliteDriver(dataDir: string, file = SQLITE_FILE): SqlDriver
   return {
     backend: "sqlite",
     keyedTableSuffix: "WITHOUT ROWID",
+    // The rowid itself: rows in a rowid table are never compared by their content.
+    generatedIdColumn: "id INTEGER PRIMARY KEY",
     run,
     transaction,
     setUp: (statements) =>

@@ -56,11 +56,11 @@ export async function reopen(opened: OpenedStore): Promise<void> {
   opened.store = opened.handle.messages;
 }
 
-/** Drops a PostgreSQL messages table made by a test, and the request-id and instance tables beside it. */
+/** Drops a PostgreSQL messages table made by a test, and the texts, request-id and instance tables beside it. */
 export async function dropTable(table: string): Promise<void> {
   const sql = new SQL(PG_URL, { max: 1 });
   try {
-    await sql.unsafe(`DROP TABLE IF EXISTS ${table}, ${table}_requests, ${table}_requests_keys, ${table}_instances`);
+    await sql.unsafe(`DROP TABLE IF EXISTS ${table}, ${table}_texts, ${table}_requests, ${table}_requests_keys, ${table}_instances`);
     // The settle notification of a store shared by several provers (src/store/cluster.ts).
     await sql.unsafe(`DROP FUNCTION IF EXISTS ${table}_requests_notify()`);
   } finally {

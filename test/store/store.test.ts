@@ -10,6 +10,7 @@ import { openPostgresDriver } from "../../src/store/postgres.ts";
 import { openSqliteDriver, SQLITE_FILE } from "../../src/store/sqlite.ts";
 import { SqlMessageStore } from "../../src/store/sql-store.ts";
 import type { MessageStore, ReadRequest } from "../../src/store/store.ts";
+import { OUT_OF_LINE_BYTES, textsTable } from "../../src/store/sql.ts";
 import { backends, dropTable, PG_URL, reopen, type OpenedStore } from "./backends.ts";
 
 /** One statement straight on the backend's database, beside the store. */
@@ -22,6 +23,20 @@ async function runSql(opened: OpenedStore, text: string): Promise<void> {
   const db = new Database(join(opened.dataDir, SQLITE_FILE));
   db.run(text);
   db.close();
+}
+
+/** The rows of a table of the backend's database, counted beside the store. */
+async function countRows(opened: OpenedStore, table: string): Promise<number> {
+  const text = `SELECT COUNT(*) AS n FROM ${table}`;
+  if (opened.options.url) {
+    const sql = new SQL(PG_URL, { max: 1 });
+    const [row] = (await sql.unsafe(text).finally(() => sql.close())) as { n: number | string }[];
+    return Number(row!.n);
+  }
+  const db = new Database(join(opened.dataDir, SQLITE_FILE));
+  const row = db.query<{ n: number }, []>(text).get();
+  db.close();
+  return row!.n;
 }
 
 const message = (timestamp: number, sequenceNumber: number, publisherId = "0xaa", msgChainId = "c", streamId = "s", streamPartition = 0): StoredMessage => {
@@ -156,6 +171,44 @@ for (const backend of backends) {
       const rows = await store.read({ streamId: "s", partition: 0, limit: 3000, texts: ["raw", "object"] });
       expect(rows.length).toBe(2500);
       expect(rows[2499]).toMatchObject({ timestamp: 4_000_000_002_499, sequenceNumber: 2499, raw: big[2499]?.raw, object: big[2499]?.object });
+    });
+
+    test("keeps large texts out of line: read back whole, counted in the stream's bytes, stored once, deleted with their message", async () => {
+      const texts = textsTable(opened.options.table);
+      const small = message(40, 0);
+      // Out of line by its bytes, not its length: 1,100 euro signs are 3,300 bytes of UTF-8.
+      const large = { ...message(40, 1), object: JSON.stringify({ pad: "€".repeat(1_100) }) };
+      expect(small.raw.length + small.object.length).toBeLessThan(OUT_OF_LINE_BYTES);
+      expect(large.raw.length + large.object.length).toBeLessThan(OUT_OF_LINE_BYTES);
+      const again = { ...large, raw: "a second copy", object: JSON.stringify({ pad: "y".repeat(20_000) }) };
+      expect(await store.insert([small, large, again])).toEqual([true, true, false]);
+      expect(await countRows(opened, texts)).toBe(1);
+      const read = await store.read({ streamId: "s", partition: 0, limit: 10, texts: ["raw", "object"] });
+      expect(read.map((row) => [row.raw, row.object])).toEqual([[small.raw, small.object], [large.raw, large.object]]);
+      expect(await store.streamBytes("s")).toBe(small.raw.length + small.object.length + large.raw.length + large.object.length);
+      // A taken id fails the insert whole: the texts it stored out of line go with it.
+      await expect(store.insert([{ ...message(41, 0), raw: again.object, object: again.object }, again], [false, true])).rejects.toThrow("is already stored");
+      expect(await countRows(opened, texts)).toBe(1);
+      expect(await store.pruneMessages(41, "another stream")).toBe(2);
+      expect(await countRows(opened, texts)).toBe(0);
+    });
+
+    test("opens a table made before texts were kept out of line: its messages stay readable, new large ones go out of line", async () => {
+      const table = `${opened.options.table}_v2`;
+      await runSql(opened, `CREATE TABLE ${table} (stream_id TEXT NOT NULL, partition INTEGER NOT NULL, ts BIGINT NOT NULL, sequence_no BIGINT NOT NULL, publisher_id TEXT NOT NULL, msg_chain_id TEXT NOT NULL, raw_json TEXT NOT NULL, object_json TEXT NOT NULL, PRIMARY KEY (stream_id, partition, ts, sequence_no, publisher_id, msg_chain_id))`);
+      const old = { ...message(50, 0), raw: JSON.stringify({ pad: "o".repeat(10_000) }) };
+      await runSql(opened, `INSERT INTO ${table} VALUES ('s', 0, 50, 0, '0xaa', 'c', '${old.raw}', '${old.object}')`);
+      const reopened = await openStore({ ...opened.options, table });
+      try {
+        const large = { ...message(51, 0), raw: JSON.stringify({ pad: "n".repeat(10_000) }) };
+        expect(await reopened.messages.insert([large])).toEqual([true]);
+        const read = await reopened.messages.read({ streamId: "s", partition: 0, limit: 10, texts: ["raw", "object"] });
+        expect(read.map((row) => [row.timestamp, row.raw, row.object])).toEqual([[50, old.raw, old.object], [51, large.raw, large.object]]);
+        expect(await countRows(opened, textsTable(table))).toBe(1);
+      } finally {
+        await reopened.close();
+        if (opened.options.url) await dropTable(table);
+      }
     });
 
     test("survives close and reopen with the data in place", async () => {
