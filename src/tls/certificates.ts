@@ -6,8 +6,10 @@
  * name constraints the leaf's names meet (name-constraints.ts); the leaf must name the server and, when it lists
  * extended key usages, allow serverAuth.
  * Not checked: revocation.
+ * A chain that checked out is remembered (checkedChains): the same bytes for the same name under the same anchors
+ * check out again while `now` is inside every path certificate's validity, and only the time is checked again.
  */
-import { type KeyObject, X509Certificate } from "node:crypto";
+import { type KeyObject, X509Certificate, createHash } from "node:crypto";
 import { DER_TAG } from "../core/der.ts";
 import { AppError } from "../core/errors.ts";
 import { EXTENSION_ID, certificateDer, extensionOf, untrusted } from "./certificate-extensions.ts";
@@ -97,6 +99,29 @@ function publicKeyOf(leaf: X509Certificate): KeyObject {
   }
 }
 
+/** A chain that checked out: its leaf's key, and the times between which every certificate of its path is valid. */
+interface CheckedChain {
+  leafKey: KeyObject;
+  validFrom: number;
+  validTo: number;
+}
+
+/**
+ * Chains that checked out, by anchor list, then server name and chain bytes: a server sends the same chain to every
+ * connection, and the prover and its notary each check it for every proof (X.509 parsing, an issuer search through
+ * the public roots, signature checks: about a quarter of a millisecond a check under load). Failures are not kept.
+ */
+const checkedChains = new WeakMap<readonly X509Certificate[], Map<string, CheckedChain>>();
+/** Chains kept per anchor list; the oldest is dropped first. */
+export const CHECKED_CHAINS_KEPT = 512;
+
+const chainKey = (chainDer: readonly Uint8Array[], serverName: string): string => {
+  const hash = createHash("sha256").update(serverName);
+  // Each certificate's length before its bytes: two ways of cutting the same bytes are two keys.
+  for (const der of chainDer) hash.update(Uint32Array.of(der.length)).update(der);
+  return hash.digest("base64");
+};
+
 /** The leaf's public key once the chain checks out for `serverName` at `now`. */
 export function checkCertificateChain(
   chainDer: readonly Uint8Array[],
@@ -104,6 +129,21 @@ export function checkCertificateChain(
   anchors: readonly X509Certificate[],
   now: Date,
 ): KeyObject {
+  let checked = checkedChains.get(anchors);
+  if (!checked) checkedChains.set(anchors, (checked = new Map()));
+  const key = chainKey(chainDer, serverName);
+  const known = checked.get(key);
+  const at = now.getTime();
+  if (known && at >= known.validFrom && at <= known.validTo) return known.leafKey;
+  const path = checkChainPath(chainDer, serverName, anchors, now);
+  checked.delete(key);
+  checked.set(key, path);
+  if (checked.size > CHECKED_CHAINS_KEPT) checked.delete(checked.keys().next().value!);
+  return path.leafKey;
+}
+
+/** The whole check: the path from the leaf to an anchor, each certificate on it checked at `now`. */
+function checkChainPath(chainDer: readonly Uint8Array[], serverName: string, anchors: readonly X509Certificate[], now: Date): CheckedChain {
   const [leafDer, ...restDer] = chainDer;
   if (!leafDer) throw new AppError("tls_unsupported", "the server sent no certificate; proxy mode needs one");
   const leaf = parse(leafDer, "certificate");
@@ -117,6 +157,12 @@ export function checkCertificateChain(
   }
   checkValidAt(leaf, now, "server's certificate");
   const names = leafNames(leaf, serverName);
+  let validFrom = leaf.validFromDate.getTime();
+  let validTo = leaf.validToDate.getTime();
+  const onPath = (cert: X509Certificate) => {
+    validFrom = Math.max(validFrom, cert.validFromDate.getTime());
+    validTo = Math.min(validTo, cert.validToDate.getTime());
+  };
   let current = leaf;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const anchor = anchors.find((a) => issues(a, current));
@@ -125,7 +171,8 @@ export function checkCertificateChain(
       checkValidAt(anchor, now, "trust anchor");
       checkPathLength(anchor, depth);
       checkNameConstraints(readNameConstraints(anchor, described(anchor, "trust anchor")), names);
-      return publicKeyOf(leaf);
+      onPath(anchor);
+      return { leafKey: publicKeyOf(leaf), validFrom, validTo };
     }
     const issuer = intermediates.find((c) => c !== current && issues(c, current));
     if (!issuer) throw untrusted(`the server's certificate chain for ${serverName} does not lead to a trusted anchor`);
@@ -133,6 +180,7 @@ export function checkCertificateChain(
     checkValidAt(issuer, now, "intermediate certificate");
     checkPathLength(issuer, depth);
     checkNameConstraints(constraints.get(issuer), names);
+    onPath(issuer);
     current = issuer;
   }
   throw untrusted(`the server's certificate chain is longer than ${MAX_DEPTH}`);

@@ -3,7 +3,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CertificateOptions, type IssuedCertificate, issueCertificate, makeTestCa } from "../../src/engine/test-ca.ts";
-import { checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
+import { CHECKED_CHAINS_KEPT, checkCertificateChain, parseTrustAnchors } from "../../src/tls/certificates.ts";
 import { OTHER_HOST, TARGET_HOST, rsaPssIdentity } from "../../testkit/tls-fixture.ts";
 import { chainIdentities, cornerCertificates, verifyIdentities } from "./support/identities.ts";
 import { expectRefusal } from "./support/refusal.ts";
@@ -38,6 +38,38 @@ test("a leaf from the anchor: its key comes back", () => {
   const leaf = leafOf(ca);
   const key = check([leaf]);
   expect(key.export({ format: "der", type: "spki" })).toEqual(new X509Certificate(leaf.pem).publicKey.export({ format: "der", type: "spki" }));
+});
+
+test("a chain that checked out is remembered for its anchors, name and bytes: the time is checked again each time", () => {
+  const expiring = intermediateOf(ca, "Expiring Intermediate", { notBefore: at(-10), notAfter: at(1) });
+  // The leaf valid before its issuer: the intermediate bounds the path's validity at both ends.
+  const chain = [leafOf(expiring, { notBefore: at(-20) }), expiring].map((c) => derOf(c.pem));
+  // One list, parsed once: the checks below share what the first one remembered.
+  const anchors = parseTrustAnchors([ca.pem]);
+  const key = checkCertificateChain(chain, TARGET_HOST, anchors, NOW);
+  expect(checkCertificateChain(chain, TARGET_HOST, anchors, at(0.5))).toBe(key);
+  expectRefusal(() => checkCertificateChain(chain, TARGET_HOST, anchors, at(2)), "tls_untrusted", /^the intermediate certificate \(CN=Expiring Intermediate\) is not valid at /);
+  expectRefusal(() => checkCertificateChain(chain, TARGET_HOST, anchors, at(-15)), "tls_untrusted", /^the intermediate certificate \(CN=Expiring Intermediate\) is not valid at /);
+  expectRefusal(() => checkCertificateChain(chain, OTHER_HOST, anchors, NOW), "tls_untrusted", /^the server.s certificate is not valid for elsewhere\.tlsproof\.test$/);
+  const otherAnchor = issueCertificate({ subject: "anchor", ca: {}, notBefore: at(-10) });
+  expectRefusal(() => checkCertificateChain(chain, TARGET_HOST, parseTrustAnchors([otherAnchor.pem]), NOW), "tls_untrusted", /does not lead to a trusted anchor/);
+  // The same bytes cut otherwise are another chain: the intermediate alone is no certificate for the name.
+  expectRefusal(() => checkCertificateChain([chain[1]!], TARGET_HOST, anchors, NOW), "tls_untrusted", /not valid for/);
+  expectRefusal(() => checkCertificateChain([chain[0]!], TARGET_HOST, anchors, NOW), "tls_untrusted", /does not lead to a trusted anchor/);
+  // Both certificates' bytes as one entry: the runtime reads the leaf and leaves the rest, so no intermediate.
+  expectRefusal(() => checkCertificateChain([new Uint8Array([...chain[0]!, ...chain[1]!])], TARGET_HOST, anchors, NOW), "tls_untrusted", /does not lead to a trusted anchor/);
+  expect(checkCertificateChain(chain, TARGET_HOST, anchors, NOW)).toBe(key);
+});
+
+test("chains remembered per anchor list are bounded: past the bound the first remembered is checked anew", () => {
+  const wildcard = [derOf(issueCertificate({ subject: { commonName: "wildcard" }, dnsNames: ["*.tlsproof.test"] }, ca).pem)];
+  const anchors = parseTrustAnchors([ca.pem]);
+  const first = checkCertificateChain(wildcard, "n0.tlsproof.test", anchors, NOW);
+  for (let i = 1; i < CHECKED_CHAINS_KEPT; i++) checkCertificateChain(wildcard, `n${i}.tlsproof.test`, anchors, NOW);
+  expect(checkCertificateChain(wildcard, "n0.tlsproof.test", anchors, NOW)).toBe(first);
+  checkCertificateChain(wildcard, "one-more.tlsproof.test", anchors, NOW);
+  // A key object made anew: the chain was checked again in full.
+  expect(checkCertificateChain(wildcard, "n0.tlsproof.test", anchors, NOW)).not.toBe(first);
 });
 
 describe("validity at the time of the check", () => {
