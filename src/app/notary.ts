@@ -63,6 +63,11 @@ export interface NotaryServer {
   metrics: Registry;
   /** The routes it answers, as Elysia lists them, with what each declares. */
   routes(): DescribedRoute[];
+  /**
+   * Answers one HTTP request as its server does, without a socket (admission first; no WebSocket upgrade): how the
+   * prover that embeds it calls it.
+   */
+  handle(request: Request): Promise<Response>;
   /** Stops accepting sessions, waits up to graceMs for running ones, then closes. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -229,6 +234,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     activeSessions: () => sessions.active(),
     metrics: metrics.registry,
     routes,
+    handle: (request) => app.handle(request),
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;

@@ -29,6 +29,7 @@ import { apiKeyAuth, callerOf, keysOn, ownProofsOnly } from "../prover/auth.ts";
 import { type SessionSlots, createSessionSlots } from "../prover/exchange/capacity.ts";
 import { type InstancePresence, joinCluster } from "../prover/delivery/instance-presence.ts";
 import { createNotaryClient } from "../prover/notary/client.ts";
+import { inProcessTransport } from "../prover/notary/transport.ts";
 import { NotaryPool } from "../prover/notary/notary-pool.ts";
 import { EndpointSizes } from "../prover/mpc/pool/endpoint-sizes.ts";
 import { type WarmPool, createWarmPool } from "../prover/mpc/pool/pool.ts";
@@ -126,9 +127,12 @@ async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | 
     });
     log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
   }
-  const notaryUrls = embedded ? [embedded.url] : config.notary.urls;
+  // The embedded notary's HTTP calls stay in this process; its relay and MPC sockets use its loopback port.
+  const clients = embedded
+    ? [createNotaryClient(embedded.url, embeddedKey, pinnedKeys, inProcessTransport(embedded.handle))]
+    : config.notary.urls.map((url) => createNotaryClient(url, config.notary.apiKey, pinnedKeys));
   const notary = new NotaryPool(
-    notaryUrls.map((url) => createNotaryClient(url, embedded ? embeddedKey : config.notary.apiKey, pinnedKeys)),
+    clients,
     { ...NOTARY_HEALTH, log: log.child({ component: "notaries" }) },
   );
   return { hosts, embedded, notary };

@@ -5,6 +5,7 @@ import type { Proof } from "../../proof/format.ts";
 import { modeFacts } from "../../proof/modes.ts";
 import type { PublicKey } from "../../proof/keys.ts";
 import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, SessionRunning, modeRoutes } from "../../protocol/notary.ts";
+import { type NotaryTransport, networkTransport } from "./transport.ts";
 import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
 
 /**
@@ -70,13 +71,13 @@ const PASSED_ON: readonly ErrorCode[] = [
 /** A call to the notary's API: its JSON answer, or its refusal as the AppError a prover reads (PASSED_ON, else its own). */
 type NotaryCall = (path: string, init: RequestInit & { timeoutMs: number }) => Promise<unknown>;
 
-function notaryCaller(base: string, apiKey?: string): NotaryCall {
+function notaryCaller(base: string, apiKey: string | undefined, transport: NotaryTransport): NotaryCall {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   return async (path, init) => {
     let response: Response;
     try {
-      response = await fetch(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
+      response = await transport(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
     } catch {
       throw new AppError("notary_unavailable", "the notary cannot be reached");
     }
@@ -97,13 +98,13 @@ function notaryCaller(base: string, apiKey?: string): NotaryCall {
 
 /**
  * A client of one notary. Its proofs must verify against `pinnedKeys`, or, when none are pinned, against the
- * key it announced at first contact (trust.ts).
+ * key it announced at first contact (trust.ts). Its HTTP calls go by `transport` (the network unless told).
  */
-export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = []): NotaryClient {
+export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys: readonly PublicKey[] = [], transport: NotaryTransport = networkTransport): NotaryClient {
   const sessionPath = (mode: string, sessionId: string) => `${modeRoutes(mode).session}/${encodeURIComponent(sessionId)}`;
   const trust = notaryTrust(pinnedKeys);
   const base = baseUrl.replace(/\/+$/, "");
-  const call = notaryCaller(base, apiKey);
+  const call = notaryCaller(base, apiKey, transport);
 
   async function info(): Promise<NotaryInfo> {
     const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));

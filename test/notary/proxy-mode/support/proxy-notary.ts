@@ -6,6 +6,7 @@ import { type NotaryServer, startNotaryServer } from "../../../../src/app/notary
 import { type Logger, createLogger } from "../../../../src/base/log.ts";
 import { localVerifiers } from "../../../../src/engine/verifier.ts";
 import type { ProxyModeOptions } from "../../../../src/notary/proxy-mode/mode.ts";
+import type { NotaryAuth } from "../../../../src/notary/admission.ts";
 import { type NotaryKey, generateKey } from "../../../../src/proof/keys.ts";
 import { TARGET_HOST } from "../../../../testkit/tls-fixture.ts";
 
@@ -19,6 +20,8 @@ export interface ProxyNotaryOptions {
   /** Proxy-mode settings other than these defaults. */
   proxy?: Partial<ProxySettings>;
   key?: NotaryKey;
+  /** Who may use its sessions; unset = anyone. */
+  auth?: NotaryAuth;
   log?: Logger;
 }
 
@@ -34,13 +37,14 @@ const DEFAULTS: ProxySettings = {
   trustAnchorsPem: [],
 };
 
-export function startProxyNotary({ ports, concurrency = 4, proxy = {}, key = generateKey("secp256k1"), log = createLogger({ level: "error" }) }: ProxyNotaryOptions): NotaryServer {
+export function startProxyNotary({ ports, concurrency = 4, proxy = {}, key = generateKey("secp256k1"), auth, log = createLogger({ level: "error" }) }: ProxyNotaryOptions): NotaryServer {
   return startNotaryServer({
     host: "127.0.0.1",
     port: 0,
     sessions: { concurrency, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
     verifiers: localVerifiers,
     key,
+    auth,
     testTrustAnchor: true,
     proxy: {
       ...DEFAULTS,
