@@ -48,6 +48,9 @@ test("a chain that checked out is remembered for its anchors, name and bytes: th
   const anchors = parseTrustAnchors([ca.pem]);
   const key = checkCertificateChain(chain, TARGET_HOST, anchors, NOW);
   expect(checkCertificateChain(chain, TARGET_HOST, anchors, at(0.5))).toBe(key);
+  // The window's ends are in it, as each certificate's first and last seconds are (the intermediate's bound both).
+  expect(checkCertificateChain(chain, TARGET_HOST, anchors, at(-10))).toBe(key);
+  expect(checkCertificateChain(chain, TARGET_HOST, anchors, at(1))).toBe(key);
   expectRefusal(() => checkCertificateChain(chain, TARGET_HOST, anchors, at(2)), "tls_untrusted", /^the intermediate certificate \(CN=Expiring Intermediate\) is not valid at /);
   expectRefusal(() => checkCertificateChain(chain, TARGET_HOST, anchors, at(-15)), "tls_untrusted", /^the intermediate certificate \(CN=Expiring Intermediate\) is not valid at /);
   expectRefusal(() => checkCertificateChain(chain, OTHER_HOST, anchors, NOW), "tls_untrusted", /^the server.s certificate is not valid for elsewhere\.tlsproof\.test$/);
