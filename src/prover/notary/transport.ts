@@ -3,6 +3,7 @@
  * its routes called in this process (`inProcessTransport`). The embedded notary is then spared a socket, Bun's HTTP
  * client thread and an HTTP parse on each side, about a millisecond a call on loopback; its relay stays a WebSocket.
  */
+import { untilAborted } from "../../base/abort.ts";
 import { AppError } from "../../core/errors.ts";
 
 /** One HTTP call: the answer, or a rejection when the request could not be made or `init.signal` aborted it. */
@@ -20,14 +21,6 @@ export function inProcessTransport(handle: (request: Request) => Promise<Respons
     if (init.body !== undefined && init.body !== null && body === undefined) throw new AppError("internal", "an in-process notary call takes a text body");
     const headers = new Headers(init.headers);
     if (body) headers.set("content-length", String(body.length));
-    const answer = handle(new Request(url, { method: init.method, headers, body }));
-    const { signal } = init;
-    if (!signal) return answer;
-    return new Promise<Response>((resolve, reject) => {
-      const abort = () => reject(signal.reason);
-      if (signal.aborted) return abort();
-      signal.addEventListener("abort", abort, { once: true });
-      answer.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-    });
+    return untilAborted(handle(new Request(url, { method: init.method, headers, body })), init.signal ?? undefined);
   };
 }

@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { NotaryServer } from "../../../src/app/notary.ts";
-import { AppError } from "../../../src/core/errors.ts";
 import { decodePublicKeyPem, generateKey } from "../../../src/proof/keys.ts";
 import { createNotaryClient } from "../../../src/prover/notary/client.ts";
 import { inProcessTransport } from "../../../src/prover/notary/transport.ts";
+import { appErrorOfAsync } from "../../../testkit/app-error.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
@@ -30,15 +30,6 @@ afterAll(async () => {
 
 const inProcessClient = (apiKey: string) => createNotaryClient(notary.url, apiKey, [decodePublicKeyPem(key.publicKeyPem)], inProcessTransport(notary.handle));
 
-async function refusal(work: Promise<unknown>): Promise<AppError> {
-  const error = await work.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
-}
-
 test("a session is opened through the notary's own routes, its body's length declared as an HTTP client declares it", async () => {
   const client = inProcessClient(EMBEDDED_KEY);
   expect((await client.info()).publicKey).toBe(key.publicKeyPem);
@@ -52,9 +43,9 @@ test("a session is opened through the notary's own routes, its body's length dec
 });
 
 test("admission holds in this process too: without the embedded key no session is opened", async () => {
-  const refused = await refusal(inProcessClient("another key").createSession("proxy", { serverName: TARGET_HOST, port: target.port }));
-  expect(refused.code).toBe("notary_unavailable");
-  expect(refused.message).toContain("the notary refused this prover");
+  const refused = await appErrorOfAsync(() => inProcessClient("another key").createSession("proxy", { serverName: TARGET_HOST, port: target.port }));
+  expect(refused?.code).toBe("notary_unavailable");
+  expect(refused?.message).toContain("the notary refused this prover");
 });
 
 test("a call whose signal aborts is given up, as fetch gives it up", async () => {
