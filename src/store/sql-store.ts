@@ -123,12 +123,13 @@ export class SqlMessageStore implements MessageStore {
     const noteWritten = (rows: WrittenRow[]) => {
       for (const row of rows) written.add(idKey({ streamId: row.stream_id, streamPartition: Number(row.partition), ...keyOfRow(row) }));
     };
-    const inLine = messages.filter((message) => !isOutOfLine(message));
+    const inLine: StoredMessage[] = [];
+    const outOfLine: StoredMessage[] = [];
+    for (const message of messages) (isOutOfLine(message) ? outOfLine : inLine).push(message);
     for (let start = 0; start < inLine.length; start += INSERT_CHUNK) {
       noteWritten(await run<WrittenRow>(insertSql(this.table, inLine.slice(start, start + INSERT_CHUNK))));
     }
-    for (const message of messages) {
-      if (!isOutOfLine(message)) continue;
+    for (const message of outOfLine) {
       const [texts] = await run<{ id: number | string }>(insertTextsSql(this.table, message));
       const rows = await run<WrittenRow>(insertOutOfLineSql(this.table, message, texts!.id));
       // Stored already: its texts are the first copy's.

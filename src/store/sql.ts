@@ -27,8 +27,8 @@ const descending = ORDER_COLUMNS.map((c) => `${c} DESC`).join(", ");
  * `WITHOUT ROWID` row inside its key's b-tree, and a row past about 4 KB (16 KiB pages) overflows: SQLite then
  * reads the whole row, megabytes, for each key compared with it, so every insert next to a large message paid for
  * its size (BENCHMARKS.md, "inserts beside a large message"). Out of line, the keyed row stays small and the texts
- * live in a rowid table, where no key is compared with them. Small messages, most of them, stay in line, read
- * without a join.
+ * live in a rowid table, where no key is compared with them. Small messages, most of them, stay in line and are
+ * read as before (textColumn).
  */
 export const OUT_OF_LINE_BYTES = 3_072;
 
