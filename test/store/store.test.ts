@@ -10,7 +10,7 @@ import { openPostgresDriver } from "../../src/store/postgres.ts";
 import { openSqliteDriver, SQLITE_FILE } from "../../src/store/sqlite.ts";
 import { SqlMessageStore } from "../../src/store/sql-store.ts";
 import type { MessageStore, ReadRequest } from "../../src/store/store.ts";
-import { OUT_OF_LINE_BYTES, textsTable } from "../../src/store/sql.ts";
+import { OUT_OF_LINE_BYTES, textIdCheckSql, textsTable } from "../../src/store/sql.ts";
 import { backends, dropTable, PG_URL, reopen, type OpenedStore } from "./backends.ts";
 
 /** One statement straight on the backend's database, beside the store. */
@@ -208,6 +208,30 @@ for (const backend of backends) {
       } finally {
         await reopened.close();
         if (opened.options.url) await dropTable(table);
+      }
+    });
+
+    test("a store that finds the text_id column missing, then added by another before its own ALTER, opens all the same", async () => {
+      // Provers starting together on one PostgreSQL database: the column is there by the time this one adds it. A
+      // driver that answers the first look for the column as if it were missing stands in for the other prover's timing.
+      const driver: SqlDriver = opened.options.url ? await openPostgresDriver(opened.options.url) : openSqliteDriver(opened.dataDir);
+      let looked = false;
+      const late: SqlDriver = {
+        ...driver,
+        run: (statement) => {
+          if (!looked && statement.text === textIdCheckSql(opened.options.table)) {
+            looked = true;
+            return Promise.reject(new Error("no such column: text_id"));
+          }
+          return driver.run(statement);
+        },
+      };
+      try {
+        const store = await SqlMessageStore.open(late, opened.options.table);
+        expect(looked).toBe(true);
+        expect(await store.insert([message(60, 0)])).toEqual([true]);
+      } finally {
+        await driver.close();
       }
     });
 

@@ -48,6 +48,14 @@ test("admission holds in this process too: without the embedded key no session i
   expect(refused?.message).toContain("the notary refused this prover");
 });
 
+test("a body other than text is refused before any request is made: its length could not be declared as sent", async () => {
+  let handled = 0;
+  const counting = inProcessTransport(async () => (handled++, new Response("{}")));
+  const refused = await appErrorOfAsync(async () => counting(`${notary.url}/proxy-session`, { method: "POST", body: new Uint8Array(3) }));
+  expect(refused).toEqual({ code: "internal", message: "an in-process notary call takes a text body" });
+  expect(handled).toBe(0);
+});
+
 test("a call whose signal aborts is given up, as fetch gives it up", async () => {
   const never = inProcessTransport(() => new Promise<Response>(() => {}));
   const error = await never(`${notary.url}/info`, { method: "GET", signal: AbortSignal.timeout(30) }).then(
