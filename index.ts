@@ -25,9 +25,9 @@ const main = defineCommand({
 
 const args = process.argv.slice(2);
 // The prover starts its engine hosts as `cli engine-host`: not a user command, so not in help or completion.
-if (args[0] === "engine-host") {
-  await runCli((await import("./src/cli/engine-host.ts")).default, args.slice(1));
-} else {
-  await addCompletion(main, args);
-  await runCli(main, args);
-}
+const exitCode =
+  args[0] === "engine-host"
+    ? await runCli((await import("./src/cli/engine-host.ts")).default, args.slice(1))
+    : (await addCompletion(main, args), await runCli(main, args));
+// Exit explicitly: the engine's module keeps a message listener on the global scope, which would hold the process open.
+process.exit(exitCode);

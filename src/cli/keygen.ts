@@ -8,6 +8,7 @@ import { AppError } from "../core/errors.ts";
 import { PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, writeKeyPair } from "../notary/key-files.ts";
 import type { SignatureAlgorithm } from "../proof/format.ts";
 import { decodePublicKeyPem, publicKeyFingerprint } from "../proof/keys.ts";
+import { cliIo } from "./io.ts";
 
 export default defineCommand({
   meta: { name: "keygen", description: "Generate the notary's signing key pair" },
@@ -16,11 +17,13 @@ export default defineCommand({
     algorithm: { type: "enum", options: ["secp256k1", "secp256r1"], default: "secp256k1", description: "Signature curve" },
     force: { type: "boolean", default: false, description: "Overwrite existing key files" },
   },
-  run({ args }) {
+  async run({ args }) {
     const out = args.out;
     if (typeof out !== "string" || out === "") throw new AppError("usage", "--out needs a folder path");
     const key = writeKeyPair(out, args.algorithm as SignatureAlgorithm, args.force);
-    console.log(`wrote ${join(out, PRIVATE_KEY_FILE)} (private, mode 0600) and ${join(out, PUBLIC_KEY_FILE)}`);
-    console.log(`notary key ${publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem))} (${key.algorithm})`);
+    await cliIo().stdout.write(
+      `wrote ${join(out, PRIVATE_KEY_FILE)} (private, mode 0600) and ${join(out, PUBLIC_KEY_FILE)}\n` +
+        `notary key ${publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem))} (${key.algorithm})\n`,
+    );
   },
 });

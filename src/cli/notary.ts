@@ -15,6 +15,7 @@ import { describeIssue } from "../core/schema.ts";
 import type { Proof } from "../proof/format.ts";
 import { proofSchema } from "../proof/proof-schema.ts";
 import { registryCalldata, registryCalls } from "../proof/registry-calldata.ts";
+import { cliIo } from "./io.ts";
 import { optionValues } from "./option-values.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
@@ -106,7 +107,7 @@ const calldata = defineCommand({
     if (!call) throw new AppError("usage", `the call must be one of ${registryCalls.join(", ")}`);
     const proofs = optionValues(rawArgs, "proof").map(proofFile);
     if (call !== "slash" && proofs.length > 0) throw new AppError("usage", `${call} takes no proof`);
-    await Bun.write(Bun.stdout, `${registryCalldata(call, proofs)}\n`);
+    await cliIo().stdout.write(`${registryCalldata(call, proofs)}\n`);
   },
 });
 

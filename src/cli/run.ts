@@ -2,6 +2,7 @@ import { type CommandDef, runCommand } from "citty";
 import { AppError, exitCodeOf } from "../core/errors.ts";
 import { terminalLine } from "../base/terminal-text.ts";
 import { usageFor } from "./usage-text.ts";
+import { type CliIo, type CliOutput, processIo, withCliIo } from "./io.ts";
 
 /** An error's one line: its message may hold a proof file's or a prover's text, so nothing in it acts on a terminal. */
 const errorLine = (message: string): string => terminalLine(`error: ${message}`);
@@ -89,42 +90,46 @@ function helpAsked(words: readonly Word[], commandName: string): boolean {
 }
 
 /**
- * Runs the command line. The one place where errors become exit codes: an AppError prints one line
- * `error: <message>` and exits with its code's exit status; usage errors exit 2; nothing prints a stack.
+ * Runs the command line and answers its exit status: the one place where errors become exit codes. An AppError
+ * prints one line `error: <message>` and exits with its code's exit status; usage errors exit 2; nothing prints a
+ * stack. Output goes to `io` (the process's streams unless a test gives others).
  */
-export async function runCli(main: CommandDef, rawArgs: string[]): Promise<void> {
+export function runCli(main: CommandDef, rawArgs: string[], io: CliIo = processIo): Promise<number> {
+  return withCliIo(io, () => runCommandLine(main, rawArgs, io));
+}
+
+async function runCommandLine(main: CommandDef, rawArgs: string[], io: CliIo): Promise<number> {
+  const printLine = (output: CliOutput, text: string) => output.write(`${text}\n`);
   try {
     const [cmd, parent, depth] = await resolveTarget(main, rawArgs);
     const words = await commandWords(cmd, rawArgs.slice(depth));
     const mainMeta = typeof main.meta === "function" ? await main.meta() : await main.meta;
     if (helpAsked(words, [mainMeta?.name ?? "cli", ...rawArgs.slice(0, depth)].join(" "))) {
-      console.log(await usageFor(cmd, parent, process.stdout));
-      process.exit(0);
+      await printLine(io.stdout, await usageFor(cmd, parent, io.stdout));
+      return 0;
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
-      console.log(mainMeta?.version ?? "unknown");
-      process.exit(0);
+      await printLine(io.stdout, mainMeta?.version ?? "unknown");
+      return 0;
     }
     if (!cmd.run && cmd.subCommands) throw Object.assign(new Error("missing sub-command"), { name: "CLIError" });
     const unknown = unknownOption(words);
     if (unknown !== undefined) throw new AppError("usage", `unknown option ${unknown}`);
+    // A command is done when its run resolves (servers resolve after a graceful stop).
     await runCommand(main, { rawArgs });
-    // A command is done when its run resolves (servers resolve after a graceful stop). Exit explicitly:
-    // the engine's module keeps a message listener on the global scope, which would hold the process open.
-    process.exit(0);
+    return 0;
   } catch (error) {
     if (error instanceof AppError) {
-      console.error(errorLine(error.message));
-      process.exit(exitCodeOf(error.code));
+      await printLine(io.stderr, errorLine(error.message));
+      return exitCodeOf(error.code);
     }
     if (isUsageError(error)) {
       const [cmd, parent] = await resolveTarget(main, rawArgs).catch(() => [main, undefined] as const);
       // Usage errors go to stderr whole: a script's stdout holds only what a command produced.
-      console.error(await usageFor(cmd, parent, process.stderr));
-      console.error(errorLine(error.message));
-      process.exit(2);
+      await printLine(io.stderr, `${await usageFor(cmd, parent, io.stderr)}\n${errorLine(error.message)}`);
+      return 2;
     }
-    console.error(errorLine((error as Error)?.message ?? String(error)));
-    process.exit(1);
+    await printLine(io.stderr, errorLine((error as Error)?.message ?? String(error)));
+    return 1;
   }
 }

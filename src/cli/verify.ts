@@ -16,11 +16,12 @@ import { isQuorumProofText, verifyQuorum } from "../proof/quorum.ts";
 import { verifyProof } from "../proof/verify.ts";
 import { notAProof } from "../proof/not-a-proof.ts";
 import { parseClaims, RECIPIENT } from "../claims/grammar.ts";
+import { cliIo } from "./io.ts";
 import { optionValues } from "./option-values.ts";
 
 async function readProofText(path: string): Promise<string> {
   try {
-    return path === "-" ? await Bun.stdin.text() : readFileSync(path, "utf8");
+    return path === "-" ? await cliIo().readStdin() : readFileSync(path, "utf8");
   } catch (error) {
     throw new AppError("file_unreadable", `cannot read proof ${path === "-" ? "from stdin" : `file ${path}`}: ${(error as Error).message}`);
   }
@@ -144,11 +145,10 @@ export default defineCommand({
     // A quorum proof (a prover's T-QUORUM) is verified as a quorum, at least of its own size, --quorum or not.
     if (args.quorum !== undefined || (texts.length === 1 && isQuorumProofText(texts[0]!))) {
       const quorum = verifyQuorum(texts, pinned, args.quorum === undefined ? undefined : quorumOf(args.quorum), expected);
-      await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(quorumJson(quorum), null, 2))}\n` : renderQuorum(quorum));
+      await cliIo().stdout.write(args.json ? `${jsonSafe(JSON.stringify(quorumJson(quorum), null, 2))}\n` : renderQuorum(quorum));
       return;
     }
     const verified = verifyProof(texts[0]!, pinned, expected);
-    // Written out whole before the process exits: a large report would otherwise be cut at the pipe's buffer.
-    await Bun.write(Bun.stdout, args.json ? `${jsonSafe(JSON.stringify(verifiedProofJson(verified), null, 2))}\n` : renderVerifiedProof(verified));
+    await cliIo().stdout.write(args.json ? `${jsonSafe(JSON.stringify(verifiedProofJson(verified), null, 2))}\n` : renderVerifiedProof(verified));
   },
 });

@@ -84,3 +84,13 @@ describe("cli help", () => {
     expect(existsSync(keys)).toBe(false);
   });
 });
+
+/** The process's own streams (src/cli/io.ts): the other cli tests run commands in process, into buffers. */
+describe("cli streams", () => {
+  test("a proof read from the process's stdin, the report on its stdout, exit 0", async () => {
+    const { exitCode, stdout, stderr } = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", pubPath, "--proof", "-", "--json"], JSON.stringify(proof));
+    expect(stderr).toBe("");
+    expect(exitCode).toBe(0);
+    expect(JSON.parse(stdout).requestId).toBe(proof.body.requestId);
+  });
+});

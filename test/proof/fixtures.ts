@@ -3,6 +3,9 @@
  * and a session token in the response, signed with a freshly generated key.
  */
 import { join, resolve } from "node:path";
+import type { CommandDef } from "citty";
+import type { CliOutput } from "../../src/cli/io.ts";
+import { runCli } from "../../src/cli/run.ts";
 import type { ProofBody, RevealedRange, SignatureAlgorithm, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
@@ -96,23 +99,16 @@ export function signedSample(algorithm: SignatureAlgorithm = "secp256k1") {
 export { tempDir } from "../../testkit/env.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
-const BUN = process.execPath;
 
 /**
- * Runs a citty command module through the real runCli in a child process: real exit codes and output.
- * Arguments travel in an environment variable so nothing re-parses them.
+ * Runs a citty command module through the real runCli in this process, its output into buffers: the exit status
+ * runCli answers and what the command wrote. (test/cli/run.test.ts runs the entry as a process: real exit codes
+ * and pipes.)
  */
 export async function runCommandModule(modulePath: string, args: string[], stdin?: string) {
-  const script = `
-    const { runCli } = await import(${JSON.stringify(join(REPO, "src/cli/run.ts"))});
-    const command = (await import(${JSON.stringify(join(REPO, modulePath))})).default;
-    await runCli(command, JSON.parse(process.env.TEST_ARGS));`;
-  const child = Bun.spawn([BUN, "-e", script], {
-    env: { ...process.env, TEST_ARGS: JSON.stringify(args), NO_COLOR: "1" },
-    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { stdout, stderr, exitCode };
+  const command = (await import(join(REPO, modulePath))).default as CommandDef;
+  const written = { stdout: "", stderr: "" };
+  const buffer = (name: keyof typeof written): CliOutput => ({ write: async (text) => (written[name] += text) });
+  const exitCode = await runCli(command, args, { stdout: buffer("stdout"), stderr: buffer("stderr"), readStdin: async () => stdin ?? "" });
+  return { ...written, exitCode };
 }
