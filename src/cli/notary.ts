@@ -19,6 +19,7 @@ import { cliIo } from "./io.ts";
 import { optionValues } from "./option-values.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import keygen from "./keygen.ts";
+import { LIBSECP256K1_BUILD } from "../core/secp256k1/libsecp256k1.ts";
 
 function readPem(path: string, what: string): string {
   try {
@@ -74,7 +75,7 @@ const start = defineCommand({
       }),
     );
     const stopped = untilSignalled(log, () => server.stop(config.process.shutdownGraceMs));
-    log.info("notary listening", { url: server.url, algorithm: key.algorithm });
+    log.info("notary listening", { url: server.url, algorithm: key.algorithm, secp256k1: LIBSECP256K1_BUILD });
     await stopped;
   },
 });

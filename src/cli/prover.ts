@@ -3,6 +3,7 @@ import { createLogger } from "../base/log.ts";
 import { loadProverConfig, proverSettings } from "../prover/config.ts";
 import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";
+import { LIBSECP256K1_BUILD } from "../core/secp256k1/libsecp256k1.ts";
 
 const start = defineCommand({
   meta: {
@@ -16,7 +17,7 @@ const start = defineCommand({
     const log = createLogger({ format: config.log.format, level: config.log.level, fields: { component: "prover" } });
     const server = await listening(`prover on ${config.listen.host}:${config.listen.port}`, () => startProverServer(config, log));
     const stopped = untilSignalled(log, () => server.stop(config.listen.shutdownGraceMs));
-    log.info("prover listening", { url: server.url, dataDir: config.dataDir });
+    log.info("prover listening", { url: server.url, dataDir: config.dataDir, secp256k1: LIBSECP256K1_BUILD });
     await stopped;
   },
 });

@@ -1,8 +1,9 @@
 /**
  * ECDSA over secp256k1 on 32-byte digests, the one port every signature of that curve goes through (proofs, EVM
- * attestations, the store's messages): two adapters, libsecp256k1 compiled to wasm (libsecp256k1.ts, servers; about
- * eight times faster than JavaScript) and @noble/curves (noble.ts, the browser bundles of the client and the viewer,
- * which cannot load that wasm). index.ts picks; test/core/secp256k1/ecdsa.test.ts holds the two to the same answers.
+ * attestations, the store's messages): three adapters, libsecp256k1 as a prebuilt native addon
+ * (libsecp256k1-addon.ts) or compiled to wasm (libsecp256k1-wasm.ts, where no addon loads; about eight times faster
+ * than JavaScript), which libsecp256k1.ts picks for servers, and @noble/curves (noble.ts, the browser bundles of the
+ * client and the viewer, which can load neither). test/core/secp256k1/ecdsa.test.ts holds them to the same answers.
  */
 
 export interface Secp256k1Ecdsa {

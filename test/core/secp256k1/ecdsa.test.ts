@@ -1,16 +1,20 @@
 /**
- * The two secp256k1 adapters (src/core/secp256k1/): libsecp256k1's wasm (servers) and @noble/curves (browser bundles)
- * give the same signatures, accept each other's, and refuse the same things: a proof signed by a notary verifies in the
- * viewer, and a signature either would refuse is refused by both.
+ * The secp256k1 adapters (src/core/secp256k1/): libsecp256k1's prebuilt addon and its wasm build (servers) and
+ * @noble/curves (browser bundles) give the same signatures, accept each other's, and refuse the same things: a proof
+ * signed by a notary verifies in the viewer, and a signature one would refuse is refused by all.
  */
 import { describe, expect, test } from "bun:test";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import type { Secp256k1Ecdsa } from "../../../src/core/secp256k1/ecdsa.ts";
-import { ecdsa as libsecp256k1 } from "../../../src/core/secp256k1/libsecp256k1.ts";
+import { ecdsa as addon } from "../../../src/core/secp256k1/libsecp256k1-addon.ts";
+import { ecdsa as wasm } from "../../../src/core/secp256k1/libsecp256k1-wasm.ts";
+import { ecdsa as servers, LIBSECP256K1_BUILD } from "../../../src/core/secp256k1/libsecp256k1.ts";
 import { ecdsa as noble } from "../../../src/core/secp256k1/noble.ts";
 
-const adapters: [string, Secp256k1Ecdsa][] = [["libsecp256k1", libsecp256k1], ["noble", noble]];
+// The platforms the addon is prebuilt for load it (CI's among them): the tests below run all three there.
+const addonPlatform = (process.platform === "linux" && process.arch === "x64") || (process.platform === "darwin" && process.arch === "arm64");
+const adapters: [string, Secp256k1Ecdsa][] = [...(addon ? [["addon", addon] as [string, Secp256k1Ecdsa]] : []), ["wasm", wasm], ["noble", noble]];
 const keys = Array.from({ length: 8 }, () => secp256k1.utils.randomSecretKey());
 const digestOf = (text: string) => sha256(new TextEncoder().encode(text));
 /** The curve's order: s and n − s are the two encodings of one signature. */
@@ -22,16 +26,23 @@ function highS(signature: Uint8Array): Uint8Array {
   return Uint8Array.from([...signature.subarray(0, 32), ...flipped]);
 }
 
-describe("secp256k1 ECDSA, either adapter", () => {
-  test("the same deterministic low-s signature from both, each verifying the other's", () => {
+describe("secp256k1 ECDSA, any adapter", () => {
+  test("servers sign with the prebuilt addon where it is prebuilt, else with the wasm build", () => {
+    expect(LIBSECP256K1_BUILD).toBe(addonPlatform ? "addon" : "wasm");
+    expect(addon !== undefined).toBe(addonPlatform);
+    expect(servers).toBe(addon ?? wasm);
+  });
+
+  test("the same deterministic low-s signature from each, each verifying the others'", () => {
     keys.forEach((key, i) => {
       const digest = digestOf(`message ${i}`);
       const publicKey = secp256k1.getPublicKey(key, false);
-      const [fast, slow] = [libsecp256k1.sign(digest, key), noble.sign(digest, key)];
-      expect(Buffer.from(fast).toString("hex")).toBe(Buffer.from(slow).toString("hex"));
+      const signatures = adapters.map(([, adapter]) => Buffer.from(adapter.sign(digest, key)).toString("hex"));
+      expect(new Set(signatures).size).toBe(1);
+      const signature = Buffer.from(signatures[0]!, "hex");
       for (const [, adapter] of adapters) {
-        expect(adapter.verify(fast, digest, publicKey)).toBe(true);
-        expect(adapter.verify(fast, digest, secp256k1.getPublicKey(key, true))).toBe(true);
+        expect(adapter.verify(signature, digest, publicKey)).toBe(true);
+        expect(adapter.verify(signature, digest, secp256k1.getPublicKey(key, true))).toBe(true);
       }
     });
   });
@@ -51,15 +62,13 @@ describe("secp256k1 ECDSA, either adapter", () => {
     expect(adapter.verify(signature, digest, publicKey.subarray(0, 64))).toBe(false);
   });
 
-  test("recoverable signatures: the same from both; either recovers the signer, and nothing from a malformed one", () => {
+  test("recoverable signatures: the same from each; each recovers the signer, and nothing from a malformed one", () => {
     keys.forEach((key, i) => {
       const digest = digestOf(`attestation ${i}`);
       const publicKey = Buffer.from(secp256k1.getPublicKey(key, false)).toString("hex");
-      const [fast, slow] = [libsecp256k1.signRecoverable(digest, key), noble.signRecoverable(digest, key)];
-      expect({ signature: Buffer.from(fast.signature).toString("hex"), recovery: fast.recovery }).toEqual({
-        signature: Buffer.from(slow.signature).toString("hex"),
-        recovery: slow.recovery,
-      });
+      const signed = adapters.map(([, adapter]) => adapter.signRecoverable(digest, key));
+      expect(new Set(signed.map(({ signature, recovery }) => `${Buffer.from(signature).toString("hex")}/${recovery}`)).size).toBe(1);
+      const fast = signed[0]!;
       for (const [, adapter] of adapters) {
         expect(Buffer.from(adapter.recover(fast.signature, fast.recovery, digest)!).toString("hex")).toBe(publicKey);
         // The other id recovers another key, or none.

@@ -1,0 +1,64 @@
+/**
+ * The libsecp256k1 adapter (ecdsa.ts) through the `secp256k1` package's prebuilt N-API addon: native code, four to
+ * six times the wasm build's speed (BENCHMARKS.md). Only the prebuilt addons are loaded, each by a path the bundler
+ * sees, so that the binary embeds them; a platform with none of them, or one whose loader refuses them, gets
+ * undefined here and the wasm build (libsecp256k1.ts picks).
+ */
+import type { Secp256k1Ecdsa } from "./ecdsa.ts";
+
+/** The package's wrapper (lib/index.js) over its addon: input checks throw, as tiny-secp256k1's do. */
+interface AddonLibrary {
+  ecdsaSign(digest: Uint8Array, secretKey: Uint8Array): { signature: Uint8Array; recid: number };
+  ecdsaVerify(signature: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): boolean;
+  ecdsaRecover(signature: Uint8Array, recovery: number, digest: Uint8Array, compressed: boolean): Uint8Array;
+}
+
+/** The prebuilt addons of this platform, most likely first (the same processor, two C libraries on Linux). */
+function prebuiltAddons(): (() => unknown)[] {
+  if (process.platform === "linux" && process.arch === "x64") {
+    return [() => require("secp256k1/prebuilds/linux-x64/secp256k1.glibc.node"), () => require("secp256k1/prebuilds/linux-x64/secp256k1.musl.node")];
+  }
+  if (process.platform === "darwin" && process.arch === "arm64") return [() => require("secp256k1/prebuilds/darwin-arm64/secp256k1.node")];
+  return [];
+}
+
+function loadLibrary(): AddonLibrary | undefined {
+  for (const load of prebuiltAddons()) {
+    try {
+      const addon = load() as { Secp256k1: new () => unknown };
+      return (require("secp256k1/lib/index.js") as (addon: unknown) => AddonLibrary)(new addon.Secp256k1());
+    } catch {
+      // Another C library's build, or a loader that refuses addons: the next, else the wasm build.
+    }
+  }
+  return undefined;
+}
+
+/** Its input checks throw on malformed input: read as "not a valid signature". */
+function orUndefined<T>(work: () => T): T | undefined {
+  try {
+    return work();
+  } catch {
+    return undefined;
+  }
+}
+
+function adapterOf(library: AddonLibrary): Secp256k1Ecdsa {
+  return {
+    sign: (digest, secretKey) => library.ecdsaSign(digest, secretKey).signature,
+    // libsecp256k1's verify refuses a high-s signature: it never normalizes one first.
+    verify: (signature, digest, publicKey) => orUndefined(() => library.ecdsaVerify(signature, digest, publicKey)) ?? false,
+    signRecoverable(digest, secretKey) {
+      const { signature, recid } = library.ecdsaSign(digest, secretKey);
+      // Ids 2 and 3 need r ≥ n, which a signature of this curve reaches with negligible probability.
+      if (recid > 1) throw new Error("secp256k1: a recovery id above 1");
+      return { signature, recovery: recid as 0 | 1 };
+    },
+    recover: (signature, recovery, digest) => orUndefined(() => library.ecdsaRecover(signature, recovery, digest, false)),
+  };
+}
+
+const library = loadLibrary();
+
+/** The addon's adapter, or undefined where no prebuilt addon loads. */
+export const ecdsa: Secp256k1Ecdsa | undefined = library && adapterOf(library);
