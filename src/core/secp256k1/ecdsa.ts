@@ -16,3 +16,18 @@ export interface Secp256k1Ecdsa {
   /** The uncompressed public key (65 bytes) that made r ‖ s with this recovery id, or undefined when none did. */
   recover(signature: Uint8Array, recovery: 0 | 1, digest: Uint8Array): Uint8Array | undefined;
 }
+
+/** The adapters' libraries throw on malformed input: read as "not a valid signature" (undefined). */
+export function undefinedOnThrow<T>(work: () => T | null): T | undefined {
+  try {
+    return work() ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A recovery id as the port gives it: ids 2 and 3 need r ≥ n, which a signature of this curve reaches with negligible probability. */
+export function recoveryIdOf(id: number): 0 | 1 {
+  if (id !== 0 && id !== 1) throw new Error("secp256k1: a recovery id above 1");
+  return id;
+}

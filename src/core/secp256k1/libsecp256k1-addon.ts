@@ -4,7 +4,7 @@
  * sees, so that the binary embeds them; a platform with none of them, or one whose loader refuses them, gets
  * undefined here and the wasm build (libsecp256k1.ts picks).
  */
-import type { Secp256k1Ecdsa } from "./ecdsa.ts";
+import { recoveryIdOf, type Secp256k1Ecdsa, undefinedOnThrow } from "./ecdsa.ts";
 
 /** The package's wrapper (lib/index.js) over its addon: input checks throw, as tiny-secp256k1's do. */
 interface AddonLibrary {
@@ -34,27 +34,16 @@ function loadLibrary(): AddonLibrary | undefined {
   return undefined;
 }
 
-/** Its input checks throw on malformed input: read as "not a valid signature". */
-function orUndefined<T>(work: () => T): T | undefined {
-  try {
-    return work();
-  } catch {
-    return undefined;
-  }
-}
-
 function adapterOf(library: AddonLibrary): Secp256k1Ecdsa {
   return {
     sign: (digest, secretKey) => library.ecdsaSign(digest, secretKey).signature,
     // libsecp256k1's verify refuses a high-s signature: it never normalizes one first.
-    verify: (signature, digest, publicKey) => orUndefined(() => library.ecdsaVerify(signature, digest, publicKey)) ?? false,
+    verify: (signature, digest, publicKey) => undefinedOnThrow(() => library.ecdsaVerify(signature, digest, publicKey)) ?? false,
     signRecoverable(digest, secretKey) {
       const { signature, recid } = library.ecdsaSign(digest, secretKey);
-      // Ids 2 and 3 need r ≥ n, which a signature of this curve reaches with negligible probability.
-      if (recid > 1) throw new Error("secp256k1: a recovery id above 1");
-      return { signature, recovery: recid as 0 | 1 };
+      return { signature, recovery: recoveryIdOf(recid) };
     },
-    recover: (signature, recovery, digest) => orUndefined(() => library.ecdsaRecover(signature, recovery, digest, false)),
+    recover: (signature, recovery, digest) => undefinedOnThrow(() => library.ecdsaRecover(signature, recovery, digest, false)),
   };
 }
 

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import type { Secp256k1Ecdsa } from "../../../src/core/secp256k1/ecdsa.ts";
+import { recoveryIdOf, type Secp256k1Ecdsa, undefinedOnThrow } from "../../../src/core/secp256k1/ecdsa.ts";
 import { ecdsa as addon } from "../../../src/core/secp256k1/libsecp256k1-addon.ts";
 import { ecdsa as wasm } from "../../../src/core/secp256k1/libsecp256k1-wasm.ts";
 import { ecdsa as servers, LIBSECP256K1_BUILD } from "../../../src/core/secp256k1/libsecp256k1.ts";
@@ -78,5 +78,18 @@ describe("secp256k1 ECDSA, any adapter", () => {
         expect(adapter.recover(fast.signature.subarray(0, 40), 0, digest)).toBeUndefined();
       }
     });
+  });
+
+  test("the adapters' shared steps: a recovery id above 1 is refused, a library's throw reads as undefined", () => {
+    expect(recoveryIdOf(0)).toBe(0);
+    expect(recoveryIdOf(1)).toBe(1);
+    expect(() => recoveryIdOf(2)).toThrow("secp256k1: a recovery id above 1");
+    expect(undefinedOnThrow(() => 7)).toBe(7);
+    expect(undefinedOnThrow(() => null)).toBeUndefined();
+    expect(
+      undefinedOnThrow(() => {
+        throw new Error("malformed");
+      }),
+    ).toBeUndefined();
   });
 });
