@@ -1,7 +1,6 @@
 import { defineCommand } from "citty";
 import { createLogger } from "../base/log.ts";
 import { loadProverConfig, proverSettings } from "../prover/config.ts";
-import { startProverServer } from "../app/prover.ts";
 import { listening, untilSignalled } from "./serve.ts";
 import { LIBSECP256K1_BUILD } from "../core/secp256k1/libsecp256k1.ts";
 
@@ -13,6 +12,8 @@ const start = defineCommand({
       .join(", ")}.`,
   },
   async run() {
+    // Loaded when run: help and completion list this command without loading the server.
+    const { startProverServer } = await import("../app/prover.ts");
     const config = loadProverConfig(process.env);
     const log = createLogger({ format: config.log.format, level: config.log.level, fields: { component: "prover" } });
     const server = await listening(`prover on ${config.listen.host}:${config.listen.port}`, () => startProverServer(config, log));

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { cliInProcess } from "../../testkit/cli-in-process.ts";
 import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
 
 /** `cli engine-host` is the prover's own child process; users neither see it nor can start it alone. */
@@ -11,7 +12,7 @@ describe("cli engine-host", () => {
   });
 
   test("hidden from help and from completion", async () => {
-    expect((await runCli(SOURCE_CLI, ["--help"])).stdout).not.toContain("engine-host");
+    expect((await cliInProcess(["--help"])).stdout).not.toContain("engine-host");
     const { stdout } = await runCli(SOURCE_CLI, ["complete", "--", ""]);
     expect(stdout).toContain("prover");
     expect(stdout).not.toContain("engine-host");

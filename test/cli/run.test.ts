@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { cliInProcess } from "../../testkit/cli-in-process.ts";
 import { SOURCE_CLI, runCli } from "../../testkit/prover.ts";
 import { signedSample, tempDir } from "../proof/fixtures.ts";
 
-/** Help through the real command line (`bun index.ts …`): decided on the parsed words, never on a value. */
+/** Help through the command line's run (src/cli/main.ts, in process): decided on the parsed words, never on a value. */
 const dir = tempDir();
 const { key, proof } = signedSample();
 const pubPath = join(dir, "notary.pub");
@@ -13,7 +14,7 @@ writeFileSync(pubPath, key.publicKeyPem);
 writeFileSync(proofPath, JSON.stringify(proof));
 const verifyArgs = ["verify", "--notary-pub-key", pubPath, "--proof", proofPath];
 
-const cli = (...args: string[]) => runCli(SOURCE_CLI, args);
+const cli = (...args: string[]) => cliInProcess(args);
 
 function expectOneErrorLine(stderr: string, line: string): void {
   expect(stderr.trimEnd().split("\n")).toEqual([line]);
@@ -85,12 +86,22 @@ describe("cli help", () => {
   });
 });
 
-/** The process's own streams (src/cli/io.ts): the other cli tests run commands in process, into buffers. */
-describe("cli streams", () => {
+/** The entry as a process (`bun index.ts …`), its own streams (src/cli/io.ts): the other cli tests run in process. */
+describe("cli as a process", () => {
   test("a proof read from the process's stdin, the report on its stdout, exit 0", async () => {
     const { exitCode, stdout, stderr } = await runCli(SOURCE_CLI, ["verify", "--notary-pub-key", pubPath, "--proof", "-", "--json"], JSON.stringify(proof));
     expect(stderr).toBe("");
     expect(exitCode).toBe(0);
     expect(JSON.parse(stdout).requestId).toBe(proof.body.requestId);
+  });
+
+  test("the exit status runCli answers is the process's: 1 for a proof not of the expected server, 2 for a usage error", async () => {
+    const mismatch = await runCli(SOURCE_CLI, [...verifyArgs, "--server-name", "other.example"]);
+    expect(mismatch.exitCode).toBe(1);
+    expect(mismatch.stdout).toBe("");
+    expectOneErrorLine(mismatch.stderr, `error: the proof is of server ${proof.body.serverName}, expected other.example`);
+    const usage = await runCli(SOURCE_CLI, ["verify", "--proof", proofPath]);
+    expect(usage.exitCode).toBe(2);
+    expect(usage.stderr.trimEnd().split("\n").at(-1)).toBe("error: Missing required argument: --notary-pub-key");
   });
 });

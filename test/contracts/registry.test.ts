@@ -17,7 +17,7 @@ import { signProof } from "../../src/proof/sign.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../../testkit/env.ts";
-import { runCli, SOURCE_CLI } from "../../testkit/prover.ts";
+import { cliInProcess } from "../../testkit/cli-in-process.ts";
 import { proxyTranscript } from "../notary/support/transcripts.ts";
 
 /**
@@ -183,7 +183,7 @@ describe("the notary registry", () => {
       writeFileSync(path, JSON.stringify(signProof(withEvmAttestation({ ...sampleBody(key), claims: CLAIMS, requestId, notarizedAt: at }, key), key)));
       return path;
     });
-    const printed = await runCli(SOURCE_CLI, ["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[1]!]);
+    const printed = await cliInProcess(["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[1]!]);
     expect(printed.stderr).toBe("");
     expect(printed.exitCode).toBe(0);
     const sent = await chain.send(await chain.account(), registry.address, printed.stdout.trim() as Hex);
@@ -191,10 +191,10 @@ describe("the notary registry", () => {
     expect(await registry.stakeOf(deployer, notary.address)).toBe(0n);
     // And the operator's own calls, sent from the notary's address.
     const other = await chain.accountOf(generateKey("secp256k1").privateKey);
-    const register = await runCli(SOURCE_CLI, ["notary", "calldata", "register"]);
+    const register = await cliInProcess(["notary", "calldata", "register"]);
     expect((await chain.send(other, registry.address, register.stdout.trim() as Hex, MINIMUM)).reverted).toBe(false);
     expect(await registry.isBonded(deployer, other.address)).toBe(true);
-    const same = await runCli(SOURCE_CLI, ["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[0]!]);
+    const same = await cliInProcess(["notary", "calldata", "slash", "--proof", files[0]!, "--proof", files[0]!]);
     expect(same.exitCode).toBe(1);
     expect(same.stderr).toContain("not an equivocation: they attest the same statement");
   }, 60_000);

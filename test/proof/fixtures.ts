@@ -4,8 +4,8 @@
  */
 import { join, resolve } from "node:path";
 import type { CommandDef } from "citty";
-import type { CliOutput } from "../../src/cli/io.ts";
 import { runCli } from "../../src/cli/run.ts";
+import { runInProcess } from "../../testkit/cli-in-process.ts";
 import type { ProofBody, RevealedRange, SignatureAlgorithm, TranscriptDirection } from "../../src/proof/format.ts";
 import { generateKey, type NotaryKey } from "../../src/proof/keys.ts";
 import { signProof } from "../../src/proof/sign.ts";
@@ -100,15 +100,8 @@ export { tempDir } from "../../testkit/env.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 
-/**
- * Runs a citty command module through the real runCli in this process, its output into buffers: the exit status
- * runCli answers and what the command wrote. (test/cli/run.test.ts runs the entry as a process: real exit codes
- * and pipes.)
- */
+/** Runs a citty command module through the real runCli in this process (testkit/cli-in-process.ts). */
 export async function runCommandModule(modulePath: string, args: string[], stdin?: string) {
   const command = (await import(join(REPO, modulePath))).default as CommandDef;
-  const written = { stdout: "", stderr: "" };
-  const buffer = (name: keyof typeof written): CliOutput => ({ write: async (text) => (written[name] += text) });
-  const exitCode = await runCli(command, args, { stdout: buffer("stdout"), stderr: buffer("stderr"), readStdin: async () => stdin ?? "" });
-  return { ...written, exitCode };
+  return runInProcess((io) => runCli(command, args, io), stdin);
 }
