@@ -7,23 +7,25 @@
 import { recoveryIdOf, type Secp256k1Ecdsa, undefinedOnThrow } from "./ecdsa.ts";
 
 /** The package's wrapper (lib/index.js) over its addon: input checks throw, as tiny-secp256k1's do. */
-interface AddonLibrary {
+export interface AddonLibrary {
   ecdsaSign(digest: Uint8Array, secretKey: Uint8Array): { signature: Uint8Array; recid: number };
   ecdsaVerify(signature: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): boolean;
   ecdsaRecover(signature: Uint8Array, recovery: number, digest: Uint8Array, compressed: boolean): Uint8Array;
 }
 
-/** The prebuilt addons of this platform, most likely first (the same processor, two C libraries on Linux). */
-function prebuiltAddons(): (() => unknown)[] {
-  if (process.platform === "linux" && process.arch === "x64") {
-    return [() => require("secp256k1/prebuilds/linux-x64/secp256k1.glibc.node"), () => require("secp256k1/prebuilds/linux-x64/secp256k1.musl.node")];
-  }
-  if (process.platform === "darwin" && process.arch === "arm64") return [() => require("secp256k1/prebuilds/darwin-arm64/secp256k1.node")];
-  return [];
-}
+type AddonLoader = () => unknown;
 
-function loadLibrary(): AddonLibrary | undefined {
-  for (const load of prebuiltAddons()) {
+/** The prebuilt addons by platform and processor, most likely first (Linux: the same processor, two C libraries). */
+const PREBUILT_ADDONS: Readonly<Record<string, readonly AddonLoader[]>> = {
+  "linux-x64": [() => require("secp256k1/prebuilds/linux-x64/secp256k1.glibc.node"), () => require("secp256k1/prebuilds/linux-x64/secp256k1.musl.node")],
+  "darwin-arm64": [() => require("secp256k1/prebuilds/darwin-arm64/secp256k1.node")],
+};
+
+export const prebuiltAddons = (platform: string, arch: string): readonly AddonLoader[] => PREBUILT_ADDONS[`${platform}-${arch}`] ?? [];
+
+/** The library over the first addon that loads, or undefined when none does. */
+export function loadLibrary(loaders: readonly AddonLoader[]): AddonLibrary | undefined {
+  for (const load of loaders) {
     try {
       const addon = load() as { Secp256k1: new () => unknown };
       return (require("secp256k1/lib/index.js") as (addon: unknown) => AddonLibrary)(new addon.Secp256k1());
@@ -47,7 +49,7 @@ function adapterOf(library: AddonLibrary): Secp256k1Ecdsa {
   };
 }
 
-const library = loadLibrary();
+const library = loadLibrary(prebuiltAddons(process.platform, process.arch));
 
 /** The addon's adapter, or undefined where no prebuilt addon loads. */
 export const ecdsa: Secp256k1Ecdsa | undefined = library && adapterOf(library);
