@@ -95,10 +95,10 @@ function helpAsked(words: readonly Word[], commandName: string): boolean {
  * stack. Output goes to `io` (the process's streams unless a test gives others).
  */
 export function runCli(main: CommandDef, rawArgs: string[], io: CliIo = processIo): Promise<number> {
-  return withCliIo(io, () => runCommandLine(main, rawArgs, io));
+  return withCliIo(io, () => statusOf(main, rawArgs, io));
 }
 
-async function runCommandLine(main: CommandDef, rawArgs: string[], io: CliIo): Promise<number> {
+async function statusOf(main: CommandDef, rawArgs: string[], io: CliIo): Promise<number> {
   const printLine = (output: CliOutput, text: string) => output.write(`${text}\n`);
   try {
     const [cmd, parent, depth] = await resolveTarget(main, rawArgs);
