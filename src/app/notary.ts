@@ -13,7 +13,7 @@ import { PROOF_VERSION, type SignatureAlgorithm } from "../proof/format.ts";
 import type { NotaryKey } from "../proof/keys.ts";
 import { notaryEvmAddress } from "../proof/evm-attestation.ts";
 import { BUILT_IN_MODES, knowModeFacts } from "../proof/modes.ts";
-import { ATTESTATION_WAIT_MS, NotaryInfo, modeRoutes } from "../protocol/notary.ts";
+import { ATTESTATION_WAIT_MS, NotaryInfo, type SocketEnd, type SocketListener, modeRoutes } from "../protocol/notary.ts";
 import { GIT_COMMIT, VERSION } from "../base/version.ts";
 import { type NotaryAuth, type Refusal, notaryAdmission } from "../notary/admission.ts";
 import type { AttestationContext } from "../notary/attest.ts";
@@ -26,7 +26,7 @@ import { mpcNotaryBackend } from "../notary/mpc/mode.ts";
 import { MpcSessions } from "../notary/mpc/sessions.ts";
 import { type ProxyModeOptions, proxyNotaryBackend } from "../notary/proxy-mode/mode.ts";
 import { sessionRoutes } from "../notary/session-routes.ts";
-import { socketHandlers, socketUpgrade } from "../notary/sockets.ts";
+import { inProcessSocket, socketHandlers, socketUpgrade } from "../notary/sockets.ts";
 import type { ApiDescription } from "../openapi/document.ts";
 import { openApiRoutes } from "../openapi/routes.ts";
 import { proofSchema } from "../proof/proof-schema.ts";
@@ -68,6 +68,11 @@ export interface NotaryServer {
    * prover that embeds it calls it.
    */
   handle(request: Request): Promise<Response>;
+  /**
+   * Opens the mode's socket that the WebSocket URL `url` names, in this process (no upgrade): how the prover that
+   * embeds it relays. Throws `not_found` where the upgrade would answer 404.
+   */
+  openSocket(url: string, listener: SocketListener): SocketEnd;
   /** Stops accepting sessions, waits up to graceMs for running ones, then closes. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -235,6 +240,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     metrics: metrics.registry,
     routes,
     handle: (request) => app.handle(request),
+    openSocket: (url, listener) => inProcessSocket(modes, url, listener),
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;

@@ -127,9 +127,9 @@ async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | 
     });
     log.info("embedded notary started", { url: embedded.url, publicKey: `${config.dataDir}/notary.pub` });
   }
-  // The embedded notary's HTTP calls stay in this process; its relay and MPC sockets use its loopback port.
+  // The embedded notary's HTTP calls and relays stay in this process; its MPC sockets use its loopback port (the engine opens them).
   const clients = embedded
-    ? [createNotaryClient(embedded.url, embeddedKey, pinnedKeys, inProcessTransport(embedded.handle))]
+    ? [createNotaryClient(embedded.url, embeddedKey, pinnedKeys, inProcessTransport(embedded))]
     : config.notary.urls.map((url) => createNotaryClient(url, config.notary.apiKey, pinnedKeys));
   const notary = new NotaryPool(
     clients,

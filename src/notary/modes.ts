@@ -9,7 +9,6 @@
  * given to the notary server as an option (`furtherModes`), made for it with its context (docs/design.md, "How to add
  * a mode").
  */
-import type { ServerWebSocket } from "bun";
 import type * as v from "valibot";
 import type { SessionTraffic } from "../core/session-traffic.ts";
 import type { ErrorCode } from "../core/errors.ts";
@@ -23,7 +22,18 @@ export interface NotarySocketData {
   sessionId: string;
   mode: string;
 }
-export type NotarySocket = ServerWebSocket<NotarySocketData>;
+/**
+ * What a mode uses of a prover's socket: a Bun ServerWebSocket, or the embedded notary's socket in its prover's
+ * process (sockets.ts, `inProcessSocket`).
+ */
+export interface NotarySocket {
+  readonly data: NotarySocketData;
+  /** 1 while open. */
+  readonly readyState: number;
+  /** Bytes sent (> 0), -1 when queued behind earlier ones (backpressure), 0 when dropped (the socket is closing). */
+  sendBinary(data: Uint8Array): number;
+  close(code?: number, reason?: string): void;
+}
 
 /** A session just opened: its id, and what the log says of it (never a secret). */
 export interface OpenedSession {

@@ -39,6 +39,22 @@ const BUILT_IN_ROUTES: Record<string, ModeRoutes> = {
 export const modeRoutes = (mode: string): ModeRoutes =>
   BUILT_IN_ROUTES[mode] ?? { session: `/modes/${mode}/session`, socket: `/modes/${mode}/socket` };
 
+/**
+ * One end of a mode's socket, as bytes, however it is carried: a WebSocket's binary messages, or the embedded
+ * notary's socket in its prover's process (src/notary/sockets.ts, `inProcessSocket`).
+ */
+export interface SocketEnd {
+  /** False when the socket is closed: nothing was sent. */
+  send(bytes: Uint8Array<ArrayBuffer>): boolean;
+  close(): void;
+}
+
+/** What one end of a socket hears: the other end's bytes in order, then one close with its WebSocket code and reason. */
+export interface SocketListener {
+  bytes(bytes: Uint8Array): void;
+  closed(code: number, reason: string): void;
+}
+
 /** Whether a notary offers a mode, by its /info (none yet: not known to offer any but MPC, which every notary offers). */
 export function offersMode(info: NotaryInfo | undefined, mode: string): boolean {
   if (mode === "mpc") return true;

@@ -4,6 +4,7 @@ import { type Server as TlsServer, createServer as createTlsServer } from "node:
 import { trustAnchors } from "../../src/engine/trust-anchor.ts";
 import { serializeRequest } from "../../src/http1/request.ts";
 import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
+import { networkTransport } from "../../src/prover/notary/transport.ts";
 import { runTlsExchange } from "../../src/prover/proxy-mode/tls-exchange.ts";
 import { keysToReveal } from "../../src/tls/verify-session.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
@@ -131,7 +132,7 @@ async function rawSession(notary: RawNotary): Promise<{ sessionId: string; conne
 /** One GET through the notary's relay with the prover's own TLS client; the relay socket and what it carried. */
 async function relayedGet(notary: RawNotary, path: string) {
   const sessionId = await createProxySession(notary, TARGET_HOST, tlsTarget.port);
-  const relay = await openRelaySocket(`${notary.url.replace(/^http/, "ws")}/relay?sessionId=${sessionId}`, 10_000);
+  const relay = await openRelaySocket((listener) => networkTransport.openSocket(`${notary.url.replace(/^http/, "ws")}/relay?sessionId=${sessionId}`, listener, 10_000));
   const exchange = runTlsExchange(relay.duplex, {
     serverName: TARGET_HOST,
     request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),

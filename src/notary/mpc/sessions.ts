@@ -1,4 +1,3 @@
-import type { ServerWebSocket } from "bun";
 import type { SessionLimits } from "../../protocol/limits.ts";
 import type { LoopbackBridge, PeerHandle } from "../../engine/bridge.ts";
 import type { EngineVerifier, EngineVerifiers, VerifierOutput } from "../../engine/verifier.ts";
@@ -7,7 +6,7 @@ import type { Logger } from "../../base/log.ts";
 import type { SessionSizes } from "../../core/session-sizes.ts";
 import type { SessionTraffic } from "../../core/session-traffic.ts";
 import { mpcBudgetBytes } from "../limits.ts";
-import type { NotarySocketData } from "../modes.ts";
+import type { NotarySocket } from "../modes.ts";
 import { type TrafficCounter, countTraffic, newTrafficCounter, trafficFields, trafficNow } from "./traffic.ts";
 
 type SessionState = "waiting" | "running" | "verified" | "failed";
@@ -31,7 +30,7 @@ interface NotarySession {
   timer: Timer;
   /** Ends the session if its prover has not connected in time. */
   connectTimer: Timer;
-  socket?: ServerWebSocket<NotarySocketData>;
+  socket?: NotarySocket;
   peer?: PeerHandle;
   verifier?: EngineVerifier;
   /** Bytes the prover may still send (see mpcBudgetBytes). */
@@ -45,11 +44,11 @@ interface NotarySession {
 export interface SessionRegistry {
   create(sizes: SessionSizes): string;
   /** A prover's MPC socket opened for this session. */
-  attach(socket: ServerWebSocket<NotarySocketData>): void;
+  attach(socket: NotarySocket): void;
   /** Bytes from the prover's socket. */
-  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void;
+  forward(socket: NotarySocket, data: Uint8Array): void;
   /** The prover's MPC socket closed (`code` as WebSocket close codes: 1009 means a message over the limit). */
-  detach(socket: ServerWebSocket<NotarySocketData>, code?: number): void;
+  detach(socket: NotarySocket, code?: number): void;
   /**
    * Takes the session for its one attestation (a second call is refused with `session_taken`), then waits
    * for its verification; the session is gone afterwards.
@@ -162,13 +161,13 @@ export class MpcSessions implements SessionRegistry {
 
   // The prover's MPC socket.
 
-  attach(socket: ServerWebSocket<NotarySocketData>): void {
+  attach(socket: NotarySocket): void {
     const session = this.sessions.get(socket.data.sessionId);
     if (!session || session.state !== "waiting") return socket.close(1008, "unknown or used session");
     this.start(session, socket);
   }
 
-  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
+  forward(socket: NotarySocket, data: Uint8Array): void {
     const session = this.sessions.get(socket.data.sessionId);
     if (!session) return;
     session.budget -= data.length;
@@ -177,7 +176,7 @@ export class MpcSessions implements SessionRegistry {
     session.peer?.send(data);
   }
 
-  detach(socket: ServerWebSocket<NotarySocketData>, code?: number): void {
+  detach(socket: NotarySocket, code?: number): void {
     const session = this.sessions.get(socket.data.sessionId);
     if (session && session.socket === socket && session.state === "running") {
       this.log.info("MPC socket closed while the session ran", { sessionId: session.id, code });
@@ -190,7 +189,7 @@ export class MpcSessions implements SessionRegistry {
   // The Verifier.
 
   /** Runs the session's Verifier against the prover's socket, through a loopback peer of the bridge. */
-  private start(session: NotarySession, socket: ServerWebSocket<NotarySocketData>): void {
+  private start(session: NotarySession, socket: NotarySocket): void {
     clearTimeout(session.connectTimer);
     session.socket = socket;
     let verifier: EngineVerifier;

@@ -4,7 +4,6 @@
  * number (a place is taken before anything is awaited) and in time: seconds, since a relay carries one exchange.
  * A relay passes nothing to its target before the prover's first bytes make a ClientHello for the session's server.
  */
-import type { ServerWebSocket } from "bun";
 import { isIP } from "node:net";
 import type { ProxyLimits, SessionLimits } from "../../protocol/limits.ts";
 import { AppError } from "../../core/errors.ts";
@@ -16,14 +15,14 @@ import type { RelayedBytes } from "../../tls/verify-session.ts";
 import { type IdleWatch, idleWatch } from "./idle-watch.ts";
 import { type ProxyPlaces, type ProxyRefusal, proxyPlaces } from "./places.ts";
 import { type Relay, type RelayEvent, openRelay, tlsBytesFor } from "./relay.ts";
-import type { NotarySocketData } from "../modes.ts";
+import type { NotarySocket } from "../modes.ts";
 
 interface ProxySession {
   id: string;
   serverName: string;
   port: number;
   relay: Relay;
-  socket?: ServerWebSocket<NotarySocketData>;
+  socket?: NotarySocket;
   taken: boolean;
   /** The session's whole life, from creation. */
   timer: Timer;
@@ -50,10 +49,10 @@ export interface ProxySessionRegistry {
   /** Whether a relay socket may open for the session: it is there and has none yet. */
   has(id: string): boolean;
   /** A relay socket opened for a session `has` accepted, in that same turn (the route's upgrade, sockets.ts). */
-  attach(socket: ServerWebSocket<NotarySocketData>): void;
-  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void;
-  drain(socket: ServerWebSocket<NotarySocketData>): void;
-  detach(socket: ServerWebSocket<NotarySocketData>): void;
+  attach(socket: NotarySocket): void;
+  forward(socket: NotarySocket, data: Uint8Array): void;
+  drain(socket: NotarySocket): void;
+  detach(socket: NotarySocket): void;
   /** Takes the session for its one attestation once its relay has ended; the session is gone afterwards. */
   takeRelayed(id: string): Promise<RelayedSession>;
   release(id: string): void;
@@ -65,7 +64,7 @@ export interface ProxySessionRegistry {
 const RELAY_END_GRACE_MS = 2_000;
 
 /** Ends a relay socket; a failure goes in its close reason (RELAY_ENDED_CLOSE_CODE) for the prover to report. */
-function closeRelaySocket(socket: ServerWebSocket<NotarySocketData> | undefined, failure?: AppError) {
+function closeRelaySocket(socket: NotarySocket | undefined, failure?: AppError) {
   if (socket?.readyState !== 1) return;
   if (failure) socket.close(RELAY_ENDED_CLOSE_CODE, relayEndedReason(failure));
   else socket.close();
@@ -147,7 +146,7 @@ export class ProxySessions implements ProxySessionRegistry {
     return this.sessions.get(id)?.socket === undefined && this.sessions.has(id);
   }
 
-  attach(socket: ServerWebSocket<NotarySocketData>): void {
+  attach(socket: NotarySocket): void {
     const session = this.sessionOf(socket);
     session.socket = socket;
     session.relay.attach({
@@ -160,18 +159,18 @@ export class ProxySessions implements ProxySessionRegistry {
     });
   }
 
-  forward(socket: ServerWebSocket<NotarySocketData>, data: Uint8Array): void {
+  forward(socket: NotarySocket, data: Uint8Array): void {
     const session = this.sessionOf(socket);
     session.idle.touch();
     fromProver(session, data, this.end);
   }
 
-  drain(socket: ServerWebSocket<NotarySocketData>): void {
+  drain(socket: NotarySocket): void {
     this.sessionOf(socket).relay.resume();
   }
 
   /** Also called once the session has ended: its end closes its socket. */
-  detach(socket: ServerWebSocket<NotarySocketData>): void {
+  detach(socket: NotarySocket): void {
     this.sessions.get(socket.data.sessionId)?.relay.proverClosed();
   }
 
@@ -238,7 +237,7 @@ export class ProxySessions implements ProxySessionRegistry {
    * session `has` accepted, in that same turn (sockets.ts), and a session's end closes its socket, which Bun then
    * hands no more events.
    */
-  private sessionOf(socket: ServerWebSocket<NotarySocketData>): ProxySession {
+  private sessionOf(socket: NotarySocket): ProxySession {
     return this.sessions.get(socket.data.sessionId)!;
   }
 }

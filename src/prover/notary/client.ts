@@ -4,7 +4,17 @@ import type { SessionCheck } from "../../core/session-traffic.ts";
 import type { Proof } from "../../proof/format.ts";
 import { modeFacts } from "../../proof/modes.ts";
 import type { PublicKey } from "../../proof/keys.ts";
-import { ATTESTATION_WAIT_MS, type AttestationRequest, ErrorReply, NotaryInfo, SessionCreated, SessionRunning, modeRoutes } from "../../protocol/notary.ts";
+import {
+  ATTESTATION_WAIT_MS,
+  type AttestationRequest,
+  ErrorReply,
+  NotaryInfo,
+  SessionCreated,
+  SessionRunning,
+  type SocketEnd,
+  type SocketListener,
+  modeRoutes,
+} from "../../protocol/notary.ts";
 import { type NotaryTransport, networkTransport } from "./transport.ts";
 import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
 
@@ -15,8 +25,10 @@ import { checkNotaryAnswer, notaryTrust } from "./trust.ts";
 export interface NotaryClient {
   /** Opens a session of `mode` from its session request; its id. A notary this prover does not trust gets none. */
   createSession(mode: string, request: unknown): Promise<string>;
-  /** The WebSocket URL of a session's socket (MPC's, proxy mode's relay). */
+  /** The WebSocket URL of a session's socket (MPC's, proxy mode's relay), for an engine that opens it itself. */
   socketUrl(mode: string, sessionId: string): string;
+  /** Opens a session's socket (proxy mode's relay) by this client's transport; `notary_unavailable` when it cannot. */
+  openSocket(mode: string, sessionId: string, listener: SocketListener, timeoutMs: number): Promise<SocketEnd>;
   /**
    * Declares what was hidden (and what the mode adds) and receives the signed proof once the notary has verified the
    * session; throws `notary_untrusted` unless the proof verifies against a trusted key and is of this request, in `mode`.
@@ -77,7 +89,7 @@ function notaryCaller(base: string, apiKey: string | undefined, transport: Notar
   return async (path, init) => {
     let response: Response;
     try {
-      response = await transport(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
+      response = await transport.call(`${base}${path}`, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs) });
     } catch {
       throw new AppError("notary_unavailable", "the notary cannot be reached");
     }
@@ -105,6 +117,7 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
   const trust = notaryTrust(pinnedKeys);
   const base = baseUrl.replace(/\/+$/, "");
   const call = notaryCaller(base, apiKey, transport);
+  const socketUrl = (mode: string, sessionId: string) => `${base.replace(/^http/, "ws")}${modeRoutes(mode).socket}?sessionId=${encodeURIComponent(sessionId)}`;
 
   async function info(): Promise<NotaryInfo> {
     const parsed = v.safeParse(NotaryInfo, await call("/info", { method: "GET", timeoutMs: 10_000 }));
@@ -145,9 +158,8 @@ export function createNotaryClient(baseUrl: string, apiKey?: string, pinnedKeys:
       if (!parsed.success) throw new AppError("notary_unavailable", "the notary's session answer is malformed");
       return parsed.output.sessionId;
     },
-    socketUrl(mode, sessionId) {
-      return `${base.replace(/^http/, "ws")}${modeRoutes(mode).socket}?sessionId=${encodeURIComponent(sessionId)}`;
-    },
+    socketUrl,
+    openSocket: (mode, sessionId, listener, timeoutMs) => transport.openSocket(socketUrl(mode, sessionId), listener, timeoutMs),
     async attest(mode, sessionId, request) {
       const answer = await call(`${sessionPath(mode, sessionId)}/attestation`, { method: "POST", body: JSON.stringify(request), timeoutMs: ATTESTATION_WAIT_MS });
       return checkedProof(answer, request.requestId, mode);

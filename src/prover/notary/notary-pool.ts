@@ -119,6 +119,7 @@ export class NotaryPool implements NotaryClient {
     return {
       createSession: open,
       socketUrl: (mode, sessionId) => this.socketUrl(mode, sessionId),
+      openSocket: (mode, sessionId, listener, timeoutMs) => this.openSocket(mode, sessionId, listener, timeoutMs),
       attest: (mode, sessionId, request) => this.attest(mode, sessionId, request),
       release: (mode, sessionId) => this.release(mode, sessionId),
       sessionState: (mode, sessionId) => this.sessionState(mode, sessionId),
@@ -152,6 +153,11 @@ export class NotaryPool implements NotaryClient {
   socketUrl(mode: string, sessionId: string): string {
     const { member, id } = this.route(sessionId);
     return member.client.socketUrl(mode, id);
+  }
+
+  openSocket(...[mode, sessionId, listener, timeoutMs]: Parameters<NotaryClient["openSocket"]>): ReturnType<NotaryClient["openSocket"]> {
+    const { member, id } = this.route(sessionId);
+    return member.client.openSocket(mode, id, listener, timeoutMs);
   }
 
   async attest(mode: string, sessionId: string, request: Parameters<NotaryClient["attest"]>[2]): ReturnType<NotaryClient["attest"]> {

@@ -46,7 +46,7 @@ export interface ProxyModeParts {
 }
 
 export interface ProxyModeDeps extends ProxyModeParts {
-  notary: Pick<NotaryClient, "createSession" | "socketUrl" | "release">;
+  notary: Pick<NotaryClient, "createSession" | "openSocket" | "release">;
   policy: TargetPolicy;
   /** The roots the prover's TLS client trusts: the notary's set. */
   trustAnchorsPem: readonly string[];
@@ -184,8 +184,9 @@ class ProxyRun implements ModeRun {
     if (this.discarded) throw new AppError("session_failed", "the proxy-mode run was abandoned");
     const { target } = this.call;
     const request: ProxySessionRequest = { serverName: target.serverName, port: target.port };
-    this.sessionId = await this.deps.notary.createSession("proxy", request);
-    this.relay = await openRelaySocket(this.deps.notary.socketUrl("proxy", this.sessionId), this.deps.connectTimeoutMs);
+    const sessionId = await this.deps.notary.createSession("proxy", request);
+    this.sessionId = sessionId;
+    this.relay = await openRelaySocket((listener) => this.deps.notary.openSocket("proxy", sessionId, listener, this.deps.connectTimeoutMs));
     await idClaimed;
     return this.relay;
   }

@@ -1,15 +1,14 @@
 /**
- * The prover's end of a proxy session's relay: a WebSocket to the notary, which passes every binary message
- * to the target's TCP connection and back. Seen as a Duplex, so that `node:tls` runs over it; the start of both
+ * The prover's end of a proxy session's relay: a socket to the notary (a WebSocket, or the embedded notary's in this
+ * process), which passes every byte to the target's TCP connection and back. Seen as a Duplex, so that `node:tls` runs over it; the start of both
  * directions is recorded as it passes (the key derivation reads the hellos from it).
  */
 import { Duplex } from "node:stream";
 import { AppError } from "../../core/errors.ts";
+import type { SocketEnd, SocketListener } from "../../protocol/notary.ts";
 import { RELAY_ENDED_CLOSE_CODE, relayEndedError } from "../../protocol/proxy-mode.ts";
 import type { RelayedBytes } from "../../tls/verify-session.ts";
 
-/** The notary takes WebSocket messages of up to 64 KiB; TLS records are at most about 16 KiB anyway. */
-const MESSAGE_BYTES = 16 * 1024;
 /**
  * Bytes recorded of each direction: the hellos come first and fit in a record of at most 16 KiB each (a hello
  * split over several records too). The rest is not kept: it would be another copy of the request and answer.
@@ -48,46 +47,41 @@ class Recording {
   }
 }
 
-export async function openRelaySocket(url: string, connectTimeoutMs: number): Promise<RelaySocket> {
-  const ws = new WebSocket(url);
-  ws.binaryType = "arraybuffer";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new AppError("notary_unavailable", "the notary's relay did not open in time")), connectTimeoutMs);
-    ws.onopen = () => (clearTimeout(timer), resolve());
-    ws.onerror = () => (clearTimeout(timer), reject(new AppError("notary_unavailable", "the notary's relay could not be opened")));
-  });
+/**
+ * The relay over the socket `open` opens (the notary client's, by its transport): the Duplex reads what the notary
+ * sends and writes to it, and the notary's close ends both.
+ */
+export async function openRelaySocket(open: (listener: SocketListener) => Promise<SocketEnd>): Promise<RelaySocket> {
   const toServer = new Recording();
   const fromServer = new Recording();
   let markClosed!: () => void;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
-
+  let endedByNotary: AppError | undefined;
+  // Created before the socket opens: the notary's first bytes may come in the turn it opens.
   const duplex = new Duplex({
     read() {},
     write(chunk: Buffer, _encoding, done) {
-      if (ws.readyState !== WebSocket.OPEN) return done(new AppError("target_request_failed", "the relay to the target closed"));
       const bytes = new Uint8Array(chunk);
+      if (!socket.send(bytes)) return done(new AppError("target_request_failed", "the relay to the target closed"));
       toServer.add(bytes);
-      for (let at = 0; at < bytes.length; at += MESSAGE_BYTES) ws.send(bytes.subarray(at, at + MESSAGE_BYTES));
       done();
     },
     final(done) {
-      ws.close();
+      socket.close();
       done();
     },
   });
-  ws.onmessage = (event) => {
-    const bytes = new Uint8Array(event.data as ArrayBuffer);
-    fromServer.add(bytes);
-    duplex.push(bytes);
-  };
-  let endedByNotary: AppError | undefined;
-  ws.onclose = (event) => {
-    if (event.code === RELAY_ENDED_CLOSE_CODE) {
-      endedByNotary = relayEndedError(event.reason) ?? new AppError("session_failed", "the notary ended the relay early");
-    }
-    duplex.push(null);
-    markClosed();
-  };
+  const socket = await open({
+    bytes(bytes) {
+      fromServer.add(bytes);
+      duplex.push(bytes);
+    },
+    closed(code, reason) {
+      if (code === RELAY_ENDED_CLOSE_CODE) endedByNotary = relayEndedError(reason) ?? new AppError("session_failed", "the notary ended the relay early");
+      duplex.push(null);
+      markClosed();
+    },
+  });
   return {
     duplex,
     handshakeBytes: () => ({ clientToServer: toServer.bytes(), serverToClient: fromServer.bytes() }),
@@ -95,7 +89,7 @@ export async function openRelaySocket(url: string, connectTimeoutMs: number): Pr
     closed,
     endedByNotary: () => endedByNotary,
     close() {
-      ws.close();
+      socket.close();
       markClosed();
     },
   };

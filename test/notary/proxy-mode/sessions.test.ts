@@ -45,7 +45,7 @@ afterAll(async () => {
 async function relayedExchange(path = "/data") {
   const client = createNotaryClient(notary.url);
   const sessionId = await client.createSession("proxy", { serverName: TARGET_HOST, port: target.port });
-  const relay = await openRelaySocket(client.socketUrl("proxy", sessionId), 5_000);
+  const relay = await openRelaySocket((listener) => client.openSocket("proxy", sessionId, listener, 5_000));
   const exchange = await runTlsExchange(relay.duplex, {
     serverName: TARGET_HOST,
     request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
