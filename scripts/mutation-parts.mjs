@@ -13,14 +13,16 @@ export const PARTS = {
       "src/notary/ledger.ts",
       "src/notary/verified-transcript.ts",
       "src/notary/modes.ts",
+      "src/notary/sockets.ts",
       "src/notary/mpc/transcript.ts",
       "src/notary/proxy-mode/*.ts",
       "src/http1/answer-rule.ts",
       "src/http1/strict-message.ts",
       "src/http1/codings.ts",
     ],
-    // answer-encoding.test.ts: the prover's refusal of an encoded answer is codings.ts's answerCodings and codingsText.
-    tests: ["test/notary/", "test/http1/answer-rule.test.ts", "test/prover/exchange/answer-encoding.test.ts"],
+    // answer-encoding.test.ts: the prover's refusal of an encoded answer is codings.ts's answerCodings and codingsText;
+    // transport.test.ts: the notary's sockets opened in its prover's process.
+    tests: ["test/notary/", "test/http1/answer-rule.test.ts", "test/prover/exchange/answer-encoding.test.ts", "test/prover/notary/transport.test.ts"],
   },
   /** What a verifier accepts. */
   proof: {

@@ -115,7 +115,7 @@ async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMod
     control.stop();
     leave();
   };
-  // The claim's durable write runs beside the runs' setup (a notary session, its relay): the modes hold the request
+  // The claim's durable write runs beside the runs' setup (a notary session, its relay, a TLS handshake): the modes hold the request
   // back until it is done.
   const idClaimed = deps.delivery.claim(call.requestId, call.requestedBy);
   const claimRefusal = idClaimed.then(
@@ -127,7 +127,7 @@ async function runProof(deps: LifecycleDeps, leave: () => void, mode: ProvingMod
   try {
     return await exchange(deps, running, idClaimed, () => (proving = true), end);
   } catch (error) {
-    // An id that could not be claimed is not this call's to settle: its refusal is the answer, and nothing was sent.
+    // An id that could not be claimed is not this call's to settle: its refusal is the answer, and no request was sent.
     const refused = await claimRefusal;
     if (refused !== undefined) {
       discardAll(runs);

@@ -163,7 +163,7 @@ class ProxyRun implements ModeRun {
     const key = `${serverName.toLowerCase()}:${port}`;
     if (!this.tls12Targets.get(key)) {
       try {
-        return await this.overTls13(await this.openRelay(idClaimed));
+        return await this.overTls13(await this.openRelay(), idClaimed);
       } catch (error) {
         if (!isTls12Target(error)) throw namingSetting(error, this.allowance);
       }
@@ -171,7 +171,7 @@ class ProxyRun implements ModeRun {
       this.tls12Targets.set(key, true, REMEMBER_TLS12_MS);
       this.dropRelay();
     }
-    const exchanged = await this.overTls12(await this.openRelay(idClaimed));
+    const exchanged = await this.overTls12(await this.openRelay(), idClaimed);
     if (exchanged.revealing.keys.version === "TLS1.3") this.tls12Targets.delete(key);
     return exchanged;
   }
@@ -180,14 +180,13 @@ class ProxyRun implements ModeRun {
    * A proxy session at the notary and its relay socket, opened while the id's claim is made (the notary only dials the
    * target meanwhile); none once the run was abandoned (a retry must not outlive it).
    */
-  private async openRelay(idClaimed: Promise<void>): Promise<RelaySocket> {
+  private async openRelay(): Promise<RelaySocket> {
     if (this.discarded) throw new AppError("session_failed", "the proxy-mode run was abandoned");
     const { target } = this.call;
     const request: ProxySessionRequest = { serverName: target.serverName, port: target.port };
     const sessionId = await this.deps.notary.createSession("proxy", request);
     this.sessionId = sessionId;
     this.relay = await openRelaySocket((listener) => this.deps.notary.openSocket("proxy", sessionId, listener, this.deps.connectTimeoutMs));
-    await idClaimed;
     return this.relay;
   }
 
@@ -199,9 +198,13 @@ class ProxyRun implements ModeRun {
     this.sessionId = undefined;
   }
 
-  /** Our TLS 1.3 client, the request in the plan's epochs; the notary gets their keys (none when the request stays hidden). */
-  private async overTls13(relay: RelaySocket): Promise<Exchanged> {
+  /**
+   * Our TLS 1.3 client, the request in the plan's epochs; the notary gets their keys (none when the request stays hidden).
+   * The handshake runs while the id's claim is made; the request waits for it.
+   */
+  private async overTls13(relay: RelaySocket, idClaimed: Promise<void>): Promise<Exchanged> {
     const exchange = await runTls13Exchange(duplexTransport(relay.duplex), this.plan.parts, {
+      requestAfter: idClaimed,
       serverName: this.call.target.serverName,
       trustAnchorsPem: this.deps.trustAnchorsPem,
       responseTimeoutMs: this.deps.responseTimeoutMs,
@@ -211,8 +214,12 @@ class ProxyRun implements ModeRun {
     return { sent: exchange.sent, recv: exchange.recv, revealing: { keys: keysOfEpochExchange(exchange, !requestHidden), requestHidden } };
   }
 
-  /** node:tls for a TLS 1.2 target: its request revealed through the master secret with T-PROXY-REVEAL: request only. */
-  private async overTls12(relay: RelaySocket): Promise<Exchanged> {
+  /**
+   * node:tls for a TLS 1.2 target: its request revealed through the master secret with T-PROXY-REVEAL: request only.
+   * node:tls writes the request right after its handshake: it starts once the id is claimed.
+   */
+  private async overTls12(relay: RelaySocket, idClaimed: Promise<void>): Promise<Exchanged> {
+    await idClaimed;
     const exchange = await runTlsExchange(relay.duplex, {
       serverName: this.call.target.serverName,
       request: this.plan.request,

@@ -43,6 +43,11 @@ export interface Tls13ClientOptions extends AnswerLimits {
   suites?: readonly Tls13SuiteName[];
   /** The clock certificates are checked against (default: now). */
   now?: () => Date;
+  /**
+   * The request waits for this (the handshake runs meanwhile): written once it resolves; when it rejects, the exchange
+   * ends with its error and no byte of the request is sent.
+   */
+  requestAfter?: Promise<unknown>;
 }
 
 export interface Tls13Exchange {
@@ -91,6 +96,7 @@ export async function runTls13Exchange(transport: ByteTransport, request: readon
       keyShares: options.keyShares ?? ["x25519"],
     });
     established = true;
+    await options.requestAfter;
     const epochs = new EpochWriter(session.suite, session.clientApplicationSecret, writer, !request[0]!.hidden);
     epochs.writeRequest(request);
     writer.flush();

@@ -6,7 +6,7 @@ import { createServer, type Server as HttpsServer } from "node:https";
 import { AppError, type ErrorCode } from "../../../src/core/errors.ts";
 import { type Tls13ClientOptions, isTls12Target } from "../../../src/tls/client/exchange.ts";
 import { Extension } from "../../../src/tls/handshake.ts";
-import { HandshakeType } from "../../../src/tls/records.ts";
+import { ContentType, HandshakeType, splitRecords } from "../../../src/tls/records.ts";
 import { vectorBytes } from "../../../src/tls/wire.ts";
 import { readHellos } from "../../../src/tls/session-start.ts";
 import { keysOfEpochExchange, verifyRelayedSession } from "../../../src/tls/verify-session.ts";
@@ -264,6 +264,40 @@ describe("after the handshake", () => {
     const address = silent.address();
     const port = typeof address === "object" && address ? address.port : 0;
     await expectRefused(() => recordedExchange(port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ responseTimeoutMs: 200 })), "target_timeout", /silent for 200 ms/);
+  });
+});
+
+describe("a request held back by the caller (requestAfter: proxy mode's request id claim)", () => {
+  test("the handshake runs meanwhile; the request leaves once it resolves", async () => {
+    const server = await rawTarget();
+    let allow!: () => void;
+    const allowed = new Promise<void>((resolve) => (allow = resolve));
+    const running = recordedExchange(server.port, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ requestAfter: allowed }));
+    // The server sent its whole flight (its application secret is derived): the handshake is done but for the client's Finished.
+    expect(await eventually(() => server.serverSecrets.length, (n) => n === 1, 10_000)).toBe(1);
+    await Bun.sleep(50);
+    expect(server.requests).toHaveLength(0);
+    allow();
+    const exchange = await running;
+    expect(new TextDecoder().decode(exchange.recv)).toEndWith("ok");
+    expect(new TextDecoder().decode(server.requests[0])).toContain(`Authorization: ${CREDENTIAL}\r\n`);
+    verifyRelayedSession(exchange.relayed, keysOfEpochExchange(exchange), notaryExpectations());
+  });
+
+  test("when it rejects, the exchange ends with its error and no byte of the request is sent", async () => {
+    const server = await rawTarget();
+    const refused = new AppError("duplicate_request_id", "this request id was used before");
+    const claim = Promise.reject(refused);
+    claim.catch(() => {});
+    const connection = await recordedConnection(server.port);
+    const { runTls13Exchange } = await import("../../../src/tls/client/exchange.ts");
+    expect(await refusal(() => runTls13Exchange(connection.transport, requestWithHiddenCredential(TARGET_HOST, CREDENTIAL), options({ requestAfter: claim })))).toBe(refused);
+    expect(server.serverSecrets).toHaveLength(1);
+    await Bun.sleep(50);
+    expect(server.requests).toHaveLength(0);
+    // What the client sent is its handshake alone: of its protected records, at most its Finished left.
+    const protectedRecords = splitRecords(connection.relayed().clientToServer, "client").records.filter((record) => record.type === ContentType.applicationData);
+    expect(protectedRecords.length).toBeLessThanOrEqual(1);
   });
 });
 
