@@ -56,8 +56,9 @@ const NORMAL_CLOSE = 1000;
  * A mode's socket opened in this process: what a WebSocket to `url` would be for the prover that embeds this notary,
  * without the upgrade, the framing or the loopback hops. The mode sees the same events: `open` at once (throws
  * `not_found` where the upgrade would answer 404), then each side's bytes in order and one close, each a microtask
- * later, as a socket's events come after the call that caused them. Nothing is held back: both sides hold what they
- * were sent until they read it, within the mode's own byte limits.
+ * later, as a socket's events come after the call that caused them; once the mode closed the socket it hears no more
+ * bytes, as Bun hands a closed socket none. Nothing is held back: both sides hold what they were sent until they read
+ * it, within the mode's own byte limits.
  */
 export function inProcessSocket(modes: NotaryModes, url: string, listener: SocketListener): SocketEnd {
   const asked = socketRequest(modes, url);
@@ -65,6 +66,7 @@ export function inProcessSocket(modes: NotaryModes, url: string, listener: Socke
   const { mode, socket: handlers, sessionId } = asked;
   if (!handlers.accepts(sessionId)) throw unknownSession();
   let open = true;
+  let closedByMode = false;
   const close = (code: number, reason: string) => {
     if (!open) return;
     open = false;
@@ -85,14 +87,17 @@ export function inProcessSocket(modes: NotaryModes, url: string, listener: Socke
       queueMicrotask(() => listener.bytes(bytes));
       return bytes.length;
     },
-    close: (code = NORMAL_CLOSE, reason = "") => close(code, reason),
+    close: (code = NORMAL_CLOSE, reason = "") => {
+      closedByMode ||= open;
+      close(code, reason);
+    },
   };
   handlers.open(socket);
   return {
     send(bytes) {
       if (!open) return false;
       const copy = bytes.slice();
-      queueMicrotask(() => handlers.message(socket, copy));
+      queueMicrotask(() => closedByMode || handlers.message(socket, copy));
       return true;
     },
     close: () => close(NORMAL_CLOSE, ""),

@@ -98,6 +98,17 @@ describe("a mode's socket opened in process", () => {
     expect(heard.slice(1)).toEqual(["close 4000 readyState 3"]);
   });
 
+  test("once the mode closed the socket it hears no more bytes, not even those the prover sent just before", async () => {
+    const { modes, heard, socket } = recordingMode();
+    const prover = recordingListener();
+    const end = inProcessSocket(modes, URL_OF(SESSION), prover.listener);
+    end.send(Uint8Array.of(1));
+    socket().close(4000, "session_failed: the session ended");
+    await Bun.sleep(0);
+    expect(heard).toEqual([`open relay-test ${SESSION}`, "close 4000 readyState 3"]);
+    expect(prover.heard).toEqual(["closed 4000 session_failed: the session ended"]);
+  });
+
   test("the mode's close without a code is a normal one", async () => {
     const { modes, socket } = recordingMode();
     const prover = recordingListener();
