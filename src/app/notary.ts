@@ -240,7 +240,7 @@ export function startNotaryServer(options: NotaryServerOptions): NotaryServer {
     metrics: metrics.registry,
     routes,
     handle: (request) => app.handle(request),
-    openSocket: (url, listener) => inProcessSocket(modes, url, listener),
+    openSocket: (url, listener) => inProcessSocket(modes, url, listener, options.log),
     async stop(graceMs = 0) {
       stopping = true;
       const deadline = Date.now() + graceMs;

@@ -3,7 +3,8 @@
  * modes, and the same sockets opened in this process for the prover that embeds the notary.
  */
 import type { Server, WebSocketHandler } from "bun";
-import { AppError } from "../core/errors.ts";
+import type { Logger } from "../base/log.ts";
+import { AppError, errorText } from "../core/errors.ts";
 import { errorResponse } from "../http/error-handling.ts";
 import { type SocketEnd, type SocketListener, modeRoutes } from "../protocol/notary.ts";
 import { MAX_MPC_MESSAGE_BYTES, MPC_BACKLOG_BYTES } from "./limits.ts";
@@ -51,6 +52,8 @@ export function socketHandlers(modes: NotaryModes): WebSocketHandler<NotarySocke
 
 /** The WebSocket code of a close without a code of its own (a normal close). */
 const NORMAL_CLOSE = 1000;
+/** The WebSocket code of a close for an error inside the server. */
+const INTERNAL_ERROR_CLOSE = 1011;
 
 /**
  * A mode's socket opened in this process: what a WebSocket to `url` would be for the prover that embeds this notary,
@@ -58,9 +61,10 @@ const NORMAL_CLOSE = 1000;
  * `not_found` where the upgrade would answer 404), then each side's bytes in order and one close, each a microtask
  * later, as a socket's events come after the call that caused them; once the mode closed the socket it hears no more
  * bytes, as Bun hands a closed socket none. Nothing is held back: both sides hold what they were sent until they read
- * it, within the mode's own byte limits.
+ * it, within the mode's own byte limits. A handler that throws is logged, as Bun logs one, and its socket closed
+ * (1011): the error never reaches the process.
  */
-export function inProcessSocket(modes: NotaryModes, url: string, listener: SocketListener): SocketEnd {
+export function inProcessSocket(modes: NotaryModes, url: string, listener: SocketListener, log: Logger): SocketEnd {
   const asked = socketRequest(modes, url);
   if (!asked) throw new AppError("not_found", `no mode has a socket at ${new URL(url).pathname}`);
   const { mode, socket: handlers, sessionId } = asked;
@@ -70,11 +74,24 @@ export function inProcessSocket(modes: NotaryModes, url: string, listener: Socke
   const close = (code: number, reason: string) => {
     if (!open) return;
     open = false;
-    queueMicrotask(() => {
-      handlers.close(socket, code);
-      listener.closed(code, reason);
-    });
+    // Apart: both ends hear the close even if one's handler throws.
+    later(() => handlers.close(socket, code));
+    later(() => listener.closed(code, reason));
   };
+  // The notary's side closing: what the prover sent and the mode has not heard yet is dropped.
+  const closeByMode = (code: number, reason: string) => {
+    closedByMode ||= open;
+    close(code, reason);
+  };
+  const later = (event: () => void) =>
+    queueMicrotask(() => {
+      try {
+        event();
+      } catch (error) {
+        log.error("a socket's event handler failed: the socket is closed", { mode: mode.facts.name, sessionId, error: errorText(error) });
+        closeByMode(INTERNAL_ERROR_CLOSE, "internal error");
+      }
+    });
   const socket: NotarySocket = {
     data: { sessionId, mode: mode.facts.name },
     get readyState() {
@@ -84,20 +101,17 @@ export function inProcessSocket(modes: NotaryModes, url: string, listener: Socke
       if (!open) return 0;
       // A copy, as a socket's reader gets: the sender may reuse its buffer.
       const bytes = data.slice();
-      queueMicrotask(() => listener.bytes(bytes));
+      later(() => listener.bytes(bytes));
       return bytes.length;
     },
-    close: (code = NORMAL_CLOSE, reason = "") => {
-      closedByMode ||= open;
-      close(code, reason);
-    },
+    close: (code = NORMAL_CLOSE, reason = "") => closeByMode(code, reason),
   };
   handlers.open(socket);
   return {
     send(bytes) {
       if (!open) return false;
       const copy = bytes.slice();
-      queueMicrotask(() => closedByMode || handlers.message(socket, copy));
+      later(() => closedByMode || handlers.message(socket, copy));
       return true;
     },
     close: () => close(NORMAL_CLOSE, ""),

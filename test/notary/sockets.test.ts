@@ -6,13 +6,18 @@ import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/base/log.ts";
 import type { NotaryMode, NotarySocket } from "../../src/notary/modes.ts";
 import { NotaryModes } from "../../src/notary/modes.ts";
-import { inProcessSocket } from "../../src/notary/sockets.ts";
+import { inProcessSocket as openInProcess } from "../../src/notary/sockets.ts";
+import type { SocketListener } from "../../src/protocol/notary.ts";
 import { appErrorOf } from "../../testkit/app-error.ts";
+import { keptLog } from "../../testkit/kept-log.ts";
 
 const SESSION = "session-1";
 
-/** A mode named `relay-test` whose socket accepts SESSION alone and records its events. */
-function recordingMode() {
+const logged = keptLog((message, fields) => `${message} ${fields.mode} ${fields.error}`);
+const inProcessSocket = (modes: NotaryModes, url: string, listener: SocketListener) => openInProcess(modes, url, listener, logged.log);
+
+/** A mode named `relay-test` whose socket accepts SESSION alone and records its events (and throws on `throwOn` bytes). */
+function recordingMode(throwOn?: number, closeThrows = false) {
   const heard: string[] = [];
   let opened: NotarySocket | undefined;
   const mode = {
@@ -24,8 +29,14 @@ function recordingMode() {
         opened = socket;
         heard.push(`open ${socket.data.mode} ${socket.data.sessionId}`);
       },
-      message: (_socket: NotarySocket, bytes: Uint8Array) => heard.push(`bytes ${[...bytes].join(",")}`),
-      close: (socket: NotarySocket, code?: number) => heard.push(`close ${code} readyState ${socket.readyState}`),
+      message: (_socket: NotarySocket, bytes: Uint8Array) => {
+        if (bytes[0] === throwOn) throw new Error(`the mode cannot take ${throwOn}`);
+        heard.push(`bytes ${[...bytes].join(",")}`);
+      },
+      close: (socket: NotarySocket, code?: number) => {
+        heard.push(`close ${code} readyState ${socket.readyState}`);
+        if (closeThrows) throw new Error("the mode's close failed");
+      },
     },
   } as unknown as NotaryMode;
   const modes = new NotaryModes([{ facts: mode.facts, create: () => mode }], { log: createLogger({ level: "error" }), testTrustAnchor: false });
@@ -107,6 +118,30 @@ describe("a mode's socket opened in process", () => {
     await Bun.sleep(0);
     expect(heard).toEqual([`open relay-test ${SESSION}`, "close 4000 readyState 3"]);
     expect(prover.heard).toEqual(["closed 4000 session_failed: the session ended"]);
+  });
+
+  test("a handler that throws is logged and its socket closed (1011) at both ends; the error goes no further", async () => {
+    const { modes, heard } = recordingMode(66);
+    const prover = recordingListener();
+    const end = inProcessSocket(modes, URL_OF(SESSION), prover.listener);
+    end.send(Uint8Array.of(1));
+    end.send(Uint8Array.of(66));
+    end.send(Uint8Array.of(2));
+    await Bun.sleep(0);
+    expect(heard).toEqual([`open relay-test ${SESSION}`, "bytes 1", "close 1011 readyState 3"]);
+    expect(prover.heard).toEqual(["closed 1011 internal error"]);
+    expect(logged.lines.at(-1)).toBe("a socket's event handler failed: the socket is closed relay-test the mode cannot take 66");
+    expect(end.send(Uint8Array.of(3))).toBe(false);
+  });
+
+  test("a close handler that throws: the prover still hears the close", async () => {
+    const { modes, heard } = recordingMode(undefined, true);
+    const prover = recordingListener();
+    inProcessSocket(modes, URL_OF(SESSION), prover.listener).close();
+    await Bun.sleep(0);
+    expect(heard.slice(1)).toEqual(["close 1000 readyState 3"]);
+    expect(prover.heard).toEqual(["closed 1000 "]);
+    expect(logged.lines.at(-1)).toBe("a socket's event handler failed: the socket is closed relay-test the mode's close failed");
   });
 
   test("the mode's close without a code is a normal one", async () => {
