@@ -7,6 +7,7 @@
  * made while a flush runs share the next one.
  */
 import { type FileHandle, open } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AppError } from "../core/errors.ts";
 
 /** How a file is flushed to disk: `flush` once per call, `close` once at the end. */
@@ -24,13 +25,26 @@ export interface WalFlush {
   close(): Promise<void>;
 }
 
-/** fsync of the file at `path`, opened at the first flush (SQLite creates its log at the first write). */
+/**
+ * fsync of the file at `path`, opened at the first flush (SQLite creates its log at the first write). The first flush
+ * also syncs the file's folder, so that the new file's name is on disk too (what SQLite does itself at a new log's
+ * first sync).
+ */
 export function fileFlush(path: string): FileFlush {
   let handle: Promise<FileHandle> | undefined;
+  let folderSynced = false;
   return {
     async flush() {
       handle ??= open(path, "r");
       await (await handle).sync();
+      if (folderSynced) return;
+      const folder = await open(dirname(path), "r");
+      try {
+        await folder.sync();
+        folderSynced = true;
+      } finally {
+        await folder.close();
+      }
     },
     async close() {
       const opened = await handle?.catch(() => undefined);
