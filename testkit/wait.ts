@@ -45,6 +45,17 @@ export async function afterPendingWork(turns = 5): Promise<void> {
   for (let turn = 0; turn < turns; turn++) await new Promise<void>((resolve) => setTimeout(resolve, 0));
 }
 
+/** Whether `promise` has settled once the work already under way ran (afterPendingWork). */
+export async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await afterPendingWork();
+  return done;
+}
+
 /**
  * Resolves once every timer due within `ms` from now has run: its own timer is due after them, and timers run in
  * the order they are due, however late a loaded machine runs them. For asserting that a timer did not act.

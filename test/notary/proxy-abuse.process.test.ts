@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AddressInfo } from "node:net";
 import { type Server as TlsServer, createServer as createTlsServer } from "node:tls";
-import { trustAnchors } from "../../src/engine/trust-anchor.ts";
-import { serializeRequest } from "../../src/http1/request.ts";
 import { openRelaySocket } from "../../src/prover/proxy-mode/relay-socket.ts";
 import { networkTransport } from "../../src/prover/notary/transport.ts";
-import { runTlsExchange } from "../../src/prover/proxy-mode/tls-exchange.ts";
 import { keysToReveal } from "../../src/tls/verify-session.ts";
 import { clientHelloFor } from "../../testkit/client-hello.ts";
 import { tlsFixture } from "../../testkit/env.ts";
@@ -13,6 +10,7 @@ import { sample, scrapeMetrics } from "../../testkit/metrics.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../testkit/prover.ts";
 import { type RawNotary, createProxySession, openRawRelay, postProxyAttestation, postProxySession } from "../../testkit/raw-relay.ts";
 import { type RecordingListener, startRecordingListener } from "../../testkit/recording-listener.ts";
+import { getOverRelay } from "../../testkit/relayed-get.ts";
 import { errorData, openStream } from "../../testkit/sse.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../testkit/target.ts";
 import { TARGET_HOST } from "../../testkit/tls-fixture.ts";
@@ -133,14 +131,7 @@ async function rawSession(notary: RawNotary): Promise<{ sessionId: string; conne
 async function relayedGet(notary: RawNotary, path: string) {
   const sessionId = await createProxySession(notary, TARGET_HOST, tlsTarget.port);
   const relay = await openRelaySocket((listener) => networkTransport.openSocket(`${notary.url.replace(/^http/, "ws")}/relay?sessionId=${sessionId}`, listener, 10_000));
-  const exchange = runTlsExchange(relay.duplex, {
-    serverName: TARGET_HOST,
-    request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
-    trustAnchorsPem: trustAnchors(tlsFixture().caPem),
-    maxRecvBytes: 1024 * 1024,
-    maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA",
-    responseTimeoutMs: 30_000,
-  });
+  const exchange = getOverRelay(relay, path, 30_000);
   return { sessionId, relay, exchange };
 }
 

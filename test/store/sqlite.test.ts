@@ -9,6 +9,7 @@ import type { SqlDriver } from "../../src/store/driver.ts";
 import { openSqliteDriver } from "../../src/store/sqlite.ts";
 import type { FileFlush } from "../../src/store/wal-flush.ts";
 import { tempDir } from "../../testkit/env.ts";
+import { hasSettled } from "../../testkit/wait.ts";
 
 /** A driver whose log flushes end when the test says; the flushed paths are recorded. */
 function heldDriver(): { driver: SqlDriver; flushes: (() => void)[]; paths: string[]; dir: string } {
@@ -22,19 +23,9 @@ function heldDriver(): { driver: SqlDriver; flushes: (() => void)[]; paths: stri
   return { driver: openSqliteDriver(dir, "held.sqlite", flushOf), flushes, paths, dir };
 }
 
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await Bun.sleep(0);
-  return done;
-}
-
 /** Ends the one flush under way, and waits for `promise`. */
 async function afterFlush<T>(flushes: (() => void)[], promise: Promise<T>): Promise<T> {
-  expect(await settled(promise)).toBe(false);
+  expect(await hasSettled(promise)).toBe(false);
   flushes.shift()!();
   return promise;
 }
@@ -62,7 +53,7 @@ describe("a SQLite store's results wait for its log to be on disk", () => {
     // A read asked for while a write's flush is under way sees that write: it waits for the same flush.
     const write = driver.run({ text: "INSERT INTO t (n) VALUES ($1)", params: [2] });
     const read = driver.run({ text: "  select count(*) AS c FROM t", params: [] });
-    expect(await settled(read)).toBe(false);
+    expect(await hasSettled(read)).toBe(false);
     flushes.shift()!();
     expect(await read).toEqual([{ c: 2 }]);
     await write;

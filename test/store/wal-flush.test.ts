@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type FileFlush, fileFlush, walFlush } from "../../src/store/wal-flush.ts";
 import { appErrorOfAsync } from "../../testkit/app-error.ts";
 import { tempDir } from "../../testkit/env.ts";
+import { hasSettled } from "../../testkit/wait.ts";
 
 /** A flush that ends when the test says: each call is one entry of `calls`. */
 function heldFlush() {
@@ -21,17 +22,6 @@ function heldFlush() {
     },
   };
   return { file, calls, closed: () => closed };
-}
-
-/** Whether `promise` has settled once the pending callbacks ran. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await Bun.sleep(0);
-  return done;
 }
 
 describe("flushes of the log", () => {
@@ -53,7 +43,7 @@ describe("flushes of the log", () => {
     expect(held.calls).toHaveLength(1);
     held.calls[0]!.end();
     await first;
-    expect(await settled(second)).toBe(false);
+    expect(await hasSettled(second)).toBe(false);
     expect(held.calls).toHaveLength(2);
     held.calls[1]!.end();
     await second;
@@ -74,7 +64,7 @@ describe("flushes of the log", () => {
     expect(held.calls).toHaveLength(1);
     held.calls[0]!.end();
     await Promise.all(before);
-    expect(await settled(Promise.all(during))).toBe(false);
+    expect(await hasSettled(Promise.all(during))).toBe(false);
     expect(held.calls).toHaveLength(2);
     held.calls[1]!.end();
     await Promise.all(during);
@@ -100,7 +90,7 @@ describe("flushes of the log", () => {
     wal.committed();
     const durable = wal.durable();
     const closing = wal.close();
-    expect(await settled(closing)).toBe(false);
+    expect(await hasSettled(closing)).toBe(false);
     held.calls[0]!.end();
     await Promise.all([durable, closing]);
     expect(held.closed()).toBe(1);

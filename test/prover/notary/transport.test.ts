@@ -11,10 +11,9 @@ import { inProcessTransport } from "../../../src/prover/notary/transport.ts";
 import { openRelaySocket } from "../../../src/prover/proxy-mode/relay-socket.ts";
 import { verifyProof } from "../../../src/proof/verify.ts";
 import { trustAnchors } from "../../../src/engine/trust-anchor.ts";
-import { serializeRequest } from "../../../src/http1/request.ts";
-import { runTlsExchange } from "../../../src/prover/proxy-mode/tls-exchange.ts";
 import { keysToReveal } from "../../../src/tls/verify-session.ts";
 import { appErrorOfAsync } from "../../../testkit/app-error.ts";
+import { getOverRelay } from "../../../testkit/relayed-get.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
@@ -50,14 +49,7 @@ const callsOnly = (handle: (request: Request) => Promise<Response>) =>
 async function relayedGet(client: NotaryClient, path: string) {
   const sessionId = await client.createSession("proxy", { serverName: TARGET_HOST, port: target.port });
   const relay = await openRelaySocket((listener) => client.openSocket("proxy", sessionId, listener, 5_000));
-  const exchange = runTlsExchange(relay.duplex, {
-    serverName: TARGET_HOST,
-    request: serializeRequest({ method: "GET", pathAndQuery: path, headers: [["host", TARGET_HOST], ["connection", "close"]], body: undefined }),
-    trustAnchorsPem: trustAnchors(tlsFixture().caPem),
-    maxRecvBytes: 1024 * 1024,
-    maxRecvSetting: "PROVER_PROXY_MAX_RECV_DATA",
-    responseTimeoutMs: 5_000,
-  });
+  const exchange = getOverRelay(relay, path, 5_000);
   return { sessionId, relay, exchange };
 }
 

@@ -1,17 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createTurnGate } from "../../../../src/prover/mpc/pool/turn-gate.ts";
-import { afterPendingWork } from "../../../../testkit/wait.ts";
-
-/** Whether a promise has settled, after pending reactions ran. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await afterPendingWork();
-  return done;
-}
+import { hasSettled } from "../../../../testkit/wait.ts";
 
 describe("turn gate", () => {
   test("admits up to its limit at once, then the others in arrival order as callers leave", async () => {
@@ -20,17 +9,17 @@ describe("turn gate", () => {
     const b = await gate.enter();
     const c = gate.enter();
     const d = gate.enter();
-    expect(await settled(c)).toBe(false);
+    expect(await hasSettled(c)).toBe(false);
     expect(gate.status()).toEqual({ running: 2, waiting: 2 });
 
     b();
-    expect(await settled(c)).toBe(true);
-    expect(await settled(d)).toBe(false);
+    expect(await hasSettled(c)).toBe(true);
+    expect(await hasSettled(d)).toBe(false);
     // Leaving twice frees one place only.
     b();
-    expect(await settled(d)).toBe(false);
+    expect(await hasSettled(d)).toBe(false);
     a();
-    expect(await settled(d)).toBe(true);
+    expect(await hasSettled(d)).toBe(true);
     (await c)();
     (await d)();
     expect(gate.status()).toEqual({ running: 0, waiting: 0 });
@@ -43,10 +32,10 @@ describe("turn gate", () => {
     expect(gate.status()).toEqual({ running: 2, waiting: 0 });
     const next = gate.enter();
     first();
-    expect(await settled(next)).toBe(false);
+    expect(await hasSettled(next)).toBe(false);
     held();
     held(); // twice: one place only
-    expect(await settled(next)).toBe(true);
+    expect(await hasSettled(next)).toBe(true);
     (await next)();
     expect(gate.status()).toEqual({ running: 0, waiting: 0 });
   });
