@@ -14,6 +14,14 @@ export const SQLITE_FILE = "messages.sqlite";
 const READ_ONLY = /^\s*SELECT\b/i;
 
 /**
+ * The journal mode SQLite answered when asked for WAL must be WAL: commits at synchronous=NORMAL are durable only once
+ * their log is flushed, and a file without a log would have nothing flushed.
+ */
+export function requireWal(path: string, journalMode: string): void {
+  if (journalMode !== "wal") throw new AppError("storage_failed", `SQLite cannot keep a write-ahead log for ${path} (its journal mode stays ${journalMode})`);
+}
+
+/**
  * A SQLite file (`file`, default messages.sqlite) in `dataDir`, which is made private if missing. `flushOf` makes how
  * its log (the path given) is flushed: an fsync unless a test says otherwise.
  */
@@ -26,10 +34,11 @@ export function openSqliteDriver(dataDir: string, file = SQLITE_FILE, flushOf: (
   // Rows hold both texts (~1 KB): with 4 KiB pages WITHOUT ROWID rows that large spill to overflow pages
   // (measured 4.7 KB on disk per message, reads 2.5x slower). Takes effect only when the file is created.
   db.run("PRAGMA page_size = 16384");
-  const { journal_mode: journal } = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!;
-  if (journal !== "wal") {
+  try {
+    requireWal(path, db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()!.journal_mode);
+  } catch (error) {
     db.close();
-    throw new AppError("storage_failed", `SQLite cannot keep a write-ahead log for ${path} (its journal mode stays ${journal})`);
+    throw error;
   }
   // NORMAL: COMMIT writes the log without flushing it. `wal` flushes it before any result is handed out, so an
   // acknowledged publish still survives a power cut.

@@ -10,6 +10,7 @@ import { inProcessSocket as openInProcess } from "../../src/notary/sockets.ts";
 import type { SocketListener } from "../../src/protocol/notary.ts";
 import { appErrorOf } from "../../testkit/app-error.ts";
 import { keptLog } from "../../testkit/kept-log.ts";
+import { afterPendingWork } from "../../testkit/wait.ts";
 
 const SESSION = "session-1";
 
@@ -92,7 +93,7 @@ describe("a mode's socket opened in process", () => {
     expect(socket().readyState).toBe(3);
     expect(end.send(Uint8Array.of(6))).toBe(false);
     expect(socket().sendBinary(Uint8Array.of(6))).toBe(0);
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(heard).toEqual([`open relay-test ${SESSION}`, "bytes 5", "close 1000 readyState 3"]);
     expect(prover.heard).toEqual(["closed 1000 "]);
   });
@@ -104,7 +105,7 @@ describe("a mode's socket opened in process", () => {
     socket().sendBinary(Uint8Array.of(4));
     socket().close(4000, "session_failed: a limit");
     socket().close();
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(prover.heard).toEqual(["bytes 4", "closed 4000 session_failed: a limit"]);
     expect(heard.slice(1)).toEqual(["close 4000 readyState 3"]);
   });
@@ -115,7 +116,7 @@ describe("a mode's socket opened in process", () => {
     const end = inProcessSocket(modes, URL_OF(SESSION), prover.listener);
     end.send(Uint8Array.of(1));
     socket().close(4000, "session_failed: the session ended");
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(heard).toEqual([`open relay-test ${SESSION}`, "close 4000 readyState 3"]);
     expect(prover.heard).toEqual(["closed 4000 session_failed: the session ended"]);
   });
@@ -127,7 +128,7 @@ describe("a mode's socket opened in process", () => {
     end.send(Uint8Array.of(1));
     end.send(Uint8Array.of(66));
     end.send(Uint8Array.of(2));
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(heard).toEqual([`open relay-test ${SESSION}`, "bytes 1", "close 1011 readyState 3"]);
     expect(prover.heard).toEqual(["closed 1011 internal error"]);
     expect(logged.lines.at(-1)).toBe("a socket's event handler failed: the socket is closed relay-test the mode cannot take 66");
@@ -138,7 +139,7 @@ describe("a mode's socket opened in process", () => {
     const { modes, heard } = recordingMode(undefined, true);
     const prover = recordingListener();
     inProcessSocket(modes, URL_OF(SESSION), prover.listener).close();
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(heard.slice(1)).toEqual(["close 1000 readyState 3"]);
     expect(prover.heard).toEqual(["closed 1000 "]);
     expect(logged.lines.at(-1)).toBe("a socket's event handler failed: the socket is closed relay-test the mode's close failed");
@@ -149,7 +150,7 @@ describe("a mode's socket opened in process", () => {
     const prover = recordingListener();
     inProcessSocket(modes, URL_OF(SESSION), prover.listener);
     socket().close();
-    await Bun.sleep(0);
+    await afterPendingWork();
     expect(prover.heard).toEqual(["closed 1000 "]);
   });
 });

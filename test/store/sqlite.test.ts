@@ -6,7 +6,8 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { SqlDriver } from "../../src/store/driver.ts";
-import { openSqliteDriver } from "../../src/store/sqlite.ts";
+import { openSqliteDriver, requireWal } from "../../src/store/sqlite.ts";
+import { appErrorOf } from "../../testkit/app-error.ts";
 import type { FileFlush } from "../../src/store/wal-flush.ts";
 import { tempDir } from "../../testkit/env.ts";
 import { hasSettled } from "../../testkit/wait.ts";
@@ -89,5 +90,14 @@ describe("a SQLite store's results wait for its log to be on disk", () => {
     const again = openSqliteDriver(dir, "real.sqlite");
     expect(await again.run({ text: "SELECT count(*) AS c FROM t", params: [] })).toEqual([{ c: 3 }]);
     await again.close();
+  });
+
+  test("a file whose journal SQLite will not set to WAL is refused when opened: its commits would have no log to flush", () => {
+    expect(appErrorOf(() => requireWal("/data/messages.sqlite", "memory"))).toEqual({
+      code: "storage_failed",
+      message: "SQLite cannot keep a write-ahead log for /data/messages.sqlite (its journal mode stays memory)",
+    });
+    expect(appErrorOf(() => requireWal("/data/messages.sqlite", "delete"))?.code).toBe("storage_failed");
+    expect(() => requireWal("/data/messages.sqlite", "wal")).not.toThrow();
   });
 });

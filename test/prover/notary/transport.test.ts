@@ -18,6 +18,7 @@ import { tlsFixture } from "../../../testkit/env.ts";
 import { type VersionedTarget, startVersionedTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { startProxyNotary } from "../../notary/proxy-mode/support/proxy-notary.ts";
+import { afterPendingWork } from "../../../testkit/wait.ts";
 
 const EMBEDDED_KEY = "this-prover-alone-knows-it";
 const key = generateKey("secp256k1");
@@ -136,7 +137,7 @@ test("the prover's end of a relay, once closed, sends nothing more", async () =>
   expect(end.send(new Uint8Array([22, 3, 1]))).toBe(true);
   end.close();
   expect(end.send(new Uint8Array([22, 3, 1]))).toBe(false);
-  await Bun.sleep(0);
+  await afterPendingWork();
   // One close, heard by the prover as the notary's socket heard it: a normal one.
   expect(closes).toEqual([1000]);
   await client.release("proxy", sessionId);
