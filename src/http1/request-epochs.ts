@@ -11,18 +11,17 @@ import type { ByteRange } from "../core/transcript.ts";
 import { mergeRanges } from "../core/ranges.ts";
 import type { RequestPart } from "../tls/client/exchange.ts";
 import { MAX_CLIENT_EPOCHS } from "../tls/verify-client-epochs.ts";
-import { parseHttpMessage } from "./message.ts";
+import { isFieldName, parseHttpMessage } from "./message.ts";
 
 /** A key update before and after each hidden part, within the epochs a connection may hold. */
 export const MAX_HIDDEN_PARTS = (MAX_CLIENT_EPOCHS - 1) / 2;
 
 const LF = 0x0a;
-const latin1 = new TextDecoder("latin1");
 
 /** Where the request's Host line ends (after its line break); refused without exactly one Host header. */
 function hostLineEnd(request: Uint8Array): number {
   const message = parseHttpMessage(request);
-  const hosts = message.headers.filter((field) => latin1.decode(request.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
+  const hosts = message.headers.filter((field) => isFieldName(request, field.name, "host"));
   if (hosts.length !== 1) throw new AppError("invalid_header", `the request must carry exactly one Host header to be proven in proxy mode (it has ${hosts.length})`);
   const lineBreak = request.indexOf(LF, hosts[0]!.value.end);
   return lineBreak < 0 ? request.length : lineBreak + 1;

@@ -5,7 +5,7 @@
  */
 import { base64ToBytes, bytesToBase64 } from "../base/bytes.ts";
 import { sameServerName } from "../core/server-name.ts";
-import { parseHttpMessage } from "../http1/message.ts";
+import { isFieldName, parseHttpMessage } from "../http1/message.ts";
 import type { ProofBody, RevealedRange, TranscriptDirection } from "./format.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { modeFacts } from "./modes.ts";
@@ -164,7 +164,7 @@ export function requestHostProblem(sent: TranscriptDirection, serverName: string
   if (!isShown({ start: start + version, end: message.startLine.end }) || !/^ HTTP\/1\.[01]$/.test(line.slice(version))) {
     return "the request line's HTTP version must be revealed";
   }
-  const hosts = message.headers.filter((field) => isShown(field.name) && latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
+  const hosts = message.headers.filter((field) => isShown(field.name) && isFieldName(bytes, field.name, "host"));
   if (hosts.length !== 1) return `the request must reveal exactly one Host header (found ${hosts.length})`;
   const host = hosts[0]!;
   if (!isShown(host.value)) return "the request's Host header value is hidden";

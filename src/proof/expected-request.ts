@@ -6,7 +6,7 @@
  * what was asked. A proof whose request is hidden whole shows the host and port only: its reader accepted that.
  */
 import { sameServerName, tlsServerName } from "../core/server-name.ts";
-import { parseHttpMessage } from "../http1/message.ts";
+import { isFieldName, parseHttpMessage } from "../http1/message.ts";
 import { isHiddenRequest, revealedView } from "./check.ts";
 import type { ProofBody, TranscriptDirection } from "./format.ts";
 
@@ -75,7 +75,7 @@ export function requestMismatch(sent: TranscriptDirection, expected: SentRequest
     if (mismatch) return mismatch;
   }
   if (expected.host === undefined) return null;
-  const hosts = message.headers.filter((field) => latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
+  const hosts = message.headers.filter((field) => isFieldName(bytes, field.name, "host"));
   const host = hosts.length === 1 && isShown(hosts[0]!.value) ? latin1.decode(bytes.subarray(hosts[0]!.value.start, hosts[0]!.value.end)) : undefined;
   if (host === undefined || !sameHost(host, expected.host)) return `the proof's request does not show the one Host ${expected.host} expected`;
   return null;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
+import { isFieldName, messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
 import { chunked, concat, texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 function parsed(bytes: Uint8Array) {
@@ -81,6 +81,44 @@ describe("parseHttpMessage", () => {
         for (const r of [m.startLine, ...m.headers.flatMap((h) => [h.name, h.value]), ...m.body, ...m.framing]) {
           expect(0 <= r.start && r.start <= r.end && r.end <= bytes.length).toBe(true);
         }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe("isFieldName", () => {
+  const whole = (text: string) => ({ bytes: utf8(text), range: { start: 0, end: utf8(text).length } });
+
+  test("the name in any case, and nothing longer, shorter or else", () => {
+    for (const name of ["host", "Host", "HOST", "hOsT"]) expect(isFieldName(whole(name).bytes, whole(name).range, "host")).toBe(true);
+    for (const name of ["hos", "hosts", " host", "h0st", ""]) expect(isFieldName(whole(name).bytes, whole(name).range, "host")).toBe(false);
+  });
+
+  test("only the range counts: the bytes around it are not read", () => {
+    const bytes = utf8("xHostx");
+    expect(isFieldName(bytes, { start: 1, end: 5 }, "host")).toBe(true);
+    expect(isFieldName(bytes, { start: 0, end: 4 }, "host")).toBe(false);
+    expect(isFieldName(bytes, { start: 2, end: 6 }, "host")).toBe(false);
+  });
+
+  test("folds ASCII letters only: the bytes just outside A..Z are not taken for a..z", () => {
+    // '@' (0x40) and '[' (0x5b) sit beside 'A' and 'Z'; folded like letters they would read as '`' and '{'.
+    expect(isFieldName(utf8("@"), { start: 0, end: 1 }, "`")).toBe(false);
+    expect(isFieldName(utf8("["), { start: 0, end: 1 }, "{")).toBe(false);
+    expect(isFieldName(utf8("A"), { start: 0, end: 1 }, "a")).toBe(true);
+    expect(isFieldName(utf8("Z"), { start: 0, end: 1 }, "z")).toBe(true);
+  });
+
+  test("agrees with decoding the name and lower-casing it, for any bytes and lower-case ASCII names", () => {
+    const latin1 = new TextDecoder("latin1");
+    const name = fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{0,6}$/);
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 8 }), name, fc.boolean(), (bytes, lower, fromName) => {
+        // Half the time the bytes are the name itself in a random case, so that matches are tried as well as misses.
+        const input = fromName ? utf8([...lower].map((c, i) => (bytes[i]! % 2 ? c.toUpperCase() : c)).join("")) : bytes;
+        const range = { start: 0, end: input.length };
+        expect(isFieldName(input, range, lower)).toBe(latin1.decode(input).toLowerCase() === lower);
       }),
       { numRuns: 3_000 },
     );

@@ -13,12 +13,11 @@
 import type { ExchangeRequest } from "../../core/exchange.ts";
 import { AppError } from "../../core/errors.ts";
 import type { ByteRange } from "../../core/transcript.ts";
-import { parseHttpMessage } from "../../http1/message.ts";
+import { isFieldName, parseHttpMessage } from "../../http1/message.ts";
 import { serializeRequest } from "../../http1/request.ts";
 import type { RedactionPattern } from "../../redaction/index.ts";
 import { checkProvableBody, checkSecretQuery, headEndOf, hiddenRequestRanges } from "../exchange/request-layout.ts";
 
-const latin1 = new TextDecoder("latin1");
 const LF = 0x0a;
 
 /** Where the request line ends (after its line break). */
@@ -26,7 +25,7 @@ const requestLineEnd = (request: Uint8Array): number => request.indexOf(LF) + 1;
 
 /** Where the Host line ends (after its line break); 0 without a Host header. */
 function hostLineEnd(request: Uint8Array): number {
-  const host = parseHttpMessage(request).headers.find((field) => latin1.decode(request.subarray(field.name.start, field.name.end)).toLowerCase() === "host");
+  const host = parseHttpMessage(request).headers.find((field) => isFieldName(request, field.name, "host"));
   return host ? request.indexOf(LF, host.value.end) + 1 : 0;
 }
 
