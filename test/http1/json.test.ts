@@ -99,6 +99,15 @@ describe("parseJson", () => {
     test(`not JSON: ${JSON.stringify(text)}`, () => expect(parseJson(utf8(text))).toBeNull());
   }
 
+  test("only input that is not JSON gives null: an error of the caller's `hidden` is thrown on", () => {
+    expect(parseJson(utf8(""))).toBeNull();
+    expect(() =>
+      parseJson(utf8('{"a": 1}'), () => {
+        throw new Error("the caller's own error");
+      }),
+    ).toThrow("the caller's own error");
+  });
+
   test("very deep nesting is not JSON, without blowing the stack", () => {
     expect(parseJson(utf8("[".repeat(100_000) + "]".repeat(100_000)))).toBeNull();
     expect(parseJson(utf8("[".repeat(100) + "]".repeat(100)))).not.toBeNull();

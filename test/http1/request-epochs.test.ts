@@ -67,7 +67,9 @@ test.each([
 });
 
 test("a request without Host, or with two, is refused", () => {
-  expect(refusal(() => requestParts(encoder.encode("GET / HTTP/1.1\r\n\r\n"), [])).message).toMatch(/exactly one Host header .* has 0/);
+  const none = refusal(() => requestParts(encoder.encode("GET / HTTP/1.1\r\n\r\n"), []));
+  expect(none.code).toBe("invalid_header");
+  expect(none.message).toMatch(/exactly one Host header .* has 0/);
   expect(refusal(() => requestParts(encoder.encode("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\nX: 1\r\n\r\n"), [{ start: 37, end: 38 }])).message).toMatch(/has 2/);
 });
 
