@@ -99,6 +99,11 @@ describe("parseJson", () => {
     test(`not JSON: ${JSON.stringify(text)}`, () => expect(parseJson(utf8(text))).toBeNull());
   }
 
+  test("a \\u escape takes hex digits in either case, and nothing else", () => {
+    for (const digit of ["0", "9", "A", "F", "a", "f"]) expect(parseJson(utf8(`"\\u00${digit}9"`))).not.toBeNull();
+    for (const other of ["G", "g", "@", "!", "/", ":"]) expect(parseJson(utf8(`"\\u00${other}9"`))).toBeNull();
+  });
+
   test("only input that is not JSON gives null: an error of the caller's `hidden` is thrown on", () => {
     expect(parseJson(utf8(""))).toBeNull();
     expect(() =>
