@@ -26,21 +26,27 @@ export const canonicalPrefix = (version: string): string => `${version}\n`;
 export function canonicalJson(value: unknown, path = "$"): string {
   // Pieces joined once at the end: joining at every level copied a proof's megabyte of base64 once per level.
   const pieces: string[] = [];
-  writeCanonical(value, path, pieces);
+  writeCanonical(value, [path], pieces);
   return pieces.join("");
 }
 
-function writeCanonical(value: unknown, path: string, out: string[]): void {
+/** `$.a[0].b` from its steps: written only for an error, not for every value encoded. */
+const pathText = (steps: readonly (string | number)[]): string => steps.map((step, i) => (i === 0 ? step : typeof step === "number" ? `[${step}]` : `.${step}`)).join("");
+
+/** Writes `value`'s canonical text to `out`; `path` holds the steps to it, and is left as it was given. */
+function writeCanonical(value: unknown, path: (string | number)[], out: string[]): void {
   if (value === null || typeof value === "boolean") out.push(String(value));
   else if (typeof value === "string") out.push(JSON.stringify(value));
   else if (typeof value === "number") {
-    if (!Number.isSafeInteger(value)) throw new TypeError(`canonical JSON: ${path} is not a safe integer: ${value}`);
+    if (!Number.isSafeInteger(value)) throw new TypeError(`canonical JSON: ${pathText(path)} is not a safe integer: ${value}`);
     out.push(JSON.stringify(value));
   } else if (Array.isArray(value)) {
     out.push("[");
     value.forEach((item, i) => {
       if (i > 0) out.push(",");
-      writeCanonical(item, `${path}[${i}]`, out);
+      path.push(i);
+      writeCanonical(item, path, out);
+      path.pop();
     });
     out.push("]");
   } else if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
@@ -49,10 +55,12 @@ function writeCanonical(value: unknown, path: string, out: string[]): void {
       .sort()
       .forEach((key, i) => {
         out.push(`${i > 0 ? "," : ""}${JSON.stringify(key)}:`);
-        writeCanonical((value as Record<string, unknown>)[key], `${path}.${key}`, out);
+        path.push(key);
+        writeCanonical((value as Record<string, unknown>)[key], path, out);
+        path.pop();
       });
     out.push("}");
-  } else throw new TypeError(`canonical JSON: ${path} cannot be encoded (${typeof value})`);
+  } else throw new TypeError(`canonical JSON: ${pathText(path)} cannot be encoded (${typeof value})`);
 }
 
 /** The bytes signed for `body` as a proof of `version`. */

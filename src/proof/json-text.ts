@@ -23,15 +23,32 @@ const childPath = (frame: Frame): string =>
 
 const NUMBER = /-?[0-9][0-9.eE+-]*/y;
 
+/**
+ * Where the string whose content starts at `from` ends: its closing quote, or past the end of the text. Searched for,
+ * not walked: a proof's strings are most of its text (a megabyte of base64 for a megabyte of answer). `backslash` holds
+ * the next backslash at or after some earlier position, so that each is looked for once in the whole text.
+ */
+function stringEnd(text: string, from: number, backslash: { at: number }): number {
+  let end = from;
+  for (;;) {
+    const quote = text.indexOf('"', end);
+    if (quote < 0) return text.length;
+    if (backslash.at !== -1 && backslash.at < end) backslash.at = text.indexOf("\\", end);
+    if (backslash.at === -1 || backslash.at > quote) return quote;
+    // The backslash escapes the character after it, a quote included.
+    end = backslash.at + 2;
+  }
+}
+
 /** The first duplicate key or non-canonical number, as one reason naming where it is, or null. */
 export function jsonTextProblem(text: string): string | null {
   const stack: Frame[] = [];
+  const backslash = { at: text.indexOf("\\") };
   for (let i = 0; i < text.length; i++) {
     const char = text[i] as string;
     const top = stack.at(-1);
     if (char === '"') {
-      let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      const end = stringEnd(text, i + 1, backslash);
       if (top?.keys && top.expectKey) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
         if (top.keys.has(key)) return `duplicate key ${JSON.stringify(key)} at ${top.path === "" ? "the top level" : top.path}`;

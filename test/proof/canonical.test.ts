@@ -39,6 +39,13 @@ describe("canonicalJson", () => {
   ])("rejects %s, naming the path", (_, value, path) => {
     expect(() => canonicalJson(value)).toThrow(path);
   });
+
+  test("the path named is the whole path to the value, from the root given", () => {
+    const deep = { a: [{ b: [1, { c: 0.5 }] }] };
+    expect(() => canonicalJson(deep)).toThrow(new TypeError("canonical JSON: $.a[0].b[1].c is not a safe integer: 0.5"));
+    expect(() => canonicalJson(deep, "body")).toThrow(new TypeError("canonical JSON: body.a[0].b[1].c is not a safe integer: 0.5"));
+    expect(() => canonicalJson([1, { d: () => 0 }])).toThrow(new TypeError("canonical JSON: $[1].d cannot be encoded (function)"));
+  });
 });
 
 describe("canonicalEncoding", () => {
