@@ -8,6 +8,7 @@
  * side, when revealed: TLS 1.3 traffic secrets (its Finished checked) or epochs (verify-client-epochs.ts); a TLS 1.2
  * master secret, from which the verifier derives every key and checks both Finished messages (verify-tls12-master.ts).
  */
+import { hexToBytes } from "@noble/hashes/utils.js";
 import { AppError } from "../core/errors.ts";
 import { checkCertificateChain, parseTrustAnchors } from "./certificates.ts";
 import { hashLength } from "./key-schedule.ts";
@@ -64,7 +65,7 @@ export interface VerifiedSession {
 function revealed(hex: string, name: string, length: number): Uint8Array {
   if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) throw new AppError("transcript_invalid", `the revealed ${name} is not hex`);
   if (hex.length !== 2 * length) throw new AppError("transcript_invalid", `the revealed ${name} has ${hex.length / 2} bytes; the cipher suite needs ${length}`);
-  return Uint8Array.from(hex.match(/../g) ?? [], (byte) => Number.parseInt(byte, 16));
+  return hexToBytes(hex);
 }
 
 function bothOrNeither<T>(a: T | undefined, b: T | undefined, what: string): [T, T] | null {
