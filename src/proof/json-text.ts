@@ -24,7 +24,7 @@ const childPath = (frame: Frame): string =>
 const NUMBER = /-?[0-9][0-9.eE+-]*/y;
 
 /**
- * Where the string whose content starts at `from` ends: its closing quote, or past the end of the text. Searched for,
+ * Where the string whose content starts at `from` ends: its closing quote, or the end of the text. Searched for,
  * not walked: a proof's strings are most of its text (a megabyte of base64 for a megabyte of answer). `backslash` holds
  * the next backslash at or after some earlier position, so that each is looked for once in the whole text.
  */
