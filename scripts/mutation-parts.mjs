@@ -27,7 +27,8 @@ export const PARTS = {
   /** What a verifier accepts. */
   proof: {
     // The prover's quorum decisions too: what it refuses, and the quorum proof it delivers (src/prover/proving/quorum.ts).
-    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/prover/proving/quorum.ts"],
+    // json-text.ts: the duplicate keys and non-canonical numbers a proof's text is refused for.
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/proof/json-text.ts", "src/prover/proving/quorum.ts"],
     // The claims verifier test: verifyProof refusing a claim its own answer contradicts.
     tests: ["test/proof/", "test/prover/proving/quorum.test.ts", "test/claims/verifier.test.ts"],
   },

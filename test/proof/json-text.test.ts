@@ -20,6 +20,16 @@ describe("jsonTextProblem: strings end where JSON says", () => {
     expect(jsonTextProblem('{"s":"\\\\","n":1.0}')).toBe("non-canonical number 1.0 at n");
   });
 
+  test("a number is named by its path: the top level, a member, an array's item counted from 0", () => {
+    expect(jsonTextProblem("1.0")).toBe("non-canonical number 1.0 at the top level");
+    expect(jsonTextProblem('{"a":[1,"x",1.0]}')).toBe("non-canonical number 1.0 at a[2]");
+    expect(jsonTextProblem('{"a":{"b":[[2e0]]}}')).toBe("non-canonical number 2e0 at a.b[0][0]");
+  });
+
+  test("equal strings in an array are no duplicate keys", () => {
+    expect(jsonTextProblem('{"list":["a","a"],"b":["a","a"]}')).toBeNull();
+  });
+
   test("backslashes far apart, and strings between them that hold none", () => {
     const long = "A".repeat(100_000);
     expect(jsonTextProblem(`{"a":"${long}","b":"\\n","c":"${long}","d":"${long}\\\\","d":1}`)).toBe('duplicate key "d" at the top level');
