@@ -44,6 +44,22 @@ describe("parseHttpMessage", () => {
     expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\nzz\r\nrest")).body).toEqual(["ab", "zz\r\nrest"]);
   });
 
+  test("a Transfer-Encoding whose last coding is not chunked: the body runs until close, chunk-like lines and all", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n5\r\nabcde\r\n0\r\n\r\n")).body).toEqual(["5\r\nabcde\r\n0\r\n\r\n"]);
+  });
+
+  test("an empty Transfer-Encoding names no coding: Content-Length frames the body", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\nContent-Length: 2\r\n\r\nokNO")).body).toEqual(["ok"]);
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nTransfer-Encoding: ,\r\nContent-Length: 2\r\n\r\nokNO")).body).toEqual(["ok"]);
+  });
+
+  test("Content-Length: any number of digits, and nothing but digits", () => {
+    expect(parsed(utf8("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789EXTRA")).body).toEqual(["0123456789"]);
+    for (const length of ["2x", "x2", "+2", "2 3"]) {
+      expect(parsed(utf8(`HTTP/1.1 200 OK\r\nContent-Length: ${length}\r\n\r\nabcdef`)).body).toEqual(["abcdef"]);
+    }
+  });
+
   test("conflicting Content-Length: until close", () => {
     expect(parsed(utf8("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabcdef")).body).toEqual(["abcdef"]);
     expect(parsed(utf8("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nabcdef")).body).toEqual(["ab"]);
