@@ -89,7 +89,7 @@ function readFields(bytes: Uint8Array, pos: number): { fields: HeaderField[]; ne
 const text = (bytes: Uint8Array, range: ByteRange) => latin1.decode(bytes.subarray(range.start, range.end));
 
 /**
- * Whether the bytes in `range` spell `lowerName` (lower-case ASCII) in any case, compared byte by byte: a message is
+ * Whether the bytes in `range` spell `lowerName` (one char per byte, ASCII letters lower case) in any ASCII case, compared byte by byte: a message is
  * searched for a field name several times, and decoding every name to compare it costs more than the rest of the parse.
  */
 export function isFieldName(bytes: Uint8Array, range: ByteRange, lowerName: string): boolean {
@@ -100,6 +100,11 @@ export function isFieldName(bytes: Uint8Array, range: ByteRange, lowerName: stri
     if ((b >= 0x41 && b <= 0x5a ? b + 0x20 : b) !== lowerName.charCodeAt(i)) return false;
   }
   return true;
+}
+
+/** `text` with its ASCII letters lower-cased and nothing else: the name `isFieldName` expects, for a name of any bytes. */
+export function lowerAsciiLetters(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
 /** Comma-separated list items of every field with this (lower-case) name, trimmed and lower-cased. */

@@ -14,7 +14,7 @@
  * - search: every occurrence in the response (see search.ts for what is decoded).
  * Structure (line breaks, colons, JSON punctuation, chunk framing) is read from the real bytes.
  */
-import { type HttpMessage, parseHttpMessage } from "../http1/message.ts";
+import { type HttpMessage, isFieldName, lowerAsciiLetters, parseHttpMessage } from "../http1/message.ts";
 import type { ByteRange, Direction } from "../core/transcript.ts";
 import { decodeString, type JsonNode, parseJson, valuesAtPath } from "../http1/json.ts";
 import type { HidingPattern } from "./patterns.ts";
@@ -67,12 +67,8 @@ export function parseTranscript(transcript: { sent: Uint8Array; recv: Uint8Array
   return { sent, recv: parseSide(transcript.recv), target: requestTarget(sent.bytes, sent.message.startLine) };
 }
 
-const lowerAscii = (b: number) => (b >= 0x41 && b <= 0x5a ? b + 0x20 : b);
-
-function bytesEqual(bytes: Uint8Array, range: ByteRange, expected: Uint8Array, ignoreAsciiCase: boolean): boolean {
-  if (range.end - range.start !== expected.length) return false;
-  const fold = ignoreAsciiCase ? lowerAscii : (b: number) => b;
-  return expected.every((b, i) => fold(bytes[range.start + i]!) === fold(b));
+function bytesEqual(bytes: Uint8Array, range: ByteRange, expected: Uint8Array): boolean {
+  return range.end - range.start === expected.length && expected.every((b, i) => bytes[range.start + i] === b);
 }
 
 /** One pattern's matches: raw ranges (unmerged) and the values they hold (see Found). */
@@ -90,8 +86,9 @@ function rawValues(bytes: Uint8Array, ranges: ByteRange[]): Located {
 }
 
 function headerValues(side: ParsedSide, name: string): Located {
-  const wanted = utf8.encode(name);
-  const ranges = side.message.headers.filter((field) => bytesEqual(side.bytes, field.name, wanted, true)).map((field) => field.value);
+  // A name is one char per byte (a token, or a default's name read from the request's bytes), its case folded as HTTP does: ASCII letters only.
+  const lowerName = lowerAsciiLetters(name);
+  const ranges = side.message.headers.filter((field) => isFieldName(side.bytes, field.name, lowerName)).map((field) => field.value);
   const located = rawValues(side.bytes, ranges);
   const inside = located.values.map((value) => credentialParts(name, value));
   return { ranges, values: [...located.values, ...inside.flatMap((c) => c.whole)], parts: inside.flatMap((c) => c.parts) };
@@ -119,7 +116,7 @@ function queryValues(t: ParsedTranscript, name: string): Located {
   if (!t.target) return nothing;
   const wanted = utf8.encode(name);
   const bytes = t.sent.bytes;
-  const ranges = queryParameters(bytes, t.target).filter((p) => bytesEqual(bytes, p.name, wanted, false)).map((p) => p.value);
+  const ranges = queryParameters(bytes, t.target).filter((p) => bytesEqual(bytes, p.name, wanted)).map((p) => p.value);
   return rawValues(bytes, ranges);
 }
 

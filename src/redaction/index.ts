@@ -15,7 +15,7 @@ import type { ByteRange, RedactionSpan } from "../core/transcript.ts";
 import { echoSpellings } from "./encodings.ts";
 import { findEverywhere, findSpans, type ParsedTranscript, parseTranscript } from "./find.ts";
 import { DEFAULT_HIDDEN, type HidingPattern, type RedactionPattern, isDefaultHidden, isSecretHeaderName, publicPattern } from "./patterns.ts";
-import { parseHttpMessage } from "../http1/message.ts";
+import { lowerAsciiLetters, parseHttpMessage } from "../http1/message.ts";
 import { queryParameters, requestTarget } from "../http1/request-target.ts";
 
 const latin1 = new TextDecoder("latin1");
@@ -65,7 +65,8 @@ function defaultPatterns(patterns: readonly RedactionPattern[], parsed: ParsedTr
   const mentioned = (kind: string, name: string) =>
     patterns.some((p) => (p.kind === "reveal" ? p.header.kind === kind && p.header.name === name.toLowerCase() : p.kind === kind && "name" in p && p.name.toLowerCase() === name.toLowerCase()));
   const { bytes, message } = parsed.sent;
-  const headerNames = message.headers.map((field) => latin1.decode(bytes.subarray(field.name.start, field.name.end)).toLowerCase()).filter(isSecretHeaderName);
+  // Each byte one char (not TextDecoder's latin1, which is windows-1252), only ASCII letters folded: the name then finds exactly these fields.
+  const headerNames = message.headers.map((field) => lowerAsciiLetters(Buffer.from(bytes.subarray(field.name.start, field.name.end)).toString("latin1"))).filter(isSecretHeaderName);
   const found: HidingPattern[] = [
     ...DEFAULT_HIDDEN,
     ...[...new Set(headerNames)].filter((name) => !DEFAULT_HIDDEN.some((d) => d.kind === "req:header" && d.name === name)).map((name) => ({ kind: "req:header" as const, name })),

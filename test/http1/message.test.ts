@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { isFieldName, messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
+import { isFieldName, lowerAsciiLetters, messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
 import { chunked, concat, texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 function parsed(bytes: Uint8Array) {
@@ -124,6 +124,17 @@ describe("isFieldName", () => {
     expect(isFieldName(utf8("["), { start: 0, end: 1 }, "{")).toBe(false);
     expect(isFieldName(utf8("A"), { start: 0, end: 1 }, "a")).toBe(true);
     expect(isFieldName(utf8("Z"), { start: 0, end: 1 }, "z")).toBe(true);
+  });
+
+  test("a name of any bytes, one char each, its ASCII letters lowered by lowerAsciiLetters, finds exactly those bytes in any ASCII case", () => {
+    const bytes = Uint8Array.of(0x58, 0x2d, 0xc9, 0x80, 0x5a);
+    const name = lowerAsciiLetters(String.fromCharCode(...bytes));
+    expect(name).toBe("x-\u00c9\u0080z");
+    expect(isFieldName(bytes, { start: 0, end: 5 }, name)).toBe(true);
+    expect(isFieldName(Uint8Array.of(0x78, 0x2d, 0xc9, 0x80, 0x7a), { start: 0, end: 5 }, name)).toBe(true);
+    // É and é differ outside ASCII: HTTP folds no other letters.
+    expect(isFieldName(Uint8Array.of(0x78, 0x2d, 0xe9, 0x80, 0x7a), { start: 0, end: 5 }, name)).toBe(false);
+    expect(lowerAsciiLetters("AZaz@[`{\u00c0\u0130")).toBe("azaz@[`{\u00c0\u0130");
   });
 
   test("agrees with decoding the name and lower-casing it, for any bytes and lower-case ASCII names", () => {
