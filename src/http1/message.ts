@@ -89,8 +89,9 @@ function readFields(bytes: Uint8Array, pos: number): { fields: HeaderField[]; ne
 const text = (bytes: Uint8Array, range: ByteRange) => latin1.decode(bytes.subarray(range.start, range.end));
 
 /**
- * Whether the bytes in `range` spell `lowerName` (one char per byte, ASCII letters lower case) in any ASCII case, compared byte by byte: a message is
- * searched for a field name several times, and decoding every name to compare it costs more than the rest of the parse.
+ * Whether the bytes in `range` spell `lowerName` (one char per byte, its ASCII letters lower case) in any ASCII case,
+ * compared byte by byte: a message is searched for a field name several times, and decoding every name to compare it
+ * costs more than the rest of the parse.
  */
 export function isFieldName(bytes: Uint8Array, range: ByteRange, lowerName: string): boolean {
   if (range.end - range.start !== lowerName.length) return false;

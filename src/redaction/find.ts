@@ -86,7 +86,8 @@ function rawValues(bytes: Uint8Array, ranges: ByteRange[]): Located {
 }
 
 function headerValues(side: ParsedSide, name: string): Located {
-  // A name is one char per byte (a token, or a default's name read from the request's bytes), its case folded as HTTP does: ASCII letters only.
+  // A name is one char per byte (a token, or a default's name read from the request's bytes); HTTP folds the case of
+  // its ASCII letters only.
   const lowerName = lowerAsciiLetters(name);
   const ranges = side.message.headers.filter((field) => isFieldName(side.bytes, field.name, lowerName)).map((field) => field.value);
   const located = rawValues(side.bytes, ranges);

@@ -65,7 +65,8 @@ function defaultPatterns(patterns: readonly RedactionPattern[], parsed: ParsedTr
   const mentioned = (kind: string, name: string) =>
     patterns.some((p) => (p.kind === "reveal" ? p.header.kind === kind && p.header.name === name.toLowerCase() : p.kind === kind && "name" in p && p.name.toLowerCase() === name.toLowerCase()));
   const { bytes, message } = parsed.sent;
-  // Each byte one char (not TextDecoder's latin1, which is windows-1252), only ASCII letters folded: the name then finds exactly these fields.
+  // Each byte one char (not TextDecoder's latin1, which is windows-1252), only ASCII letters folded: the name then
+  // finds exactly these fields (find.ts).
   const headerNames = message.headers.map((field) => lowerAsciiLetters(Buffer.from(bytes.subarray(field.name.start, field.name.end)).toString("latin1"))).filter(isSecretHeaderName);
   const found: HidingPattern[] = [
     ...DEFAULT_HIDDEN,
