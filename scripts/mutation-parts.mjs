@@ -27,10 +27,11 @@ export const PARTS = {
   /** What a verifier accepts. */
   proof: {
     // The prover's quorum decisions too: what it refuses, and the quorum proof it delivers (src/prover/proving/quorum.ts).
-    // json-text.ts: the duplicate keys and non-canonical numbers a proof's text is refused for.
-    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/proof/json-text.ts", "src/prover/proving/quorum.ts"],
+    // json-text.ts: the duplicate keys and non-canonical numbers a proof's text is refused for. message.ts: the HTTP
+    // structure the request rule, the Host check and the hidden ranges read (and the prover's answer head, its completeness).
+    mutate: ["src/proof/verify.ts", "src/proof/check.ts", "src/proof/older-proofs.ts", "src/proof/expected-request.ts", "src/proof/request-rule.ts", "src/proof/quorum.ts", "src/proof/json-text.ts", "src/prover/proving/quorum.ts", "src/http1/message.ts"],
     // The claims verifier test: verifyProof refusing a claim its own answer contradicts.
-    tests: ["test/proof/", "test/prover/proving/quorum.test.ts", "test/claims/verifier.test.ts"],
+    tests: ["test/proof/", "test/prover/proving/quorum.test.ts", "test/claims/verifier.test.ts", "test/http1/message.test.ts"],
   },
   /**
    * Signatures: a proof's and the canonical bytes it covers, an Ethereum one (EVM attestations, the store's messages), the

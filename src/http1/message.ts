@@ -172,37 +172,51 @@ export function parseHttpMessage(bytes: Uint8Array): HttpMessage {
 }
 
 /**
- * False when the message's own framing says more was to come: a Content-Length body or a chunked body cut short
- * (a connection that ended early). A body framed by the connection's end is complete by definition.
+ * False when the message's own framing says more was to come: a Content-Length body or a chunked body cut short, or
+ * only interim heads (a connection that ended early). A body framed by the connection's end is complete by definition.
  */
 export function messageComplete(bytes: Uint8Array): boolean {
   return parse(bytes).complete;
 }
 
-function parse(bytes: Uint8Array): { message: HttpMessage; complete: boolean } {
+/** The head after any interim ones: the status line and fields of the answer itself (the request's own head). */
+export interface FinalHead {
+  startLine: ByteRange;
+  headers: HeaderField[];
+}
+
+export function finalHead(bytes: Uint8Array): FinalHead {
+  return parse(bytes).final;
+}
+
+function parse(bytes: Uint8Array): { message: HttpMessage; complete: boolean; final: FinalHead } {
   let pos = 0;
   while (pos < bytes.length && lineBreakEnd(bytes, pos) > pos) pos = lineBreakEnd(bytes, pos); // stray leading CRLFs
   const first = readLine(bytes, pos);
   const startLine = { start: first.start, end: first.end };
   const headers: HeaderField[] = [];
   let line = first;
-  let finalHead: HeaderField[];
+  let fields: HeaderField[];
+  let interim: boolean;
   for (;;) {
     const head = readFields(bytes, line.next);
     headers.push(...head.fields);
-    finalHead = head.fields;
+    fields = head.fields;
     pos = head.next;
-    if (!isInterimStatus(text(bytes, line)) || pos >= bytes.length) break;
+    interim = isInterimStatus(text(bytes, line));
+    if (!interim || pos >= bytes.length) break;
     line = readLine(bytes, pos);
   }
-  const framing = framingOf(bytes, finalHead);
+  const final = { startLine: { start: line.start, end: line.end }, headers: fields };
+  const framing = framingOf(bytes, fields);
   if (framing.kind === "chunked") {
     const { body, framing: chunkFraming, trailers, ended } = readChunked(bytes, pos);
-    return { message: { startLine, headers: [...headers, ...trailers], body, framing: chunkFraming }, complete: ended };
+    return { message: { startLine, headers: [...headers, ...trailers], body, framing: chunkFraming }, complete: ended, final };
   }
   const end = framing.kind === "length" ? Math.min(pos + framing.length, bytes.length) : bytes.length;
-  const complete = framing.kind !== "length" || pos + framing.length <= bytes.length;
-  return { message: { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] }, complete };
+  // An interim head the input ended after: the answer itself never came.
+  const complete = !interim && (framing.kind !== "length" || pos + framing.length <= bytes.length);
+  return { message: { startLine, headers, body: end > pos ? [{ start: pos, end }] : [], framing: [] }, complete, final };
 }
 
 /** The message's body content in order, de-chunked: what an HTTP client hands to its caller. */

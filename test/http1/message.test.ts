@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { isFieldName, lowerAsciiLetters, messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
+import { bodyBytes, finalHead, isFieldName, lowerAsciiLetters, messageComplete, parseHttpMessage } from "../../src/http1/message.ts";
 import { chunked, concat, texts, utf8 } from "../redaction/fixtures/transcript.ts";
 
 function parsed(bytes: Uint8Array) {
@@ -72,9 +72,65 @@ describe("parseHttpMessage", () => {
     expect(m.body).toEqual(["ok"]);
   });
 
+  test("interim heads: the final head is the answer's own status line and fields; after an interim head alone the answer never came", () => {
+    const bytes = utf8("HTTP/1.1 103 Early Hints\r\nLink: a\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nX-A: 2\r\nContent-Length: 2\r\n\r\nok");
+    const head = finalHead(bytes);
+    expect(texts(bytes, [head.startLine])).toEqual(["HTTP/1.1 200 OK"]);
+    expect(head.headers.map((h) => texts(bytes, [h.name, h.value]))).toEqual([["X-A", "2"], ["Content-Length", "2"]]);
+    expect(messageComplete(bytes)).toBe(true);
+    for (const cut of ["HTTP/1.1 103 Early Hints\r\nLink: a\r\n\r\n", "HTTP/1.1 100 Continue\r\nContent-Length: 0\r\n\r\n"]) {
+      expect(messageComplete(utf8(cut))).toBe(false);
+      expect(texts(utf8(cut), [finalHead(utf8(cut)).startLine])).toEqual([cut.slice(0, cut.indexOf("\r\n"))]);
+    }
+    // 101 Switching Protocols is final: what follows is another protocol's.
+    const switching = utf8("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\nHTTP/1.1 200 OK\r\n\r\n");
+    expect(texts(switching, [finalHead(switching).startLine])).toEqual(["HTTP/1.1 101 Switching Protocols"]);
+    expect(messageComplete(switching)).toBe(true);
+    // A status line with more before "HTTP/" is no interim head.
+    const odd = utf8("XHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n");
+    expect(texts(odd, [finalHead(odd).startLine])).toEqual(["XHTTP/1.1 100 Continue"]);
+  });
+
+  test("an interim status line needs its space or its end after the code", () => {
+    for (const [line, interim] of [["HTTP/1.1 100", true], ["HTTP/1.1 100 Continue", true], ["HTTP/1.1 1000 x", false]] as const) {
+      const bytes = utf8(`${line}\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n`);
+      expect(texts(bytes, [finalHead(bytes).startLine])).toEqual([interim ? "HTTP/1.1 200 OK" : line]);
+    }
+  });
+
+  test("stray line breaks before the start line are skipped", () => {
+    for (const lead of ["\r\n", "\n", "\r\n\r\n", "\r"]) {
+      expect(parsed(utf8(`${lead}HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok`))).toEqual({ startLine: "HTTP/1.1 200 OK", headers: [["Content-Length", "2"]], body: ["ok"], framing: [] });
+    }
+  });
+
+  test("chunk data ended by a bare LF or a lone CR, or by nothing: the framing holds each break as it is, and no empty range", () => {
+    const head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    expect(parsed(utf8(`${head}3\nabc\n2\nde\n0\n\n`))).toMatchObject({ body: ["abc", "de"], framing: ["3\n", "\n", "2\n", "\n", "0\n"] });
+    expect(parsed(utf8(`${head}3\r\nabc\r2\r\nde\r\n0\r\n\r\n`))).toMatchObject({ body: ["abc", "de"], framing: ["3\r\n", "\r", "2\r\n", "\r\n", "0\r\n"] });
+    const cut = utf8(`${head}3\r\nabc`);
+    expect(parseHttpMessage(cut).framing).toEqual([{ start: head.length, end: head.length + 3 }]);
+    // A size line at the very end, its data not yet come: no piece of body at all.
+    expect(parseHttpMessage(utf8(`${head}3\r\nabc\r\n1a\r\n`)).body).toEqual([{ start: head.length + 3, end: head.length + 6 }]);
+  });
+
+  test("a chunk-size line is hex digits, blanks, and extensions after a semicolon only", () => {
+    const head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    expect(parsed(utf8(`${head}3 \t;ext\r\nabc\r\n0\r\n\r\n`)).body).toEqual(["abc"]);
+    for (const line of ["x3", "3x", "3 x", "3;"]) {
+      const body = parsed(utf8(`${head}${line}\r\nabc\r\n0\r\n\r\n`)).body;
+      expect({ line, body }).toEqual({ line, body: line === "3;" ? ["abc"] : [`${line}\r\nabc\r\n0\r\n\r\n`] });
+    }
+  });
+
   test("obsolete line folding extends the value over the continuation lines", () => {
     const m = parsed(utf8("GET / HTTP/1.1\r\nX-Fold: first\r\n  second \r\nX-Empty:\r\n\tlater\r\n\r\n"));
     expect(m.headers).toEqual([["X-Fold", "first\r\n  second"], ["X-Empty", "later"]]);
+  });
+
+  test("a continuation line of blanks only adds nothing: the value does not run over the line break", () => {
+    const m = parsed(utf8("GET / HTTP/1.1\r\nX-A: v\r\n \t \r\nX-Empty:\r\n \r\nB: 2\r\n\r\n"));
+    expect(m.headers).toEqual([["X-A", "v"], ["X-Empty", ""], ["B", "2"]]);
   });
 
   test("bare LF line endings and lines without a colon", () => {
@@ -100,6 +156,19 @@ describe("parseHttpMessage", () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe("bodyBytes", () => {
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bodyBytes(bytes));
+
+  test("one piece is a view of the input; chunks are joined in order; no body is empty", () => {
+    const plain = utf8("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokNO");
+    const view = bodyBytes(plain);
+    expect(new TextDecoder().decode(view)).toBe("ok");
+    expect(view.buffer).toBe(plain.buffer);
+    expect(decode(concat("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunked("hello world", [3, 5])))).toBe("hello world");
+    expect(bodyBytes(utf8("HTTP/1.1 204 No Content\r\n\r\n"))).toEqual(new Uint8Array(0));
   });
 });
 

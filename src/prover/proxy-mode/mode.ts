@@ -11,7 +11,7 @@ import type { AnswerHead } from "../../core/exchange.ts";
 import { type TimedMemory, timedMemory } from "../../base/timed-memory.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
 import { AppError } from "../../core/errors.ts";
-import { messageComplete, parseHttpMessage } from "../../http1/message.ts";
+import { finalHead, messageComplete } from "../../http1/message.ts";
 import type { Logger } from "../../base/log.ts";
 import { BUILT_IN_MODES } from "../../proof/modes.ts";
 import type { ProxySessionRequest } from "../../protocol/proxy-mode.ts";
@@ -62,16 +62,16 @@ interface AnswerAllowance {
 
 const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})/;
 
-/** The status and header fields of the answer, once it is one whole HTTP/1.1 answer. */
+/** The status and header fields of the answer (after any interim heads), once it is one whole HTTP/1.1 answer. */
 function answerHead(recv: Uint8Array): AnswerHead {
-  const message = parseHttpMessage(recv);
+  const head = finalHead(recv);
   const latin1 = new TextDecoder("latin1");
   const text = new TextDecoder();
-  const status = STATUS_LINE.exec(latin1.decode(recv.subarray(message.startLine.start, message.startLine.end)))?.[1];
+  const status = STATUS_LINE.exec(latin1.decode(recv.subarray(head.startLine.start, head.startLine.end)))?.[1];
   if (!status) throw new AppError("target_request_failed", "the target's answer is not an HTTP/1.1 response");
   // The connection may end early (the target, or a notary's relay limit): a cut answer is no answer.
   if (!messageComplete(recv)) throw new AppError("target_request_failed", "the connection ended before the target's answer did");
-  const headers = message.headers.map(({ name, value }): [string, string] => [
+  const headers = head.headers.map(({ name, value }): [string, string] => [
     latin1.decode(recv.subarray(name.start, name.end)),
     text.decode(recv.subarray(value.start, value.end)),
   ]);

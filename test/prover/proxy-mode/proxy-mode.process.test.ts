@@ -30,6 +30,14 @@ let forger: TcpProxy;
 let resolveAll: string;
 /** A TLS 1.3 target whose answer has no Content-Length: it ends when the server closes the connection. */
 let closing: ScriptedTarget;
+/** A TLS 1.3 target whose answers (HINTING_ANSWERS, by path) hold interim heads or statuses a response cannot carry. */
+let hinting: ScriptedTarget;
+const HINTING_ANSWERS: Record<string, string> = {
+  "/hints": "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nX-Final: yes\r\nContent-Length: 2\r\n\r\nok",
+  "/hints-only": "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n",
+  "/status-600": "HTTP/1.1 600 Beyond\r\nContent-Length: 2\r\n\r\nok",
+  "/switching": "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+};
 /** TLS 1.3 targets that refuse the client's KeyUpdate: with an alert, or by closing. */
 const refusing: Partial<Record<"alert" | "close", RawServer>> = {};
 
@@ -50,10 +58,14 @@ beforeAll(async () => {
   closing = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket }) => {
     socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"price":42}');
   });
+  hinting = await startScriptedTarget(tls, { version: "TLSv1.3" }, ({ socket, request }) => {
+    const path = request.slice(request.indexOf(" ") + 1, request.indexOf(" HTTP/"));
+    socket.end(HINTING_ANSWERS[path] ?? "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+  });
   const ok = () => new TextEncoder().encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   for (const how of ["alert", "close"] as const) refusing[how] = await startRawTls13Server(tls, { onClientKeyUpdate: how, answer: ok });
   const rawPorts = Object.values(refusing).map((server) => server.port);
-  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port, closing.port, ...rawPorts].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
+  resolveAll = [...Object.values(targets).map((t) => t.port), forger.port, closing.port, hinting.port, ...rawPorts].map((port) => `${TARGET_HOST}:${port}:127.0.0.1`).join(",");
   prover = await startProver(SOURCE_CLI, targets.tls13.port, { PROVER_RESOLVE: resolveAll });
 }, 120_000);
 
@@ -62,6 +74,7 @@ afterAll(async () => {
   for (const target of Object.values(targets)) target.stop();
   await forger?.close();
   closing?.stop();
+  hinting?.stop();
   for (const server of Object.values(refusing)) await server.stop();
 });
 
@@ -371,6 +384,36 @@ describe("an answer framed by the connection's end, over TLS 1.3", () => {
       const revealed = await proveProxy(url, headers);
       expect(revealed.status).toBe(200);
       expect((await verified(revealed.proof!)).responseFraming).toBe("close");
+    }
+  }, 60_000);
+});
+
+describe("interim heads, and statuses a response cannot carry", () => {
+  const url = (path: string) => `https://${TARGET_HOST}:${hinting.port}${path}`;
+
+  test("103 Early Hints, then the answer: the client gets the answer's own status and fields; the proof stream says an interim answer is not proven", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+    const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url("/hints"), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+    expect({ status: response.status, body: await response.text(), final: response.headers.get("x-final"), link: response.headers.get("link") }).toEqual({ status: 200, body: "ok", final: "yes", link: null });
+    const [event] = await stream.events;
+    expect(errorData(event!)).toMatchObject({ requestId, code: "answer_not_single", message: expect.stringContaining("it is an interim answer (status 103)") });
+  }, 60_000);
+
+  test("an interim head and then the connection's end, a status past 599, or 101: a 502 saying so, on /proxy and on the proof stream", async () => {
+    const expected: Record<string, string> = {
+      "/hints-only": "the connection ended before the target's answer did",
+      "/status-600": "the target answered with status 600, which cannot be passed on to the client (200-599)",
+      "/switching": "the target answered with status 101, which cannot be passed on to the client (200-599)",
+    };
+    for (const [path, message] of Object.entries(expected)) {
+      const requestId = crypto.randomUUID();
+      const stream = await openStream(`${prover.url}/proof/${requestId}`, 30_000);
+      const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url(path), "T-REQUEST-ID": requestId, "T-PROOF-MODE": "proxy" } });
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect({ path, status: response.status, ...body.error }).toEqual({ path, status: 502, code: "target_request_failed", message });
+      const [event] = await stream.events;
+      expect(errorData(event!)).toMatchObject({ requestId, code: "target_request_failed", message });
     }
   }, 60_000);
 });
