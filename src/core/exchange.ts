@@ -23,7 +23,10 @@ export interface ExchangeRequest {
   body: unknown;
 }
 
-/** The target's answer as far as a client needs it beside its bytes: status and header fields. */
+/**
+ * The target's answer as far as a client needs it beside its bytes: status and header fields, each name and value one
+ * char per byte as the target sent them (latin1), so that the client is handed the same bytes.
+ */
 export interface AnswerHead {
   status: number;
   headers: HeaderField[];

@@ -50,12 +50,11 @@ export interface EngineProvers {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
-/** The engine's answer head, header values as bytes, as text: the engine's shapes stop here. */
+/** The engine's answer head, header values as bytes, as text of one char per byte (AnswerHead): the engine's shapes stop here. */
 const answerHead = (response: HttpResponse): AnswerHead => ({
   status: response.status,
-  headers: response.headers.map(([name, value]) => [name, decoder.decode(Uint8Array.from(value))]),
+  headers: response.headers.map(([name, value]) => [name, Buffer.from(value).toString("latin1")]),
 });
 
 /** A prover in this process's wasm instance (startEngine must have run). */

@@ -11,7 +11,7 @@ import type { ProxyCallKind } from "../../metrics/prover.ts";
 import type { ProofOutcome } from "../../proof/outcome.ts";
 import type { RedactionResult } from "../../redaction/index.ts";
 import { refuseEncodedAnswer } from "../exchange/answer-encoding.ts";
-import { refuseUnanswerableStatus } from "../exchange/answer-status.ts";
+import { refuseUnanswerableHead } from "../exchange/answer-head.ts";
 import { createSessionSlots } from "../exchange/capacity.ts";
 import { type ProofDelivery, failureOutcome } from "../delivery/proof-delivery.ts";
 import type { NotaryClient } from "../notary/client.ts";
@@ -165,7 +165,7 @@ async function exchange(deps: LifecycleDeps, running: Running, idClaimed: Promis
   log.info("target answered", { status: first!.answer.status, sent: first!.sent.length, recv: first!.recv.length, ...(runs.length > 1 && { sessions: runs.length }) });
   // First, whatever the status: an encoded answer is never proven, and the client is told so plainly (502).
   for (const exchanged of exchanges) refuseEncodedAnswer(exchanged.recv);
-  refuseUnanswerableStatus(first!.answer.status);
+  refuseUnanswerableHead(first!.answer);
   // Each exchange's plan, its own bytes' redaction: one refusal makes no proof.
   const attesting: Attesting[] = [];
   let refusal: AppError | undefined;

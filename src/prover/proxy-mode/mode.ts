@@ -8,6 +8,7 @@
  * request stays hidden unless `T-PROXY-REVEAL: request` reveals the master secret.
  */
 import type { AnswerHead } from "../../core/exchange.ts";
+import type { ByteRange } from "../../core/transcript.ts";
 import { type TimedMemory, timedMemory } from "../../base/timed-memory.ts";
 import { type TargetPolicy, checkTargetAllowed } from "../../core/target-policy.ts";
 import { AppError } from "../../core/errors.ts";
@@ -65,17 +66,13 @@ const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})/;
 /** The status and header fields of the answer (after any interim heads), once it is one whole HTTP/1.1 answer. */
 function answerHead(recv: Uint8Array): AnswerHead {
   const head = finalHead(recv);
-  const latin1 = new TextDecoder("latin1");
-  const text = new TextDecoder();
-  const status = STATUS_LINE.exec(latin1.decode(recv.subarray(head.startLine.start, head.startLine.end)))?.[1];
+  // One char per byte: TextDecoder's "latin1" is windows-1252, and UTF-8 would change a value's bytes on their way on.
+  const latin1 = (range: ByteRange) => Buffer.from(recv.buffer, recv.byteOffset + range.start, range.end - range.start).toString("latin1");
+  const status = STATUS_LINE.exec(latin1(head.startLine))?.[1];
   if (!status) throw new AppError("target_request_failed", "the target's answer is not an HTTP/1.1 response");
   // The connection may end early (the target, or a notary's relay limit): a cut answer is no answer.
   if (!messageComplete(recv)) throw new AppError("target_request_failed", "the connection ended before the target's answer did");
-  const headers = head.headers.map(({ name, value }): [string, string] => [
-    latin1.decode(recv.subarray(name.start, name.end)),
-    text.decode(recv.subarray(value.start, value.end)),
-  ]);
-  return { status: Number(status), headers };
+  return { status: Number(status), headers: head.headers.map(({ name, value }): [string, string] => [latin1(name), latin1(value)]) };
 }
 
 /**

@@ -37,6 +37,9 @@ const HINTING_ANSWERS: Record<string, string> = {
   "/hints-only": "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n",
   "/status-600": "HTTP/1.1 600 Beyond\r\nContent-Length: 2\r\n\r\nok",
   "/switching": "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+  // UTF-8 in a value, as servers send file names (the script writes its text as UTF-8: e2 82 ac for the euro sign).
+  "/utf8-field": 'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="€ café.txt"\r\nContent-Length: 2\r\n\r\nok',
+  "/spaced-name": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX Bad: v\r\n\r\nok",
 };
 /** TLS 1.3 targets that refuse the client's KeyUpdate: with an alert, or by closing. */
 const refusing: Partial<Record<"alert" | "close", RawServer>> = {};
@@ -400,11 +403,20 @@ describe("interim heads, and statuses a response cannot carry", () => {
     expect(errorData(event!)).toMatchObject({ requestId, code: "answer_not_single", message: expect.stringContaining("it is an interim answer (status 103)") });
   }, 60_000);
 
-  test("an interim head and then the connection's end, a status past 599, or 101: a 502 saying so, on /proxy and on the proof stream", async () => {
+  test("a header value in UTF-8 reaches the client byte for byte, and the proof of it verifies", async () => {
+    const proven = await proveProxy(url("/utf8-field"));
+    expect(proven.status).toBe(200);
+    // Header values travel as bytes, read one char per byte (a ByteString), as the target wrote them.
+    expect(Buffer.from(proven.headers.get("content-disposition")!, "latin1").toString("utf8")).toBe('attachment; filename="€ café.txt"');
+    expect((await verified(proven.proof!)).responseFraming).toBe("content-length");
+  }, 60_000);
+
+  test("an interim head and then the connection's end, a status past 599, 101, or a field no response can carry: a 502 saying so, on /proxy and on the proof stream", async () => {
     const expected: Record<string, string> = {
       "/hints-only": "the connection ended before the target's answer did",
       "/status-600": "the target answered with status 600, which cannot be passed on to the client (200-599)",
       "/switching": "the target answered with status 101, which cannot be passed on to the client (200-599)",
+      "/spaced-name": "the target's answer has a header field (number 2 of its head) that no HTTP response can carry: its name is not a token, or its value holds NUL, CR or LF",
     };
     for (const [path, message] of Object.entries(expected)) {
       const requestId = crypto.randomUUID();
