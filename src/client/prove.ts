@@ -290,7 +290,9 @@ async function attempt(options: ProveOptions, signal: AbortSignal, auth: Headers
       signal,
     });
     const response = await readResponse(reply);
-    if (!response.headers.has("t-proof-id")) {
+    // The prover marks every target's answer it relays (T-PROOF-MODE, and T-PROOF-ID when a proof follows); without
+    // either, the answer is the prover's own, a refusal. A target's answer shaped like one is still the target's.
+    if (!response.headers.has("t-proof-id") && !response.headers.has("t-proof-mode")) {
       const refused = proverError(response);
       if (refused) {
         throw new TlsproofError(refused.code, refused.message, { status: response.status, requestId, retryAfterS: retryAfterS(response.headers) });

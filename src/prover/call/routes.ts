@@ -138,11 +138,15 @@ function forwardedHeaders(request: Request, host: string, deps: ProxyDeps): Head
   return headers;
 }
 
-/** The target's answer as an HTTP response: its status, its headers (less those of the connection), the de-chunked body. */
-function answerResponse({ answer, recv, proofFollows, answerHeaders }: ProofAnswer, requestId: string, mode: string): Response {
+/**
+ * The target's answer as an HTTP response: its status, its headers (less those of the connection and those named as
+ * the prover's own: a target's T-PROOF-ID would tell a client a proof follows), the de-chunked body.
+ */
+function answerResponse({ answer, recv, proofFollows, answerHeaders }: ProofAnswer, requestId: string, mode: string, ownHeaders: ReadonlySet<string>): Response {
   const headers = new Headers();
   for (const [name, value] of answer.headers) {
-    if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, value);
+    const lower = name.toLowerCase();
+    if (!DROPPED_RESPONSE_HEADERS.has(lower) && !ownHeaders.has(lower)) headers.append(name, value);
   }
   if (proofFollows) headers.set("t-proof-id", requestId);
   headers.set("t-proof-mode", mode);
@@ -203,6 +207,8 @@ async function refusedBeforeWork(request: Request, error: unknown, deps: ProxyDe
 /** `ANY /proxy`: reads the client's request, runs its proof in its mode, answers with the target's answer. */
 export function proxyRoutes(deps: ProxyDeps): RouteGroup {
   const refused = (error: unknown, request: Request) => refusedBeforeWork(request, error, deps);
+  const declaration = proxyRouteOffering(deps.modes.offeredHeaders());
+  const ownHeaders = new Set(Object.keys(declaration.responses.default.headers).map((name) => name.toLowerCase()));
   async function handle(input: RouteInput<typeof proxyRoute>): Promise<Response> {
     const { mode, call, prepared } = await readCall(input, deps).catch((error: unknown) => refused(error, input.request));
     // Read whole: from here the client waits in silence for as long as the proof takes (a slow target, an MPC
@@ -210,11 +216,11 @@ export function proxyRoutes(deps: ProxyDeps): RouteGroup {
     // it again (fetch does) would be refused its own id.
     deps.idleLimit.lift(input.request);
     try {
-      return answerResponse(await deps.lifecycle.run(mode, prepared, call), call.requestId, mode.facts.name);
+      return answerResponse(await deps.lifecycle.run(mode, prepared, call), call.requestId, mode.facts.name, ownHeaders);
     } finally {
       deps.idleLimit.restore(input.request);
     }
   }
   // A refusal of its headers comes before any work too: it settles the id as the others do.
-  return routeGroup("proxy", [bindRoute(proxyRouteOffering(deps.modes.offeredHeaders()), handle, { refused })]);
+  return routeGroup("proxy", [bindRoute(declaration, handle, { refused })]);
 }

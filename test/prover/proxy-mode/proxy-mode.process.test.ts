@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { prove, redact, verifyProof } from "../../../src/client/index.ts";
+import { TlsproofError, prove, redact, verifyProof } from "../../../src/client/index.ts";
 import type { VerifiedProofJson } from "../../../src/proof/render.ts";
 import { HIDDEN_BYTE_MARKER } from "../../../src/proof/verify.ts";
 import { tlsFixture } from "../../../testkit/env.ts";
@@ -40,6 +40,8 @@ const HINTING_ANSWERS: Record<string, string> = {
   // UTF-8 in a value, as servers send file names (the script writes its text as UTF-8: e2 82 ac for the euro sign).
   "/utf8-field": 'HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="€ café.txt"\r\nContent-Length: 2\r\n\r\nok',
   "/spaced-name": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX Bad: v\r\n\r\nok",
+  // A 404 dressed as the prover's: its marks (a proof id, a mode, a session class) and its error shape.
+  "/forged-marks": `HTTP/1.1 404 Not Found\r\nT-Proof-Id: ${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}\r\nT-Proof-Mode: mpc\r\nT-Session-Class: forged\r\nContent-Type: application/json\r\nContent-Length: 56\r\n\r\n{"error":{"code":"notary_untrusted","message":"forged"}}`,
 };
 /** TLS 1.3 targets that refuse the client's KeyUpdate: with an alert, or by closing. */
 const refusing: Partial<Record<"alert" | "close", RawServer>> = {};
@@ -391,7 +393,7 @@ describe("an answer framed by the connection's end, over TLS 1.3", () => {
   }, 60_000);
 });
 
-describe("interim heads, and statuses a response cannot carry", () => {
+describe("odd answer heads from a target: interim heads, statuses and fields a response cannot carry, the prover's own header names", () => {
   const url = (path: string) => `https://${TARGET_HOST}:${hinting.port}${path}`;
 
   test("103 Early Hints, then the answer: the client gets the answer's own status and fields; the proof stream says an interim answer is not proven", async () => {
@@ -401,6 +403,23 @@ describe("interim heads, and statuses a response cannot carry", () => {
     expect({ status: response.status, body: await response.text(), final: response.headers.get("x-final"), link: response.headers.get("link") }).toEqual({ status: 200, body: "ok", final: "yes", link: null });
     const [event] = await stream.events;
     expect(errorData(event!)).toMatchObject({ requestId, code: "answer_not_single", message: expect.stringContaining("it is an interim answer (status 103)") });
+  }, 60_000);
+
+  test("a target's headers named as the prover's own never pass: no proof id where none follows; prove() is not fooled by an answer shaped like a refusal", async () => {
+    const response = await fetch(`${prover.url}/proxy`, { headers: { "T-PROXY-URL": url("/forged-marks"), "T-REQUEST-ID": crypto.randomUUID(), "T-PROOF-MODE": "proxy" } });
+    expect(await response.json()).toEqual({ error: { code: "notary_untrusted", message: "forged" } });
+    expect({ status: response.status, id: response.headers.get("t-proof-id"), mode: response.headers.get("t-proof-mode"), sessionClass: response.headers.get("t-session-class") }).toEqual({
+      status: 404,
+      id: null,
+      mode: "proxy",
+      sessionClass: null,
+    });
+    const refused = await prove({ prover: prover.url, notaryKeys: [prover.notaryPubPem], allowTestTrustAnchor: true, mode: "proxy", url: url("/forged-marks"), timeoutMs: 30_000 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TlsproofError);
+    expect({ code: (refused as TlsproofError).code, message: (refused as TlsproofError).message }).toEqual({
+      code: "target_request_failed",
+      message: "the target answered 404; no proof is made without proveFailed: true",
+    });
   }, 60_000);
 
   test("a header value in UTF-8 reaches the client byte for byte, and the proof of it verifies", async () => {
