@@ -7,6 +7,7 @@ import { TEST_SESSION, scratchDir, tlsFixture } from "../../../testkit/env.ts";
 import { scrapeMetrics, sample } from "../../../testkit/metrics.ts";
 import { type RunningProver, SOURCE_CLI, runCli, startProver } from "../../../testkit/prover.ts";
 import { errorData, firstEvent, openStream, proofData } from "../../../testkit/sse.ts";
+import { type ScriptedTarget, startScriptedTarget } from "../../../testkit/scripted-target.ts";
 import { startTarget, startTls13OnlyTarget } from "../../../testkit/target.ts";
 import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 import { eventually } from "../../../testkit/wait.ts";
@@ -19,12 +20,17 @@ describe("/proxy answers and failures", () => {
   let target: Server<undefined>;
   let tls13: { server: TlsServer; port: number };
   let prover: RunningProver;
+  /** A TLS 1.2 target (the engine's) whose answer starts with an interim head; its final head has a field in UTF-8. */
+  let hinting: ScriptedTarget;
 
   beforeAll(async () => {
     target = startTarget(tlsFixture());
     tls13 = await startTls13OnlyTarget(tlsFixture());
+    hinting = await startScriptedTarget(tlsFixture(), { version: "TLSv1.2" }, ({ socket }) => {
+      socket.end('HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename="€ café.txt"\r\nContent-Length: 2\r\n\r\nok');
+    });
     prover = await startProver(SOURCE_CLI, target.port!, {
-      PROVER_RESOLVE: `${TARGET_HOST}:${target.port}:127.0.0.1,tls13.${TARGET_HOST}:${tls13.port}:127.0.0.1`,
+      PROVER_RESOLVE: `${TARGET_HOST}:${target.port}:127.0.0.1,tls13.${TARGET_HOST}:${tls13.port}:127.0.0.1,${TARGET_HOST}:${hinting.port}:127.0.0.1`,
     });
   }, 120_000);
 
@@ -32,6 +38,7 @@ describe("/proxy answers and failures", () => {
     await prover?.stop();
     target?.stop(true);
     tls13?.server.close();
+    hinting?.stop();
   }, 120_000);
 
   const proxy = (headers: Record<string, string>, init: RequestInit = {}) =>
@@ -140,6 +147,22 @@ describe("/proxy answers and failures", () => {
     expect(body.sent.text).toStartWith("GET /status/404 HTTP/1.1\r\n");
     expect(body.recv.text).toStartWith("HTTP/1.1 404 ");
     expect(body.recv.text).toEndWith('{"status":404}');
+  }, 240_000);
+
+  test("MPC: 103 Early Hints, then an answer with a field in UTF-8: the client gets the answer's own status and fields byte for byte; the proof stream says an interim answer is not proven", async () => {
+    const requestId = crypto.randomUUID();
+    const stream = await openStream(`${prover.url}/proof/${requestId}`, 240_000);
+    const response = await proxy({ "T-PROXY-URL": `https://${TARGET_HOST}:${hinting.port}/`, "T-REQUEST-ID": requestId, "T-PROOF-MODE": "mpc" });
+    expect({ status: response.status, body: await response.text(), link: response.headers.get("link"), mode: response.headers.get("t-proof-mode") }).toEqual({
+      status: 200,
+      body: "ok",
+      link: null,
+      mode: "mpc",
+    });
+    // Header values travel as bytes, read one char per byte (a ByteString), as the target wrote them.
+    expect(Buffer.from(response.headers.get("content-disposition")!, "latin1").toString("utf8")).toBe('attachment; filename="€ café.txt"');
+    const [event] = await stream.events;
+    expect(errorData(event!)).toMatchObject({ requestId, code: "answer_not_single", message: expect.stringContaining("it is an interim answer (status 103)") });
   }, 240_000);
 
   test("a response larger than the session allows is a 502 that says so", async () => {
