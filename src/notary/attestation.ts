@@ -27,22 +27,6 @@ export interface AttestationDeps {
 }
 
 /**
- * The proof `sign` makes, once `requestId` is recorded in the ledger: the record's write goes to disk (or to the
- * database) while the proof is signed, and the proof is handed out only once the record is durable, never when the
- * id was spent before. The EVM attestation goes inside the body, so the proof's own signature covers it too.
- */
-async function signedOnceRecorded(deps: AttestationDeps, requestId: string, sign: () => Proof): Promise<Proof> {
-  const recorded = deps.ledger.record(requestId);
-  // Awaited below: a refusal (already_attested) must not surface as unhandled while the signing runs.
-  recorded.catch(() => undefined);
-  // One turn of the event loop: the record's statement runs and its flush starts before the signing takes the thread.
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  const proof = deps.metrics.timeSigning(sign);
-  await recorded;
-  return proof;
-}
-
-/**
  * Reads the prover's attestation request with `parse` (inside, so that its refusals are counted too), has the mode
  * verify the session's exchange, then builds and signs its proof; every refusal is counted by its code.
  */
@@ -58,7 +42,9 @@ export async function attest<Declared extends AttestationRequest>(
     const transcript = await mode.verify(sessionId, declared, askedAt);
     const body = buildProofBody(transcript, declared, deps.context);
     // Spent only now that every check passed: a refused attestation leaves the id free for an honest retry.
-    const proof = await signedOnceRecorded(deps, declared.requestId, () => signProof(withEvmAttestation(body, deps.key), deps.key));
+    await deps.ledger.record(declared.requestId);
+    // The EVM attestation goes inside the body, so the proof's own signature covers it too.
+    const proof = deps.metrics.timeSigning(() => signProof(withEvmAttestation(body, deps.key), deps.key));
     deps.metrics.attestation("signed");
     deps.log.info("proof signed", { sessionId, requestId: declared.requestId, mode: transcript.mode });
     return proof;

@@ -15,8 +15,7 @@ import type { LedgerPlace } from "./config.ts";
 export interface AttestationLedger {
   /**
    * Records that this notary signs for `requestId` now; throws `already_attested` when it did before. Called once
-   * every check passed, as the proof is signed (attestation.ts): an id is spent only on a statement that is made, and
-   * the statement is handed out only once the record is durable.
+   * every check passed, just before signing: an id is spent only on a statement that is made.
    */
   record(requestId: string): Promise<void>;
   close(): Promise<void>;

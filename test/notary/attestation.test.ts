@@ -83,36 +83,6 @@ describe("the attestation path", () => {
     expect(await counted()).toEqual({ alpn_refused: 1, signed: 1, already_attested: 1 });
   });
 
-  test("the proof is signed while its record is written, and handed out only once the record is durable; a record refused late hands out nothing", async () => {
-    const { deps, counted } = path();
-    const events: string[] = [];
-    let settle!: { resolve: () => void; reject: (error: Error) => void };
-    // A ledger whose write takes as long as the test says (a flush, a database's round trip).
-    const slowLedger = {
-      record: (requestId: string) =>
-        new Promise<void>((resolve, reject) => {
-          events.push(`record ${requestId}`);
-          settle = { resolve: () => (events.push("durable"), resolve()), reject };
-        }),
-      close: async () => {},
-    };
-    const signing = modeVerifying(async () => proxyTranscript());
-    const signed = attest({ ...deps, ledger: slowLedger }, signing, "s-1", async () => declared).then((proof) => (events.push("handed out"), proof));
-    await Bun.sleep(20);
-    // Signed meanwhile (the signing time is observed), not handed out.
-    expect(events).toEqual([`record ${declared.requestId}`]);
-    expect(((await deps.metrics.registry.getSingleMetric("tlsproof_notary_signing_duration_seconds")!.get()).values as { metricName?: string; value: number }[]).find((v) => v.metricName?.endsWith("_count"))?.value).toBe(1);
-    settle.resolve();
-    expect((await signed).body.requestId).toBe(declared.requestId);
-    expect(events).toEqual([`record ${declared.requestId}`, "durable", "handed out"]);
-
-    const refusedLate = attest({ ...deps, ledger: slowLedger }, signing, "s-2", async () => declared);
-    await Bun.sleep(20);
-    settle.reject(new AppError("already_attested", "spent before"));
-    await expect(refusedLate).rejects.toMatchObject({ code: "already_attested" });
-    expect(await counted()).toEqual({ signed: 1, already_attested: 1 });
-  });
-
   test("an error that is no refusal is counted as internal", async () => {
     const { deps, counted } = path();
     const broken = new TypeError("a bug");
