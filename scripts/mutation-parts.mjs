@@ -19,6 +19,7 @@ export const PARTS = {
       "src/http1/answer-rule.ts",
       "src/http1/strict-message.ts",
       "src/http1/codings.ts",
+      "src/core/http-token.ts",
     ],
     // answer-encoding.test.ts: the prover's refusal of an encoded answer is codings.ts's answerCodings and codingsText;
     // transport.test.ts: the notary's sockets opened in its prover's process.

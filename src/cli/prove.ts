@@ -12,6 +12,7 @@ import { type ProvableMethod, type ProveOptions, prove } from "../client/prove.t
 import { inFlagWords } from "../client/callers-words.ts";
 import { TlsproofError } from "../client/errors.ts";
 import { AppError } from "../core/errors.ts";
+import { isHttpToken } from "../core/http-token.ts";
 import { terminalLine, terminalText } from "../base/terminal-text.ts";
 import { encodePublicKeyPem, readPublicKeysFile } from "../proof/keys.ts";
 import { type RedactionPattern, parseRedactions } from "../redaction/patterns.ts";
@@ -23,8 +24,6 @@ import { MAX_QUORUM } from "../proof/quorum.ts";
 import { BUILT_IN_MODES } from "../proof/modes.ts";
 
 const METHODS: readonly ProvableMethod[] = ["GET", "POST", "PUT", "DELETE"];
-/** RFC 9110 token characters. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 const usage = (message: string) => new AppError("usage", message);
 
@@ -39,7 +38,7 @@ function parseHeaders(values: readonly string[]): Record<string, string> {
   values.forEach((text, index) => {
     const colon = text.indexOf(":");
     const name = colon < 0 ? "" : text.slice(0, colon).trim();
-    if (!HEADER_NAME.test(name)) throw usage(`--header ${index + 1} is not "Name: value"`);
+    if (!isHttpToken(name)) throw usage(`--header ${index + 1} is not "Name: value"`);
     headers[name] = text.slice(colon + 1).trim();
   });
   return headers;

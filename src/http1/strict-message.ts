@@ -9,6 +9,7 @@
  * decision rests on (the start line, field names, the framing fields' values, chunk-size lines) must have been seen.
  */
 import type { ByteRange } from "../core/transcript.ts";
+import { isHttpToken } from "../core/http-token.ts";
 
 export interface SeenBytes {
   /** The message's bytes, 0 where they were not seen. */
@@ -61,7 +62,6 @@ export type BodyFraming = { kind: "chunked" } | { kind: "length"; length: number
 const CR = 0x0d;
 const LF = 0x0a;
 const latin1 = new TextDecoder("latin1");
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const text = (view: SeenBytes, range: ByteRange) => latin1.decode(view.bytes.subarray(range.start, range.end));
 
 interface Line extends ByteRange {
@@ -93,7 +93,7 @@ function fieldOf(view: SeenBytes, line: Line, what: string): Field {
   // for); a seen one is what it is: a NUL or another control byte in a name is no token.
   let name = "";
   for (let at = line.start; at < nameEnd; at++) name += view.isSeen({ start: at, end: at + 1 }) ? String.fromCharCode(view.bytes[at]!) : "a";
-  if ((nameSeen && colon < 0) || !TOKEN.test(name)) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
+  if ((nameSeen && colon < 0) || !isHttpToken(name)) throw new MessageProblem("malformed", `${what} holds a line that is not a field (name: value)`);
   if (!nameSeen) return { nameSeen, value: { start: line.end, end: line.end }, line };
   let start = nameEnd + 1;
   let end = line.end;

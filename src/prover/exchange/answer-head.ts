@@ -6,9 +6,8 @@
  */
 import type { AnswerHead } from "../../core/exchange.ts";
 import { AppError } from "../../core/errors.ts";
+import { isHttpToken } from "../../core/http-token.ts";
 
-/** RFC 9110 token characters. */
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
 
 export function refuseUnanswerableHead({ status, headers }: AnswerHead): void {
@@ -16,7 +15,7 @@ export function refuseUnanswerableHead({ status, headers }: AnswerHead): void {
     throw new AppError("target_request_failed", `the target answered with status ${status}, which cannot be passed on to the client (200-599)`);
   }
   // The field's position, not its text: a target's bytes are not echoed in an error.
-  const bad = headers.findIndex(([name, value]) => !FIELD_NAME.test(name) || FORBIDDEN_IN_VALUE.test(value));
+  const bad = headers.findIndex(([name, value]) => !isHttpToken(name) || FORBIDDEN_IN_VALUE.test(value));
   if (bad >= 0) {
     throw new AppError("target_request_failed", `the target's answer has a header field (number ${bad + 1} of its head) that no HTTP response can carry: its name is not a token, or its value holds NUL, CR or LF`);
   }
