@@ -164,10 +164,12 @@ const SSE_HEARTBEAT_MS = 10_000;
 const BODY_LIMIT_SLACK_BYTES = 64 * 1024;
 /**
  * Most bytes of outcomes kept in memory for late subscribers (a proof is about 4/3 of its revealed bytes plus
- * 1 KB: ~28 KB at the default MPC sizes 4096/16384, so about 1,100 of them; ~1.4 MB for a proxy proof of a 1 MB
- * answer, so about 20). Older and larger ones are read from the store when asked.
+ * 1 KB: ~2 KB for a proxy proof of a small answer, so about 2,000 of them, some ten seconds at the sustained rate;
+ * ~28 KB at the default MPC sizes 4096/16384, so about 150; ~1.4 MB for a proxy proof of a 1 MB answer, so 2).
+ * Older and larger ones are read from the store when asked. 32 MiB held some 16,000 small proxy proofs: the
+ * prover's memory still grew after 10,000 proofs (BENCHMARKS.md, "the soak on today's code").
  */
-const PROOF_RETAINED_BYTES = 32 * 1024 * 1024;
+const PROOF_RETAINED_BYTES = 4 * 1024 * 1024;
 /** How often a subscriber to an id not in flight here asks the store (another prover may settle it). */
 const PROOF_STORE_POLL_MS = 5_000;
 /**

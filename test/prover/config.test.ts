@@ -135,7 +135,7 @@ describe("prover configuration", () => {
 
   test("memory and disk: outcomes in memory by bytes, proxy answer bytes in flight, the store's retention", () => {
     const defaults = loadProverConfig({});
-    expect(defaults.delivery.maxRetainedBytes).toBe(32 * 1024 * 1024);
+    expect(defaults.delivery.maxRetainedBytes).toBe(4 * 1024 * 1024);
     expect(defaults.proxyMode.inFlightBytes).toBe(64 * 1024 * 1024);
     expect(defaults.store.retentionMs).toBeUndefined();
     const set = loadProverConfig({ PROVER_STORE_RETENTION: " 30d ", PROVER_PROXY_INFLIGHT_BYTES: "8388608", PROVER_PROXY_MAX_RECV_DATA: "1048576" });
