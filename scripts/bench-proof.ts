@@ -14,7 +14,8 @@
  *    warm and alone; atonce: warm requests arriving 1, 2 and 3 together). `PROVER_*` variables set for the bench reach every prover it starts (an A/B of one setting).
  * 6. proxy mode (scripts/bench-proxy.ts): /proxy latency against a plain HTTPS GET, the proof event after the
  *    answer, sustained proofs per second, a 1 MB answer; --proxy-only runs only this part, and --soak N adds a soak of
- *    N proofs (delivered once, stored, memory flat).
+ *    N proofs (delivered once, stored, memory flat); --soak-notary N the same soak against a standalone `cli notary
+ *    start` (the prover's memory and the notary's, each in its own process), alone unless --soak is given too.
  * --bare-only runs step 1 alone with --sizes S/R and --bare-path P (what each session GETs; default /data).
  * Prints medians, ratios and peak RSS per process as a BENCHMARKS.md section.
  */
@@ -34,7 +35,7 @@ import { getFromTarget, revealAll } from "../testkit/engine-exchange.ts";
 import { startTarget } from "../testkit/target.ts";
 import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 import { SIZED_PARTS, type SizedPart, benchSized } from "./bench-sized.ts";
-import { benchProxy } from "./bench-proxy.ts";
+import { benchProxy, benchProxyRemoteSoak } from "./bench-proxy.ts";
 
 const SIZES = { maxSentData: 1024, maxRecvData: 4096 };
 /** What the bare engine's sessions GET from the target: a small JSON answer (--bare-path, e.g. /big?bytes=12000). */
@@ -258,10 +259,15 @@ async function benchSizedMain() {
 async function proxyOnly() {
   const loadAtStart = loadavg()[0]!;
   const soak = argument("--soak");
-  const rows = await benchProxy((line) => console.error(line), soak === undefined ? 0 : Number(soak));
+  const remoteSoak = argument("--soak-notary");
+  const log = (line: string) => console.error(line);
+  const rows = [
+    ...(remoteSoak === undefined || soak !== undefined ? await benchProxy(log, soak === undefined ? 0 : Number(soak)) : []),
+    ...(remoteSoak === undefined ? [] : await benchProxyRemoteSoak(log, Number(remoteSoak))),
+  ];
   console.log(
     [
-      `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}. Local target, embedded notary. Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
+      `Machine: ${cpus().length} cores, ${Math.round(totalmem() / 1024 ** 3)} GiB, Bun ${Bun.version}. Local target, embedded notary${remoteSoak === undefined ? "" : " (the standalone notary's soak: its own process)"}. Load average (1 min) at start / end: ${loadAtStart.toFixed(1)} / ${loadavg()[0]!.toFixed(1)}.`,
       "",
       "| Measure | Median | Ratio | Goal |",
       "|---|---|---|---|",

@@ -27,6 +27,7 @@ import { tlsFixture } from "../testkit/env.ts";
 import { SOURCE_CLI, startProver } from "../testkit/prover.ts";
 import { openStream, proofData } from "../testkit/sse.ts";
 import { startTarget, startVersionedTarget } from "../testkit/target.ts";
+import { proxyToLocalTargets, startKeyedNotary } from "../testkit/notary.ts";
 import { BENCH_PROVER_ENV } from "./bench-env.ts";
 import { TARGET_HOST } from "../testkit/tls-fixture.ts";
 
@@ -166,7 +167,8 @@ interface SoakResult {
   deliveredTwice: number;
   stored: number;
   perSecond: number;
-  rssMiB: number[];
+  /** Each sampled process's resident memory after every thousand proofs, by its name. */
+  rssMiB: Record<string, number[]>;
 }
 
 /**
@@ -189,10 +191,13 @@ function trendGrowth(samples: number[]): number {
   return (slope * (n - 1)) / (meanY - slope * meanX);
 }
 
-/** `count` proofs at the sustained rate: each delivered once, each in the store, memory after every thousand. */
-async function soak(proverUrl: string, url: string, pinnedKey: string, pid: number, count: number, log: (line: string) => void): Promise<SoakResult> {
+/**
+ * `count` proofs at the sustained rate: each delivered once, each in the store, and the memory of each process of
+ * `pids` (by name) after every thousand.
+ */
+async function soak(proverUrl: string, url: string, pinnedKey: string, pids: Record<string, number>, count: number, log: (line: string) => void): Promise<SoakResult> {
   const ids: string[] = [];
-  const rss: number[] = [];
+  const rss: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((name) => [name, []]));
   let delivered = 0;
   let deliveredTwice = 0;
   const perSecond = await sustained(proverUrl, url, pinnedKey, count, (run, done) => {
@@ -200,8 +205,11 @@ async function soak(proverUrl: string, url: string, pinnedKey: string, pid: numb
     if (run.events >= 1) delivered += 1;
     if (run.events > 1) deliveredTwice += 1;
     if (done % 1000 === 0) {
-      rss.push(rssMiB(pid));
-      log(`soak: ${done} proofs, prover RSS ${rss.at(-1)!.toFixed(0)} MiB`);
+      const now = Object.entries(pids).map(([name, pid]) => {
+        rss[name]!.push(rssMiB(pid));
+        return `${name} RSS ${rss[name]!.at(-1)!.toFixed(0)} MiB`;
+      });
+      log(`soak: ${done} proofs, ${now.join(", ")}`);
     }
   });
   let stored = 0;
@@ -245,6 +253,55 @@ async function tls12Row(log: (line: string) => void): Promise<string> {
   }
 }
 
+const mark = (ok: boolean) => (ok ? "✓" : "✗");
+
+/** A soak's rows: delivered and stored, then each sampled process's memory (`names`: its row's words) and its trend. */
+function soakRows(result: SoakResult, names: Record<string, string>): string[] {
+  const whole = result.delivered === result.proofs && result.deliveredTwice === 0 && result.stored === result.proofs;
+  return [
+    `| Proxy mode: soak of ${result.proofs} proofs (${PROXY_CONCURRENCY} clients, each verified): delivered once · in the store | ${result.delivered - result.deliveredTwice} · ${result.stored} of ${result.proofs} (${result.perSecond.toFixed(0)}/s) | — | all ${mark(whole)} |`,
+    ...Object.entries(names).map(([name, words]) => {
+      const series = result.rssMiB[name] ?? [];
+      const [first = 0, last = 0] = [series[0], series.at(-1)];
+      const growth = trendGrowth(series);
+      return `| Proxy mode: soak, ${words} after each thousand proofs | ${series.map((mib) => mib.toFixed(0)).join(" · ")} MiB | growth along the least-squares line ${(growth * 100).toFixed(0)}% (last/first ${(last / first).toFixed(2)}) | flat: the line's growth ≤ 10% ${mark(growth <= 0.1)} |`;
+    }),
+  ];
+}
+
+/** The API key the soak's prover gives its standalone notary (auth on, as a deployed notary has it). */
+const SOAK_NOTARY_KEY = "bench-soak-prover-key";
+
+/**
+ * The soak against a standalone `cli notary start` (proxy mode on, auth on, its key pinned by the prover): the
+ * memory of the prover and of the notary, each in its own process, after every thousand proofs.
+ */
+export async function benchProxyRemoteSoak(log: (line: string) => void, soakProofs: number): Promise<string[]> {
+  const tls = tlsFixture();
+  const target = startTarget(tls);
+  const port = target.port!;
+  const { notary, pubPath } = await startKeyedNotary(SOAK_NOTARY_KEY, ["host: 127.0.0.1", "port: 0", "notarization:", "  private_key_path: notary.key", ...proxyToLocalTargets([port])]);
+  try {
+    const prover = await startProver(SOURCE_CLI, port, {
+      PROVER_PROOF_MODE: "proxy",
+      PROVER_NOTARY_URL: notary.url,
+      PROVER_NOTARY_API_KEY: SOAK_NOTARY_KEY,
+      PROVER_NOTARY_KEYS: pubPath,
+      ...BENCH_PROVER_ENV,
+    });
+    try {
+      const result = await soak(prover.url, `https://${TARGET_HOST}:${port}/data`, readFileSync(pubPath, "utf8"), { prover: prover.process.pid, notary: notary.process.pid }, soakProofs, log);
+      return soakRows(result, { prover: "prover RSS (a standalone notary)", notary: "the standalone notary's RSS" });
+    } finally {
+      await prover.stop();
+    }
+  } finally {
+    notary.process.kill("SIGTERM");
+    await notary.process.exited;
+    target.stop(true);
+  }
+}
+
 /** The proxy-mode rows of the benchmark table. */
 export async function benchProxy(log: (line: string) => void, soakProofs = 0): Promise<string[]> {
   const tls = tlsFixture();
@@ -274,7 +331,6 @@ export async function benchProxy(log: (line: string) => void, soakProofs = 0): P
     for (let i = 0; i < BIG_RUNS; i++) big.push((await proxyProof(prover.url, url(`/big?bytes=${BIG_BYTES}`))).proofMs);
     const bigMs = median(big);
     log(`1 MB runs (ms): ${JSON.stringify(big.map(Math.round))}`);
-    const mark = (ok: boolean) => (ok ? "✓" : "✗");
     const ms = (value: number) => `${value.toFixed(1)} ms`;
     rows.push(
       `| Proxy mode: /proxy latency, small GET with a hidden credential, fresh prover (median of ${LATENCY_RUNS} after ${WARMUP_RUNS}) | ${ms(proxyMs)} (plain HTTPS GET ${ms(plainMs)}) | proxy/plain ${(proxyMs / plainMs).toFixed(2)} | ≤ 1.5 ${mark(proxyMs / plainMs <= 1.5)} |`,
@@ -286,14 +342,8 @@ export async function benchProxy(log: (line: string) => void, soakProofs = 0): P
       `| Proxy mode: 1 MB answer, /proxy call to the proof event (median of ${BIG_RUNS}, after ${BIG_WARMUP_RUNS} not counted) | ${ms(bigMs)} | — | ≤ 100 ms ${mark(bigMs <= 100)} |`,
     );
     if (soakProofs > 0) {
-      const result = await soak(prover.url, url("/data"), prover.notaryPubPem, prover.process.pid, soakProofs, log);
-      const [first = 0, last = 0] = [result.rssMiB[0], result.rssMiB.at(-1)];
-      const growth = trendGrowth(result.rssMiB);
-      const whole = result.delivered === result.proofs && result.deliveredTwice === 0 && result.stored === result.proofs;
-      rows.push(
-        `| Proxy mode: soak of ${result.proofs} proofs (${PROXY_CONCURRENCY} clients, each verified): delivered once · in the store | ${result.delivered - result.deliveredTwice} · ${result.stored} of ${result.proofs} (${result.perSecond.toFixed(0)}/s) | — | all ${mark(whole)} |`,
-        `| Proxy mode: soak, prover RSS (embedded notary) after each thousand proofs | ${result.rssMiB.map((mib) => mib.toFixed(0)).join(" · ")} MiB | growth along the least-squares line ${(growth * 100).toFixed(0)}% (last/first ${(last / first).toFixed(2)}) | flat: the line's growth ≤ 10% ${mark(growth <= 0.1)} |`,
-      );
+      const result = await soak(prover.url, url("/data"), prover.notaryPubPem, { prover: prover.process.pid }, soakProofs, log);
+      rows.push(...soakRows(result, { prover: "prover RSS (embedded notary)" }));
     }
   } finally {
     await prover.stop();
