@@ -16,7 +16,9 @@
  *      ÷ the next (the target remembered: node:tls at once), and ÷ /proxy to a TLS 1.3 target behind the same front;
  *   7. with `--soak N`: N proofs at the sustained rate, each verified, each delivered once to its subscriber (the
  *      stream holds one event), each in the store (its outcome read back), and the prover's resident memory after
- *      every thousand: flat after the first thousand [its least-squares line grows ≤ 10% over the soak].
+ *      every thousand: flat after the first thousand [its least-squares line grows ≤ 10% over the soak];
+ *   8. with `--soak-notary N` (benchProxyRemoteSoak): the same soak against a standalone `cli notary start`, the
+ *      prover's memory and the notary's each judged so.
  * `PROVER_*` settings given to the bench reach its provers (`PROVER_PROOF_RETENTION=5s`: the soak without the
  * outcomes kept in memory for late subscribers).
  */
