@@ -26,9 +26,10 @@ if (!maxSentData || !maxRecvData) throw new Error("usage: bun scripts/mpc-traffi
 const sizes = { maxSentData, maxRecvData };
 
 const tls = tlsFixture();
-await startEngine({ threads: 2, testTrustAnchorPem: tls.caPem });
+const engine = { threads: 2, testTrustAnchorPem: tls.caPem };
+await startEngine(engine);
 const notary = startNotaryServer({
-  verifiers: localVerifiers,
+  verifiers: localVerifiers(engine),
   host: "127.0.0.1",
   port: 0,
   sessions: { concurrency: 1, ...sizes, timeoutMs: 600_000, connectTimeoutMs: 30_000 },

@@ -20,9 +20,10 @@ const [maxSentData, maxRecvData, count] = process.argv.slice(2).map(Number);
 if (!maxSentData || !maxRecvData || !count) throw new Error("usage: bun scripts/pool-memory.ts <maxSentData> <maxRecvData> <sessions>");
 const sizes = { maxSentData, maxRecvData };
 
-await startEngine({ threads: 2, testTrustAnchorPem: tlsFixture().caPem });
+const engine = { threads: 2, testTrustAnchorPem: tlsFixture().caPem };
+await startEngine(engine);
 const notaryServer = startNotaryServer({
-  verifiers: localVerifiers,
+  verifiers: localVerifiers(engine),
   host: "127.0.0.1",
   port: 0,
   sessions: { concurrency: 64, ...sizes, timeoutMs: 3_600_000, connectTimeoutMs: 30_000 },

@@ -1,12 +1,12 @@
-/** `cli notary start`'s run: the ledger, the engine and the server, loaded only when a notary starts. */
+/** `cli notary start`'s run: the ledger, the server and the engine (started at the first MPC session), loaded only when
+ * a notary starts. */
 import { readFileSync } from "node:fs";
 import { startNotaryServer } from "../app/notary.ts";
 import { createLogger, type LogLevel } from "../base/log.ts";
 import { AppError } from "../core/errors.ts";
 import { LIBSECP256K1_BUILD } from "../core/secp256k1/libsecp256k1.ts";
-import { trustAnchors } from "../engine/trust-anchor.ts";
+import { testCaPoint, trustAnchors } from "../engine/trust-anchor.ts";
 import { localVerifiers } from "../engine/verifier.ts";
-import { startEngine } from "../engine/wasm.ts";
 import { loadNotaryConfig } from "../notary/config.ts";
 import { openLedger } from "../notary/ledger.ts";
 import { loadWhitelist } from "../notary/whitelist.ts";
@@ -29,13 +29,15 @@ export async function startNotary(configPath: string): Promise<void> {
     format: config.log.format === "JSON" ? "json" : "compact",
     fields: { component: "notary" },
   });
+  const anchorPath = config.process.testTrustAnchorPath;
+  const testTrustAnchorPem = anchorPath ? readPem(anchorPath, "TLSN_TEST_TRUST_ANCHOR") : undefined;
+  // Checked now, before anything else is said: the engine that would refuse it starts only at the first MPC session.
+  if (testTrustAnchorPem) testCaPoint(testTrustAnchorPem);
   const { privateKeyPath, signatureAlgorithm } = config.key;
   const key = privateKeyPath ? readPrivateKeyFile(privateKeyPath) : generateKey(signatureAlgorithm);
   if (!privateKeyPath) {
     log.warn("no notarization.private_key_path: using an ephemeral key; proofs will not verify after a restart");
   }
-  const anchorPath = config.process.testTrustAnchorPath;
-  const testTrustAnchorPem = anchorPath ? readPem(anchorPath, "TLSN_TEST_TRUST_ANCHOR") : undefined;
   if (testTrustAnchorPem) {
     log.warn("TEST TRUST ANCHOR IN USE: a test CA replaces a built-in root; everything signed now is flagged as a test proof");
   }
@@ -47,17 +49,17 @@ export async function startNotary(configPath: string): Promise<void> {
   if (whitelistPath) loadWhitelist(whitelistPath); // fail at start-up, not at the first session
   // Opened before anything listens: a notary that cannot keep its ledger signs nothing.
   const ledger = await openLedger(config.ledger, publicKeyFingerprint(decodePublicKeyPem(key.publicKeyPem)));
-  const engine = await startEngine({ threads: config.process.threads, testTrustAnchorPem });
   const server = await listening(`notary on ${config.listen.host}:${config.listen.port}`, () =>
     startNotaryServer({
       ...config.listen,
       sessions: config.sessions,
-      verifiers: localVerifiers,
+      // The engine starts at the first MPC session: a notary that only relays never loads it.
+      verifiers: localVerifiers({ threads: config.process.threads, testTrustAnchorPem }),
       key,
       ledger,
       tls,
       auth: whitelistPath ? { whitelistPath } : undefined,
-      testTrustAnchor: engine.testTrustAnchor,
+      testTrustAnchor: Boolean(testTrustAnchorPem),
       proxy: config.proxy ? { ...config.proxy, trustAnchorsPem: trustAnchors(testTrustAnchorPem) } : undefined,
       log,
     }),

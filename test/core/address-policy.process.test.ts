@@ -257,7 +257,7 @@ describe("through a real prover with a remote notary", () => {
 
   beforeAll(async () => {
     notary = startNotaryServer({
-      verifiers: localVerifiers,
+      verifiers: localVerifiers({ threads: 1 }),
       host: "127.0.0.1",
       port: 0,
       sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 60_000, connectTimeoutMs: 1_000 },

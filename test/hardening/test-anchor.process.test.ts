@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { scratchDir, tlsFixture } from "../../testkit/env.ts";
 import { notaryConfig } from "../../testkit/notary.ts";
 import { SOURCE_CLI } from "../../testkit/prover.ts";
@@ -30,5 +32,16 @@ describe("a test anchor from the environment on an exposed node", () => {
     const refused = await startRefused(["notary", "start", "--config", config], { TLSN_TEST_TRUST_ANCHOR: anchor });
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^error: TLSN_TEST_TRUST_ANCHOR is set but this notary listens on 0\.0\.0\.0 \(the config's host\)/)]);
+  }, 30_000);
+});
+
+describe("a test anchor that is no test CA", () => {
+  test("cli notary start refuses it before it listens, though its engine starts only at the first MPC session: exit 2, one line", async () => {
+    const junk = join(scratchDir("anchor"), "junk.pem");
+    writeFileSync(junk, "not a certificate\n");
+    const config = notaryConfig("host: 127.0.0.1\nport: 0\nnotarization:\n  private_key_path: null\n");
+    const refused = await startRefused(["notary", "start", "--config", config], { TLSN_TEST_TRUST_ANCHOR: junk });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^error: TLSN_TEST_TRUST_ANCHOR: not a PEM certificate/)]);
   }, 30_000);
 });

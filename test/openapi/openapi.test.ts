@@ -45,7 +45,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     sessions: { concurrency: 2, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
+    verifiers: localVerifiers({ threads: 1 }),
     key: generateKey("secp256k1"),
     auth: { whitelistPath },
     testTrustAnchor: false,

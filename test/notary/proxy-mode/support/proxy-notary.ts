@@ -42,7 +42,7 @@ export function startProxyNotary({ ports, concurrency = 4, proxy = {}, key = gen
     host: "127.0.0.1",
     port: 0,
     sessions: { concurrency, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
+    verifiers: localVerifiers({ threads: 1 }),
     key,
     auth,
     testTrustAnchor: true,

@@ -136,7 +136,7 @@ test("its notary routes are declared from its own schemas: validated by them, gu
     host: "127.0.0.1",
     port: 0,
     sessions: { concurrency: 1, maxSentData: 1024, maxRecvData: 2048, timeoutMs: 30_000, connectTimeoutMs: 5_000 },
-    verifiers: localVerifiers,
+    verifiers: localVerifiers({ threads: 1 }),
     key: generateKey("secp256k1"),
     testTrustAnchor: true,
     furtherModes: [notarySide],
