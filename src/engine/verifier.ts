@@ -64,7 +64,7 @@ export class LocalVerifier implements EngineVerifier {
 
 /**
  * A LocalVerifier made once the engine has started, at its session's `verify`: a notary starts its engine at the
- * first MPC session, so one that only relays (proxy mode) never loads it (0.5 CPU s and 40 MiB at start).
+ * first MPC session, so one that only relays (proxy mode) never loads it (0.36 CPU s and 50-60 MiB at start).
  */
 class EngineStartingVerifier implements EngineVerifier {
   private local: LocalVerifier | undefined;
