@@ -1,5 +1,7 @@
-/** `cli notary start`'s run: the ledger, the server and the engine (started at the first MPC session), loaded only when
- * a notary starts. */
+/**
+ * `cli notary start`'s run: the ledger, the server and the engine (started at the first MPC session), loaded only
+ * when a notary starts.
+ */
 import { readFileSync } from "node:fs";
 import { startNotaryServer } from "../app/notary.ts";
 import { createLogger, type LogLevel } from "../base/log.ts";
