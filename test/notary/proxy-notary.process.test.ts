@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { VerifiedProofJson } from "../../src/proof/render.ts";
 import { type KeyedNotary, eventually, startKeyedNotary } from "../../testkit/notary.ts";
 import { tlsFixture } from "../../testkit/env.ts";
+import { threadCpuSeconds } from "../../testkit/process.ts";
 import { verifyWithCli } from "../../testkit/prove.ts";
 import { type RunningProver, SOURCE_CLI, startProver } from "../../testkit/prover.ts";
 import { openStream, proofData } from "../../testkit/sse.ts";
@@ -74,5 +75,10 @@ describe("notaries and proxy mode", () => {
     // Nothing is left open on the relaying notary once its proofs are signed.
     const open = () => fetch(`${relaying.notary.url}/info`).then((r) => r.json() as Promise<{ activeProxySessions: number }>);
     expect((await eventually(open, (info) => info.activeProxySessions === 0, 10_000)).activeProxySessions).toBe(0);
+    // Neither did its proxy-mode proofs load the MPC engine, which starts at a notary's first MPC session: none of the
+    // threads it spawns (named web-spawn-*) runs in the notary.
+    const threads = [...threadCpuSeconds(relaying.notary.process.pid).values()].map((thread) => thread.name);
+    expect(threads.length).toBeGreaterThan(0);
+    expect(threads.filter((name) => name.startsWith("web-spawn"))).toEqual([]);
   }, 60_000);
 });
