@@ -5,7 +5,7 @@
 import { EngineHosts } from "../src/engine/host/engine-hosts.ts";
 import { createLogger } from "../src/base/log.ts";
 
-const hosts = await EngineHosts.start({
+const hosts = new EngineHosts({
   count: 1,
   embeddedNotary: true,
   threads: 1,
@@ -13,5 +13,6 @@ const hosts = await EngineHosts.start({
   pauseRefills: true,
   log: createLogger({ level: "error" }),
 });
+await hosts.started();
 console.log(JSON.stringify({ host: hosts.status()[0]!.pid, diesWithParent: hosts.status()[0]!.diesWithParent }));
 await new Promise(() => {});

@@ -90,7 +90,8 @@ interface Notaries {
 
 /** The engine hosts, the embedded notary (unless remote notaries are configured), and one client of the notaries. */
 async function startNotaries(config: ProverConfig, testTrustAnchorPem: string | undefined, further: FurtherModes, log: Logger): Promise<Notaries> {
-  const hosts = await EngineHosts.start({
+  // No process yet: the hosts start with the first MPC session placed.
+  const hosts = new EngineHosts({
     count: config.engine.hosts,
     embeddedNotary: config.notary.urls.length === 0,
     threads: config.engine.threads,

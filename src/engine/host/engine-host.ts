@@ -34,11 +34,16 @@ export class EngineHost {
   readonly pausedTime = new PausedTime();
   /** Only a host that the kernel ends with its parent is paused: a stopped one cannot see its channel close. */
   diesWithParent = false;
+  /** Whether it answered its start; a host that ends before it never ran. */
+  running = false;
+  /** Settles when the host has answered its start: rejected (and the host killed) when it did not start. */
+  readonly started: Promise<void>;
   private readonly process: Subprocess;
   private readonly calls = new Map<number, { resolve(reply: Done): void; reject(error: Error): void; connected?: () => void }>();
   private nextCall = 1;
 
-  private constructor(options: EngineHostOptions) {
+  /** Starts a host process and sends it its start. Calls may follow at once: the host reads them after its start. */
+  constructor(options: EngineHostOptions) {
     this.process = Bun.spawn({
       cmd: hostCommand(),
       env: engineHostEnv(process.env),
@@ -59,19 +64,16 @@ export class EngineHost {
     for (const stream of [this.process.stdout, this.process.stderr]) {
       if (stream instanceof ReadableStream) eachLine(stream, (line) => options.onOutput(this.pid, line));
     }
-  }
-
-  /** Starts a host and its engine; rejects when the engine does not start. */
-  static async start(options: EngineHostOptions): Promise<EngineHost> {
-    const host = new EngineHost(options);
-    try {
-      const started = await host.call({ kind: "start", threads: options.threads, testTrustAnchorPem: options.testTrustAnchorPem });
-      host.diesWithParent = started.diesWithParent === true;
-    } catch (error) {
-      host.kill();
-      throw error;
-    }
-    return host;
+    this.started = this.call({ kind: "start", threads: options.threads, testTrustAnchorPem: options.testTrustAnchorPem }).then(
+      (started) => {
+        this.diesWithParent = started.diesWithParent === true;
+        this.running = true;
+      },
+      (error: unknown) => {
+        this.kill();
+        throw error;
+      },
+    );
   }
 
   /** Sends a call; `connected` hears a Verifier's `connected` before the call's answer. */

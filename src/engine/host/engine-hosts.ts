@@ -55,10 +55,11 @@ interface Placed {
 }
 
 /**
- * Engine hosts: child processes of this binary, each with its own wasm instance (one cannot pass 4 GiB).
- * Provers, and an embedded notary's Verifiers, go where there is room. A host with a hung call is retired: it
- * takes nothing new, a replacement starts at once, and it is ended, freeing its memory, when its other objects
- * are gone. A host that dies is replaced; its sessions fail.
+ * Engine hosts: child processes of this binary, each with its own wasm instance (one cannot pass 4 GiB), all
+ * started with the first session placed (a prover that proves only in proxy mode runs none). Provers, and an
+ * embedded notary's Verifiers, go where there is room. A host with a hung call is retired: it takes nothing new,
+ * a replacement starts at once, and it is ended, freeing its memory, when its other objects are gone. A host that
+ * dies is replaced; its sessions fail.
  *
  * With an embedded notary both sides of a session live in one host, so a host that runs only refills can be
  * paused as a whole while a request's exchange runs in another (`hostsToPause`): the refill then takes no cores
@@ -67,6 +68,8 @@ interface Placed {
 export class EngineHosts implements EngineProvers {
   private readonly placed: Placed[] = [];
   private nextId = 1;
+  /** Hosts start with the first session placed: a prover that proves only in proxy mode runs none. */
+  private launched = false;
   private stopped = false;
   /** With an embedded notary: each notary session's prover and its host, where its Verifier goes. */
   private readonly sessionHosts = new Map<string, { placed: Placed; prover: HostedProver }>();
@@ -75,7 +78,7 @@ export class EngineHosts implements EngineProvers {
   /** What the hosts print, into the log. */
   private readonly engineLog: EngineLog;
 
-  private constructor(private readonly options: EngineHostsOptions) {
+  constructor(private readonly options: EngineHostsOptions) {
     this.engineLog = new EngineLog(options.log);
   }
 
@@ -84,10 +87,10 @@ export class EngineHosts implements EngineProvers {
     return { hosts: this.options.count, embeddedNotary: this.options.embeddedNotary };
   }
 
-  static async start(options: EngineHostsOptions): Promise<EngineHosts> {
-    const hosts = new EngineHosts(options);
-    await Promise.all(Array.from({ length: options.count }, () => hosts.launch(false)));
-    return hosts;
+  /** Starts the hosts, if no session has yet, and waits until each has answered its start. */
+  async started(): Promise<void> {
+    this.launchAll();
+    await Promise.all(this.placed.map((p) => p.host.started));
   }
 
   /**
@@ -178,12 +181,14 @@ export class EngineHosts implements EngineProvers {
    * once more for each.
    */
   private place(cost: number, apartFrom: readonly object[] = []): { placed: Placed; id: number } {
+    this.launchAll();
     const rooms = this.rooms().map((room, i) => {
       const host = this.placed[i]!.host;
       const held = apartFrom.filter((prover) => prover instanceof HostedProver && prover.host === host).length;
       return { ...room, busy: room.busy + held };
     });
     const index = placeSession(rooms, cost);
+    if (rooms.length === 0) throw new AppError("over_capacity", "no engine host is running: one is being started again");
     if (index === undefined) throw new AppError("over_capacity", "no engine host has room for another session of this size");
     return this.reserve(this.placed[index]!, cost);
   }
@@ -195,6 +200,7 @@ export class EngineHosts implements EngineProvers {
   }
 
   private rooms(): HostRoom[] {
+    if (!this.launched) return Array.from({ length: this.options.count }, () => ({ reservedBytes: 0, busy: 0, retiring: false }));
     return this.placed.map((p) => ({ reservedBytes: reserved(p), busy: p.calls.size, retiring: p.retiring }));
   }
 
@@ -251,7 +257,7 @@ export class EngineHosts implements EngineProvers {
       placed.retiring = true;
       this.replaced.hung += 1;
       this.options.log.warn("engine host retired; starting a replacement", { pid: placed.host.pid, reason, sessionsLeft: placed.live.size });
-      void this.launch(true);
+      this.launch();
     }
     this.endIfDrained(placed);
   }
@@ -263,23 +269,37 @@ export class EngineHosts implements EngineProvers {
     placed.host.kill();
   }
 
-  private async launch(retry: boolean): Promise<void> {
+  private launchAll() {
+    if (this.launched) return;
+    this.launched = true;
+    for (let i = 0; i < this.options.count; i++) this.launch();
+  }
+
+  /** Starts one host; its sessions may be placed at once. One that does not start is started again later (exited). */
+  private launch(): void {
     if (this.stopped) return;
+    let host: EngineHost;
     try {
-      const host = await EngineHost.start({
+      host = new EngineHost({
         threads: this.options.threads,
         testTrustAnchorPem: this.options.testTrustAnchorPem,
         onExit: (ended, how) => this.exited(ended, how),
         onOutput: (pid, line) => this.engineLog.forward(pid, line),
       });
-      if (this.stopped) return host.kill();
-      this.placed.push({ host, live: new Map(), hung: 0, retiring: false, calls: new Set() });
-      this.options.log.info("engine host started", { pid: host.pid, hosts: this.placed.length, diesWithParent: host.diesWithParent });
     } catch (error) {
-      if (!retry) throw new AppError("internal", `an engine host did not start: ${errorText(error)}`);
-      this.options.log.error("an engine host did not start; trying again", { error: errorText(error), inMs: RESTART_DELAY_MS });
-      setTimeout(() => void this.launch(true), RESTART_DELAY_MS);
+      return this.launchLater(errorText(error));
     }
+    this.placed.push({ host, live: new Map(), hung: 0, retiring: false, calls: new Set() });
+    host.started.then(
+      () => this.options.log.info("engine host started", { pid: host.pid, hosts: this.placed.length, diesWithParent: host.diesWithParent }),
+      // It is killed: exited() starts another.
+      () => {},
+    );
+  }
+
+  private launchLater(error: string) {
+    this.options.log.error("an engine host did not start; trying again", { error, inMs: RESTART_DELAY_MS });
+    setTimeout(() => this.launch(), RESTART_DELAY_MS);
   }
 
   private exited(host: EngineHost, how: string) {
@@ -287,10 +307,12 @@ export class EngineHosts implements EngineProvers {
     if (index < 0) return;
     const [placed] = this.placed.splice(index, 1);
     if (this.stopped || placed!.retiring) return;
-    // Its running calls have failed with "the engine host stopped"; the sessions' owners explain that.
+    // Its running calls have failed with "the engine host stopped"; the sessions' owners explain that. One that
+    // never answered its start is started again after a pause: a host that cannot start would otherwise loop.
+    if (!host.running) return this.launchLater(how);
     this.replaced.died += 1;
     this.options.log.error("engine host stopped unexpectedly; replacing it", { pid: host.pid, how, sessionsLost: placed!.live.size });
-    void this.launch(true);
+    this.launch();
   }
 }
 

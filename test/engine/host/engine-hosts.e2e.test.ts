@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { BackgroundWork } from "../../../src/engine/background.ts";
-import { EngineHosts } from "../../../src/engine/host/engine-hosts.ts";
+import { EngineHosts, type EngineHostsOptions } from "../../../src/engine/host/engine-hosts.ts";
 import { HOST_BUDGET_BYTES } from "../../../src/engine/host/placement.ts";
 import { sideEngineBytes } from "../../../src/engine/memory.ts";
 import { AppError } from "../../../src/core/errors.ts";
@@ -26,9 +26,10 @@ import { TARGET_HOST } from "../../../testkit/tls-fixture.ts";
 const LARGE = { maxSentData: 4096, maxRecvData: 16384 };
 const log = createLogger({ level: "error" });
 const started: EngineHosts[] = [];
-const hostsOf = async (options: Partial<Parameters<typeof EngineHosts.start>[0]> = {}) => {
-  const hosts = await EngineHosts.start({ count: 1, embeddedNotary: false, threads: 1, hangMs: 300, pauseRefills: true, log, ...options });
+const hostsOf = async (options: Partial<EngineHostsOptions> = {}) => {
+  const hosts = new EngineHosts({ count: 1, embeddedNotary: false, threads: 1, hangMs: 300, pauseRefills: true, log, ...options });
   started.push(hosts);
+  await hosts.started();
   return hosts;
 };
 /** WebSockets the silent peer has accepted: an engine call dialing it has reached the engine. */
@@ -56,6 +57,35 @@ afterAll(async () => {
 });
 
 describe("engine hosts", () => {
+  test("no host runs before the first session is placed: then all start at once; room was counted in them before", async () => {
+    const hosts = new EngineHosts({ count: 2, embeddedNotary: false, threads: 1, hangMs: 300, pauseRefills: true, log });
+    started.push(hosts);
+    const perHost = Math.floor(HOST_BUDGET_BYTES / sideEngineBytes(LARGE));
+    expect(hosts.status()).toEqual([]);
+    expect(hosts.fitsBeside(Array.from({ length: 2 * perHost }, () => LARGE))).toBe(true);
+    expect(hosts.fitsBeside(Array.from({ length: 2 * perHost + 1 }, () => LARGE))).toBe(false);
+    const prover = hosts.create("a.test", LARGE);
+    expect(hosts.status().map((h) => h.sessions).sort()).toEqual([0, 1]);
+    await hosts.started();
+    expect(hosts.status().map((h) => isRunning(h.pid) && h.diesWithParent)).toEqual([true, true]);
+    prover.free();
+  }, 30_000);
+
+  test("a host that ends before it answered its start is started again after a pause, not counted as died; its calls fail clearly", async () => {
+    const hosts = new EngineHosts({ count: 1, embeddedNotary: false, threads: 1, hangMs: 300, pauseRefills: true, log });
+    started.push(hosts);
+    const prover = hosts.create("a.test", LARGE);
+    const [first] = hosts.status();
+    process.kill(first!.pid, "SIGKILL");
+    await expect(prover.setup(`ws://127.0.0.1:${silentNotary.port}/`)).rejects.toThrow("the engine host stopped (ended by SIGKILL)");
+    expect(refusal(() => hosts.create("a.test", LARGE))).toMatchObject({ code: "over_capacity", message: "no engine host is running: one is being started again" });
+    const after = await eventually(() => hosts.status(), (s) => s.length === 1 && s[0]!.pid !== first!.pid, 20_000);
+    expect(after[0]).toMatchObject({ sessions: 0, retiring: false });
+    expect(hosts.replaced).toEqual({ hung: 0, died: 0 });
+    await hosts.started();
+    prover.free();
+  }, 30_000);
+
   test("sessions spread over the hosts, each within its budget; with no room left: over_capacity; freeing makes room", async () => {
     const hosts = await hostsOf({ count: 2 });
     const perHost = Math.floor(HOST_BUDGET_BYTES / sideEngineBytes(LARGE));

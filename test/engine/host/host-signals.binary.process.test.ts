@@ -20,14 +20,24 @@ const catchesSigint = (pid: number): boolean => {
  * and leave stopping to the prover, which stops them itself, and nothing of the group is left.
  */
 test("dist/cli prover start: engine hosts catch SIGINT; Ctrl-C to the group stops everything, the hosts by the prover", async () => {
+  // A warm session kept for a host from the start: its setup starts the engine hosts (they start with the first session).
   const child = Bun.spawn(["setsid", ...BINARY_CLI, "prover", "start"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PROVER_PORT: "0", PROVER_DATA_DIR: tempDir("signals"), PROVER_POOL_SIZE: "0", PROVER_ENGINE_HOSTS: "2" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      PROVER_PORT: "0",
+      PROVER_DATA_DIR: tempDir("signals"),
+      PROVER_POOL_SIZE: "1",
+      PROVER_POOL_HOSTS: "warm.test",
+      PROVER_ENGINE_HOSTS: "2",
+    },
     stdout: "ignore",
     stderr: "pipe",
   });
   const log = collectText(child.stderr);
-  await waitUntil("the prover to listen", log, (text) => text.includes("prover listening"), 60_000, { context: log });
-  const hosts = [...log().matchAll(/engine host started component=engine pid=(\d+)/g)].map((m) => Number(m[1]));
+  const started = /engine host started component=engine pid=(\d+)/g;
+  await waitUntil("two engine hosts to start", log, (text) => text.includes("prover listening") && [...text.matchAll(started)].length === 2, 60_000, { context: log });
+  const hosts = [...log().matchAll(started)].map((m) => Number(m[1]));
   expect(hosts).toHaveLength(2);
   for (const pid of hosts) expect(catchesSigint(pid)).toBe(true);
   expect(processGroup(child.pid).sort()).toEqual([child.pid, ...hosts].sort());

@@ -13,6 +13,7 @@ import { TARGET_HOST, rsaIdentity } from "../../../testkit/tls-fixture.ts";
 import { sample, scrapeMetrics } from "../../../testkit/metrics.ts";
 import type { PromMetrics } from "prom2javascript";
 import { eventually } from "../../../testkit/wait.ts";
+import { processTree } from "../../../testkit/process.ts";
 import { type TcpProxy, startTcpProxy } from "../../../testkit/tcp-proxy.ts";
 import { type ScriptedTarget, startScriptedTarget } from "../../../testkit/scripted-target.ts";
 import { type RawServer, startRawTls13Server } from "../../../testkit/raw-tls13-server.ts";
@@ -510,6 +511,17 @@ describe("proxy mode refusals", () => {
     });
     const body = (await response.json()) as { error: { code: string } };
     expect({ status: response.status, code: body.error.code }).toEqual({ status: 502, code: "target_unresolvable" });
+  }, 30_000);
+});
+
+describe("engine hosts", () => {
+  test("a prover that has proven only in proxy mode runs none: no child process, none in /pool, the gauge at 0", async () => {
+    expect((await proveProxy(urlOf("tls13", "/data"))).proof).toBeDefined();
+    expect(processTree(prover.process.pid)).toEqual([prover.process.pid]);
+    const pool = (await (await fetch(`${prover.url}/pool`)).json()) as { engineHosts: { hosts: unknown[] } };
+    expect(pool.engineHosts.hosts).toEqual([]);
+    expect(sample(await scrapeMetrics(prover.url), "tlsproof_engine_hosts")).toBe(0);
+    expect(prover.log()).not.toContain("engine host started");
   }, 30_000);
 });
 
