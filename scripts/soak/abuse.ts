@@ -2,6 +2,7 @@
  * Bounded abuse of a running prover and notary: each kind keeps a fixed number of clients (or a fixed rate) busy
  * until `stop` fires, and counts how the servers answered. Loopback only.
  */
+import { readFileSync } from "node:fs";
 import { type Socket, connect } from "node:net";
 import { SOAK_LIMITS, type SoakServers } from "./servers.ts";
 
@@ -32,7 +33,19 @@ const EXTRA_SUBSCRIBERS = 4;
 export const SLOW_BODY_CLIENTS = 16;
 const STORE_READERS = SOAK_LIMITS.storeStreams + 4;
 export const STORE_STREAM = "soak";
-const STORE_MESSAGES = 3000;
+const STORE_MESSAGE_BYTES = 10_000;
+
+/**
+ * The most one loopback connection can hold in flight: the receiver's autotuned window and the sender's buffer, at
+ * their maxima (Linux). A reader that stops reading holds its stream's place only while the stream is larger.
+ */
+function socketBuffersBytes(): number {
+  const most = (path: string) => Number(readFileSync(path, "utf8").trim().split(/\s+/).at(-1));
+  return most("/proc/sys/net/ipv4/tcp_rmem") + most("/proc/sys/net/ipv4/tcp_wmem");
+}
+
+/** Twice what the buffers hold (machines differ: 30 MB was once enough, and a 32 MB receive window is not rare). */
+const STORE_MESSAGES = Math.max(3000, Math.ceil((2 * socketBuffersBytes()) / STORE_MESSAGE_BYTES / 100) * 100);
 
 /** Sleeps `ms` or until `stop` fires. */
 const pause = (ms: number, stop: AbortSignal) =>
@@ -130,9 +143,9 @@ async function sessionFlood(servers: SoakServers, counts: AbuseCounts, stop: Abo
   }
 }
 
-/** Fills a non-proof stream with STORE_MESSAGES messages of 10 kB: 30 MB, far more than socket buffers hold. */
+/** Fills a non-proof stream with STORE_MESSAGES messages of 10 kB: more than a connection's socket buffers hold. */
 export async function fillStoreStream(servers: SoakServers): Promise<void> {
-  const pad = "x".repeat(10_000);
+  const pad = "x".repeat(STORE_MESSAGE_BYTES);
   for (let sent = 0; sent < STORE_MESSAGES; sent += 100) {
     const entries = Array.from({ length: 100 }, (_, i) => ({ content: { i: sent + i, pad } }));
     const response = await fetch(`${servers.prover.url}/stores/${STORE_STREAM}/data/partitions/0`, {
