@@ -94,6 +94,8 @@ describe("with API keys and a database", () => {
     PROVER_API_KEYS_SCOPED: "scoped-key-a,scoped-key-b",
     // A target outside the list is refused after its request id was taken: an outcome without an MPC session.
     PROVER_ALLOWED_HOSTS: "allowed.example",
+    // Where /prepare may keep sessions warm: the hosts start with the first session placed.
+    PROVER_RESOLVE: "allowed.example:443:127.0.0.1",
     ...secrets,
   };
   let prover: RunningProver;
@@ -106,10 +108,12 @@ describe("with API keys and a database", () => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
   test("engine hosts get only what the runtime needs: no store URL, no API key, no notary key", async () => {
-    const pool = (await (await fetch(`${prover.url}/pool`, { headers: auth("full-key-7f3a") })).json()) as {
-      engineHosts: { hosts: { pid: number }[] };
-    };
-    const pids = pool.engineHosts.hosts.map((host) => host.pid);
+    // A warm session asked for starts the host; it is dropped once the host has been read.
+    const prepared = await fetch(`${prover.url}/prepare`, { headers: { ...auth("full-key-7f3a"), "T-PREPARE": "1", "T-PROXY-URL": "https://allowed.example/" } });
+    expect(prepared.status).toBe(200);
+    const hosts = async () =>
+      ((await (await fetch(`${prover.url}/pool`, { headers: auth("full-key-7f3a") })).json()) as { engineHosts: { hosts: { pid: number }[] } }).engineHosts.hosts;
+    const pids = (await eventually(hosts, (list) => list.length > 0, 10_000)).map((host) => host.pid);
     expect(pids.length).toBe(1);
     for (const pid of pids) {
       const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
@@ -121,6 +125,7 @@ describe("with API keys and a database", () => {
         expect(environ.some((entry) => entry.includes(value))).toBe(false);
       }
     }
+    expect((await fetch(`${prover.url}/pool/allowed.example`, { method: "DELETE", headers: auth("full-key-7f3a") })).status).toBe(200);
   });
 
   test("proof streams are capped per API key", async () => {
